@@ -1,0 +1,39 @@
+# Two commands do all set-up on a fresh machine:
+#   make serve   install, create the database, import the Liger data and reruns, serve on 127.0.0.1:5000
+#   make test    install (Chromium too) and run the whole test suite
+# KERNELINDEX_DATABASE_URL picks the database (default: SQLite in instance/).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+LIGER_DATA ?= $(wildcard ../shared/data/liger)
+HOST ?= 127.0.0.1
+PORT ?= 5000
+
+.PHONY: install serve data test browser-deps
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+data: install
+	$(BIN)/flask --app wsgi db upgrade
+	@if [ -n "$(LIGER_DATA)" ]; then $(BIN)/flask --app wsgi import liger $(LIGER_DATA); \
+	else echo "no Liger data given: make serve LIGER_DATA=<path, folder or URL>"; fi
+	@if ls benchmarks/results/*.jsonl >/dev/null 2>&1; then $(BIN)/flask --app wsgi import kernelindex benchmarks/results/*.jsonl; fi
+
+serve: data
+	$(BIN)/flask --app wsgi run --host $(HOST) --port $(PORT)
+
+browser-deps:
+	@test -x /usr/bin/chromium || (apt-get update -q && apt-get install -y -q chromium)
+
+test: install browser-deps
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

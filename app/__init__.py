@@ -1,0 +1,47 @@
+"""KernelIndex: a public index of GPU-kernel benchmark results with provenance.
+
+``create_app`` wires configuration (defaults, instance ``config.py``,
+``KERNELINDEX_*`` environment variables), the database, the blueprints and the
+CLI. Nothing here touches a GPU.
+"""
+
+import os
+from pathlib import Path
+
+from flask import Flask
+
+from . import config as default_config
+from .db import database, open_database
+
+ENV_PREFIX = "KERNELINDEX"
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    app = Flask(__name__, instance_relative_config=True)
+    app.config.from_object(default_config)
+    app.config.from_pyfile("config.py", silent=True)
+    app.config.from_prefixed_env(ENV_PREFIX)
+    if test_config:
+        app.config.update(test_config)
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    if not app.config["DATABASE_URL"]:
+        app.config["DATABASE_URL"] = "sqlite:///" + os.path.join(app.instance_path, "kernelindex.sqlite3")
+    open_database(app.config["DATABASE_URL"])
+
+    @app.before_request
+    def connect():
+        database.connect(reuse_if_open=True)
+
+    @app.teardown_request
+    def close(_exception):
+        if not database.is_closed():
+            database.close()
+
+    from .views import register_blueprints
+
+    register_blueprints(app)
+
+    from .cli import register_commands
+
+    register_commands(app)
+    return app

@@ -1,0 +1,9 @@
+"""Configuration defaults; the instance file ``config.py`` and ``KERNELINDEX_*`` variables override them."""
+
+SECRET_KEY = "dev"  # overridden in production by KERNELINDEX_SECRET_KEY or the instance config
+DATABASE_URL = None  # None: SQLite file ``kernelindex.sqlite3`` in the instance folder
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
+MAX_CONTENT_LENGTH = 64 * 1024  # bytes of any request body; notes and reproductions are small
+POSTS_PER_MINUTE = 10  # per client, for notes, reproductions and issue reports
+IMPORT_TIMEOUT_SECONDS = 60  # for importer URLs

@@ -1,0 +1,49 @@
+"""Importers of upstream sources: each turns a file into prepared runs for ``app.registry``."""
+
+import hashlib
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class ImportFailed(Exception):
+    """The file could not be imported at all; nothing was stored."""
+
+
+@dataclass
+class RejectedRow:
+    line: int
+    reason: str
+
+
+@dataclass
+class ImportSummary:
+    location: str
+    read: int = 0
+    created: int = 0
+    unchanged: int = 0
+    superseded: int = 0
+    rejected: list[RejectedRow] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (f"{self.location}: read {self.read}, created {self.created}, unchanged {self.unchanged}, "
+                f"superseded {self.superseded}, rejected {len(self.rejected)}")
+
+
+def read_location(location: str, timeout: float) -> bytes:
+    """The bytes of a local path or an http(s) URL, or ImportFailed saying why not."""
+    if location.startswith(("http://", "https://")):
+        try:
+            with urllib.request.urlopen(location, timeout=timeout) as response:
+                return response.read()
+        except (urllib.error.URLError, OSError, ValueError) as error:
+            raise ImportFailed(f"could not fetch {location}: {error}") from error
+    try:
+        return Path(location).read_bytes()
+    except OSError as error:
+        raise ImportFailed(f"could not read {location}: {error.strerror or error}") from error
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,337 @@
+"""Importer for Liger-Kernel's benchmark CSVs (``benchmark/data/all_benchmark_data*.csv``).
+
+Each row is one observation published by Liger-Kernel's benchmark scripts: a
+kernel, a provider (the implementation), a pass, a metric, one point of a sweep
+(``x_name`` = ``x_value``) under a JSON configuration, on a GPU at a timestamp,
+with the 50th/20th/80th percentiles of ``triton.testing.do_bench`` (or of peak
+memory). It becomes a run at evidence level ``source-reported``.
+
+Parameter names are normalized (``seq_len`` → ``seq`` ...) through the family
+definition where KernelIndex knows the family (``runners.discovery``), which also
+derives the workload's tensors; otherwise through a generic alias table, with
+parameters only. A row's identity is kernel, provider, pass, metric, x name and
+value, the *parsed* configuration, GPU and timestamp; without the timestamp it
+names a measurement, whose older observations are superseded by the newest.
+"""
+
+import csv
+import hashlib
+import io
+import json
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from .. import hardware
+from ..comparison import group_shared
+from ..manifests.documents import (digest_all, environment_document, implementation_document, protocol_document,
+                                   run_document, workload_document, workload_key)
+from ..db import database
+from ..models import SourceFile
+from ..registry import PreparedRun, existing_identity_keys, store_runs
+from . import ImportFailed, ImportSummary, RejectedRow, read_location, sha256_hex
+
+SOURCE = "liger-kernel-bench"
+SOURCE_TITLE = "Liger-Kernel benchmarks"
+REPOSITORY = "https://github.com/linkedin/Liger-Kernel"
+LICENSE = "BSD-2-Clause"
+MAIN_FILE = "benchmark/data/all_benchmark_data.csv"
+COLUMNS = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name",
+           "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str",
+           "gpu_name", "timestamp", "liger_version")
+COMPARABILITY_FAMILY = "liger_kernel_bench"
+
+GENERIC_ALIASES = {
+    "seq_len": "seq", "T": "seq", "batch_size": "batch", "bsz": "batch", "B": "batch", "num_heads": "heads",
+    "hidden_size": "hidden", "H": "hidden", "vocab_size": "vocab", "V": "vocab",
+    "intermediate_size": "intermediate",
+}
+DTYPES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float64": "fp64",
+          "float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+PROJECTS = {"torch": "PyTorch", "torch_compile": "PyTorch", "liger": "Liger-Kernel", "liger_triton": "Liger-Kernel",
+            "liger_cutile": "Liger-Kernel", "liger_cutedsl": "Liger-Kernel", "huggingface": "Hugging Face Transformers"}
+PASS_PHRASES = {"forward": "the module forward pass", "backward": "the backward pass",
+                "full": "the forward and backward passes together", "no-grad-forward": "the forward pass under torch.no_grad"}
+
+
+@dataclass
+class CheckedRow:
+    row: dict
+    config: dict
+    figures: dict
+    observed: datetime
+    x_value: object
+    identity_key: str
+    measurement_key: str
+
+
+def identity_hash(value) -> str:
+    """A stable hash of parsed values (keys sorted): the config is compared as data, never as text."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def parse_number(text: str):
+    """``1024`` → 1024, ``0.5`` → 0.5, anything else (a model name) stays text."""
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if not math.isfinite(number):
+        return text
+    return int(number) if number.is_integer() and "e" not in text.lower() else number
+
+
+def slug_value(value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return re.sub(r"[^A-Za-z0-9_.]+", "_", str(value))
+
+
+def protocol_for(pass_: str, metric: str, unit: str) -> dict:
+    phrase = PASS_PHRASES.get(pass_, f"the {pass_} pass")
+    upstream_gap = ("The upstream CSV records no CUDA, driver, or torch version; the Liger release rides each "
+                    "run's labels. Comparable only within one kernel, workload, timed pass, and GPU.")
+    if metric == "speed":
+        measurement = {"timer": "cuda_events", "primaryStatistic": "median"}
+        notes = (f"Timed: {phrase}, via triton.testing.do_bench with quantiles 0.5/0.2/0.8 "
+                 f"(median with p20/p80 spread). {upstream_gap}")
+        name, title = f"liger-bench-do-bench-{pass_}", f"Liger benchmark harness · {pass_} pass"
+    else:
+        measurement = {"probe": "torch.cuda.max_memory_allocated", "primaryStatistic": "median"}
+        notes = (f"Measured: peak {metric} ({unit}) allocated during {phrase}, quantiles 0.5/0.2/0.8 over "
+                 f"repetitions. {upstream_gap}")
+        name, title = f"liger-bench-{metric}-{pass_}", f"Liger benchmark harness · {pass_} pass {metric}"
+    spec = {"harness": {"name": "Liger-Kernel benchmark scripts", "repository": REPOSITORY},
+            "measurement": measurement,
+            "comparability": {"notes": notes, "family": COMPARABILITY_FAMILY}}
+    return protocol_document(spec=spec, name=name, title=title)
+
+
+class RowRejected(Exception):
+    pass
+
+
+class LigerCsvReader:
+    """Turns CSV rows into prepared runs; caches the documents many rows share."""
+
+    def __init__(self, families: dict):
+        self.families = families
+        self._shared_documents = {}
+
+    def _cached(self, key, build):
+        if key not in self._shared_documents:
+            self._shared_documents[key] = build()
+        return self._shared_documents[key]
+
+    def aliases(self, kernel: str) -> dict:
+        family = self.families.get(kernel)
+        return {**GENERIC_ALIASES, **(family.aliases if family else {})}
+
+    def swept_parameter(self, row: dict) -> str:
+        """The normalized name of the swept parameter (``seq`` for ``seq_len`` or ``L``)."""
+        return self.aliases(row["kernel_name"]).get(row["x_name"], row["x_name"])
+
+    def normalize(self, row: dict, config: dict, x_value):
+        """Split a row's sweep point and configuration into parameters, dtype and options."""
+        family = self.families.get(row["kernel_name"])
+        aliases = self.aliases(row["kernel_name"])
+        values, dtype = {}, None
+        for name, value in [(row["x_name"], x_value), *config.items()]:
+            if name == "dtype":
+                dtype = DTYPES.get(str(value), str(value))
+                continue
+            normalized = aliases.get(name, name)
+            values[normalized if normalized not in values else name] = value
+        if family is None:
+            return family, values, dtype, {}
+        missing = [name for name in family.parameters if name not in values and name not in family.defaults]
+        if missing:
+            raise RowRejected(f"{family.name} needs {', '.join(missing)} in its configuration")
+        parameters = {name: values.get(name, family.defaults.get(name)) for name in family.parameters}
+        options = {name: value for name, value in values.items() if name not in family.parameters}
+        return family, parameters, dtype, options
+
+    def check(self, row: dict) -> "CheckedRow":
+        """Validate a row and compute its identity; cheap, so re-imports skip the rest."""
+        missing = [column for column in COLUMNS if row.get(column) in (None, "") and column != "liger_version"]
+        if missing:
+            raise RowRejected(f"empty {', '.join(missing)}")
+        try:
+            config = json.loads(row["extra_benchmark_config_str"])
+        except json.JSONDecodeError as error:
+            raise RowRejected(f"extra_benchmark_config_str is not JSON ({error.msg})") from error
+        if not isinstance(config, dict):
+            raise RowRejected("extra_benchmark_config_str is not a JSON object")
+        figures = {}
+        for quantile in ("50", "20", "80"):
+            text = row[f"y_value_{quantile}"]
+            try:
+                figures[quantile] = float(text)
+            except ValueError:
+                raise RowRejected(f"y_value_{quantile} is not a number: {text!r}") from None
+            if not math.isfinite(figures[quantile]) or figures[quantile] < 0:
+                raise RowRejected(f"y_value_{quantile} is not a finite non-negative number: {text!r}")
+        try:
+            observed = datetime.strptime(row["timestamp"].strip(), "%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            raise RowRejected(f"timestamp is not YYYY-MM-DD HH:MM:SS: {row['timestamp']!r}") from None
+        x_value = parse_number(row["x_value"].strip())
+        measurement = [row["kernel_name"], row["kernel_provider"], row["kernel_operation_mode"],
+                       row["metric_name"], row["x_name"], x_value, config, row["gpu_name"].strip()]
+        measurement_key = identity_hash(measurement)
+        identity_key = identity_hash([measurement_key, observed.isoformat()])
+        return CheckedRow(row, config, figures, observed, x_value, identity_key, measurement_key)
+
+    def prepare(self, checked: "CheckedRow") -> PreparedRun:
+        row, config, figures, observed, x_value = (checked.row, checked.config, checked.figures, checked.observed,
+                                                    checked.x_value)
+        kernel, provider, pass_ = row["kernel_name"], row["kernel_provider"], row["kernel_operation_mode"]
+        metric, unit, gpu = row["metric_name"], row["metric_unit"], row["gpu_name"].strip()
+        family, parameters, dtype, options = self.normalize(row, config, x_value)
+        family_name = family.title if family else kernel.replace("_", " ").capitalize()
+
+        defaults = family.defaults if family else {}
+        slug_items = sorted((name, value) for name, value in {**parameters, **options}.items()
+                            if defaults.get(name, object()) != value)
+        slug = "-".join(f"{name}{slug_value(value)}" for name, value in slug_items)
+        if dtype:
+            slug = f"{slug}-{dtype}" if slug else dtype
+        timestamp_slug = observed.strftime("%Y-%m-%d-%H-%M-%S")
+        external_id = f"{kernel}/{pass_}/{provider}/{hardware.slug(gpu)}/{slug}/{timestamp_slug}"
+
+        key = workload_key(kernel, parameters, dtype, options)
+        workload = self._cached(("workload", key), lambda: workload_document(
+            family=kernel, family_title=family_name, parameters=parameters, dtype=dtype, options=options,
+            tensors=[t.as_document() for t in family.tensors({**parameters, **options}, dtype or "fp32")] if family else None,
+            comparator="not_asserted", slug=slug))
+        protocol = self._cached(("protocol", pass_, metric, unit), lambda: protocol_for(pass_, metric, unit))
+        environment = self._cached(("environment", gpu), lambda: environment_document(
+            hardware=hardware.describe_gpu(gpu), software={}, name=f"liger-bench-{hardware.slug(gpu)}",
+            title=f"Liger benchmark host · {hardware.short_name(gpu)}"))
+        version = row.get("liger_version") or ""
+        revision = version if provider.startswith("liger") and version else "unknown"
+        implementation = self._cached(("implementation", kernel, provider, revision), lambda: implementation_document(
+            name=provider, family=kernel, project=PROJECTS.get(provider, provider), revision=revision))
+        documents = {"protocol": protocol, "workload": workload, "environment": environment,
+                     "implementation": implementation}
+
+        median, p20, p80 = figures["50"], figures["20"], figures["80"]
+        if metric == "speed" and unit == "ms":
+            median, p20, p80 = (round(value * 1e6) for value in (median, p20, p80))
+            stored_unit, primary = "ns", {"timing": {"latencyNs": {"median": median}, "primaryStatistic": "median"}}
+            measured = "latency"
+        else:
+            stored_unit, measured = unit, metric
+            primary = {metric: {"peak": {"unit": unit, "median": median}, "primaryStatistic": "median"}}
+        native_unit = re.sub(r"[^a-z0-9]+", "_", unit.lower())
+        source_native = {"source": SOURCE,
+                         "metrics": {f"{native_unit}_{q}": figures[q] for q in ("20", "50", "80")},
+                         "benchmark": f"{kernel}/{pass_}", "externalId": external_id}
+        labels = {"liger_version": version} if version else {}
+        documents["run"] = run_document(
+            status="passed", primary=primary, observed_at=observed.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+            measurements=[{"unit": stored_unit, "value": value, "metric": measured, "statistic": statistic}
+                          for statistic, value in (("p20", p20), ("p80", p80))],
+            source_native=source_native, digests=digest_all(documents),
+            name="liger-" + hardware.slug(external_id), title=f"{family_name} · {provider} · {pass_}", labels=labels)
+
+        fields = {
+            "external_id": external_id, "source": SOURCE, "kernel": kernel, "implementation": provider,
+            "pass_": pass_, "metric": metric, "unit": stored_unit, "gpu": gpu,
+            "gpu_product": hardware.describe_gpu(gpu)["product"], "x_name": self.swept_parameter(row),
+            "x_value": str(x_value), "x_number": x_value if isinstance(x_value, (int, float)) else None,
+            "parameters": parameters, "dtype": dtype, "options": options, "median": median, "p20": p20, "p80": p80,
+            "status": "passed", "evidence": "source-reported", "observed_at": observed, "labels": labels,
+            "workload_key": key,
+        }
+        shared = group_shared(kernel=kernel, workload_key=key, pass_=pass_, metric=metric, gpu=gpu,
+                              comparability_family=COMPARABILITY_FAMILY, evidence="source-reported")
+        return PreparedRun(identity_key=checked.identity_key, measurement_key=checked.measurement_key, documents=documents,
+                           fields=fields, family_title=family_name, group_shared=shared)
+
+
+def parse_csv(data: bytes, reader: LigerCsvReader, progress=None):
+    """Rows read, checked rows with their line numbers, and rejected rows; ImportFailed if not a Liger CSV."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ImportFailed(f"not UTF-8 text ({error.reason} at byte {error.start})") from error
+    rows = csv.reader(io.StringIO(text, newline=""))
+    header = next(rows, None)
+    if header is None:
+        raise ImportFailed("the file is empty")
+    header = [column.strip() for column in header]
+    missing = [column for column in COLUMNS if column not in header]
+    if missing:
+        raise ImportFailed(f"not a Liger-Kernel benchmark CSV: missing columns {', '.join(missing)}")
+    checked, rejected, read = [], [], 0
+    for cells in rows:
+        if not any(cell.strip() for cell in cells):
+            continue  # blank lines (upstream has a trailing one) are not rows
+        read += 1
+        line = rows.line_num
+        if len(cells) != len(header):
+            rejected.append(RejectedRow(line, f"expected {len(header)} fields, found {len(cells)}"))
+            continue
+        try:
+            checked.append((line, reader.check(dict(zip(header, cells)))))
+        except RowRejected as error:
+            rejected.append(RejectedRow(line, str(error)))
+        if progress and read % 5000 == 0:
+            progress(read)
+    return read, checked, rejected
+
+
+def upstream_provenance(location: str, sha256: str) -> dict:
+    """Upstream path and commit of a local file, from a SOURCE.md beside it (or one folder up) listing its sha256."""
+    if location.startswith(("http://", "https://")):
+        return {}
+    path = Path(location).resolve()
+    for folder in (path.parent, path.parent.parent):
+        source_md = folder / "SOURCE.md"
+        if not source_md.is_file():
+            continue
+        for line in source_md.read_text(encoding="utf-8", errors="replace").splitlines():
+            if sha256 in line and line.startswith("|"):
+                commit = re.search(r"`([0-9a-f]{40})`", line)
+                upstream = re.search(r"`(benchmark/[^`]+\.csv)`", line)
+                return {"commit": commit.group(1) if commit else None,
+                        "upstream_path": upstream.group(1) if upstream else MAIN_FILE}
+    return {}
+
+
+def import_file(location: str, *, families: dict, commit: str | None = None, timeout: float = 60,
+                progress=None) -> "ImportSummary":
+    """Import one Liger CSV (path or URL) in one transaction; malformed rows are reported, not stored."""
+    data = read_location(location, timeout)
+    sha256 = sha256_hex(data)
+    reader = LigerCsvReader(families)
+    read, checked, rejected = parse_csv(data, reader, progress)
+    summary = ImportSummary(location=location, read=read, rejected=rejected)
+    stored_keys = existing_identity_keys([row.identity_key for _, row in checked])
+    prepared = []
+    for line, row in checked:
+        if row.identity_key in stored_keys:
+            continue
+        try:
+            prepared.append(reader.prepare(row))
+        except RowRejected as error:
+            rejected.append(RejectedRow(line, str(error)))
+    rejected.sort(key=lambda r: r.line)
+    with database.atomic():
+        source_file = SourceFile.get_or_none(SourceFile.sha256 == sha256, SourceFile.source == SOURCE)
+        if source_file is None:
+            provenance = upstream_provenance(location, sha256)
+            source_file = SourceFile.create(
+                source=SOURCE, location=location, repository=REPOSITORY, license=LICENSE, sha256=sha256,
+                bytes=len(data), rows_read=read, commit=commit or provenance.get("commit"),
+                upstream_path=provenance.get("upstream_path"))
+        stored = store_runs(prepared, source_file=source_file)
+        if stored.created:
+            SourceFile.update(runs_created=SourceFile.runs_created + len(stored.created)).where(
+                SourceFile.id == source_file.id).execute()
+    summary.created, summary.superseded = len(stored.created), stored.superseded
+    summary.unchanged = read - len(rejected) - len(stored.created)
+    return summary

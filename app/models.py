@@ -1,0 +1,193 @@
+"""The peewee models: the registry's tables.
+
+Canonical documents (BenchmarkRun, BenchmarkProtocol, ExecutionEnvironment,
+Workload, Implementation) are stored once each in ``Manifest``, keyed by their
+digest, and never change: a correction is a new document. ``Run`` is the
+queryable index over a BenchmarkRun document, with the fields pages and the API
+filter and sort on copied out of its documents, plus what changes over time
+(rank, supersession) which is not part of any digest.
+"""
+
+import json
+from datetime import datetime, timezone
+
+import peewee
+
+from .db import database
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+class JSONField(peewee.TextField):
+    """JSON stored as text: the same on SQLite and PostgreSQL, and key order is kept as written."""
+
+    def db_value(self, value):
+        return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    def python_value(self, value):
+        return None if value is None else json.loads(value)
+
+
+class BaseModel(peewee.Model):
+    class Meta:
+        database = database
+        legacy_table_names = False
+
+
+class Manifest(BaseModel):
+    """One canonical document. ``digest`` is ``sha256:`` + hex of its RFC 8785 form without metadata."""
+
+    digest = peewee.CharField(primary_key=True, max_length=71)
+    kind = peewee.CharField(max_length=40, index=True)
+    document = JSONField()
+
+
+class Family(BaseModel):
+    """A kernel family (``kernel_name`` upstream) and the title pages show for it."""
+
+    name = peewee.CharField(primary_key=True, max_length=120)
+    title = peewee.CharField(max_length=200)
+
+
+class SourceFile(BaseModel):
+    """One imported file: where it came from upstream and exactly which bytes were read."""
+
+    source = peewee.CharField(max_length=60)  # liger-kernel-bench, kernelindex
+    location = peewee.TextField()  # the path or URL given to the importer
+    repository = peewee.TextField(null=True)
+    upstream_path = peewee.TextField(null=True)
+    commit = peewee.CharField(max_length=40, null=True)
+    sha256 = peewee.CharField(max_length=64, index=True)
+    bytes = peewee.BigIntegerField()
+    license = peewee.CharField(max_length=60, null=True)
+    rows_read = peewee.IntegerField(default=0)
+    runs_created = peewee.IntegerField(default=0)
+    imported_at = peewee.DateTimeField(default=utcnow)
+
+
+class ComparisonGroup(BaseModel):
+    """Runs that may fairly be ranked against each other (DESIGN.md, "Comparison group").
+
+    ``shared`` is the document the key digests: kernel, workload, pass, metric, GPU,
+    comparability family and evidence kind. Size and leader count current runs only.
+    """
+
+    key = peewee.CharField(primary_key=True, max_length=71)
+    shared = JSONField()
+    kernel = peewee.CharField(max_length=120, index=True)
+    workload_key = peewee.CharField(max_length=71, index=True)
+    gpu = peewee.CharField(max_length=120)
+    evidence_kind = peewee.CharField(max_length=40)
+    size = peewee.IntegerField(default=0)
+    leader = peewee.CharField(max_length=16, null=True)  # Run.id of rank 1
+
+
+class Run(BaseModel):
+    """One observation: a BenchmarkRun document plus what the registry knows about it over time.
+
+    ``identity_key`` is the upstream observation's identity (kernel, provider, pass,
+    metric, x, parsed config, GPU, timestamp) and makes imports idempotent;
+    ``measurement_key`` is the same without the timestamp: runs sharing it are one
+    measurement's history, of which only the newest (``superseded_by`` null) ranks.
+    Latency figures are in ns; memory figures in the source's unit (MB).
+    """
+
+    id = peewee.CharField(primary_key=True, max_length=16)
+    digest = peewee.CharField(max_length=71, unique=True)
+    identity_key = peewee.CharField(max_length=64, unique=True)
+    measurement_key = peewee.CharField(max_length=64, index=True)
+    external_id = peewee.TextField(index=True)
+    source = peewee.CharField(max_length=60)
+    source_file = peewee.ForeignKeyField(SourceFile, null=True, backref="runs", on_delete="SET NULL")
+    kernel = peewee.ForeignKeyField(Family, column_name="kernel", backref="runs")
+    implementation = peewee.CharField(max_length=80)
+    pass_ = peewee.CharField(column_name="pass", max_length=40)
+    metric = peewee.CharField(max_length=40)
+    unit = peewee.CharField(max_length=10)
+    gpu = peewee.CharField(max_length=120)  # the hardware as named upstream, e.g. NVIDIA H100 80GB HBM3
+    gpu_product = peewee.CharField(max_length=120)
+    x_name = peewee.CharField(max_length=80)
+    x_value = peewee.CharField(max_length=80)
+    x_number = peewee.FloatField(null=True)  # x_value as a number, for sorting and charts
+    parameters = JSONField()
+    dtype = peewee.CharField(max_length=20, null=True)
+    options = JSONField()
+    median = peewee.FloatField()
+    p20 = peewee.FloatField(null=True)
+    p80 = peewee.FloatField(null=True)
+    status = peewee.CharField(max_length=20)
+    evidence = peewee.CharField(max_length=40)
+    observed_at = peewee.DateTimeField()
+    labels = JSONField()
+    protocol_digest = peewee.CharField(max_length=71)
+    workload_digest = peewee.CharField(max_length=71)
+    environment_digest = peewee.CharField(max_length=71)
+    implementation_digest = peewee.CharField(max_length=71)
+    workload_key = peewee.CharField(max_length=71, index=True)
+    comparison_key = peewee.ForeignKeyField(ComparisonGroup, column_name="comparison_key", backref="runs")
+    rank = peewee.IntegerField(null=True)
+    superseded_by = peewee.ForeignKeyField("self", null=True, backref="supersedes", on_delete="SET NULL")
+    rerun_of = peewee.ForeignKeyField("self", null=True, backref="reruns", on_delete="SET NULL")
+    host = peewee.CharField(max_length=120, null=True)  # the rerun host, for replication
+    details = JSONField(null=True)  # reruns: raw samples, correctness, cost; failures: the error
+    created_at = peewee.DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = (
+            (("kernel", "pass", "metric", "gpu"), False),
+            (("comparison_key", "rank"), False),
+        )
+
+    @property
+    def is_current(self) -> bool:
+        return self.superseded_by_id is None
+
+
+class Attestation(BaseModel):
+    """A community note or reproduction. Shown beside a run; never changes its evidence or rank."""
+
+    run = peewee.ForeignKeyField(Run, backref="attestations", on_delete="CASCADE")
+    kind = peewee.CharField(max_length=20)  # note, reproduction
+    author = peewee.CharField(max_length=80, null=True)
+    body = peewee.TextField(default="")
+    median = peewee.FloatField(null=True)
+    p20 = peewee.FloatField(null=True)
+    p80 = peewee.FloatField(null=True)
+    unit = peewee.CharField(max_length=10, null=True)
+    gpu = peewee.CharField(max_length=120, null=True)
+    software = peewee.TextField(null=True)
+    link = peewee.TextField(null=True)
+    hidden = peewee.BooleanField(default=False)
+    created_at = peewee.DateTimeField(default=utcnow)
+
+
+class IssueReport(BaseModel):
+    """A reader's report that something about a run is wrong; maintainers resolve it."""
+
+    run = peewee.ForeignKeyField(Run, backref="issue_reports", on_delete="CASCADE")
+    reason = peewee.CharField(max_length=40)
+    body = peewee.TextField(default="")
+    resolved = peewee.BooleanField(default=False)
+    created_at = peewee.DateTimeField(default=utcnow)
+
+
+class Maintainer(BaseModel):
+    """A maintainer account (created from the CLI); only maintainers moderate."""
+
+    username = peewee.CharField(max_length=80, unique=True)
+    password_hash = peewee.TextField()
+    created_at = peewee.DateTimeField(default=utcnow)
+
+
+class HostToken(BaseModel):
+    """A rerun-host token. Only its SHA-256 is stored; the token is shown once at creation."""
+
+    name = peewee.CharField(max_length=80, unique=True)
+    token_hash = peewee.CharField(max_length=64, unique=True)
+    revoked = peewee.BooleanField(default=False)
+    created_at = peewee.DateTimeField(default=utcnow)
+
+
+ALL_MODELS = (Manifest, Family, SourceFile, ComparisonGroup, Run, Attestation, IssueReport, Maintainer, HostToken)

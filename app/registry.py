@@ -1,0 +1,146 @@
+"""Storing prepared runs: the one path from an importer or a rerun into the database.
+
+``store_runs`` is idempotent (a run whose identity is already stored is counted
+as unchanged), links superseded observations of the same measurement to the
+newest one, and re-ranks every comparison group it touched. It runs in one
+transaction, so a failure leaves the database as it was.
+"""
+
+from dataclasses import dataclass, field
+
+from . import comparison
+from .db import database
+from .manifests import document_digest
+from .models import ComparisonGroup, Family, Manifest, Run
+
+CHUNK = 200  # rows per INSERT, well under SQLite's variable limit
+
+
+@dataclass
+class PreparedRun:
+    """A run ready to store: its five documents and the index fields copied from them."""
+
+    identity_key: str
+    measurement_key: str
+    documents: dict  # run, protocol, environment, workload, implementation
+    fields: dict  # Run columns other than id, digests, keys and rank
+    family_title: str
+    group_shared: dict  # what the comparison group's members share (its key is this digest)
+
+    @property
+    def digest(self) -> str:
+        return document_digest(self.documents["run"])
+
+
+@dataclass
+class StoreSummary:
+    created: list = field(default_factory=list)  # Run ids
+    unchanged: int = 0
+    superseded: int = 0
+
+
+def short_id(digest: str) -> str:
+    """The run's id in URLs: the first 12 hex digits of its digest."""
+    return digest.split(":", 1)[1][:12]
+
+
+def _chunks(items, size=CHUNK):
+    items = list(items)
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _existing(column, values) -> set:
+    found = set()
+    for chunk in _chunks(values, 500):
+        found.update(value for (value,) in column.model.select(column).where(column.in_(chunk)).tuples())
+    return found
+
+
+def existing_identity_keys(keys) -> set:
+    """Which of these identity keys are stored already."""
+    return _existing(Run.identity_key, keys)
+
+
+def store_runs(prepared: list[PreparedRun], source_file=None) -> StoreSummary:
+    summary = StoreSummary()
+    with database.atomic():
+        unique = {}
+        for run in prepared:
+            unique.setdefault(run.identity_key, run)
+        known = _existing(Run.identity_key, unique)
+        new = [run for key, run in unique.items() if key not in known]
+        summary.unchanged = len(prepared) - len(new)
+        if not new:
+            return summary
+
+        _insert_missing_documents(new)
+        _insert_missing(Family, {r.fields["kernel"]: {"name": r.fields["kernel"], "title": r.family_title} for r in new})
+        groups = {}
+        for run in new:
+            run.fields["comparison_key"] = comparison.group_key(run.group_shared)
+            groups[run.fields["comparison_key"]] = comparison.group_row(run.group_shared)
+        _insert_missing(ComparisonGroup, groups)
+        touched_groups = set(groups)
+
+        rows = []
+        for run in new:
+            digest = run.digest
+            rows.append({
+                **run.fields,
+                "id": short_id(digest),
+                "digest": digest,
+                "identity_key": run.identity_key,
+                "measurement_key": run.measurement_key,
+                "source_file": source_file,
+                **{f"{kind}_digest": document_digest(run.documents[kind])
+                   for kind in ("protocol", "workload", "environment", "implementation")},
+            })
+        for chunk in _chunks(rows):
+            Run.insert_many(chunk).execute()
+        summary.created = [row["id"] for row in rows]
+
+        summary.superseded = _link_supersessions({run.measurement_key for run in new}, touched_groups)
+        comparison.rerank(touched_groups)
+    return summary
+
+
+def _insert_missing_documents(runs):
+    documents = {}
+    for run in runs:
+        for document in run.documents.values():
+            documents.setdefault(document_digest(document), document)
+    present = _existing(Manifest.digest, documents)
+    rows = [{"digest": digest, "kind": document["kind"], "document": document}
+            for digest, document in documents.items() if digest not in present]
+    for chunk in _chunks(rows):
+        Manifest.insert_many(chunk).execute()
+
+
+def _insert_missing(model, rows_by_key):
+    present = _existing(model._meta.primary_key, rows_by_key)
+    rows = [row for key, row in rows_by_key.items() if key not in present]
+    for chunk in _chunks(rows):
+        model.insert_many(chunk).execute()
+
+
+def _link_supersessions(measurement_keys, touched_groups) -> int:
+    """Point every older observation of a measurement at the newest; return how many changed."""
+    changed = 0
+    history = {}
+    for chunk in _chunks(measurement_keys, 500):
+        query = (Run.select(Run.id, Run.measurement_key, Run.observed_at, Run.superseded_by, Run.comparison_key)
+                 .where(Run.measurement_key.in_(chunk)))
+        for run in query:
+            history.setdefault(run.measurement_key, []).append(run)
+    for runs in history.values():
+        if len(runs) < 2:
+            continue
+        newest = max(runs, key=lambda run: (run.observed_at, run.id))
+        for run in runs:
+            target = None if run is newest else newest.id
+            if run.superseded_by_id != target:
+                Run.update(superseded_by=target).where(Run.id == run.id).execute()
+                touched_groups.add(run.comparison_key_id)
+                changed += target is not None
+    return changed

@@ -1,0 +1,248 @@
+"""Marshmallow schemas: one per record kind, per API shape and per query.
+
+Schema instances are made once here and shared. Record-kind schemas validate a
+document's structure (the digest is computed elsewhere); API schemas define the
+stable JSON of ``/api/v1`` and feed the OpenAPI document.
+"""
+
+from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
+
+API_VERSION = "kernelindex.dev/v1alpha1"
+EVIDENCE_LEVELS = ("source-reported", "kernelindex-rerun", "kernelindex-replicated")
+
+
+class MetadataSchema(Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    title = fields.String(required=True)
+    labels = fields.Dict(keys=fields.String(), values=fields.String())
+
+
+class DocumentSchema(Schema):
+    """The envelope every record kind shares."""
+
+    kind_name = None
+    kind = fields.String(required=True)
+    apiVersion = fields.String(required=True, validate=validate.Equal(API_VERSION))
+    metadata = fields.Nested(MetadataSchema, required=True)
+
+    @validates_schema
+    def kind_matches(self, data, **kwargs):
+        if data.get("kind") != self.kind_name:
+            raise ValidationError(f"kind must be {self.kind_name}", "kind")
+
+
+class MeasurementSchema(Schema):
+    unit = fields.String(required=True)
+    value = fields.Float(required=True)
+    metric = fields.String(required=True)
+    statistic = fields.String(required=True)
+
+
+class RunSpecSchema(Schema):
+    class Meta:
+        unknown = INCLUDE  # timing or memory, sourceNative, rerun sections
+
+    status = fields.String(required=True, validate=validate.OneOf(("passed", "failed")))
+    observedAt = fields.String(required=True)
+    measurements = fields.List(fields.Nested(MeasurementSchema), required=True)
+    protocolDigest = fields.String(required=True, validate=validate.Regexp(r"^sha256:[0-9a-f]{64}$"))
+    workloadDigest = fields.String(required=True, validate=validate.Regexp(r"^sha256:[0-9a-f]{64}$"))
+    environmentDigest = fields.String(required=True, validate=validate.Regexp(r"^sha256:[0-9a-f]{64}$"))
+    implementationDigest = fields.String(required=True, validate=validate.Regexp(r"^sha256:[0-9a-f]{64}$"))
+
+
+class BenchmarkRunSchema(DocumentSchema):
+    kind_name = "BenchmarkRun"
+    spec = fields.Nested(RunSpecSchema, required=True)
+
+
+class ProtocolSpecSchema(Schema):
+    harness = fields.Dict(required=True)
+    measurement = fields.Dict(required=True)
+    comparability = fields.Dict(required=True)
+
+
+class BenchmarkProtocolSchema(DocumentSchema):
+    kind_name = "BenchmarkProtocol"
+    spec = fields.Nested(ProtocolSpecSchema, required=True)
+
+
+class HardwareSchema(Schema):
+    class Meta:
+        unknown = INCLUDE
+
+    vendor = fields.String(required=True)
+    product = fields.String(required=True)
+    formFactor = fields.String()
+    architecture = fields.String()
+
+
+class EnvironmentSpecSchema(Schema):
+    class Meta:
+        unknown = INCLUDE
+
+    hardware = fields.Nested(HardwareSchema, required=True)
+    software = fields.Dict(required=True)
+
+
+class ExecutionEnvironmentSchema(DocumentSchema):
+    kind_name = "ExecutionEnvironment"
+    spec = fields.Nested(EnvironmentSpecSchema, required=True)
+
+
+class TensorSchema(Schema):
+    name = fields.String(required=True)
+    dtype = fields.String(required=True)
+    shape = fields.List(fields.Integer(validate=validate.Range(min=0)), required=True)
+
+
+class WorkloadSpecSchema(Schema):
+    family = fields.String(required=True)
+    parameters = fields.Dict(required=True)
+    dtype = fields.String()
+    options = fields.Dict()
+    tensors = fields.List(fields.Nested(TensorSchema))
+    definition = fields.Dict(required=True)
+
+
+class WorkloadSchema(DocumentSchema):
+    kind_name = "Workload"
+    spec = fields.Nested(WorkloadSpecSchema, required=True)
+
+
+class ImplementationSpecSchema(Schema):
+    name = fields.String(required=True)
+    family = fields.String(required=True)
+    project = fields.String(required=True)
+    revision = fields.String(required=True)
+    details = fields.Dict()
+
+
+class ImplementationSchema(DocumentSchema):
+    kind_name = "Implementation"
+    spec = fields.Nested(ImplementationSpecSchema, required=True)
+
+
+DOCUMENT_SCHEMAS = {
+    "run": BenchmarkRunSchema(),
+    "protocol": BenchmarkProtocolSchema(),
+    "environment": ExecutionEnvironmentSchema(),
+    "workload": WorkloadSchema(),
+    "implementation": ImplementationSchema(),
+}
+
+
+# --- API shapes -------------------------------------------------------------------------------
+
+class RunFilterSchema(Schema):
+    """Query parameters of ``GET /api/v1/runs``; anything else is a 400."""
+
+    kernel = fields.String()
+    implementation = fields.String()
+    pass_ = fields.String(data_key="pass")
+    metric = fields.String()
+    gpu = fields.String()
+    evidence = fields.String(validate=validate.OneOf(EVIDENCE_LEVELS))
+    source = fields.String()
+    external_id = fields.String()
+    page = fields.Integer(load_default=1, validate=validate.Range(min=1))
+    per_page = fields.Integer(load_default=50, validate=validate.Range(min=1, max=500))
+
+
+class RunItemSchema(Schema):
+    id = fields.String()
+    external_id = fields.String()
+    kernel = fields.String(attribute="kernel_id")
+    implementation = fields.String()
+    pass_ = fields.String(data_key="pass")
+    metric = fields.String()
+    gpu = fields.String()
+    median = fields.Float()
+    p20 = fields.Float(allow_none=True)
+    p80 = fields.Float(allow_none=True)
+    unit = fields.String()
+    rank = fields.Integer(allow_none=True)
+    group_size = fields.Integer()
+    evidence = fields.String()
+    status = fields.String()
+    observed_at = fields.DateTime(format="iso")
+    url = fields.String()
+
+
+class RunListSchema(Schema):
+    items = fields.List(fields.Nested(RunItemSchema))
+    total = fields.Integer()
+    next = fields.String(allow_none=True)
+
+
+class ComparisonSummarySchema(Schema):
+    key = fields.String()
+    rank = fields.Integer(allow_none=True)
+    size = fields.Integer()
+    leader = fields.String(allow_none=True)
+    kind = fields.String()
+
+
+class AttestationSchema(Schema):
+    id = fields.Integer(dump_only=True)
+    kind = fields.String(required=True, validate=validate.OneOf(("note", "reproduction")))
+    author = fields.String(allow_none=True, validate=validate.Length(max=80))
+    body = fields.String(load_default="", validate=validate.Length(max=4000))
+    median = fields.Float(allow_none=True, validate=validate.Range(min=0, min_inclusive=False))
+    p20 = fields.Float(allow_none=True, validate=validate.Range(min=0))
+    p80 = fields.Float(allow_none=True, validate=validate.Range(min=0))
+    unit = fields.String(allow_none=True, validate=validate.OneOf(("ns", "us", "ms", "s", "MB", "GB")))
+    gpu = fields.String(allow_none=True, validate=validate.Length(max=120))
+    software = fields.String(allow_none=True, validate=validate.Length(max=500))
+    link = fields.Url(allow_none=True, schemes={"http", "https"})
+    created_at = fields.DateTime(dump_only=True, format="iso")
+
+
+class RunDetailSchema(Schema):
+    id = fields.String()
+    manifest = fields.Dict()
+    evidence = fields.String()
+    status = fields.String()
+    comparison = fields.Nested(ComparisonSummarySchema)
+    superseded_by = fields.String(allow_none=True)
+    supersedes = fields.List(fields.String())
+    rerun_of = fields.String(allow_none=True)
+    reruns = fields.List(fields.String())
+    attestations = fields.List(fields.Nested(AttestationSchema))
+    links = fields.Dict(keys=fields.String(), values=fields.String())
+
+
+class ComparisonMemberSchema(Schema):
+    id = fields.String()
+    rank = fields.Integer()
+    implementation = fields.String()
+    median = fields.Float()
+    p20 = fields.Float(allow_none=True)
+    p80 = fields.Float(allow_none=True)
+    unit = fields.String()
+    ratio = fields.Float(allow_none=True)
+    within_noise_of_leader = fields.Boolean()
+    tied_with_leader = fields.Boolean()
+    url = fields.String()
+
+
+class ComparisonSchema(Schema):
+    key = fields.String()
+    shared = fields.Dict()
+    size = fields.Integer()
+    leader = fields.String(allow_none=True)
+    members = fields.List(fields.Nested(ComparisonMemberSchema))
+    within_noise = fields.List(fields.List(fields.String()))
+
+
+class ErrorSchema(Schema):
+    error = fields.String()
+    details = fields.Dict()
+
+
+run_filter_schema = RunFilterSchema()
+run_item_schema = RunItemSchema()
+run_list_schema = RunListSchema()
+run_detail_schema = RunDetailSchema()
+comparison_schema = ComparisonSchema()
+attestation_schema = AttestationSchema()

@@ -1,0 +1,41 @@
+"""The JSON API, ``/api/v1``: stable, pinned by tests."""
+
+from flask import Blueprint, abort, jsonify, request, url_for
+from marshmallow import ValidationError
+
+from .. import contexts
+from ..schemas import comparison_schema, run_detail_schema, run_filter_schema, run_list_schema
+
+api = Blueprint("api", __name__, url_prefix="/api/v1")
+
+
+def validated_filters() -> dict:
+    try:
+        return run_filter_schema.load(request.args.to_dict())
+    except ValidationError as error:
+        abort(400, description="bad query: " + "; ".join(
+            f"{name}: {' '.join(messages) if isinstance(messages, list) else messages}"
+            for name, messages in error.messages.items()))
+
+
+@api.get("/runs")
+def run_list():
+    filters = validated_filters()
+    query = contexts.filtered_runs(filters)
+    total = query.count()
+    page, per_page = filters["page"], filters["per_page"]
+    runs = query.paginate(page, per_page)
+    more = page * per_page < total
+    next_url = url_for("api.run_list", **{**request.args.to_dict(), "page": page + 1}, _external=True) if more else None
+    return jsonify(run_list_schema.dump({"items": [contexts.run_item(run) for run in runs], "total": total,
+                                          "next": next_url}))
+
+
+@api.get("/runs/<run_id>")
+def run_detail(run_id):
+    return jsonify(run_detail_schema.dump(contexts.run_detail(contexts.find_run(run_id))))
+
+
+@api.get("/comparisons/<path:key>")
+def comparison_detail(key):
+    return jsonify(comparison_schema.dump(contexts.comparison_detail(contexts.find_group(key))))

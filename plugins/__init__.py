@@ -1,0 +1,1 @@
+"""Built-in KernelIndex plugins: one package per kernel family, one module per hardware target."""

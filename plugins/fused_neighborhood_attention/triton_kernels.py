@@ -1,0 +1,399 @@
+"""Fused neighborhood attention in Triton: KernelIndex's own kernels (``kernelindex_triton``).
+
+Computes exactly :func:`plugins.fused_neighborhood_attention.reference.fused_neighborhood_attention_torch`
+(same signature), forward and backward, in three launches each way:
+
+forward::
+
+    qkv  = x [M, H] @ [Wq; Wk; Wv]^T + [bq; bk; bv]          _linear_matmul_kernel  (3 splits, one launch)
+    attn = neighborhood attention of qkv, lse per row/head    _neighborhood_attention_fwd_kernel
+    out  = attn @ Wo^T + bo                                   _linear_matmul_kernel
+
+backward (``dout`` given)::
+
+    dattn = dout @ Wo,  dWo = dout^T @ attn,  dbo = sum(dout)        _linear_matmul_kernel x2 (+ torch sum)
+    dq, dk, dv from dattn, qkv, attn and lse (no atomics: each        _neighborhood_attention_bwd_kernel
+        key gathers from the queries that see it, the relation being symmetric)
+    dx = dqkv @ [Wq; Wk; Wv],  d[Wq; Wk; Wv] = dqkv^T @ x,  db = sum(dqkv)   _linear_matmul_kernel x2 (+ torch sum)
+
+where ``M = batch * seq`` and ``H = hidden``. Biases' gradients are column sums done by torch.
+
+Work and traffic (fp32, batch 2, seq 1024, hidden 512, heads 8, kernel 7; M = 2048):
+
+* FLOPs: four projections ``4 * 2 * M * H^2 = 4.3 GFLOP``; the neighborhood part
+  ``4 * M * H * kernel = 29 MFLOP`` (negligible). The projections run on the tensor cores
+  through ``tl.dot``; for fp32 inputs that is **TF32** (``FP32_DOT_PRECISION``, recorded by
+  :func:`implementation_record`): 4.3 GFLOP / 341 TFLOP/s = 13 us floor.
+* Bytes: x and out 4 MB each, weights 4 MB: 12.6 MB, 3 us at 4.27 TB/s; the unfused
+  intermediates (qkv 12.6 MB written and read, attn 4.2 MB written and read) add 34 MB,
+  about 8 us, which the GEMM time mostly hides. Each K/V row is read ``kernel`` times by the
+  attention kernel, from L2.
+
+Autotuned configurations are kept per shape by Triton's autotuner; :func:`tuned_configs`
+returns those chosen so far (for the run's implementation document).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Optional
+
+import torch
+import triton
+import triton.language as tl
+
+FP32_DOT_PRECISION = "tf32"
+"""How ``tl.dot`` multiplies fp32 operands: TF32 tensor cores (10-bit mantissa, fp32 accumulate)."""
+
+_INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+
+# ----------------------------------------------------------------------------- GEMM
+
+
+def _matmul_configs():
+    if _INTERPRET:  # the interpreter runs every config: keep one
+        return [triton.Config({"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 4}, num_warps=4, num_stages=1)]
+    shapes = [  # BLOCK_M, BLOCK_N, BLOCK_K, warps, stages
+        (128, 128, 32, 8, 3), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (64, 64, 32, 4, 4),
+        (128, 128, 64, 8, 2), (64, 64, 64, 4, 3), (32, 64, 64, 4, 4),
+    ]
+    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, num_warps=w, num_stages=s)
+            for m, n, k, w, s in shapes]
+
+
+@triton.autotune(configs=_matmul_configs(), key=["M", "N", "K", "NUM_SPLITS"])
+@triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})
+@triton.jit
+def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, bias2_ptr, c_ptr,
+                          M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                          NUM_SPLITS: tl.constexpr, HAS_BIAS: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                          GROUP_M: tl.constexpr, EVEN_K: tl.constexpr):
+    """``c[:, s*N:(s+1)*N] = a @ b_s + bias_s`` for split ``s`` (``program_id(1)``).
+
+    ``a [M, K]`` and each ``b_s [K, N]`` are read through their strides (a transposed weight
+    is just swapped strides). Grid: ``(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N), NUM_SPLITS)``,
+    tiles ordered in groups of ``GROUP_M`` rows of tiles so that neighbours share B in L2.
+    """
+    pid = tl.program_id(0)
+    split = tl.program_id(1)
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(N, BLOCK_N)
+    tiles_per_group = GROUP_M * num_n
+    first_m = (pid // tiles_per_group) * GROUP_M
+    group_rows = tl.minimum(num_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % tiles_per_group) % group_rows
+    pid_n = (pid % tiles_per_group) // group_rows
+
+    b_ptr = b0_ptr
+    bias_ptr = bias0_ptr
+    if NUM_SPLITS > 1:
+        if split == 1:
+            b_ptr = b1_ptr
+            bias_ptr = bias1_ptr
+        elif split == 2:
+            b_ptr = b2_ptr
+            bias_ptr = bias2_ptr
+
+    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    ks = tl.arange(0, BLOCK_K)
+    rows_in = rows % M  # wrapped: out-of-range rows/cols compute garbage that is never stored
+    cols_in = cols % N
+    a_ptrs = a_ptr + rows_in[:, None] * stride_am + ks[None, :] * stride_ak
+    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols_in[None, :] * stride_bn
+
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        if EVEN_K:
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+        else:
+            a = tl.load(a_ptrs, mask=ks[None, :] < K - k0, other=0.0)
+            b = tl.load(b_ptrs, mask=ks[:, None] < K - k0, other=0.0)
+        acc = tl.dot(a, b, acc=acc, input_precision=INPUT_PRECISION)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)[None, :]
+    c_ptrs = c_ptr + rows[:, None] * stride_cm + (split * N + cols)[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None) -> torch.Tensor:
+    """``out[:, s*N:(s+1)*N] = a @ bs[s] (+ biases[s])`` for 1 to 3 same-strided ``[K, N]`` views ``bs``."""
+    M, K = a.shape
+    N = bs[0].shape[1]
+    assert all(b.shape == (K, N) and b.stride() == bs[0].stride() for b in bs), "splits must share shape and strides"
+    has_bias = biases is not None and biases[0] is not None
+    b_ptrs = list(bs) + [bs[0]] * (3 - len(bs))
+    bias_ptrs = (list(biases) if has_bias else [out] * len(bs)) + [out] * (3 - len(bs))
+
+    def grid(meta):
+        return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), len(bs))
+
+    _linear_matmul_kernel[grid](a, *b_ptrs, *bias_ptrs, out, M, N, K, a.stride(0), a.stride(1),
+                                bs[0].stride(0), bs[0].stride(1), out.stride(0), out.stride(1),
+                                NUM_SPLITS=len(bs), HAS_BIAS=has_bias, INPUT_PRECISION=FP32_DOT_PRECISION)
+    return out
+
+
+# ----------------------------------------------------------------------------- neighborhood attention
+
+
+def _attention_configs():
+    if _INTERPRET:
+        return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
+    return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 2), (32, 4), (64, 4), (64, 8), (128, 8)]]
+
+
+@triton.autotune(configs=_attention_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"])
+@triton.jit
+def _neighborhood_attention_fwd_kernel(qkv_ptr, o_ptr, lse_ptr, L, HIDDEN, HEADS, HEAD_DIM, qk_scale_log2,
+                                       stride_qkv, stride_o,
+                                       KERNEL: tl.constexpr, DILATION: tl.constexpr,
+                                       BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr):
+    """One tile of ``BLOCK_M`` query positions of one (batch, head): online softmax over the
+    ``KERNEL`` neighbours ``i + (t - KERNEL//2) * DILATION`` that lie in ``[0, L)``.
+
+    ``qkv`` rows are ``[q | k | v]`` (``3 * HIDDEN``); writes ``o`` (the head's ``HEAD_DIM``
+    columns) and ``lse`` (base-2 log-sum-exp of the scaled scores, for the backward).
+    Grid: ``(cdiv(L, BLOCK_M), batch * HEADS)``.
+    """
+    pid_m = tl.program_id(0)
+    pid_bh = tl.program_id(1)
+    batch = pid_bh // HEADS
+    head = pid_bh % HEADS
+    pos = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, BLOCK_D)
+    pos_ok = pos < L
+    dim_ok = dims < HEAD_DIM
+    rows = batch * L + pos
+    col = head * HEAD_DIM + dims
+
+    q = tl.load(qkv_ptr + rows[:, None] * stride_qkv + col[None, :],
+                mask=pos_ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
+    m = tl.full((BLOCK_M,), -1.0e30, dtype=tl.float32)
+    denom = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
+    for t in tl.static_range(KERNEL):
+        nbr = pos + (t - KERNEL // 2) * DILATION
+        ok = pos_ok & (nbr >= 0) & (nbr < L)
+        nbr_ptrs = qkv_ptr + (batch * L + nbr)[:, None] * stride_qkv + col[None, :]
+        k = tl.load(nbr_ptrs + HIDDEN, mask=ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
+        v = tl.load(nbr_ptrs + 2 * HIDDEN, mask=ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
+        s = tl.where(ok, tl.sum(q * k, axis=1) * qk_scale_log2, float("-inf"))
+        m_new = tl.maximum(m, s)
+        alpha = tl.exp2(m - m_new)
+        p = tl.exp2(s - m_new)
+        denom = denom * alpha + p
+        acc = acc * alpha[:, None] + p[:, None] * v
+        m = m_new
+    out = acc / denom[:, None]
+    tl.store(o_ptr + rows[:, None] * stride_o + col[None, :], out.to(o_ptr.dtype.element_ty),
+             mask=pos_ok[:, None] & dim_ok[None, :])
+    tl.store(lse_ptr + rows * HEADS + head, m + tl.log2(denom), mask=pos_ok)
+
+
+def _bwd_configs():
+    if _INTERPRET:
+        return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
+    return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 2), (32, 4), (64, 4), (64, 8)]]
+
+
+@triton.autotune(configs=_bwd_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"])
+@triton.jit
+def _neighborhood_attention_bwd_kernel(qkv_ptr, o_ptr, do_ptr, lse_ptr, dqkv_ptr, L, HIDDEN, HEADS, HEAD_DIM,
+                                       qk_scale_log2, scale, stride_qkv, stride_o, stride_do, stride_dqkv,
+                                       KERNEL: tl.constexpr, DILATION: tl.constexpr,
+                                       BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr):
+    """Gradients of q, k and v for a tile of positions of one (batch, head), without atomics.
+
+    As a query, position i gathers ``dq_i = scale * sum_t ds_{i,j} k_j`` over its
+    neighbours j. As a key, it gathers ``dk_i = scale * sum ds_{n,i} q_n`` and
+    ``dv_i = sum p_{n,i} do_n`` over the queries n that see it, which are its own
+    neighbours (the relation is symmetric): ``n = i - offset_t``. Probabilities are
+    recomputed from the forward's ``lse``; ``ds = p * (dp - delta)``,
+    ``delta_n = do_n . o_n``. Grid: ``(cdiv(L, BLOCK_M), batch * HEADS)``.
+    """
+    pid_m = tl.program_id(0)
+    pid_bh = tl.program_id(1)
+    batch = pid_bh // HEADS
+    head = pid_bh % HEADS
+    pos = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, BLOCK_D)
+    pos_ok = pos < L
+    tile_ok = pos_ok[:, None] & (dims < HEAD_DIM)[None, :]
+    rows = batch * L + pos
+    col = head * HEAD_DIM + dims
+
+    own = qkv_ptr + rows[:, None] * stride_qkv + col[None, :]
+    q_i = tl.load(own, mask=tile_ok, other=0.0).to(tl.float32)
+    k_i = tl.load(own + HIDDEN, mask=tile_ok, other=0.0).to(tl.float32)
+    v_i = tl.load(own + 2 * HIDDEN, mask=tile_ok, other=0.0).to(tl.float32)
+    do_i = tl.load(do_ptr + rows[:, None] * stride_do + col[None, :], mask=tile_ok, other=0.0).to(tl.float32)
+    o_i = tl.load(o_ptr + rows[:, None] * stride_o + col[None, :], mask=tile_ok, other=0.0).to(tl.float32)
+    lse_i = tl.load(lse_ptr + rows * HEADS + head, mask=pos_ok, other=0.0)
+    delta_i = tl.sum(do_i * o_i, axis=1)
+
+    dq = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
+    dk = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
+    dv = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
+    for t in tl.static_range(KERNEL):
+        offset = (t - KERNEL // 2) * DILATION
+        # i as a query: key j = i + offset
+        key = pos + offset
+        key_ok = pos_ok & (key >= 0) & (key < L)
+        key_mask = key_ok[:, None] & (dims < HEAD_DIM)[None, :]
+        key_ptrs = qkv_ptr + (batch * L + key)[:, None] * stride_qkv + col[None, :]
+        k_j = tl.load(key_ptrs + HIDDEN, mask=key_mask, other=0.0).to(tl.float32)
+        v_j = tl.load(key_ptrs + 2 * HIDDEN, mask=key_mask, other=0.0).to(tl.float32)
+        p = tl.where(key_ok, tl.exp2(tl.sum(q_i * k_j, axis=1) * qk_scale_log2 - lse_i), 0.0)
+        ds = p * (tl.sum(do_i * v_j, axis=1) - delta_i)
+        dq += ds[:, None] * k_j
+        # i as a key: query n = i - offset (whose neighbour n + offset is i)
+        qry = pos - offset
+        qry_ok = pos_ok & (qry >= 0) & (qry < L)
+        qry_mask = qry_ok[:, None] & (dims < HEAD_DIM)[None, :]
+        qry_rows = batch * L + qry
+        q_n = tl.load(qkv_ptr + qry_rows[:, None] * stride_qkv + col[None, :], mask=qry_mask, other=0.0).to(tl.float32)
+        do_n = tl.load(do_ptr + qry_rows[:, None] * stride_do + col[None, :], mask=qry_mask, other=0.0).to(tl.float32)
+        o_n = tl.load(o_ptr + qry_rows[:, None] * stride_o + col[None, :], mask=qry_mask, other=0.0).to(tl.float32)
+        lse_n = tl.load(lse_ptr + qry_rows * HEADS + head, mask=qry_ok, other=0.0)
+        p_n = tl.where(qry_ok, tl.exp2(tl.sum(q_n * k_i, axis=1) * qk_scale_log2 - lse_n), 0.0)
+        ds_n = p_n * (tl.sum(do_n * v_i, axis=1) - tl.sum(do_n * o_n, axis=1))
+        dk += ds_n[:, None] * q_n
+        dv += p_n[:, None] * do_n
+
+    out = dqkv_ptr + rows[:, None] * stride_dqkv + col[None, :]
+    ty = dqkv_ptr.dtype.element_ty
+    tl.store(out, (dq * scale).to(ty), mask=tile_ok)
+    tl.store(out + HIDDEN, (dk * scale).to(ty), mask=tile_ok)
+    tl.store(out + 2 * HIDDEN, dv.to(ty), mask=tile_ok)
+
+
+# ----------------------------------------------------------------------------- launchers
+
+_LOG2E = 1.4426950408889634
+
+
+def _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale):
+    head_dim = hidden // heads
+    attn = torch.empty(batch * seq, hidden, device=qkv.device, dtype=qkv.dtype)
+    lse = torch.empty(batch * seq, heads, device=qkv.device, dtype=torch.float32)
+
+    def grid(meta):
+        return (triton.cdiv(seq, meta["BLOCK_M"]), batch * heads)
+
+    _neighborhood_attention_fwd_kernel[grid](qkv, attn, lse, seq, hidden, heads, head_dim, scale * _LOG2E,
+                                             qkv.stride(0), attn.stride(0), KERNEL=kernel_size, DILATION=dilation,
+                                             BLOCK_D=triton.next_power_of_2(head_dim))
+    return attn, lse
+
+
+def _attention_backward(qkv, attn, dattn, lse, batch, seq, hidden, heads, kernel_size, dilation, scale):
+    head_dim = hidden // heads
+    dqkv = torch.empty_like(qkv)
+
+    def grid(meta):
+        return (triton.cdiv(seq, meta["BLOCK_M"]), batch * heads)
+
+    _neighborhood_attention_bwd_kernel[grid](qkv, attn, dattn, lse, dqkv, seq, hidden, heads, head_dim,
+                                             scale * _LOG2E, scale, qkv.stride(0), attn.stride(0), dattn.stride(0),
+                                             dqkv.stride(0), KERNEL=kernel_size, DILATION=dilation,
+                                             BLOCK_D=triton.next_power_of_2(head_dim))
+    return dqkv
+
+
+class _FusedNeighborhoodAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, out_weight, out_bias,
+                heads, kernel_size, dilation, scale):
+        batch, seq, hidden = x.shape
+        x2 = x.reshape(batch * seq, hidden)
+        if x2.stride(1) != 1:
+            x2 = x2.contiguous()
+        weights = [w if w.stride() == q_weight.stride() else w.contiguous() for w in (q_weight, k_weight, v_weight)]
+        qkv = torch.empty(batch * seq, 3 * hidden, device=x.device, dtype=x.dtype)
+        _matmul(x2, [w.t() for w in weights], qkv, (q_bias, k_bias, v_bias))
+        attn, lse = _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale)
+        out = torch.empty(batch * seq, hidden, device=x.device, dtype=x.dtype)
+        _matmul(attn, [out_weight.t()], out, (out_bias,))
+        ctx.save_for_backward(x2, q_weight, k_weight, v_weight, out_weight, qkv, attn, lse)
+        ctx.shape = (batch, seq, hidden, heads, kernel_size, dilation, scale)
+        ctx.has_bias = (q_bias is not None, k_bias is not None, v_bias is not None, out_bias is not None)
+        return out.view(batch, seq, hidden)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x2, q_weight, k_weight, v_weight, out_weight, qkv, attn, lse = ctx.saved_tensors
+        batch, seq, hidden, heads, kernel_size, dilation, scale = ctx.shape
+        dout = grad_out.reshape(batch * seq, hidden)
+        if dout.stride(1) != 1:
+            dout = dout.contiguous()
+        empty = dict(device=x2.device, dtype=x2.dtype)
+
+        dattn = _matmul(dout, [out_weight], torch.empty(batch * seq, hidden, **empty))
+        d_out_weight = _matmul(dout.t(), [attn], torch.empty(hidden, hidden, **empty))
+        dqkv = _attention_backward(qkv, attn, dattn, lse, batch, seq, hidden, heads, kernel_size, dilation, scale)
+        w_qkv = torch.cat([q_weight, k_weight, v_weight], dim=0)                        # [3H, H]
+        dx = _matmul(dqkv, [w_qkv], torch.empty(batch * seq, hidden, **empty))
+        d_w_qkv = _matmul(dqkv.t(), [x2], torch.empty(3 * hidden, hidden, **empty))
+        d_b_qkv = dqkv.sum(0) if any(ctx.has_bias[:3]) else None
+        d_out_bias = dout.sum(0) if ctx.has_bias[3] else None
+
+        grads = [dx.view(batch, seq, hidden)]
+        for index in range(3):
+            grads.append(d_w_qkv[index * hidden:(index + 1) * hidden])
+            grads.append(d_b_qkv[index * hidden:(index + 1) * hidden] if ctx.has_bias[index] else None)
+        grads += [d_out_weight, d_out_bias, None, None, None, None]
+        return tuple(grads)
+
+
+def fused_neighborhood_attention_triton(hidden_states, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias,
+                                        out_weight, out_bias, *, heads: int, kernel_size: int, dilation: int,
+                                        scale: Optional[float] = None) -> torch.Tensor:
+    """Same contract as ``reference.fused_neighborhood_attention_torch``; differentiable.
+
+    fp32 projections run in TF32 (``FP32_DOT_PRECISION``); the neighborhood softmax and
+    weighted sums in fp32. Returns ``[batch, seq, hidden]`` in the input dtype.
+    """
+    batch, seq, hidden = hidden_states.shape
+    if hidden % heads or kernel_size <= 0 or kernel_size % 2 == 0 or dilation < 1:
+        raise ValueError("hidden must divide by heads; kernel_size must be positive and odd; dilation >= 1")
+    scale = 1.0 / math.sqrt(hidden // heads) if scale is None else float(scale)
+    return _FusedNeighborhoodAttention.apply(hidden_states, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias,
+                                             out_weight, out_bias, heads, kernel_size, dilation, scale)
+
+
+# ----------------------------------------------------------------------------- records
+
+_AUTOTUNED = {
+    "_linear_matmul_kernel": _linear_matmul_kernel,
+    "_neighborhood_attention_fwd_kernel": _neighborhood_attention_fwd_kernel,
+    "_neighborhood_attention_bwd_kernel": _neighborhood_attention_bwd_kernel,
+}
+
+
+def _config_document(config) -> dict:
+    return {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
+
+
+def tuned_configs() -> dict[str, list[dict]]:
+    """Every autotuned choice made so far in this process: kernel name -> ``[{key, config}]``.
+
+    ``key`` is the autotuner's key (shape values, then argument dtypes); ``config`` the
+    block sizes, ``num_warps`` and ``num_stages`` it picked.
+    """
+    return {name: [{"key": [str(part) for part in key], "config": _config_document(config)}
+                   for key, config in getattr(kernel, "cache", {}).items()]
+            for name, kernel in _AUTOTUNED.items()}
+
+
+def implementation_record() -> dict:
+    """What a run records about this implementation: versions, precision and tuned configs."""
+    return {"module": __name__, "triton": triton.__version__, "fp32_dot_precision": FP32_DOT_PRECISION,
+            "tf32": FP32_DOT_PRECISION.startswith("tf32"), "autotuned": tuned_configs()}

@@ -1,0 +1,1 @@
+"""Multi-token attention: a causal 2-D convolution over softmaxed attention scores."""

@@ -1,0 +1,177 @@
+"""The KernelIndex plugin contract: every hook a plugin may implement, and nothing else.
+
+A *kernel plugin* is one module that implements one kernel family on one hardware
+target. It marks its functions with ``runners.hookimpl`` and is found by
+:mod:`runners.discovery` (built-ins, ``KERNELINDEX_PLUGINS_DIR``, the ``kernelindex``
+entry-point group). A minimal plugin::
+
+    from runners import hookimpl
+    from runners.types import Implementation, KernelPlugin
+
+    PLUGIN = KernelPlugin(family=MY_FAMILY, target="cpu",
+                          implementations=(Implementation("torch", "PyTorch", torch.__version__),))
+
+    @hookimpl
+    def kernel_plugin():
+        return PLUGIN
+
+    @hookimpl
+    def build_workload(parameters, dtype, options, seed, device): ...
+
+    @hookimpl
+    def prepare_pass(implementation, workload, pass_): ...
+
+    @hookimpl
+    def reference_outputs(workload, pass_): ...
+
+    @hookimpl
+    def workload_cost(parameters, dtype, options, pass_): ...
+
+Two kinds of hooks live here:
+
+* **Family hooks** (:func:`kernel_plugin`, :func:`build_workload`, :func:`prepare_pass`,
+  :func:`reference_outputs`, :func:`workload_cost`) are called on exactly one plugin:
+  the one that declared the family and target being rerun. They are ``firstresult``,
+  so the plugin's answer is the answer; a kernel plugin implements all five.
+* **Harness hooks** (:func:`generate_environment`, :func:`update_environment`) are
+  called on every plugin. KernelIndex implements its own defaults as a built-in
+  plugin (:mod:`runners.environment`); a plugin overrides or extends them.
+
+Names used throughout: ``dtype`` is a short dtype name (``fp32``, ``bf16``, ``fp16``);
+``parameters`` holds the family definition's normalized parameter names
+(``seq``, ``batch``, ...); ``options`` holds configuration that changes the tensors
+but not the sweep (``bias``), with the definition's defaults filled in; ``pass_`` is
+one of ``forward``, ``backward``, ``full`` (trailing underscore: ``pass`` is a keyword).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+from runners import hookspec
+
+if TYPE_CHECKING:
+    import torch
+
+    from runners.types import Implementation, KernelPlugin, PreparedPass, Workload, WorkloadCost
+
+
+@hookspec(firstresult=True)
+def kernel_plugin() -> KernelPlugin:
+    """Declare what this plugin is: one family on one target, and its implementations.
+
+    Fires once, when discovery registers the plugin; the answer is kept and shown by
+    ``flask plugins`` and the web. List only implementations that can run here (say
+    ``liger`` only when ``liger_kernel`` imports), so that listing a plugin never
+    promises a run that cannot happen.
+
+    :return: the plugin's :class:`~runners.types.KernelPlugin` record. A module that
+        does not implement this hook is a harness plugin (environment hooks only).
+    """
+
+
+@hookspec(firstresult=True)
+def build_workload(parameters: Mapping[str, Any], dtype: str, options: Mapping[str, Any],
+                   seed: int, device: str) -> Mapping[str, torch.Tensor]:
+    """Make one workload's input tensors, deterministically.
+
+    Fires when a rerun rebuilds a workload: once per implementation (each gets its own
+    copies, so none can disturb another's inputs), once per input set the protocol
+    rotates through and once per correctness trial, each with its own seed. The same
+    arguments must give the same values on every call and every host, so draw on the
+    CPU from a seeded generator and then move to ``device``.
+
+    :param parameters: the workload's parameters, by the definition's normalized names.
+    :param dtype: the tensors' dtype, short form.
+    :param options: the workload's options, defaults filled in.
+    :param seed: the seed of this set of values.
+    :param device: a torch device string (``cpu``, ``cuda:0``).
+    :return: every tensor the family definition derives for these values (names,
+        shapes and dtypes are checked against it) plus ``grad_output``: the fixed
+        upstream gradient for the backward and full passes, shaped like the forward
+        output. Tensors do not require grad; :func:`prepare_pass` decides that.
+    """
+
+
+@hookspec(firstresult=True)
+def prepare_pass(implementation: Implementation, workload: Workload, pass_: str) -> PreparedPass:
+    """Get one implementation ready to run one pass of a workload.
+
+    Fires once per implementation and workload, before its warm-up; the harness then
+    calls the returned ``setup`` and ``run`` many times while it copies new values into
+    ``workload.tensors`` between calls, so ``run`` must read the tensors each time
+    (share their storage, e.g. ``torch.nn.Parameter(tensor)``, never copy them here).
+    Construction, compilation and autotuning may happen here or on the first call; all
+    of it counts against the implementation's time budget.
+
+    :param implementation: one of the records this plugin's :func:`kernel_plugin` listed.
+    :param workload: the tensors to compute on, and the values that made them.
+    :param pass_: ``forward``, ``backward`` (the backward of a forward made in
+        ``setup``, with ``grad_output`` as upstream gradient) or ``full`` (both, timed
+        together). :meth:`runners.types.PreparedPass.autograd` builds all three from a
+        forward function.
+    :return: a :class:`~runners.types.PreparedPass` whose ``run`` returns ``output``
+        and/or ``grad_<tensor>`` outputs in the workload's dtype, freshly computed.
+    """
+
+
+@hookspec(firstresult=True)
+def reference_outputs(workload: Workload, pass_: str) -> Mapping[str, torch.Tensor]:
+    """Compute the float64 answer that implementations are checked against.
+
+    Fires once per correctness trial, just before the implementation under test runs
+    on the same tensors. Use the family's one reference formulation, upcast to float64.
+
+    :param workload: the tensors of this trial (in the workload's dtype).
+    :param pass_: the pass being checked.
+    :return: float64 tensors under the same names :func:`prepare_pass`'s ``run``
+        returns; every one of them is compared.
+    """
+
+
+@hookspec(firstresult=True)
+def workload_cost(parameters: Mapping[str, Any], dtype: str, options: Mapping[str, Any],
+                  pass_: str) -> WorkloadCost:
+    """Count the least work one call of a pass must do, so a run can show its distance from the hardware's limits.
+
+    Fires once per rerun result; must not allocate tensors or need a device.
+
+    :param parameters: the workload's parameters.
+    :param dtype: the tensors' dtype, short form (sets bytes per element).
+    :param options: the workload's options.
+    :param pass_: the pass timed.
+    :return: floating-point operations (a multiply-add is 2) of the necessary work, not
+        of any particular formulation, and the bytes that must cross device memory
+        (each input read once, each output written once).
+    """
+
+
+@hookspec(firstresult=True)
+def generate_environment(target: str, device: str) -> dict[str, Any]:
+    """Describe the machine a rerun runs on.
+
+    Fires once per ``flask rerun``, before timing. KernelIndex's own answer
+    (:mod:`runners.environment`, ``trylast``) reads the GPU through torch and
+    ``nvidia-smi`` and the CPU through ``/proc/cpuinfo``; implement this only to
+    replace it wholesale.
+
+    :param target: ``cpu`` or ``cuda``.
+    :param device: the torch device string timed on.
+    :return: ``{"hardware": {...}, "software": {...}, "host": ..., "target": ...,
+        "cpu": {...}}``; ``hardware`` has at least ``vendor``, ``product`` and
+        ``architecture``.
+    """
+
+
+@hookspec
+def update_environment(environment: dict[str, Any], target: str, device: str) -> None:
+    """Add to the environment that :func:`generate_environment` produced.
+
+    Fires right after it, on every plugin. Add what your implementations depend on
+    (a library's version, a clock setting) by changing ``environment`` in place.
+
+    :param environment: the document to extend.
+    :param target: ``cpu`` or ``cuda``.
+    :param device: the torch device string timed on.
+    :return: nothing; the return value is ignored.
+    """

@@ -1,0 +1,210 @@
+"""Frozen records that cross the plugin boundary.
+
+They are plain data so the web app can show a plugin the same way the CLI does,
+and so the importer can derive a workload's tensors without touching a GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One tensor a workload is made of: its name, dtype (short form, e.g. ``fp32``) and shape."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+
+    def as_document(self) -> dict[str, Any]:
+        return {"name": self.name, "dtype": self.dtype, "shape": list(self.shape)}
+
+
+def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value or {}))
+
+
+@dataclass(frozen=True)
+class FamilyDefinition:
+    """What a kernel family *is*, independent of any implementation or hardware.
+
+    ``parameters`` are the normalized names that define one workload (the importer
+    maps upstream names onto them through ``aliases``); configuration keys that are
+    not parameters (``bias``) are *options*: they change the tensors, not the sweep.
+    ``defaults`` are values left out of external-id slugs (``groups=1``, ``bias=True``).
+    ``derive_tensors(values, dtype)`` returns the tensors a workload allocates, where
+    ``values`` holds every parameter and option.
+    """
+
+    name: str
+    title: str
+    parameters: tuple[str, ...]
+    derive_tensors: Callable[[Mapping[str, Any], str], tuple[TensorSpec, ...]]
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "aliases", _frozen_mapping(self.aliases))
+        object.__setattr__(self, "defaults", _frozen_mapping(self.defaults))
+
+    def tensors(self, values: Mapping[str, Any], dtype: str) -> tuple[TensorSpec, ...]:
+        """The workload's tensors, with the family's defaults filled in for missing options."""
+        return self.derive_tensors({**self.defaults, **values}, dtype)
+
+
+TARGETS = ("cpu", "cuda")
+"""Hardware targets a plugin can declare: where its workloads are built and timed."""
+
+PASSES = ("forward", "backward", "full")
+"""What a rerun times: the forward call, the backward of a fixed forward, or both in one call."""
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """One way to compute a family, stated as data: what it is called, whose code it is, which release.
+
+    ``details`` is shown and digested with the implementation (autotune choice,
+    ``tf32: True`` when fp32 inputs are multiplied in TF32, the compiler backend).
+    """
+
+    name: str
+    project: str
+    revision: str = "unknown"
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "details", _frozen_mapping(self.details))
+
+    @property
+    def uses_tf32(self) -> bool:
+        return bool(self.details.get("tf32", False))
+
+    def as_document(self) -> dict[str, Any]:
+        return {"name": self.name, "project": self.project, "revision": self.revision,
+                "details": dict(self.details)}
+
+
+@dataclass(frozen=True)
+class KernelPlugin:
+    """A plugin's identity: one family on one hardware target, and the implementations it can run there."""
+
+    family: FamilyDefinition
+    target: str
+    implementations: tuple[Implementation, ...]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
+        names = [implementation.name for implementation in self.implementations]
+        if len(set(names)) != len(names):
+            raise ValueError(f"implementation names repeat: {names}")
+        object.__setattr__(self, "implementations", tuple(self.implementations))
+
+    @property
+    def implementation_names(self) -> tuple[str, ...]:
+        return tuple(implementation.name for implementation in self.implementations)
+
+    def implementation(self, name: str) -> Implementation:
+        for implementation in self.implementations:
+            if implementation.name == name:
+                return implementation
+        raise KeyError(f"{self.family.name} on {self.target} has no implementation {name!r} "
+                       f"(it has: {', '.join(self.implementation_names) or 'none'})")
+
+    def as_document(self) -> dict[str, Any]:
+        return {"family": self.family.name, "title": self.family.title, "target": self.target,
+                "implementations": [implementation.as_document() for implementation in self.implementations],
+                "description": self.description}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload's tensors on one device, with the values that made them.
+
+    ``tensors`` holds the definition's tensors plus ``grad_output``, the fixed upstream
+    gradient of the backward and full passes. The harness owns them: between timed
+    calls it copies fresh values *into* them, so a prepared pass must read them at
+    call time rather than copy them once.
+    """
+
+    family: str
+    parameters: Mapping[str, Any]
+    dtype: str
+    options: Mapping[str, Any]
+    seed: int
+    device: str
+    tensors: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        for name in ("parameters", "options", "tensors"):
+            object.__setattr__(self, name, _frozen_mapping(getattr(self, name)))
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Parameters and options in one mapping, as ``FamilyDefinition.tensors`` takes them."""
+        return {**self.parameters, **self.options}
+
+
+def _do_nothing() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class PreparedPass:
+    """One implementation's pass, ready to time.
+
+    ``setup`` runs before every call, outside the timed region (the fixed forward of
+    a backward pass); ``run`` is the timed call and returns the pass's outputs by name:
+    ``output`` for the forward result and ``grad_<tensor>`` for each gradient.
+    """
+
+    run: Callable[[], Mapping[str, Any]]
+    setup: Callable[[], None] = _do_nothing
+
+    @classmethod
+    def autograd(cls, forward: Callable[[], Any], pass_: str, leaves: Mapping[str, Any],
+                 grad_output: Any) -> "PreparedPass":
+        """The three passes of a differentiable ``forward()`` over ``leaves`` (tensors requiring grad).
+
+        ``backward`` differentiates a forward made in ``setup``; ``full`` makes and
+        differentiates it in the timed call. Gradients come from ``torch.autograd.grad``,
+        so nothing accumulates in ``.grad`` between calls.
+        """
+        import torch
+
+        names = list(leaves)
+
+        def gradients(output):
+            grads = torch.autograd.grad(output, [leaves[name] for name in names], grad_output)
+            return {f"grad_{name}": grad for name, grad in zip(names, grads)}
+
+        if pass_ == "forward":
+            return cls(run=lambda: {"output": forward()})
+        if pass_ == "full":
+            def run_full():
+                output = forward()
+                return {"output": output, **gradients(output)}
+            return cls(run=run_full)
+        if pass_ == "backward":
+            state = {}
+
+            def setup():
+                state["output"] = forward()
+
+            return cls(run=lambda: gradients(state.pop("output")), setup=setup)
+        raise ValueError(f"pass must be one of {', '.join(PASSES)}, not {pass_!r}")
+
+
+@dataclass(frozen=True)
+class WorkloadCost:
+    """The least work a pass must do: floating-point operations and bytes through device memory."""
+
+    flops: int
+    bytes: int
+
+    def as_document(self) -> dict[str, int]:
+        return {"flops": int(self.flops), "bytes": int(self.bytes)}

@@ -1,0 +1,96 @@
+"""Fixtures: ``app`` (an empty, migrated database), ``client``, ``runner``, and
+``liger_app`` (every Liger CSV in ../shared/data/liger imported once per session).
+
+The suite runs on SQLite, or on PostgreSQL when ``KERNELINDEX_TEST_POSTGRES`` is a
+server URL (``postgresql://user:password@host:port``): each fixture then gets its
+own database on that server.
+"""
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton kernels run on the CPU in tests
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from app import create_app, db  # noqa: E402
+
+TESTS = Path(__file__).resolve().parent
+DATA = TESTS / "data"
+LIGER_DATA = TESTS.parent.parent / "shared" / "data" / "liger"
+POSTGRES = os.environ.get("KERNELINDEX_TEST_POSTGRES")
+
+
+def fresh_database_url(name: str, tmp_path: Path) -> str:
+    if not POSTGRES:
+        return f"sqlite:///{tmp_path / (name + '.sqlite3')}"
+    import psycopg2
+
+    admin = psycopg2.connect(POSTGRES.rstrip("/") + "/postgres")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    admin.close()
+    return f"{POSTGRES.rstrip('/')}/{name}"
+
+
+def make_app(url: str):
+    app = create_app({"TESTING": True, "DATABASE_URL": url, "SECRET_KEY": "test", "POSTS_PER_MINUTE": 1000})
+    with app.app_context():
+        db.database.connect(reuse_if_open=True)
+        db.upgrade()
+        db.database.close()
+    return app
+
+
+@pytest.fixture
+def app(tmp_path):
+    app = make_app(fresh_database_url("ki_test", tmp_path))
+    yield app
+    if not db.database.is_closed():
+        db.database.close()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+def liger_files() -> list[str]:
+    history = sorted(str(p) for p in (LIGER_DATA / "history").glob("*.csv"))
+    newest = [str(LIGER_DATA / name) for name in
+              ("all_benchmark_data.csv", "all_benchmark_data_cutile.csv", "all_benchmark_data_cutedsl.csv")]
+    return history + newest
+
+
+@pytest.fixture(scope="session")
+def liger_database(tmp_path_factory):
+    """The URL of a database holding every upstream CSV, imported once."""
+    if not LIGER_DATA.is_dir():
+        pytest.skip("../shared/data/liger is not present")
+    url = fresh_database_url("ki_test_liger", tmp_path_factory.mktemp("liger"))
+    app = make_app(url)
+    result = app.test_cli_runner().invoke(args=["import", "liger", *liger_files()])
+    assert result.exit_code == 0, result.output
+    return url
+
+
+@pytest.fixture
+def liger_app(liger_database):
+    """An app bound to the shared Liger database. Tests using it must not change it."""
+    app = create_app({"TESTING": True, "DATABASE_URL": liger_database, "SECRET_KEY": "test"})
+    yield app
+    if not db.database.is_closed():
+        db.database.close()
+
+
+@pytest.fixture
+def liger_client(liger_app):
+    return liger_app.test_client()
