@@ -3,7 +3,6 @@
 ``flask rerun`` and ``flask plugins`` come from the rerun harness (``runners.commands``).
 """
 
-import hashlib
 import secrets
 import sys
 from pathlib import Path
@@ -98,10 +97,6 @@ def create_user(username, password):
     click.echo(f"created maintainer {username}")
 
 
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 @tokens_cli.command("create")
 @click.argument("name")
 def create_token(name):
@@ -111,7 +106,7 @@ def create_token(name):
     if HostToken.get_or_none(HostToken.name == name):
         raise click.ClickException(f"a token named {name!r} already exists")
     token = "kih_" + secrets.token_urlsafe(32)
-    HostToken.create(name=name, token_hash=hash_token(token))
+    HostToken.create(name=name, token_hash=HostToken.hash(token))
     click.echo(token)
 
 

@@ -8,6 +8,7 @@ filter and sort on copied out of its documents, plus what changes over time
 (rank, supersession) which is not part of any digest.
 """
 
+import hashlib
 import json
 from datetime import datetime, timezone
 
@@ -114,7 +115,7 @@ class Run(BaseModel):
     parameters = JSONField()
     dtype = peewee.CharField(max_length=20, null=True)
     options = JSONField()
-    median = peewee.FloatField()
+    median = peewee.FloatField(null=True)  # null for a failed rerun: it has no timing
     p20 = peewee.FloatField(null=True)
     p80 = peewee.FloatField(null=True)
     status = peewee.CharField(max_length=20)
@@ -188,6 +189,14 @@ class HostToken(BaseModel):
     token_hash = peewee.CharField(max_length=64, unique=True)
     revoked = peewee.BooleanField(default=False)
     created_at = peewee.DateTimeField(default=utcnow)
+
+    @staticmethod
+    def hash(token: str) -> str:
+        return hashlib.sha256(token.encode()).hexdigest()
+
+    @classmethod
+    def find_active(cls, token: str):
+        return cls.get_or_none((cls.token_hash == cls.hash(token)) & (cls.revoked == False))  # noqa: E712
 
 
 ALL_MODELS = (Manifest, Family, SourceFile, ComparisonGroup, Run, Attestation, IssueReport, Maintainer, HostToken)

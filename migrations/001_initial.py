@@ -90,7 +90,7 @@ def migrate(migrator, database, fake=False, **kwargs):
         parameters = JSONField()
         dtype = pw.CharField(max_length=20, null=True)
         options = JSONField()
-        median = pw.FloatField()
+        median = pw.FloatField(null=True)
         p20 = pw.FloatField(null=True)
         p80 = pw.FloatField(null=True)
         status = pw.CharField(max_length=20)

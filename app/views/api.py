@@ -39,3 +39,32 @@ def run_detail(run_id):
 @api.get("/comparisons/<path:key>")
 def comparison_detail(key):
     return jsonify(comparison_schema.dump(contexts.comparison_detail(contexts.find_group(key))))
+
+
+def authenticated_host():
+    """The active rerun-host token named by ``Authorization: Bearer <token>``, or 401."""
+    from ..models import HostToken
+
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        abort(401, description="a rerun-host token is required: Authorization: Bearer <token>")
+    host = HostToken.find_active(token.strip())
+    if host is None:
+        abort(401, description="unknown or revoked rerun-host token")
+    return host
+
+
+@api.post("/reruns")
+def record_reruns():
+    """Record rerun results from a GPU host (a JSON list of result documents)."""
+    from ..reruns import RerunRejected, record_rerun_results
+
+    authenticated_host()
+    results = request.get_json(silent=True)
+    if not isinstance(results, list) or not results:
+        abort(400, description="the body must be a non-empty JSON list of rerun results")
+    try:
+        summary = record_rerun_results(results)
+    except RerunRejected as error:
+        abort(400, description=str(error))
+    return jsonify(created=summary.created, unchanged=summary.unchanged, replicated=summary.replicated), 201

@@ -192,10 +192,10 @@ def _neighborhood_attention_fwd_kernel(qkv_ptr, o_ptr, lse_ptr, L, HIDDEN, HEADS
         denom = denom * alpha + p
         acc = acc * alpha[:, None] + p[:, None] * v
         m = m_new
-    out = acc / denom[:, None]
+    out = acc / tl.where(pos_ok, denom, 1.0)[:, None]
     tl.store(o_ptr + rows[:, None] * stride_o + col[None, :], out.to(o_ptr.dtype.element_ty),
              mask=pos_ok[:, None] & dim_ok[None, :])
-    tl.store(lse_ptr + rows * HEADS + head, m + tl.log2(denom), mask=pos_ok)
+    tl.store(lse_ptr + rows * HEADS + head, m + tl.log2(tl.where(pos_ok, denom, 1.0)), mask=pos_ok)
 
 
 def _bwd_configs():
@@ -386,11 +386,17 @@ def tuned_configs() -> dict[str, list[dict]]:
     """Every autotuned choice made so far in this process: kernel name -> ``[{key, config}]``.
 
     ``key`` is the autotuner's key (shape values, then argument dtypes); ``config`` the
-    block sizes, ``num_warps`` and ``num_stages`` it picked.
+    block sizes, ``num_warps`` and ``num_stages`` it picked. A kernel with a single
+    candidate (as under the interpreter) is never benchmarked: it reports that one, key ``*``.
     """
-    return {name: [{"key": [str(part) for part in key], "config": _config_document(config)}
-                   for key, config in getattr(kernel, "cache", {}).items()]
-            for name, kernel in _AUTOTUNED.items()}
+    record = {}
+    for name, kernel in _AUTOTUNED.items():
+        if len(kernel.configs) == 1:
+            record[name] = [{"key": ["*"], "config": _config_document(kernel.configs[0])}]
+        else:
+            record[name] = [{"key": [str(part) for part in key], "config": _config_document(config)}
+                            for key, config in getattr(kernel, "cache", {}).items()]
+    return record
 
 
 def implementation_record() -> dict:

@@ -1,0 +1,291 @@
+"""The KernelIndex timing protocol: how a rerun turns calls into latency samples.
+
+The protocol's parameters *are* the BenchmarkProtocol document (``protocol_document``)
+that the registry digests; change a number and it is a different protocol. Per
+workload:
+
+1. every implementation is prepared and warmed up (``warmupReps`` untimed calls,
+   compilation and autotuning included);
+2. ``trials`` independent trials follow; in each, the implementations take turns
+   (A B C, then B C A, ...), each timing ``samplesPerTrial`` calls in a row, so drift
+   in clocks or temperature hits all of them alike;
+3. before every timed call, outside the timed region: the next of ``inputSets``
+   seeded input sets is copied into the implementation's tensors (so neither a warm
+   cache nor a remembered result can help), the pass's setup runs (the fixed
+   forward of a backward pass), and on a GPU a ``l2FlushBytes`` buffer is zeroed to
+   evict the L2 cache;
+4. a call is timed by CUDA events around it on the GPU's current stream, or by
+   ``time.perf_counter_ns`` on a CPU;
+5. the primary statistic is the median of all samples, with p20 and p80 and the
+   coefficient of variation; every raw sample is kept, per trial.
+
+Each implementation has ``budgetSeconds`` for all of it, compilation included; one
+that overruns or raises is stopped and reported failed, and the others go on.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from runners.types import PreparedPass
+
+COMPARABILITY_FAMILY = "kernelindex_rerun"
+HARNESS = {"name": "KernelIndex rerun harness", "repository": "https://github.com/kernelindex/kernelindex"}
+L2_FLUSH_BYTES = 256 * 1024 * 1024  # several times the L2 of any current GPU (H200: 60 MiB)
+
+PROTOCOL_PRESETS: dict[str, dict[str, Any]] = {
+    "standard": {"warmupReps": 5, "trials": 5, "samplesPerTrial": 20, "inputSets": 4, "correctnessTrials": 3,
+                 "budgetSeconds": 900},
+    "smoke": {"warmupReps": 1, "trials": 2, "samplesPerTrial": 3, "inputSets": 2, "correctnessTrials": 2,
+              "budgetSeconds": 120},
+}
+"""Named protocols. ``standard`` is what published reruns use; ``smoke`` checks that a rerun works at all."""
+
+INPUT_SEED_BASE = 1000  # input set i is built with seed INPUT_SEED_BASE + i
+TIMERS = {"cuda": "cuda_events", "cpu": "perf_counter_ns"}
+
+
+def protocol_document(preset: str, target: str, budget_seconds: float | None = None) -> dict[str, Any]:
+    """The protocol a rerun follows, as the document the registry digests."""
+    if preset not in PROTOCOL_PRESETS:
+        raise KeyError(f"unknown protocol {preset!r} (known: {', '.join(PROTOCOL_PRESETS)})")
+    parameters = dict(PROTOCOL_PRESETS[preset])
+    if budget_seconds is not None:
+        parameters["budgetSeconds"] = budget_seconds
+    return {
+        "name": f"kernelindex-{preset}",
+        "preset": preset,
+        "harness": dict(HARNESS),
+        "timer": TIMERS[target],
+        "primaryStatistic": "median",
+        "statistics": ["median", "p20", "p80", "cv"],
+        "comparabilityFamily": COMPARABILITY_FAMILY,
+        **parameters,
+        "inputSeeds": [INPUT_SEED_BASE + index for index in range(parameters["inputSets"])],
+        "interleaving": "round-robin by trial, first implementation rotating",
+        "l2FlushBytes": L2_FLUSH_BYTES if target == "cuda" else None,
+        "notes": ("Timed: one call of the pass (forward; backward of a fixed forward with a fixed upstream "
+                  "gradient; or both). Inputs rotate through seeded sets copied in before each call; the L2 is "
+                  "flushed before each call on GPUs; setup, copies and flush are outside the timed region. "
+                  "Comparable only within one kernel, workload, timed pass and hardware."),
+    }
+
+
+# ----------------------------------------------------------------------------- budget
+
+
+class BudgetExceeded(Exception):
+    """An implementation used up its time budget."""
+
+
+class Budget:
+    """Seconds one implementation may spend across all its phases, compilation included.
+
+    On the main thread an interval timer interrupts a phase that runs over (a long
+    compilation returns to Python often enough for that); elsewhere the overrun is
+    noticed when the phase ends.
+    """
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.spent = 0.0
+
+    def _exceeded(self) -> BudgetExceeded:
+        return BudgetExceeded(f"exceeded its time budget of {self.seconds:g} s (compilation included)")
+
+    @contextmanager
+    def limit(self):
+        remaining = self.seconds - self.spent
+        if remaining <= 0:
+            raise self._exceeded()
+        use_alarm = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+        if use_alarm:
+            def on_alarm(signum, frame):
+                raise self._exceeded()
+
+            previous = signal.signal(signal.SIGALRM, on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, remaining)
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            if use_alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+            self.spent += time.monotonic() - started
+        if self.spent > self.seconds:
+            raise self._exceeded()
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def load_inputs(tensors: Mapping[str, Any], values: Mapping[str, Any]) -> None:
+    """Copy ``values`` into ``tensors`` in place, so prepared passes see new inputs in the same storage."""
+    import torch
+
+    with torch.no_grad():
+        for name, tensor in tensors.items():
+            tensor.copy_(values[name])
+
+
+# ----------------------------------------------------------------------------- timers
+
+
+class PerfCounterTimer:
+    """Wall-clock timing of synchronous CPU calls."""
+
+    name = "perf_counter_ns"
+
+    def __init__(self, device: str):
+        self.device = device
+
+    def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None]) -> list[float]:
+        samples = []
+        for _ in range(count):
+            next_inputs()
+            prepared.setup()
+            started = time.perf_counter_ns()
+            outputs = prepared.run()
+            samples.append(float(time.perf_counter_ns() - started))
+            del outputs
+        return samples
+
+    def synchronize(self) -> None:
+        return None
+
+
+class CudaEventTimer:
+    """CUDA events recorded on the current stream around each call, the L2 flushed before each."""
+
+    name = "cuda_events"
+
+    def __init__(self, device: str, flush_bytes: int = L2_FLUSH_BYTES):
+        import torch
+
+        self.device = torch.device(device)
+        self.flush_buffer = torch.empty(flush_bytes, dtype=torch.int8, device=self.device)
+
+    def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None]) -> list[float]:
+        import torch
+
+        events = []
+        for _ in range(count):
+            next_inputs()
+            prepared.setup()
+            self.flush_buffer.zero_()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            outputs = prepared.run()
+            end.record()
+            events.append((start, end))
+            del outputs
+        torch.cuda.synchronize(self.device)
+        return [start.elapsed_time(end) * 1e6 for start, end in events]
+
+    def synchronize(self) -> None:
+        import torch
+
+        torch.cuda.synchronize(self.device)
+
+
+def make_timer(target: str, device: str):
+    return CudaEventTimer(device) if target == "cuda" else PerfCounterTimer(device)
+
+
+# ----------------------------------------------------------------------------- measurement
+
+
+@dataclass
+class Contestant:
+    """One implementation being timed: its prepared pass, its own tensors, its budget and its samples."""
+
+    name: str
+    prepared: PreparedPass | None
+    tensors: Mapping[str, Any]
+    budget: Budget
+    samples: list[list[float]] = field(default_factory=list)
+    error: str | None = None
+    calls: int = 0
+
+    def fail(self, phase: str, error: BaseException) -> None:
+        reason = str(error) if isinstance(error, BudgetExceeded) else f"{type(error).__name__}: {error}"
+        self.error = f"{phase}: {reason}"
+
+
+def _input_rotation(contestant: Contestant, input_sets: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
+    def next_inputs():
+        load_inputs(contestant.tensors, input_sets[contestant.calls % len(input_sets)])
+        contestant.calls += 1
+
+    return next_inputs
+
+
+def warm_up(contestants: Sequence[Contestant], protocol: Mapping[str, Any], timer,
+            input_sets: Sequence[Mapping[str, Any]]) -> None:
+    for contestant in contestants:
+        if contestant.error:
+            continue
+        try:
+            with contestant.budget.limit():
+                timer.time_calls(contestant.prepared, protocol["warmupReps"], _input_rotation(contestant, input_sets))
+                timer.synchronize()
+        except Exception as error:
+            contestant.fail("warm-up", error)
+
+
+def run_trials(contestants: Sequence[Contestant], protocol: Mapping[str, Any], timer,
+               input_sets: Sequence[Mapping[str, Any]], progress: Callable[[str], None] = lambda message: None) -> None:
+    """Time every contestant still standing, interleaved trial by trial; failures stop only their own contestant."""
+    for trial in range(protocol["trials"]):
+        shift = trial % len(contestants)
+        for contestant in [*contestants[shift:], *contestants[:shift]]:
+            if contestant.error:
+                continue
+            try:
+                with contestant.budget.limit():
+                    samples = timer.time_calls(contestant.prepared, protocol["samplesPerTrial"],
+                                               _input_rotation(contestant, input_sets))
+            except Exception as error:
+                contestant.fail(f"timing trial {trial + 1}", error)
+                continue
+            contestant.samples.append(samples)
+            progress(f"  trial {trial + 1}/{protocol['trials']} {contestant.name}: "
+                     f"median {percentile(samples, 50) / 1e6:.4g} ms")
+
+
+# ----------------------------------------------------------------------------- statistics
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile with linear interpolation between closest ranks (numpy's default)."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("no samples")
+    position = (len(ordered) - 1) * q / 100
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def timing_summary(samples: list[list[float]]) -> dict[str, Any]:
+    """The timing section of a rerun result: statistics over all samples, and the samples by trial."""
+    pooled = [sample for trial in samples for sample in trial]
+    mean = sum(pooled) / len(pooled)
+    variance = sum((sample - mean) ** 2 for sample in pooled) / (len(pooled) - 1) if len(pooled) > 1 else 0.0
+    return {
+        "unit": "ns",
+        "median": percentile(pooled, 50),
+        "p20": percentile(pooled, 20),
+        "p80": percentile(pooled, 80),
+        "samples": [list(trial) for trial in samples],
+        "trials": len(samples),
+        "samplesPerTrial": len(samples[0]),
+        "cv": math.sqrt(variance) / mean if mean else 0.0,
+    }
