@@ -108,7 +108,7 @@ def relative_errors(actual: Mapping[str, Any], expected: Mapping[str, Any]) -> d
     scale = max(float(reference.norm()) / math.sqrt(max(reference.numel(), 1)) for reference in expected.values())
     errors = {}
     for name, reference in expected.items():
-        difference = float((actual[name].to(torch.float64) - reference).norm())
+        difference = float((actual[name].detach().to(torch.float64) - reference).norm())
         floor = NORM_FLOOR * scale * math.sqrt(reference.numel())
         errors[name] = difference / max(float(reference.norm()), floor, 1e-300)
     return errors

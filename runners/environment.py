@@ -130,3 +130,14 @@ def generate_environment(target: str, device: str) -> dict[str, Any]:
             software[name] = version
     return {"hardware": hardware, "software": software, "host": socket.gethostname(), "target": target,
             "cpu": cpu}
+
+
+def project_revision() -> str:
+    """The KernelIndex checkout's git commit, for implementations that are KernelIndex's own code."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        completed = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True,
+                                   timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return completed.stdout.strip() or "unknown"

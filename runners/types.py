@@ -160,14 +160,17 @@ class PreparedPass:
     ``setup`` runs before every call, outside the timed region (the fixed forward of
     a backward pass); ``run`` is the timed call and returns the pass's outputs by name:
     ``output`` for the forward result and ``grad_<tensor>`` for each gradient.
+    ``settled_details``, when given, is asked after timing.
     """
 
     run: Callable[[], Mapping[str, Any]]
     setup: Callable[[], None] = _do_nothing
+    settled_details: Callable[[], Mapping[str, Any]] | None = None
+    """What the implementation settled on while running (autotuned configs), added to its details."""
 
     @classmethod
-    def autograd(cls, forward: Callable[[], Any], pass_: str, leaves: Mapping[str, Any],
-                 grad_output: Any) -> "PreparedPass":
+    def autograd(cls, forward: Callable[[], Any], pass_: str, leaves: Mapping[str, Any], grad_output: Any,
+                 settled_details: Callable[[], Mapping[str, Any]] | None = None) -> "PreparedPass":
         """The three passes of a differentiable ``forward()`` over ``leaves`` (tensors requiring grad).
 
         ``backward`` differentiates a forward made in ``setup``; ``full`` makes and
@@ -183,19 +186,19 @@ class PreparedPass:
             return {f"grad_{name}": grad for name, grad in zip(names, grads)}
 
         if pass_ == "forward":
-            return cls(run=lambda: {"output": forward()})
+            return cls(run=lambda: {"output": forward()}, settled_details=settled_details)
         if pass_ == "full":
             def run_full():
                 output = forward()
                 return {"output": output, **gradients(output)}
-            return cls(run=run_full)
+            return cls(run=run_full, settled_details=settled_details)
         if pass_ == "backward":
             state = {}
 
             def setup():
                 state["output"] = forward()
 
-            return cls(run=lambda: gradients(state.pop("output")), setup=setup)
+            return cls(run=lambda: gradients(state.pop("output")), setup=setup, settled_details=settled_details)
         raise ValueError(f"pass must be one of {', '.join(PASSES)}, not {pass_!r}")
 
 
@@ -208,3 +211,20 @@ class WorkloadCost:
 
     def as_document(self) -> dict[str, int]:
         return {"flops": int(self.flops), "bytes": int(self.bytes)}
+
+
+DTYPE_NAMES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
+"""Short dtype names, as workloads and definitions write them, and torch's names for them."""
+
+
+def torch_dtype(name: str):
+    """``torch.bfloat16`` for ``bf16``, and so on."""
+    import torch
+
+    return getattr(torch, DTYPE_NAMES[name])
+
+
+def dtype_name(dtype) -> str:
+    """``bf16`` for ``torch.bfloat16``, and so on; torch's own name for dtypes without a short one."""
+    torch_name = str(dtype).removeprefix("torch.")
+    return next((short for short, name in DTYPE_NAMES.items() if name == torch_name), torch_name)

@@ -143,7 +143,14 @@ class LigerCsvReader:
                 dtype = DTYPES.get(str(value), str(value))
                 continue
             normalized = aliases.get(name, name)
-            values[normalized if normalized not in values else name] = value
+            if normalized not in values:
+                values[normalized] = value
+            elif value is None:
+                continue  # a placeholder for the swept parameter (fused_moe writes "T": null)
+            elif name not in values:
+                values[name] = value  # two spellings of one quantity: keep the second under its own name
+            else:
+                raise RowRejected(f"parameter {name} is given twice")
         if family is None:
             return family, values, dtype, {}
         missing = [name for name in family.parameters if name not in values and name not in family.defaults]

@@ -69,7 +69,7 @@ def _matmul_configs():
 def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, bias2_ptr, c_ptr,
                           M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                           NUM_SPLITS: tl.constexpr, HAS_BIAS: tl.constexpr, INPUT_PRECISION: tl.constexpr,
-                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                          UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                           GROUP_M: tl.constexpr, EVEN_K: tl.constexpr):
     """``c[:, s*N:(s+1)*N] = a @ b_s + bias_s`` for split ``s`` (``program_id(1)``).
 
@@ -113,6 +113,9 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
         else:
             a = tl.load(a_ptrs, mask=ks[None, :] < K - k0, other=0.0)
             b = tl.load(b_ptrs, mask=ks[:, None] < K - k0, other=0.0)
+        if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
+            a = a.to(tl.float32)
+            b = b.to(tl.float32)
         acc = tl.dot(a, b, acc=acc, input_precision=INPUT_PRECISION)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
@@ -137,7 +140,8 @@ def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None) -> torch.Tensor
 
     _linear_matmul_kernel[grid](a, *b_ptrs, *bias_ptrs, out, M, N, K, a.stride(0), a.stride(1),
                                 bs[0].stride(0), bs[0].stride(1), out.stride(0), out.stride(1),
-                                NUM_SPLITS=len(bs), HAS_BIAS=has_bias, INPUT_PRECISION=FP32_DOT_PRECISION)
+                                NUM_SPLITS=len(bs), HAS_BIAS=has_bias, INPUT_PRECISION=FP32_DOT_PRECISION,
+                                UPCAST=_INTERPRET and a.dtype != torch.float32)
     return out
 
 

@@ -1,0 +1,140 @@
+"""Numbers, dates and digests as a person reads them, and the Jinja filters that apply them.
+
+Stored figures keep full precision (latency in ns, memory in MB); pages show three
+significant figures in the unit that reads best: ``84.6 ms``, ``720 µs``, ``52.5 MB``.
+Where several figures share an axis (a comparison, a table) a view picks one unit
+for them all with :func:`common_unit` and formats each with :func:`in_unit`
+(``0.315 ms`` beside ``84.6 ms``). JSON and manifests never go through this module.
+"""
+
+import math
+from datetime import date, datetime
+
+# (unit, size of one of it in the stored unit), smallest first
+TIME_UNITS = (("ns", 1.0), ("µs", 1e3), ("ms", 1e6), ("s", 1e9))
+MEMORY_UNITS = (("MB", 1.0), ("GB", 1e3), ("TB", 1e6))
+STORED_SCALES = {"ns": TIME_UNITS, "MB": MEMORY_UNITS}
+SIGNIFICANT_FIGURES = 3
+
+
+def significant(value: float, figures: int = SIGNIFICANT_FIGURES) -> str:
+    """``value`` to ``figures`` significant figures, without exponent or trailing zeros: 84.55 → ``84.6``."""
+    if value == 0 or not math.isfinite(value):
+        return "0" if value == 0 else str(value)
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = max(figures - 1 - magnitude, 0)
+    rounded = round(value, decimals)
+    if rounded != 0 and math.floor(math.log10(abs(rounded))) > magnitude:  # 999.6 → 1000: one figure fewer
+        decimals = max(decimals - 1, 0)
+        rounded = round(value, decimals)
+    text = f"{rounded:,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def scale_for(stored_unit: str):
+    return STORED_SCALES.get(stored_unit, ((stored_unit, 1.0),))
+
+
+def best_unit(value: float, stored_unit: str) -> tuple[str, float]:
+    """The largest unit in which ``value`` (in ``stored_unit``) is at least 1."""
+    scale = scale_for(stored_unit)
+    chosen = scale[0]
+    for unit in scale:
+        if abs(value) >= unit[1]:
+            chosen = unit
+    return chosen
+
+
+def quantity(value, stored_unit: str) -> str:
+    """``84550209, "ns"`` → ``84.6 ms``; ``None`` → an em dash."""
+    if value is None:
+        return "—"
+    unit, size = best_unit(value, stored_unit)
+    return f"{significant(value / size)} {unit}"
+
+
+def common_unit(values, stored_unit: str) -> tuple[str, float]:
+    """One display unit for figures shown together: the best unit of the largest."""
+    present = [abs(v) for v in values if v is not None]
+    return best_unit(max(present) if present else 0.0, stored_unit)
+
+
+def in_unit(value, unit: tuple[str, float]) -> str:
+    """``314960`` in ``("ms", 1e6)`` → ``0.315 ms``."""
+    if value is None:
+        return "—"
+    return f"{significant(value / unit[1])} {unit[0]}"
+
+
+def ratio(value) -> str:
+    """A ratio to #1 as people say it: ``268× slower``, ``1.04× slower``, ``same``."""
+    if value is None:
+        return "—"
+    if value == 1:
+        return "same"
+    return f"{significant(value)}× slower" if value > 1 else f"{significant(1 / value)}× faster"
+
+
+def day(value) -> str:
+    """A date as ``2025-05-27``."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value[:10]
+    if isinstance(value, (datetime, date)):
+        return value.strftime("%Y-%m-%d")
+    return str(value)
+
+
+def moment(value) -> str:
+    """A timestamp as ``2025-05-27 19:26:55 UTC``."""
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return day(value)
+
+
+def short_digest(digest: str, hex_digits: int = 16) -> str:
+    """``sha256:b614dce1fec1aaee…``: the algorithm and the first ``hex_digits`` hex digits."""
+    if not digest:
+        return ""
+    algorithm, _, hex_part = digest.partition(":")
+    if not hex_part:
+        return digest[:hex_digits] + "…"
+    return f"{algorithm}:{hex_part[:hex_digits]}…" if len(hex_part) > hex_digits else digest
+
+
+def parameter_value(value) -> str:
+    """A workload parameter as written in a summary line: ``true`` for booleans, numbers plain."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def shape(dimensions) -> str:
+    """A tensor shape as ``[2, 1024, 512]``."""
+    return "[" + ", ".join(str(d) for d in dimensions) + "]"
+
+
+def thousands(value) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+FILTERS = {
+    "quantity": quantity,
+    "ratio": ratio,
+    "day": day,
+    "moment": moment,
+    "short_digest": short_digest,
+    "parameter_value": parameter_value,
+    "shape": shape,
+    "thousands": thousands,
+    "significant": significant,
+}
+
+
+def register_filters(app) -> None:
+    app.jinja_env.filters.update(FILTERS)

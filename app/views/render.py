@@ -1,0 +1,46 @@
+"""The one place that decides how a page answers: full page, HTMX fragment, or JSON twin.
+
+Every page view builds one context and calls :func:`respond`. A plain request gets
+the full page; an HTMX request (``HX-Request: true``) gets only the fragment the
+page names, unless it is a boosted navigation or a history restore, which need
+the whole page; a request for ``<url>.json`` or one that prefers
+``application/json`` gets the context dumped through the page's schema. Because
+one URL answers all three ways, responses say ``Vary: HX-Request, Accept``.
+"""
+
+from flask import jsonify, make_response, render_template, request
+
+JSON_SUFFIX = ".json"
+
+
+def is_htmx() -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def wants_fragment() -> bool:
+    """An HTMX swap of part of a page (not a boosted link or a back-button restore)."""
+    return (is_htmx() and request.headers.get("HX-Boosted") != "true"
+            and request.headers.get("HX-History-Restore-Request") != "true")
+
+
+def wants_json() -> bool:
+    if request.path.endswith(JSON_SUFFIX):
+        return True
+    if is_htmx():
+        return False
+    best = request.accept_mimetypes.best_match(["text/html", "application/json"])
+    return best == "application/json" and request.accept_mimetypes[best] > request.accept_mimetypes["text/html"]
+
+
+def respond(page: str, context: dict, *, fragment: str | None = None, twin=None, status: int = 200):
+    """Render ``page`` (or ``fragment`` for HTMX), or dump ``twin(context)`` for the JSON twin.
+
+    ``twin`` is a callable returning the JSON-ready document (usually a schema's ``dump``).
+    """
+    if twin is not None and wants_json():
+        response = make_response(jsonify(twin(context)), status)
+    else:
+        template = fragment if (fragment and wants_fragment()) else page
+        response = make_response(render_template(template, **context), status)
+    response.vary.update(("HX-Request", "Accept"))
+    return response

@@ -1,0 +1,97 @@
+"""Fused neighborhood attention on CUDA GPUs: torch, torch.compile, Liger-Kernel and KernelIndex's Triton kernels.
+
+Liger is listed only when ``liger_kernel`` imports, and ``kernelindex_triton`` only
+when the project's kernels do. Workloads, reference and cost are the CPU plugin's.
+"""
+
+import importlib.metadata
+import math
+
+import torch
+
+from plugins.fused_neighborhood_attention import reference
+from plugins.fused_neighborhood_attention.cpu import (TORCH, TORCH_COMPILE, build_workload, differentiable_pass,
+                                                       reference_outputs, workload_cost)
+from plugins.fused_neighborhood_attention.definition import FUSED_NEIGHBORHOOD_ATTENTION
+from runners import hookimpl
+from runners.types import Implementation, KernelPlugin
+
+__all__ = ["build_workload", "reference_outputs", "workload_cost"]  # shared hooks, registered here too
+
+try:
+    from liger_kernel.ops.fused_neighborhood_attention import LigerFusedNeighborhoodAttentionFunction
+except ImportError:
+    LigerFusedNeighborhoodAttentionFunction = None
+
+try:
+    from plugins.fused_neighborhood_attention import triton_kernels
+except ImportError:
+    triton_kernels = None
+
+
+def liger_implementation():
+    return Implementation("liger", "Liger-Kernel", importlib.metadata.version("liger-kernel"),
+                          {"function": "LigerFusedNeighborhoodAttentionFunction", "tf32": True,
+                           "projections": "torch.nn.functional.linear, as in LigerFusedNeighborhoodAttention"})
+
+
+def triton_implementation():
+    from runners.environment import project_revision
+
+    return Implementation("kernelindex_triton", "KernelIndex", project_revision(),
+                          triton_kernels.implementation_record())
+
+
+def available_implementations():
+    implementations = [TORCH, TORCH_COMPILE]
+    if LigerFusedNeighborhoodAttentionFunction is not None:
+        implementations.append(liger_implementation())
+    if triton_kernels is not None:
+        implementations.append(triton_implementation())
+    return tuple(implementations)
+
+
+PLUGIN = KernelPlugin(
+    family=FUSED_NEIGHBORHOOD_ATTENTION,
+    target="cuda",
+    implementations=available_implementations(),
+    description="Upstream torch module, torch.compile of the gather formulation, Liger-Kernel's fused kernel "
+                "and KernelIndex's Triton kernels.",
+)
+
+
+def liger_attention(hidden_states, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, out_weight, out_bias, *,
+                    heads, kernel_size, dilation):
+    """``LigerFusedNeighborhoodAttention.forward`` with the workload's weights: projections, Liger's kernel, output."""
+    batch, seq, hidden = hidden_states.shape
+    head_dim = hidden // heads
+
+    def split(tensor):
+        return tensor.view(batch, seq, heads, head_dim).transpose(1, 2)
+
+    query = split(torch.nn.functional.linear(hidden_states, q_weight, q_bias))
+    key = split(torch.nn.functional.linear(hidden_states, k_weight, k_bias))
+    value = split(torch.nn.functional.linear(hidden_states, v_weight, v_bias))
+    attended = LigerFusedNeighborhoodAttentionFunction.apply(query, key, value, kernel_size, dilation,
+                                                             1.0 / math.sqrt(head_dim))
+    attended = attended.transpose(1, 2).contiguous().view(batch, seq, hidden)
+    return torch.nn.functional.linear(attended, out_weight, out_bias)
+
+
+@hookimpl
+def kernel_plugin():
+    return PLUGIN
+
+
+@hookimpl
+def prepare_pass(implementation, workload, pass_):
+    if implementation.name == "torch":
+        return differentiable_pass(reference.fused_neighborhood_attention_torch, workload, pass_)
+    if implementation.name == "torch_compile":
+        return differentiable_pass(torch.compile(reference.fused_neighborhood_attention_gather), workload, pass_)
+    if implementation.name == "liger":
+        return differentiable_pass(liger_attention, workload, pass_)
+    if implementation.name == "kernelindex_triton":
+        return differentiable_pass(triton_kernels.fused_neighborhood_attention_triton, workload, pass_,
+                                   settled_details=lambda: {"autotuned": triton_kernels.tuned_configs()})
+    return None

@@ -1,0 +1,92 @@
+"""Multi-token attention on CUDA GPUs: torch, torch.compile, Liger-Kernel and KernelIndex's Triton kernels.
+
+Liger is listed only when ``liger_kernel`` imports, and ``kernelindex_triton`` only
+when the project's kernels do. Workloads, reference and cost are the CPU plugin's.
+"""
+
+import importlib.metadata
+
+import torch
+
+from plugins.multi_token_attention import reference
+from plugins.multi_token_attention.cpu import (TORCH, TORCH_COMPILE, build_workload, differentiable_pass,
+                                               reference_outputs, workload_cost)
+from plugins.multi_token_attention.definition import MULTI_TOKEN_ATTENTION
+from runners import hookimpl
+from runners.types import Implementation, KernelPlugin
+
+__all__ = ["build_workload", "reference_outputs", "workload_cost"]  # shared hooks, registered here too
+
+try:
+    from liger_kernel.transformers.multi_token_attention import LigerMultiTokenAttention
+except ImportError:
+    LigerMultiTokenAttention = None
+
+try:
+    from plugins.multi_token_attention import triton_kernels
+except ImportError:
+    triton_kernels = None
+
+
+def liger_implementation():
+    return Implementation("liger", "Liger-Kernel", importlib.metadata.version("liger-kernel"),
+                          {"module": "LigerMultiTokenAttention", "padding": "k // 2"})
+
+
+def triton_implementation():
+    from runners.environment import project_revision
+
+    return Implementation("kernelindex_triton", "KernelIndex", project_revision(),
+                          triton_kernels.implementation_record())
+
+
+def available_implementations():
+    implementations = [TORCH, TORCH_COMPILE]
+    if LigerMultiTokenAttention is not None:
+        implementations.append(liger_implementation())
+    if triton_kernels is not None:
+        implementations.append(triton_implementation())
+    return tuple(implementations)
+
+
+PLUGIN = KernelPlugin(
+    family=MULTI_TOKEN_ATTENTION,
+    target="cuda",
+    implementations=available_implementations(),
+    description="Upstream torch module, torch.compile of it, Liger-Kernel's module and KernelIndex's Triton kernels.",
+)
+
+
+def liger_function(workload):
+    """Liger's module, built for the workload, called with the workload's own weight and bias tensors."""
+    parameters = workload.parameters
+    k = parameters["k"]
+    module = LigerMultiTokenAttention(in_channels=parameters["heads_in"], out_channels=parameters["heads_out"],
+                                      kernel_size=k, padding=k // 2, groups=parameters["groups"],
+                                      bias=bool(workload.options.get("bias", True)))
+    module = module.to(device=workload.device, dtype=reference.torch_dtype(workload.dtype))
+
+    def forward(scores, weight, bias, *, groups):
+        tensors = {"weight": weight} if bias is None else {"weight": weight, "bias": bias}
+        return torch.func.functional_call(module, tensors, (scores,))
+
+    return forward
+
+
+@hookimpl
+def kernel_plugin():
+    return PLUGIN
+
+
+@hookimpl
+def prepare_pass(implementation, workload, pass_):
+    if implementation.name == "torch":
+        return differentiable_pass(reference.multi_token_attention_torch, workload, pass_)
+    if implementation.name == "torch_compile":
+        return differentiable_pass(torch.compile(reference.multi_token_attention_torch), workload, pass_)
+    if implementation.name == "liger":
+        return differentiable_pass(liger_function(workload), workload, pass_)
+    if implementation.name == "kernelindex_triton":
+        return differentiable_pass(triton_kernels.multi_token_attention_triton, workload, pass_,
+                                   settled_details=lambda: {"autotuned": triton_kernels.tuned_configs()})
+    return None

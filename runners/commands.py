@@ -1,0 +1,208 @@
+"""``flask rerun`` and ``flask plugins``: the harness's command line, registered by ``app.cli``."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import click
+from flask.cli import with_appcontext
+
+from runners.discovery import PLUGINS_DIR_VARIABLE, get_registry
+from runners.rerun import METRIC, RerunError, RerunRequest, capture_environment, device_for, rerun_workload
+from runners.timing import PROTOCOL_PRESETS, protocol_document
+from runners.types import PASSES, TARGETS
+
+SOURCE_REPORTED = "source-reported"
+
+
+def progress(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def default_target() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def select_runs(run_ids, external_ids, kernels, passes):
+    """The runs named on the command line; every source-reported speed run of ``kernels`` (and ``passes``)."""
+    from app.models import Run
+
+    selected = []
+    for run_id in run_ids:
+        run = Run.get_or_none(Run.id == run_id)
+        if run is None:
+            raise click.ClickException(f"no run with id {run_id!r}")
+        selected.append(run)
+    for external_id in external_ids:
+        runs = list(Run.select().where(Run.external_id == external_id))
+        if not runs:
+            raise click.ClickException(f"no run with external id {external_id!r}")
+        selected.extend(runs)
+    for kernel in kernels:
+        query = Run.select().where((Run.kernel == kernel) & (Run.metric == METRIC) & (Run.evidence == SOURCE_REPORTED))
+        if passes:
+            query = query.where(Run.pass_.in_(passes))
+        runs = list(query.order_by(Run.observed_at, Run.id))
+        if not runs:
+            raise click.ClickException(f"no source-reported {METRIC} runs of {kernel}"
+                                       + (f" for pass {', '.join(passes)}" if passes else ""))
+        selected.extend(runs)
+    for run in selected:
+        if run.metric != METRIC:
+            raise click.ClickException(f"run {run.id} measures {run.metric}; KernelIndex reruns measure {METRIC}")
+    return selected
+
+
+def _preferred(runs, gpu_product):
+    """The run a result reproduces: one on this host's GPU product if any, else the newest."""
+    return max(runs, key=lambda run: (run.gpu_product == gpu_product, run.observed_at, run.id))
+
+
+def rerun_requests(runs, gpu_product) -> list[RerunRequest]:
+    """One request per distinct workload and pass, each implementation linked to the run it reproduces.
+
+    Runs named on the command line are linked first; the other implementations are linked
+    to the source-reported run of the same workload, pass and implementation, if any.
+    """
+    from app.models import Run
+
+    grouped = {}
+    for run in runs:
+        grouped.setdefault((run.kernel_id, run.pass_, run.workload_key), []).append(run)
+    requests = []
+    for (kernel, pass_, key), named in grouped.items():
+        siblings = Run.select().where((Run.workload_key == key) & (Run.pass_ == pass_) & (Run.metric == METRIC)
+                                      & (Run.evidence == SOURCE_REPORTED))
+        candidates = {}
+        for run in siblings:
+            candidates.setdefault(run.implementation, []).append(run)
+        for run in named:
+            candidates[run.implementation] = [r for r in named if r.implementation == run.implementation]
+        first = named[0]
+        requests.append(RerunRequest(
+            family=kernel, pass_=pass_, parameters=first.parameters, dtype=first.dtype, options=first.options or {},
+            rerun_of={name: _preferred(found, gpu_product).id for name, found in candidates.items()}))
+    return requests
+
+
+def post_results(server: str, token: str, results: list[dict]) -> str:
+    request = urllib.request.Request(
+        server.rstrip("/") + "/api/v1/reruns", data=json.dumps(results).encode("utf-8"), method="POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as error:
+        body = error.read().decode("utf-8", "replace")
+        raise click.ClickException(f"{server} refused the results ({error.code}): {body[:500]}") from error
+    except urllib.error.URLError as error:
+        raise click.ClickException(f"could not reach {server}: {error.reason}") from error
+
+
+def record_results(results: list[dict], out: str | None, server: str | None, token: str | None) -> None:
+    if out:
+        with Path(out).open("a", encoding="utf-8") as bundle:
+            for result in results:
+                bundle.write(json.dumps(result, sort_keys=True) + "\n")
+        progress(f"appended {len(results)} result(s) to {out}")
+    if server:
+        reply = post_results(server, token, results)
+        progress(f"posted {len(results)} result(s) to {server}: {reply.strip()[:300]}")
+    if not out and not server:
+        from app.reruns import RerunRejected, record_rerun_results
+
+        try:
+            summary = record_rerun_results(results)
+        except RerunRejected as error:
+            raise click.ClickException(f"the database refused the results: {error}") from error
+        progress(f"recorded: {summary.line()}")
+
+
+@click.command("rerun")
+@click.argument("run_ids", nargs=-1)
+@click.option("--external-id", "external_ids", multiple=True, help="Select a run by its upstream external id.")
+@click.option("--kernel", "kernels", multiple=True, help="Select every source-reported speed run of this family.")
+@click.option("--pass", "passes", multiple=True, type=click.Choice(PASSES), help="With --kernel: only this pass.")
+@click.option("--implementation", "implementations", multiple=True,
+              help="Time only this implementation (repeatable; default: all the plugin has).")
+@click.option("--target", type=click.Choice(TARGETS), help="Hardware target (default: cuda when a GPU is visible).")
+@click.option("--device", "device_index", default=0, show_default=True, help="CUDA device index.")
+@click.option("--protocol", "preset", type=click.Choice(list(PROTOCOL_PRESETS)), default="standard", show_default=True,
+              help="Timing protocol preset.")
+@click.option("--budget", type=float, help="Seconds each implementation may take, compilation included "
+                                           "(default: the protocol's).")
+@click.option("--out", type=click.Path(dir_okay=False), help="Append results to this JSON-lines bundle.")
+@click.option("--server", help="Post results to this KernelIndex server's /api/v1/reruns.")
+@click.option("--token", envvar="KERNELINDEX_RERUN_TOKEN", help="Rerun-host token for --server.")
+@with_appcontext
+def rerun_command(run_ids, external_ids, kernels, passes, implementations, target, device_index, preset, budget,
+                  out, server, token):
+    """Re-measure runs on this host and record KernelIndex reruns."""
+    if not (run_ids or external_ids or kernels):
+        raise click.UsageError("name runs to rerun: RUN_ID..., --external-id or --kernel")
+    if passes and not kernels:
+        raise click.UsageError("--pass selects among --kernel runs; give --kernel too")
+    if server and not token:
+        raise click.UsageError("--server needs --token (or KERNELINDEX_RERUN_TOKEN)")
+    target = target or default_target()
+    if target == "cuda" and default_target() != "cuda":
+        raise click.ClickException("--target cuda, but torch sees no CUDA device here")
+
+    runs = select_runs(run_ids, external_ids, kernels, passes)
+    registry = get_registry()
+    protocol = protocol_document(preset, target, budget)
+    environment = capture_environment(target, device_for(target, device_index), registry)
+    requests = rerun_requests(runs, (environment.get("hardware") or {}).get("product"))
+    for request in requests:  # refuse bad input before any timing starts
+        try:
+            plugin = registry.find(request.family, target)
+            for name in implementations:
+                plugin.record.implementation(name)
+        except (LookupError, KeyError) as error:
+            raise click.ClickException(error.args[0]) from error
+    progress(f"{len(requests)} workload(s) from {len(runs)} run(s), protocol {protocol['name']}, "
+             f"on {environment['hardware'].get('product', 'unknown')} ({target})")
+
+    results = []
+    for number, request in enumerate(requests, start=1):
+        progress(f"[{number}/{len(requests)}]")
+        try:
+            results.extend(rerun_workload(request, target=target, device_index=device_index,
+                                          implementations=implementations or None, protocol=protocol,
+                                          environment=environment, registry=registry, progress=progress))
+        except RerunError as error:
+            raise click.ClickException(str(error)) from error
+    record_results(results, out, server, token)
+    failed = sum(result["status"] == "failed" for result in results)
+    progress(f"{len(results) - failed} passed, {failed} failed")
+
+
+@click.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Print the listing as JSON.")
+def plugins_command(as_json):
+    """List kernel plugins: family, target, implementations and origin, and broken ones."""
+    registry = get_registry()
+    if as_json:
+        click.echo(json.dumps({"plugins": [plugin.as_document() for plugin in registry.plugins],
+                               "broken": [plugin.as_document() for plugin in registry.broken]}, indent=2))
+        return
+    for plugin in registry.plugins:
+        if plugin.record:
+            record = plugin.record
+            click.echo(f"{record.family.name}  {record.target}  {', '.join(record.implementation_names)}  "
+                       f"[{plugin.origin}: {plugin.name}]")
+        else:
+            click.echo(f"(harness hooks)  [{plugin.origin}: {plugin.name}]")
+    for plugin in registry.broken:
+        click.echo(f"BROKEN [{plugin.origin}: {plugin.name}]: {plugin.error}")
+    if registry.broken:
+        click.echo(f"{len(registry.broken)} plugin(s) could not be loaded; check {PLUGINS_DIR_VARIABLE} "
+                   "and installed packages.", err=True)
+
+
+__all__ = ["rerun_command", "plugins_command"]

@@ -1,0 +1,232 @@
+"""Rerun orchestration: rebuild a workload, check it, time it, describe the host, report.
+
+``rerun_workload`` does one workload and pass for every requested implementation
+at once (so they are timed interleaved) and returns one result document per
+implementation, in the shape ``app.reruns.record_rerun_results`` records and
+``flask rerun --out`` writes as JSON lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Mapping, Sequence
+
+from runners import correctness, timing
+from runners.discovery import LoadedPlugin, PluginRegistry, get_registry
+from runners.types import PASSES, Workload, dtype_name, torch_dtype
+
+METRIC = "speed"
+
+
+class RerunError(Exception):
+    """A rerun that cannot start: bad workload, unknown implementation, no plugin."""
+
+
+@dataclass(frozen=True)
+class RerunRequest:
+    """One workload and pass to re-measure, with the run each implementation's result reproduces.
+
+    ``parameters`` and ``options`` are reported back exactly as given (as the importer
+    normalized them), so a result lands in the same workload as the run it reproduces.
+    """
+
+    family: str
+    pass_: str
+    parameters: Mapping[str, Any]
+    dtype: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    rerun_of: Mapping[str, str] = field(default_factory=dict)  # implementation name -> run id
+
+
+def device_for(target: str, index: int) -> str:
+    return f"cuda:{index}" if target == "cuda" else "cpu"
+
+
+def capture_environment(target: str, device: str, registry: PluginRegistry | None = None) -> dict[str, Any]:
+    """The host description: ``generate_environment`` then every ``update_environment``."""
+    hook = (registry or get_registry()).manager.hook
+    environment = hook.generate_environment(target=target, device=device)
+    hook.update_environment(environment=environment, target=target, device=device)
+    return environment
+
+
+def now_utc() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class _PluginCalls:
+    """The family hooks of one plugin, with the workload values completed from the definition."""
+
+    def __init__(self, registry: PluginRegistry, plugin: LoadedPlugin, request: RerunRequest, device: str):
+        self.registry, self.plugin, self.device = registry, plugin, device
+        definition = plugin.record.family
+        defaults = dict(definition.defaults)
+        self.parameters = {**{k: v for k, v in defaults.items() if k in definition.parameters}, **request.parameters}
+        self.options = {**{k: v for k, v in defaults.items() if k not in definition.parameters}, **request.options}
+        missing = [name for name in definition.parameters if name not in self.parameters]
+        if missing:
+            raise RerunError(f"{definition.name} needs parameters {', '.join(missing)}")
+        self.dtype, self.pass_ = request.dtype, request.pass_
+        self.expected = {spec.name: spec for spec in definition.tensors({**self.parameters, **self.options}, self.dtype)}
+
+    def call(self, hook_name: str, **kwargs):
+        return self.registry.call(self.plugin, hook_name, **kwargs)
+
+    def tensors(self, seed: int) -> dict[str, Any]:
+        """One seeded set of the workload's tensors, checked against the family definition."""
+        tensors = dict(self.call("build_workload", parameters=self.parameters, dtype=self.dtype,
+                                 options=self.options, seed=seed, device=self.device))
+        for name, spec in self.expected.items():
+            tensor = tensors.get(name)
+            if tensor is None:
+                raise RerunError(f"build_workload made no {name!r}")
+            if tuple(tensor.shape) != spec.shape or dtype_name(tensor.dtype) != spec.dtype:
+                raise RerunError(f"build_workload made {name} {dtype_name(tensor.dtype)} "
+                                 f"{list(tensor.shape)}; the definition says {spec.dtype} {list(spec.shape)}")
+        extra = set(tensors) - set(self.expected) - {"grad_output"}
+        if extra:
+            raise RerunError(f"build_workload made tensors the definition does not name: {', '.join(sorted(extra))}")
+        return tensors
+
+    def workload(self, seed: int) -> Workload:
+        return Workload(family=self.plugin.record.family.name, parameters=self.parameters, dtype=self.dtype,
+                        options=self.options, seed=seed, device=self.device, tensors=self.tensors(seed))
+
+
+def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contestant], implementations,
+                       trials: int, progress) -> dict[str, correctness.CorrectnessRecord]:
+    """Run every contestant on each correctness trial's inputs; a failure removes it from timing."""
+    import torch
+
+    dtype = torch_dtype(calls.dtype)
+    errors: dict[str, float] = {}
+    reasons: dict[str, str] = {}
+    for trial in range(trials):
+        seed = correctness.CORRECTNESS_SEED_BASE + trial
+        reference_workload = calls.workload(seed)
+        expected = calls.call("reference_outputs", workload=reference_workload, pass_=calls.pass_)
+        expected = {name: tensor.detach() for name, tensor in expected.items()}
+        for contestant in contestants:
+            if contestant.error:
+                continue
+            try:
+                with contestant.budget.limit():
+                    timing.load_inputs(contestant.tensors, reference_workload.tensors)
+                    contestant.prepared.setup()
+                    correctness.poison_allocator(expected, dtype, calls.device)
+                    outputs = contestant.prepared.run()
+                    copied = correctness.snapshot(outputs)
+                    if calls.device.startswith("cuda"):
+                        torch.cuda.synchronize(calls.device)
+                    error = correctness.check_trial(outputs, copied, expected, contestant.tensors, dtype)
+            except correctness.IncorrectOutput as failure:
+                reasons[contestant.name] = f"correctness trial {trial + 1}: {failure}"
+                contestant.error = reasons[contestant.name]
+                continue
+            except Exception as failure:
+                contestant.fail(f"correctness trial {trial + 1}", failure)
+                continue
+            errors[contestant.name] = max(error, errors.get(contestant.name, 0.0))
+            tolerance = correctness.tolerance_for(calls.dtype, implementations[contestant.name].uses_tf32)
+            if error > tolerance:
+                reasons[contestant.name] = (f"correctness trial {trial + 1}: relative L2 error {error:.3g} "
+                                            f"exceeds the {tolerance:g} tolerance")
+                contestant.error = reasons[contestant.name]
+            progress(f"  correctness {trial + 1}/{trials} {contestant.name}: relative L2 error {error:.3g}")
+    records = {}
+    for contestant in contestants:
+        implementation = implementations[contestant.name]
+        records[contestant.name] = correctness.CorrectnessRecord(
+            passed=contestant.name in errors and contestant.name not in reasons and not contestant.error,
+            error=errors.get(contestant.name), trials=trials, uses_tf32=implementation.uses_tf32,
+            tolerance=correctness.tolerance_for(calls.dtype, implementation.uses_tf32),
+            reason=reasons.get(contestant.name))
+    return records
+
+
+def _implementation_document(implementation, prepared) -> dict[str, Any]:
+    document = implementation.as_document()
+    if prepared is not None and prepared.settled_details is not None:
+        try:
+            document["details"].update(prepared.settled_details())
+        except Exception as error:  # a report about details must not cost the run
+            document["details"]["settledDetailsError"] = f"{type(error).__name__}: {error}"
+    return document
+
+
+def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
+                   implementations: Sequence[str] | None = None, protocol: Mapping[str, Any],
+                   environment: Mapping[str, Any] | None = None, registry: PluginRegistry | None = None,
+                   progress: Callable[[str], None] = lambda message: None) -> list[dict[str, Any]]:
+    """Re-measure one workload and pass with every requested implementation; one result per implementation."""
+    registry = registry or get_registry()
+    if request.pass_ not in PASSES:
+        raise RerunError(f"pass must be one of {', '.join(PASSES)}, not {request.pass_!r}")
+    try:
+        plugin = registry.find(request.family, target)
+    except LookupError as error:
+        raise RerunError(str(error)) from error
+    record = plugin.record
+    names = list(implementations or record.implementation_names)
+    try:
+        chosen = {name: record.implementation(name) for name in names}
+    except KeyError as error:
+        raise RerunError(error.args[0]) from error
+    device = device_for(target, device_index)
+    calls = _PluginCalls(registry, plugin, request, device)
+    if environment is None:
+        environment = capture_environment(target, device, registry)
+    policy = correctness.policy_document(protocol["correctnessTrials"])
+
+    progress(f"{request.family} {request.pass_} {calls.dtype} "
+             + " ".join(f"{k}={v}" for k, v in sorted(calls.parameters.items())) + f" on {device}: {', '.join(names)}")
+    contestants = []
+    for name in names:
+        contestant = timing.Contestant(name=name, prepared=None, tensors={}, budget=timing.Budget(protocol["budgetSeconds"]))
+        contestants.append(contestant)
+        try:
+            with contestant.budget.limit():
+                workload = calls.workload(seed=0)
+                contestant.tensors = workload.tensors
+                contestant.prepared = calls.call("prepare_pass", implementation=chosen[name], workload=workload,
+                                                 pass_=request.pass_)
+                if contestant.prepared is None:
+                    raise RerunError("prepare_pass returned nothing")
+        except RerunError:
+            raise
+        except Exception as error:
+            contestant.fail("prepare", error)
+    records = _check_correctness(calls, contestants, chosen, protocol["correctnessTrials"], progress)
+    input_sets = [calls.tensors(seed) for seed in protocol["inputSeeds"]]
+    timer = timing.make_timer(target, device)
+    timing.warm_up(contestants, protocol, timer, input_sets)
+    timing.run_trials(contestants, protocol, timer, input_sets, progress)
+    cost = calls.call("workload_cost", parameters=calls.parameters, dtype=calls.dtype, options=calls.options,
+                      pass_=request.pass_)
+    observed_at = now_utc()
+
+    results = []
+    for contestant in contestants:
+        passed = contestant.error is None and bool(contestant.samples)
+        results.append({
+            "rerunOf": request.rerun_of.get(contestant.name),
+            "family": request.family,
+            "pass": request.pass_,
+            "metric": METRIC,
+            "implementation": _implementation_document(chosen[contestant.name], contestant.prepared),
+            "workload": {"parameters": dict(request.parameters), "dtype": request.dtype,
+                         "options": dict(request.options)},
+            "status": "passed" if passed else "failed",
+            "error": contestant.error,
+            "timing": timing.timing_summary(contestant.samples) if passed else None,
+            "correctness": records[contestant.name].as_document(policy),
+            "environment": dict(environment),
+            "protocol": dict(protocol),
+            "observedAt": observed_at,
+            "cost": cost.as_document(),
+        })
+        outcome = (f"median {results[-1]['timing']['median'] / 1e6:.4g} ms" if passed
+                   else f"failed: {contestant.error}")
+        progress(f"  {contestant.name}: {outcome}")
+    return results

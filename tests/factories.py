@@ -1,0 +1,37 @@
+"""Builders for test inputs that the harness would otherwise produce on a GPU host."""
+
+import statistics
+
+
+def rerun_result(run, implementation="kernelindex_triton", *, median=80_000.0, host="h200-a", status="passed",
+                 observed_at="2026-11-29T10:00:00Z", spread=0.01, trials=5):
+    """A result document as ``runners.rerun`` reports it, for ``run``'s workload."""
+    samples = [[median * (1 + spread * ((t + s) % 3 - 1) / 2) for s in range(4)] for t in range(trials)]
+    flat = sorted(v for trial in samples for v in trial)
+    timing = {"unit": "ns", "median": statistics.median(flat), "p20": flat[len(flat) // 5],
+              "p80": flat[(len(flat) * 4) // 5], "samples": samples, "trials": trials, "samplesPerTrial": 4,
+              "cv": statistics.pstdev(flat) / statistics.mean(flat)}
+    return {
+        "rerunOf": run.id,
+        "family": run.kernel_id,
+        "pass": run.pass_,
+        "metric": "speed",
+        "implementation": {"name": implementation, "project": "KernelIndex", "revision": "test",
+                           "details": {"tf32": True}},
+        "workload": {"parameters": run.parameters, "dtype": run.dtype, "options": run.options},
+        "status": status,
+        "error": None if status == "passed" else "relative L2 error 0.5 > tolerance 0.002",
+        "timing": timing if status == "passed" else None,
+        "correctness": {"policy": {"name": "kernelindex-correctness-v1", "tolerances": {"fp32": 0.002}},
+                        "policyText": "Relative L2 error against float64.", "passed": status == "passed",
+                        "relL2Error": 1e-4 if status == "passed" else 0.5, "tolerance": 0.002, "trials": 3,
+                        "tf32": True},
+        "environment": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H200", "architecture": "sm_90",
+                                     "name": "NVIDIA H200"},
+                        "software": {"torch": "2.11.0", "triton": "3.6.0", "cuda": "12.8"},
+                        "host": host, "target": "cuda"},
+        "protocol": {"name": "standard", "timer": "cuda_events", "warmup": 10, "trials": trials,
+                     "primaryStatistic": "median", "comparabilityFamily": "kernelindex_rerun"},
+        "observedAt": observed_at,
+        "cost": {"flops": 4_300_000_000, "bytes": 12_000_000},
+    }

@@ -1,0 +1,87 @@
+"""The JSON API (/api/v1): shapes pinned, filters, pagination, errors."""
+
+import pytest
+
+from app.models import Run
+
+from .conftest import DATA
+
+ITEM_FIELDS = {"id", "external_id", "kernel", "implementation", "pass", "metric", "gpu", "median", "p20", "p80",
+               "unit", "rank", "group_size", "evidence", "observed_at"}
+
+
+@pytest.fixture
+def imported(app, runner):
+    assert runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv"),
+                               str(DATA / "liger_small_later.csv")]).exit_code == 0
+    return app
+
+
+def test_run_list_shape_and_filters(imported, client):
+    body = client.get("/api/v1/runs").get_json()
+    assert set(body) == {"items", "total", "next"} and body["total"] == 10 and body["next"] is None
+    assert ITEM_FIELDS <= set(body["items"][0])
+    fna = client.get("/api/v1/runs?kernel=fused_neighborhood_attention&implementation=torch").get_json()
+    assert fna["total"] == 2 and {i["implementation"] for i in fna["items"]} == {"torch"}
+    by_product = client.get("/api/v1/runs?gpu=NVIDIA H100&metric=speed&pass=forward&implementation=liger").get_json()
+    assert {i["gpu"] for i in by_product["items"]} == {"NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe"}
+    by_name = client.get("/api/v1/runs?gpu=NVIDIA H100 PCIe").get_json()
+    assert by_name["total"] == 1
+    assert client.get("/api/v1/runs?evidence=source-reported&source=liger-kernel-bench").get_json()["total"] == 10
+    assert client.get("/api/v1/runs?evidence=kernelindex-rerun").get_json()["total"] == 0
+
+
+def test_pagination_links(imported, client):
+    first = client.get("/api/v1/runs?per_page=4").get_json()
+    assert len(first["items"]) == 4 and first["next"].endswith("page=2") or "page=2" in first["next"]
+    second = client.get(first["next"].replace("http://localhost", "")).get_json()
+    third = client.get(second["next"].replace("http://localhost", "")).get_json()
+    assert third["next"] is None
+    ids = [i["id"] for page in (first, second, third) for i in page["items"]]
+    assert len(ids) == len(set(ids)) == 10
+
+
+def test_filter_by_external_id(imported, client):
+    with imported.app_context():
+        run = Run.get(Run.implementation == "torch_compile")
+    body = client.get("/api/v1/runs", query_string={"external_id": run.external_id}).get_json()
+    assert [i["id"] for i in body["items"]] == [run.id]
+
+
+@pytest.mark.parametrize("query", ["evidence=great", "page=0", "per_page=100000", "page=abc", "colour=blue"])
+def test_bad_filters_are_400_with_a_message(imported, client, query):
+    response = client.get(f"/api/v1/runs?{query}")
+    assert response.status_code == 400
+    assert response.get_json()["error"].startswith("bad query")
+
+
+def test_run_detail_shape(imported, client):
+    with imported.app_context():
+        old, new = (Run.select().where((Run.kernel == "fused_neighborhood_attention") & (Run.implementation == "torch"))
+                    .order_by(Run.observed_at))
+    body = client.get(f"/api/v1/runs/{new.id}").get_json()
+    assert set(body) >= {"id", "manifest", "evidence", "comparison", "superseded_by", "supersedes", "rerun_of",
+                         "reruns", "attestations", "links"}
+    assert set(body["manifest"]) == {"run", "protocol", "environment", "workload", "implementation"}
+    assert body["comparison"]["rank"] == 2 and body["comparison"]["size"] == 2
+    assert body["supersedes"] == [old.id] and body["superseded_by"] is None
+    old_body = client.get(f"/api/v1/runs/{old.id}").get_json()
+    assert old_body["superseded_by"] == new.id and old_body["comparison"]["rank"] is None
+
+
+def test_comparison_shape(imported, client):
+    with imported.app_context():
+        run = Run.get(Run.implementation == "torch_compile")
+    key = run.comparison_key_id
+    body = client.get(f"/api/v1/comparisons/{key}").get_json()
+    assert body["key"] == key and body["size"] == 3
+    assert [m["rank"] for m in body["members"]] == [1, 1, 3]
+    assert {"id", "rank", "implementation", "median", "p20", "p80", "ratio"} <= set(body["members"][0])
+    assert body["members"][0]["ratio"] == 1.0
+    assert client.get(f"/api/v1/comparisons/{key.split(':')[1]}").status_code == 200
+
+
+def test_unknown_ids_are_404_json(imported, client):
+    for url in ("/api/v1/runs/000000000000", "/api/v1/comparisons/sha256:00"):
+        response = client.get(url)
+        assert response.status_code == 404 and "error" in response.get_json()

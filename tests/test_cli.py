@@ -1,0 +1,35 @@
+"""The flask CLI: database, maintainers and rerun-host tokens."""
+
+from app.models import HostToken, Maintainer
+
+
+def test_db_upgrade_is_idempotent(runner):
+    result = runner.invoke(args=["db", "upgrade"])
+    assert result.exit_code == 0 and "applied 0 migration(s)" in result.output
+
+
+def test_tokens_are_shown_once_and_stored_hashed(app, runner):
+    created = runner.invoke(args=["tokens", "create", "h200-a"])
+    token = created.output.strip()
+    assert created.exit_code == 0 and token.startswith("kih_")
+    with app.app_context():
+        stored = HostToken.get(HostToken.name == "h200-a")
+        assert stored.token_hash != token and stored.token_hash == HostToken.hash(token)
+        assert HostToken.find_active(token) == stored
+    listed = runner.invoke(args=["tokens", "list"])
+    assert "h200-a\tactive" in listed.output and token not in listed.output
+    assert runner.invoke(args=["tokens", "create", "h200-a"]).exit_code != 0
+    assert runner.invoke(args=["tokens", "revoke", "h200-a"]).exit_code == 0
+    with app.app_context():
+        assert HostToken.find_active(token) is None
+    assert runner.invoke(args=["tokens", "revoke", "nobody"]).exit_code != 0
+
+
+def test_maintainer_accounts(app, runner):
+    result = runner.invoke(args=["users", "create", "ada"], input="s3cret-pass\ns3cret-pass\n")
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        user = Maintainer.get(Maintainer.username == "ada")
+        assert user.password_hash != "s3cret-pass" and user.password_hash.startswith(("scrypt:", "pbkdf2:"))
+    again = runner.invoke(args=["users", "create", "ada"], input="x\nx\n")
+    assert again.exit_code != 0 and "already exists" in again.output

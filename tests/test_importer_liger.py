@@ -1,0 +1,251 @@
+"""The Liger-Kernel CSV importer: normalization, idempotence, supersession and every failure path."""
+
+import csv
+import io
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from app.models import Family, Manifest, Run, SourceFile
+
+from .conftest import DATA, LIGER_DATA
+
+HEADER = ("kernel_name,kernel_provider,kernel_operation_mode,metric_name,metric_unit,x_name,x_label,x_value,"
+          "y_value_50,y_value_20,y_value_80,extra_benchmark_config_str,gpu_name,timestamp,liger_version")
+FNA_CONFIG = '"{""batch_size"": 2, ""hidden_size"": 512, ""num_heads"": 8, ""kernel_size"": 7, ""dilation"": 1, ""bias"": true, ""dtype"": ""torch.float32""}"'
+
+
+def import_liger(runner, *locations):
+    return runner.invoke(args=["import", "liger", *map(str, locations)])
+
+
+def fna_row(x="256", median="0.1", timestamp="2025-05-27 19:25:08", gpu="NVIDIA H100 80GB HBM3", provider="liger"):
+    return (f"fused_neighborhood_attention,{provider},forward,speed,ms,seq_len,sequence length,{x},{median},0.09,"
+            f"0.11,{FNA_CONFIG},{gpu},{timestamp},0.5.10")
+
+
+def write(tmp_path, name, *lines):
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_import_summary_and_normalized_parameters(app, runner):
+    result = import_liger(runner, DATA / "liger_small.csv")
+    assert result.exit_code == 0, result.output
+    assert "read 9, created 9, unchanged 0, superseded 0, rejected 0" in result.output
+    with app.app_context():
+        mta = Run.get((Run.kernel == "multi_token_attention") & (Run.implementation == "torch"))
+        assert mta.parameters == {"seq": 1024, "batch": 2, "heads_in": 4, "heads_out": 4, "k": 3, "groups": 1}
+        assert mta.options == {"bias": True} and mta.dtype == "bf16" and mta.x_name == "seq"
+        assert mta.evidence == "source-reported" and mta.status == "passed"
+        assert (mta.median, mta.p20, mta.p80, mta.unit) == (719872, 716800, 726016, "ns")
+        unknown = Run.get(Run.implementation == "liger_triton")  # x is a model name, family not known
+        assert unknown.x_value == "llama_2_7b" and unknown.x_number is None
+        assert unknown.parameters == {"model_config": "llama_2_7b", "batch": 1, "seq": 2048}
+        memory = Run.get(Run.metric == "memory")
+        assert (memory.median, memory.unit) == (52.5, "MB")
+        assert Family.get_by_id("multi_token_attention").title == "Multi-token attention"
+        source = SourceFile.get()
+        assert source.rows_read == 9 and source.runs_created == 9 and len(source.sha256) == 64
+
+
+def test_gpu_form_factors_are_never_merged(app, runner):
+    import_liger(runner, DATA / "liger_small.csv")
+    with app.app_context():
+        hbm3, pcie = (Run.get((Run.implementation == "liger") & (Run.gpu == gpu) & (Run.metric == "speed"))
+                      for gpu in ("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe"))
+        assert hbm3.gpu_product == pcie.gpu_product == "NVIDIA H100"
+        assert hbm3.comparison_key_id != pcie.comparison_key_id
+        assert hbm3.environment_digest != pcie.environment_digest
+
+
+def test_reimport_creates_nothing(app, runner):
+    import_liger(runner, DATA / "liger_small.csv")
+    with app.app_context():
+        counts = (Run.select().count(), Manifest.select().count(), SourceFile.select().count())
+    again = import_liger(runner, DATA / "liger_small.csv")
+    assert "created 0, unchanged 9" in again.output
+    with app.app_context():
+        assert (Run.select().count(), Manifest.select().count(), SourceFile.select().count()) == counts
+
+
+def test_config_is_compared_parsed_and_newer_observations_supersede(app, runner):
+    import_liger(runner, DATA / "liger_small.csv")
+    result = import_liger(runner, DATA / "liger_small_later.csv")
+    # the liger row differs only in the order of its config keys: the same observation
+    assert "read 2, created 1, unchanged 1, superseded 1, rejected 0" in result.output, result.output
+    with app.app_context():
+        old, new = (Run.select().where((Run.kernel == "fused_neighborhood_attention") & (Run.implementation == "torch"))
+                    .order_by(Run.observed_at))
+        assert old.superseded_by_id == new.id and new.superseded_by_id is None
+        assert old.rank is None and new.rank == 2  # liger 0.315 ms stays #1
+        assert [run.id for run in new.supersedes] == [old.id]
+        assert new.comparison_key.size == 2
+
+
+def test_history_in_any_order_gives_the_same_runs(tmp_path, app, runner):
+    import_liger(runner, DATA / "liger_small_later.csv", DATA / "liger_small.csv")
+    with app.app_context():
+        current = {r.external_id: (r.rank, r.superseded_by_id is None) for r in Run.select()}
+    assert len(current) == 10
+    assert sum(1 for rank, is_current in current.values() if not is_current) == 1
+
+
+def test_malformed_rows_are_rejected_with_line_numbers(tmp_path, app, runner):
+    path = write(tmp_path, "mixed.csv", HEADER,
+                 fna_row("128"),
+                 fna_row("256", median="fast"),
+                 fna_row("512").replace("2025-05-27 19:25:08", "yesterday"),
+                 'fused_neighborhood_attention,liger,forward,speed,ms,seq_len,sequence length,1024,0.1,0.09,0.11,"{not json}",NVIDIA H100 80GB HBM3,2025-05-27 19:25:08,0.5.10',
+                 fna_row("2048")[:40],
+                 fna_row("4096", median="-1"),
+                 fna_row("8192"))
+    result = import_liger(runner, path)
+    assert result.exit_code == 0
+    assert "read 7, created 2, unchanged 0, superseded 0, rejected 5" in result.output
+    for line, reason in ((3, "y_value_50 is not a number"), (4, "timestamp"),
+                         (5, "extra_benchmark_config_str is not JSON"),
+                         (6, "expected 15 fields"), (7, "y_value_50 is not a finite non-negative number")):
+        assert f"line {line}: rejected: {reason}" in result.output, result.output
+    with app.app_context():
+        assert sorted(Run.select(Run.x_value).tuples()) == [("128",), ("8192",)]
+
+
+@pytest.mark.parametrize("content, message", [
+    ("", "the file is empty"),
+    ("a,b,c\n1,2,3\n", "missing columns"),
+    (b"\xff\xfe\x00garbage", "not UTF-8"),
+])
+def test_wrong_format_files_change_nothing(tmp_path, app, runner, content, message):
+    import_liger(runner, DATA / "liger_small.csv")
+    path = tmp_path / "bad.csv"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    result = import_liger(runner, path)
+    assert result.exit_code == 1 and message in result.output
+    with app.app_context():
+        assert Run.select().count() == 9 and SourceFile.select().count() == 1
+
+
+def test_truncated_file_keeps_its_good_rows_and_reports_the_cut_one(tmp_path, app, runner):
+    text = (DATA / "liger_small.csv").read_text()
+    path = tmp_path / "truncated.csv"
+    path.write_text(text[: text.index("multi_token_attention,liger") + 60])
+    result = import_liger(runner, path)
+    assert "rejected 1" in result.output and "line 7: rejected: expected 15 fields" in result.output
+    assert "created 5" in result.output
+
+
+def test_missing_file_and_failing_url(app, runner, tmp_path):
+    result = import_liger(runner, tmp_path / "nope.csv")
+    assert result.exit_code == 1 and "could not read" in result.output
+    result = import_liger(runner, "http://127.0.0.1:9/liger.csv")
+    assert result.exit_code == 1 and "could not fetch" in result.output
+    with app.app_context():
+        assert Run.select().count() == 0
+
+
+def test_import_from_url(app, runner):
+    body = (DATA / "liger_small.csv").read_bytes()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path != "/liger.csv":
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_port}"
+        assert "created 9" in import_liger(runner, f"{base}/liger.csv").output
+        missing = import_liger(runner, f"{base}/missing.csv")
+        assert missing.exit_code == 1 and "404" in missing.output
+    finally:
+        server.shutdown()
+
+
+@pytest.mark.skipif(not LIGER_DATA.is_dir(), reason="../shared/data/liger is not present")
+def test_source_commit_is_read_from_source_md(app, runner):
+    import_liger(runner, LIGER_DATA / "history" / "2024-09-03_b5672a15.csv", LIGER_DATA / "all_benchmark_data_cutile.csv")
+    with app.app_context():
+        by_path = {f.location.rsplit("/", 1)[-1]: f for f in SourceFile.select()}
+        first = by_path["2024-09-03_b5672a15.csv"]
+        assert first.commit == "b5672a153b7b314a367996fc6cd60a57aeda4ccc"
+        assert first.upstream_path == "benchmark/data/all_benchmark_data.csv"
+        assert first.repository == "https://github.com/linkedin/Liger-Kernel" and first.license == "BSD-2-Clause"
+        cutile = by_path["all_benchmark_data_cutile.csv"]
+        assert cutile.commit == "7a12e092579dba20fa02388bf80a2c39cbc9010a"
+        assert cutile.upstream_path == "benchmark/data/all_benchmark_data_cutile.csv"
+
+
+# The sweeps name one quantity differently (H in one sweep is hidden_size in another's config):
+# the recomputation spells out its own synonyms rather than reuse the importer's table.
+SYNONYMS = {"H": "hidden_size", "T": "seq_len", "L": "seq_len", "B": "batch_size", "bsz": "batch_size",
+            "V": "vocab_size", "num_heads": "heads", "C_in": "heads_in", "C_out": "heads_out", "K": "k"}
+
+
+def newest_csv_groups():
+    """Rank and group size of every row of the newest main CSV, recomputed without the app."""
+    import json
+
+    def number(text):
+        try:
+            value = float(text)
+        except ValueError:
+            return text
+        return int(value) if value.is_integer() else value
+
+    groups = {}
+    for row in csv.DictReader(io.open(LIGER_DATA / "all_benchmark_data.csv", newline="")):
+        workload = {SYNONYMS.get(k, k): v for k, v in json.loads(row["extra_benchmark_config_str"]).items()}
+        workload[SYNONYMS.get(row["x_name"], row["x_name"])] = number(row["x_value"])
+        key = (row["kernel_name"], row["kernel_operation_mode"], row["metric_name"], row["gpu_name"],
+               json.dumps(workload, sort_keys=True))
+        groups.setdefault(key, []).append(row)
+    expected = {}
+    for members in groups.values():
+        medians = [float(m["y_value_50"]) for m in members]
+        for member in members:
+            rank = 1 + sum(1 for value in medians if value < float(member["y_value_50"]))
+            expected[(member["kernel_name"], member["kernel_provider"], member["kernel_operation_mode"],
+                      member["metric_name"], member["x_value"], member["extra_benchmark_config_str"],
+                      member["gpu_name"], member["timestamp"])] = (rank, len(members))
+    return expected
+
+
+@pytest.mark.skipif(not LIGER_DATA.is_dir(), reason="../shared/data/liger is not present")
+def test_whole_history_one_run_per_observation_and_ranks_match_newest_csv(tmp_path):
+    from .conftest import fresh_database_url, liger_files, make_app
+
+    app = make_app(fresh_database_url("ki_test_history", tmp_path))
+    history = [f for f in liger_files() if "cut" not in f]
+    result = app.test_cli_runner().invoke(args=["import", "liger", *history])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        assert Run.select().count() == 2940
+        assert Run.select().where(Run.superseded_by.is_null(False)).count() == 120
+        expected = newest_csv_groups()
+        runs = {}
+        for run in Run.select(Run, Run.comparison_key).where(Run.superseded_by.is_null()):
+            runs[run.external_id] = run
+        checked = 0
+        from app.importers.liger_csv import LigerCsvReader
+        from runners.discovery import family_definitions
+
+        reader = LigerCsvReader(family_definitions())
+        for row in csv.DictReader(io.open(LIGER_DATA / "all_benchmark_data.csv", newline="")):
+            checked_row = reader.check(row)
+            run = Run.get(Run.identity_key == checked_row.identity_key)
+            key = (row["kernel_name"], row["kernel_provider"], row["kernel_operation_mode"], row["metric_name"],
+                   row["x_value"], row["extra_benchmark_config_str"], row["gpu_name"], row["timestamp"])
+            assert (run.rank, run.comparison_key.size) == expected[key], run.external_id
+            checked += 1
+        assert checked == 2448

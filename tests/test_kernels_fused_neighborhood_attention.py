@@ -1,0 +1,123 @@
+"""The fused neighborhood attention references and Triton kernels, checked in the Triton interpreter.
+
+Small irregular sizes, fresh random inputs every run (the seed is in each failure
+message), outputs poisoned with NaN so an element a kernel forgets to write fails,
+forward and every gradient compared with the float64 reference by relative L2 error.
+"""
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import random
+
+import pytest
+import torch
+
+from plugins.fused_neighborhood_attention import reference
+from plugins.fused_neighborhood_attention import triton_kernels
+
+TOLERANCE = {torch.float32: 2e-3, torch.bfloat16: 2e-2}
+"""Relative L2 error allowed against float64, per dtype (fp32 allows TF32 projections on a GPU)."""
+
+INTERPRETER_FP32_TOLERANCE = 1e-5
+"""Under the interpreter, fp32 dots are plain fp32: hold the kernels to that."""
+
+CASES = [  # seq, hidden, heads, kernel_size, dilation, dtype, bias
+    (37, 48, 3, 5, 2, torch.float32, True),
+    (29, 32, 2, 3, 1, torch.float32, True),
+    (23, 40, 5, 7, 3, torch.float32, False),
+    (37, 48, 3, 5, 2, torch.bfloat16, True),
+]
+
+
+def fresh_seed() -> int:
+    return random.SystemRandom().randrange(2**31)
+
+
+def relative_error(value: torch.Tensor, expected: torch.Tensor) -> float:
+    return ((value.double() - expected).norm() / expected.norm()).item()
+
+
+def workload(seq, hidden, dtype, bias, seed):
+    return reference.make_workload({"batch": 2, "seq": seq, "hidden": hidden, "bias": bias}, dtype, "cpu", seed)
+
+
+@pytest.fixture
+def poisoned_allocations(monkeypatch):
+    """Make ``torch.empty``/``empty_like`` return NaN-filled floats, so unwritten outputs show."""
+    empty, empty_like = torch.empty, torch.empty_like
+
+    def poison(tensor):
+        return tensor.fill_(float("nan")) if tensor.is_floating_point() else tensor
+
+    monkeypatch.setattr(torch, "empty", lambda *args, **kwargs: poison(empty(*args, **kwargs)))
+    monkeypatch.setattr(torch, "empty_like", lambda *args, **kwargs: poison(empty_like(*args, **kwargs)))
+
+
+@pytest.mark.parametrize("dilation", [1, 2])
+def test_torch_reference_and_gather_agree_with_float64(dilation):
+    seed = fresh_seed()
+    tensors = workload(37, 48, torch.float32, True, seed)
+    options = dict(heads=3, kernel_size=5, dilation=dilation)
+    expected = reference.fused_neighborhood_attention_float64(**tensors, **options)
+    assert expected.dtype == torch.float64
+    torch_error = relative_error(reference.fused_neighborhood_attention_torch(**tensors, **options), expected)
+    gather_error = relative_error(reference.fused_neighborhood_attention_gather(**tensors, **options), expected)
+    assert torch_error < 1e-5, f"seed {seed}: torch reference error {torch_error:.2e}"
+    assert gather_error < 1e-5, f"seed {seed}: gather formulation error {gather_error:.2e}"
+
+
+def test_neighborhood_mask_matches_offsets():
+    mask = reference.neighborhood_mask(11, 5, 2)
+    for i in range(11):
+        expected = {i + offset for offset in reference.neighbor_offsets(5, 2) if 0 <= i + offset < 11}
+        assert set(torch.nonzero(mask[i]).flatten().tolist()) == expected
+    assert torch.equal(mask, mask.T), "the neighborhood relation is symmetric"
+
+
+@pytest.mark.parametrize("seq, hidden, heads, kernel_size, dilation, dtype, bias", CASES)
+def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, hidden, heads, kernel_size, dilation,
+                                                   dtype, bias):
+    seed = fresh_seed()
+    options = dict(heads=heads, kernel_size=kernel_size, dilation=dilation)
+    tensors = workload(seq, hidden, dtype, bias, seed)
+    leaves = {name: None if t is None else t.clone().requires_grad_(True) for name, t in tensors.items()}
+    leaves64 = {name: None if t is None else t.double().requires_grad_(True) for name, t in tensors.items()}
+
+    out = triton_kernels.fused_neighborhood_attention_triton(**leaves, **options)
+    expected = reference.fused_neighborhood_attention_float64(**leaves64, **options)
+    assert out.dtype == dtype and out.shape == expected.shape
+    assert torch.isfinite(out).all(), f"seed {seed}: non-finite or unwritten output"
+    tolerance = INTERPRETER_FP32_TOLERANCE if dtype == torch.float32 else TOLERANCE[dtype]
+    error = relative_error(out, expected)
+    assert error < tolerance, f"seed {seed}: forward error {error:.2e} >= {tolerance:.0e}"
+
+    grad_out = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    out.backward(grad_out.to(dtype))
+    expected.backward(grad_out)
+    scale = leaves64["hidden_states"].grad.norm()
+    for name, leaf in leaves.items():
+        if leaf is None:
+            continue
+        assert torch.isfinite(leaf.grad).all(), f"seed {seed}: non-finite gradient of {name}"
+        want = leaves64[name].grad
+        if name == "k_bias":  # exactly zero: a shift of every key score cancels in the softmax
+            error = ((leaf.grad.double() - want).norm() / scale).item()
+        else:
+            error = relative_error(leaf.grad, want)
+        assert error < tolerance * 2, f"seed {seed}: gradient of {name} error {error:.2e}"
+
+
+def test_triton_records_its_precision_and_configs():
+    record = triton_kernels.implementation_record()
+    assert record["fp32_dot_precision"] == triton_kernels.FP32_DOT_PRECISION
+    assert record["tf32"] is True
+    assert set(record["autotuned"]) == {"_linear_matmul_kernel", "_neighborhood_attention_fwd_kernel",
+                                        "_neighborhood_attention_bwd_kernel"}
+
+
+def test_floors():
+    values = {"batch": 2, "seq": 1024, "hidden": 512, "kernel_size": 7}
+    assert reference.flop_count(values) == 4 * 2 * 2048 * 512 * 512 + 4 * 2048 * 512 * 7
+    assert reference.min_bytes(values, "fp32") == 4 * (2 * 2048 * 512 + 4 * 512 * 512 + 4 * 512)

@@ -1,0 +1,114 @@
+"""The multi-token attention references and Triton kernels, checked in the Triton interpreter.
+
+Small irregular sizes (L 19..23, k 3 and 5, groups, odd head counts, no bias), fresh
+random inputs every run (the seed is in each failure message), outputs poisoned with NaN,
+forward and every gradient compared with the float64 reference by relative L2 error.
+"""
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import random
+
+import pytest
+import torch
+
+from plugins.multi_token_attention import reference
+from plugins.multi_token_attention import triton_kernels
+
+TOLERANCE = {torch.float32: 1e-5, torch.bfloat16: 1e-2}
+"""Relative L2 error allowed against float64, per dtype. bf16 outputs carry their own rounding
+(about 1.7e-3 when rounded to nearest; the interpreter truncates, about 3.4e-3)."""
+
+CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
+    (19, 3, 1, 4, 4, True, torch.float32),
+    (19, 5, 1, 4, 4, True, torch.bfloat16),
+    (21, 3, 2, 4, 6, True, torch.float32),
+    (23, 3, 1, 3, 5, False, torch.float32),
+]
+
+
+def fresh_seed() -> int:
+    return random.SystemRandom().randrange(2**31)
+
+
+def relative_error(value: torch.Tensor, expected: torch.Tensor) -> float:
+    return ((value.double() - expected).norm() / expected.norm()).item()
+
+
+def workload(seq, k, groups, heads_in, heads_out, bias, dtype, seed):
+    values = {"batch": 2, "seq": seq, "k": k, "groups": groups, "heads_in": heads_in, "heads_out": heads_out,
+              "bias": bias}
+    return reference.make_workload(values, dtype, "cpu", seed)
+
+
+@pytest.fixture
+def poisoned_allocations(monkeypatch):
+    """Make ``torch.empty``/``empty_like`` return NaN-filled floats, so unwritten outputs show."""
+    empty, empty_like = torch.empty, torch.empty_like
+
+    def poison(tensor):
+        return tensor.fill_(float("nan")) if tensor.is_floating_point() else tensor
+
+    monkeypatch.setattr(torch, "empty", lambda *args, **kwargs: poison(empty(*args, **kwargs)))
+    monkeypatch.setattr(torch, "empty_like", lambda *args, **kwargs: poison(empty_like(*args, **kwargs)))
+
+
+@pytest.mark.parametrize("k", [3, 5])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_torch_reference_agrees_with_float64(k, dtype):
+    seed = fresh_seed()
+    tensors = workload(19, k, 1, 4, 4, True, dtype, seed)
+    expected = reference.multi_token_attention_float64(**tensors)
+    assert expected.dtype == torch.float64
+    error = relative_error(reference.multi_token_attention_torch(**tensors), expected)
+    assert error < TOLERANCE[dtype], f"seed {seed}: torch reference error {error:.2e}"
+
+
+def test_reference_semantics():
+    """Future positions are zero; with a single centre tap of 1 and no bias, out is the causal softmax."""
+    scores = torch.randn(1, 1, 7, 7, dtype=torch.float64)
+    weight = torch.zeros(1, 1, 3, 3, dtype=torch.float64)
+    weight[0, 0, 1, 1] = 1.0
+    out = reference.multi_token_attention_torch(scores, weight, None)
+    causal = torch.softmax(scores.masked_fill(~reference.causal_mask(7), float("-inf")), dim=-1)
+    assert torch.allclose(out, causal)
+    assert (out[0, 0].triu(1) == 0).all()
+
+
+@pytest.mark.parametrize("seq, k, groups, heads_in, heads_out, bias, dtype", CASES)
+def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, k, groups, heads_in, heads_out, bias,
+                                                   dtype):
+    seed = fresh_seed()
+    tensors = workload(seq, k, groups, heads_in, heads_out, bias, dtype, seed)
+    leaves = {name: None if t is None else t.clone().requires_grad_(True) for name, t in tensors.items()}
+    leaves64 = {name: None if t is None else t.double().requires_grad_(True) for name, t in tensors.items()}
+
+    out = triton_kernels.multi_token_attention_triton(**leaves, groups=groups)
+    expected = reference.multi_token_attention_float64(**leaves64, groups=groups)
+    assert out.dtype == dtype and out.shape == expected.shape
+    assert torch.isfinite(out).all(), f"seed {seed}: non-finite or unwritten output"
+    error = relative_error(out, expected)
+    assert error < TOLERANCE[dtype], f"seed {seed}: forward error {error:.2e}"
+
+    grad_out = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    out.backward(grad_out.to(dtype))
+    expected.backward(grad_out)
+    for name, leaf in leaves.items():
+        if leaf is None:
+            continue
+        assert torch.isfinite(leaf.grad).all(), f"seed {seed}: non-finite gradient of {name}"
+        error = relative_error(leaf.grad, leaves64[name].grad)
+        assert error < 2 * TOLERANCE[dtype], f"seed {seed}: gradient of {name} error {error:.2e}"
+
+
+def test_triton_records_its_configs():
+    record = triton_kernels.implementation_record()
+    assert set(record["autotuned"]) == {"_mta_row_stats_kernel", "_mta_fwd_kernel", "_mta_bwd_scores_kernel",
+                                        "_mta_bwd_reduce_kernel"}
+
+
+def test_floors():
+    values = {"batch": 2, "seq": 1024, "heads_in": 4, "heads_out": 4, "k": 3}
+    assert reference.min_bytes(values, "bf16") == 2 * (2 * 2 * 4 * 1024 * 1024 + 4 * 4 * 9 + 4)

@@ -1,0 +1,40 @@
+"""Every migration applied to an empty database gives exactly the models' schema; rollback removes it."""
+
+from app import db
+from app.models import ALL_MODELS
+
+
+def model_schema(model):
+    return {field.column_name for field in model._meta.sorted_fields}
+
+
+def index_columns(database, table):
+    return {tuple(index.columns) for index in database.get_indexes(table)}
+
+
+def test_migrations_create_the_models_schema(app):
+    with app.app_context():
+        database = db.database.obj
+        tables = set(database.get_tables())
+        for model in ALL_MODELS:
+            table = model._meta.table_name
+            assert table in tables, table
+            columns = {column.name: column for column in database.get_columns(table)}
+            assert set(columns) == model_schema(model), table
+            for field in model._meta.sorted_fields:
+                assert columns[field.column_name].null == field.null or field.primary_key, (table, field.name)
+            for index in model._meta.indexes:
+                columns_ = tuple(model._meta.fields[name].column_name if name in model._meta.fields else name
+                                 for name in index[0])
+                assert columns_ in index_columns(database, table), (table, columns_)
+
+
+def test_rollback_removes_everything(app):
+    with app.app_context():
+        router = db.migration_router()
+        for name in reversed(router.done):
+            router.rollback()
+        remaining = set(db.database.obj.get_tables()) - {router.migrate_table}
+        assert remaining == set()
+        db.upgrade()
+        assert {m._meta.table_name for m in ALL_MODELS} <= set(db.database.obj.get_tables())

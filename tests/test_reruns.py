@@ -1,0 +1,104 @@
+"""Recording KernelIndex reruns: evidence, links, ranking among reruns, replication, bundles and the API."""
+
+import json
+
+import pytest
+
+from app.models import Manifest, Run
+from app.reruns import RerunRejected, record_rerun_results
+
+from .conftest import DATA
+from .factories import rerun_result
+
+
+@pytest.fixture
+def reference(app, runner):
+    assert runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv")]).exit_code == 0
+    with app.app_context():
+        yield Run.get((Run.kernel == "fused_neighborhood_attention") & (Run.implementation == "torch")
+                      & (Run.metric == "speed"))
+
+
+def test_rerun_is_linked_and_ranks_among_reruns(app, reference):
+    summary = record_rerun_results([rerun_result(reference, "torch", median=88_800_000.0),
+                                    rerun_result(reference, "kernelindex_triton", median=80_000.0)])
+    assert len(summary.created) == 2
+    fast, slow = (Run.get_by_id(i) for i in sorted(summary.created, key=lambda i: Run.get_by_id(i).median))
+    assert fast.evidence == slow.evidence == "kernelindex-rerun"
+    assert fast.rerun_of_id == reference.id and {r.id for r in reference.reruns} == {fast.id, slow.id}
+    assert fast.comparison_key_id == slow.comparison_key_id != reference.comparison_key_id
+    assert (fast.rank, slow.rank, fast.comparison_key.size) == (1, 2, 2)
+    assert fast.workload_key == reference.workload_key
+    reference = Run.get_by_id(reference.id)
+    assert (reference.rank, reference.evidence) == (2, "source-reported")  # the source ranking is untouched
+    run_doc = Manifest.get_by_id(fast.digest).document
+    assert run_doc["spec"]["rerun"]["of"] == reference.digest
+    policy = Manifest.get_by_id(run_doc["spec"]["correctness"]["policyDigest"])
+    assert policy.kind == "CorrectnessPolicy"
+
+
+def test_failed_correctness_is_recorded_without_timing(app, reference):
+    summary = record_rerun_results([rerun_result(reference, "cheater", status="failed")])
+    failed = Run.get_by_id(summary.created[0])
+    assert failed.status == "failed" and failed.median is None and failed.rank is None
+    assert "tolerance" in failed.details["error"]
+
+
+def test_agreeing_hosts_replicate(app, reference):
+    record_rerun_results([rerun_result(reference, median=80_000.0, host="h200-a")])
+    summary = record_rerun_results([rerun_result(reference, median=80_500.0, host="h200-b",
+                                                 observed_at="2026-11-29T11:00:00Z")])
+    assert summary.replicated == 2
+    assert {r.evidence for r in Run.select().where(Run.source == "kernelindex")} == {"kernelindex-replicated"}
+
+
+def test_disagreeing_hosts_do_not_replicate(app, reference):
+    record_rerun_results([rerun_result(reference, median=80_000.0, host="h200-a"),
+                          rerun_result(reference, median=120_000.0, host="h200-b")])
+    assert {r.evidence for r in Run.select().where(Run.source == "kernelindex")} == {"kernelindex-rerun"}
+
+
+def test_a_newer_rerun_on_the_same_host_supersedes(app, reference):
+    first = record_rerun_results([rerun_result(reference, median=90_000.0)]).created[0]
+    second = record_rerun_results([rerun_result(reference, median=80_000.0,
+                                                observed_at="2026-11-30T10:00:00Z")]).created[0]
+    assert Run.get_by_id(first).superseded_by_id == second
+
+
+def test_invalid_results_store_nothing(app, reference):
+    good = rerun_result(reference)
+    bad = {**rerun_result(reference, "other"), "pass": "sideways"}
+    with pytest.raises(RerunRejected, match="result 2"):
+        record_rerun_results([good, bad])
+    with pytest.raises(RerunRejected, match="not a run here"):
+        record_rerun_results([{**good, "rerunOf": "ffffffffffff"}])
+    assert Run.select().where(Run.source == "kernelindex").count() == 0
+
+
+def test_bundle_import_is_idempotent(app, reference, runner, tmp_path):
+    bundle = tmp_path / "results.jsonl"
+    bundle.write_text("\n".join(json.dumps(rerun_result(reference, name, median=m))
+                                for name, m in (("torch", 88e6), ("kernelindex_triton", 8e4))) + "\n")
+    first = runner.invoke(args=["import", "kernelindex", str(bundle)])
+    assert first.exit_code == 0 and "created 2, unchanged 0" in first.output
+    again = runner.invoke(args=["import", "kernelindex", str(bundle)])
+    assert "created 0, unchanged 2" in again.output
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"family": \n')
+    result = runner.invoke(args=["import", "kernelindex", str(broken)])
+    assert result.exit_code == 1 and "not JSON" in result.output
+
+
+def test_api_requires_a_rerun_host_token(app, reference, runner, client):
+    payload = [rerun_result(reference)]
+    assert client.post("/api/v1/reruns", json=payload).status_code == 401
+    assert client.post("/api/v1/reruns", json=payload, headers={"Authorization": "Bearer nope"}).status_code == 401
+    token = runner.invoke(args=["tokens", "create", "h200-a"]).output.strip()
+    headers = {"Authorization": f"Bearer {token}"}
+    assert client.post("/api/v1/reruns", json={"not": "a list"}, headers=headers).status_code == 400
+    response = client.post("/api/v1/reruns", json=payload, headers=headers)
+    assert response.status_code == 201 and len(response.get_json()["created"]) == 1
+    runner.invoke(args=["tokens", "revoke", "h200-a"])
+    assert client.post("/api/v1/reruns", json=payload, headers=headers).status_code == 401
+    with app.app_context():
+        assert Run.select().where(Run.source == "kernelindex").count() == 1
