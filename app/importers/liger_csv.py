@@ -286,7 +286,7 @@ def parse_csv(data: bytes, reader: LigerCsvReader, progress=None):
             checked.append((line, reader.check(dict(zip(header, cells)))))
         except RowRejected as error:
             rejected.append(RejectedRow(line, str(error)))
-        if progress and read % 5000 == 0:
+        if progress and read % 1000 == 0:
             progress(read)
     return read, checked, rejected
 
