@@ -12,6 +12,7 @@ from . import comparison
 from .db import database
 from .manifests import document_digest
 from .models import ComparisonGroup, Family, Manifest, Run
+from .schemas import document_errors
 
 CHUNK = 200  # rows per INSERT, well under SQLite's variable limit
 
@@ -105,12 +106,20 @@ def store_runs(prepared: list[PreparedRun], source_file=None) -> StoreSummary:
     return summary
 
 
+class InvalidDocument(Exception):
+    """A built document does not match its kind's schema: a bug in a builder, so nothing is stored."""
+
+
 def _insert_missing_documents(runs):
     documents = {}
     for run in runs:
         for document in run.documents.values():
             documents.setdefault(document_digest(document), document)
     present = _existing(Manifest.digest, documents)
+    for digest, document in documents.items():
+        errors = digest not in present and document_errors(document)
+        if errors:
+            raise InvalidDocument(f"{document['kind']} {digest}: {errors}")
     rows = [{"digest": digest, "kind": document["kind"], "document": document}
             for digest, document in documents.items() if digest not in present]
     for chunk in _chunks(rows):

@@ -123,13 +123,17 @@ class ImplementationSchema(DocumentSchema):
     spec = fields.Nested(ImplementationSpecSchema, required=True)
 
 
-DOCUMENT_SCHEMAS = {
-    "run": BenchmarkRunSchema(),
-    "protocol": BenchmarkProtocolSchema(),
-    "environment": ExecutionEnvironmentSchema(),
-    "workload": WorkloadSchema(),
-    "implementation": ImplementationSchema(),
-}
+DOCUMENT_SCHEMAS = {schema.kind_name: schema for schema in (
+    BenchmarkRunSchema(), BenchmarkProtocolSchema(), ExecutionEnvironmentSchema(), WorkloadSchema(),
+    ImplementationSchema())}
+
+
+def document_errors(document: dict) -> dict:
+    """Validation errors of a record document against its kind's schema ({} when valid)."""
+    schema = DOCUMENT_SCHEMAS.get(document.get("kind"))
+    if schema is None:
+        return {"kind": [f"unknown kind {document.get('kind')!r}"]}
+    return schema.validate(document)
 
 
 # --- API shapes -------------------------------------------------------------------------------
@@ -184,7 +188,7 @@ class ComparisonSummarySchema(Schema):
 
 
 TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}  # factor to the run's ns
-MEMORY_UNITS = {"MB": 1.0, "GB": 1024.0}  # factor to the run's MB (Liger's MB are 2**20 bytes)
+MEMORY_UNITS = {"MB": 1.0, "GB": 1e3}  # factor to the run's MB, as pages show memory (formatting.py)
 ATTESTATION_UNITS = (*TIME_UNITS, *MEMORY_UNITS)
 UNIT_SPELLINGS = {"µs": "us", "μs": "us", "sec": "s", "mb": "MB", "gb": "GB"}
 ISSUE_REASONS = {

@@ -93,3 +93,19 @@ def test_reference_workload_tensors(small_app):
     assert len(tensors) == 9 and workload["definition"] == {"comparator": "not_asserted"}
     mta = {t["name"]: t["shape"] for t in bundle_for(small_app, MTA_ID)["workload"]["spec"]["tensors"]}
     assert mta == {"scores": [2, 4, 1024, 1024], "weight": [4, 4, 3, 3], "bias": [4]}
+
+
+def test_every_stored_document_validates_and_broken_ones_are_refused(small_app):
+    from app.models import Manifest
+    from app.schemas import document_errors
+
+    with small_app.app_context():
+        documents = [m.document for m in Manifest.select()]
+    assert {d["kind"] for d in documents} == {"BenchmarkRun", "BenchmarkProtocol", "ExecutionEnvironment",
+                                              "Workload", "Implementation"}
+    assert all(document_errors(d) == {} for d in documents)
+    run = next(d for d in documents if d["kind"] == "BenchmarkRun")
+    broken = {**run, "spec": {**run["spec"], "protocolDigest": "md5:abc", "status": "great"}}
+    assert set(document_errors(broken)["spec"]) == {"protocolDigest", "status"}
+    assert "kind" in document_errors({**run, "kind": "Nonsense"})
+    assert "apiVersion" in document_errors({**run, "apiVersion": "v0"})
