@@ -39,6 +39,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from .views import register_blueprints
 
+    from .security import init_app as init_security; init_security(app)
     register_blueprints(app)
 
     from .cli import register_commands

@@ -25,7 +25,7 @@ from collections import deque
 from functools import wraps
 
 from flask import current_app, request, session
-from werkzeug.exceptions import BadRequest, TooManyRequests
+from werkzeug.exceptions import BadRequest, RequestEntityTooLarge, TooManyRequests
 
 CSRF_SESSION_KEY = "_csrf_token"
 CSRF_FORM_FIELD = "csrf_token"
@@ -59,11 +59,22 @@ def check_csrf():
         return
     if not current_app.config.get("CSRF_ENABLED", True):
         return
-    # Reading the form enforces MAX_CONTENT_LENGTH first (413), before the token is judged.
-    sent = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_FORM_FIELD) or ""
-    expected = session.get(CSRF_SESSION_KEY) or ""
-    if not expected or not hmac.compare_digest(sent.encode(), expected.encode()):
+    form = read_form()
+    expected = (session.get(CSRF_SESSION_KEY) or "").encode()
+    sent = [value.encode() for value in (request.headers.get(CSRF_HEADER), form.get(CSRF_FORM_FIELD)) if value]
+    if not expected or not any(hmac.compare_digest(value, expected) for value in sent):
         raise CSRFError()
+
+
+def read_form():
+    """The posted form, read once here so an oversized body is a clear 413 before anything else."""
+    try:
+        return request.form
+    except RequestEntityTooLarge:
+        limit = current_app.config.get("MAX_CONTENT_LENGTH") or 0
+        raise RequestEntityTooLarge(
+            description=(f"The post is too large: at most {limit // 1024} KB are accepted "
+                         "(a note or comment holds up to 4000 characters). Nothing was saved.")) from None
 
 
 class SlidingWindowLimiter:
@@ -120,13 +131,13 @@ def enforce_rate_limit(bucket: str, limit: int | None = None):
             retry_after=seconds)
 
 
-def rate_limit(bucket: str = "posts", limit_config: str = "POSTS_PER_MINUTE"):
+def rate_limit(bucket: str = "posts", limit_config: str = "POSTS_PER_MINUTE", default: int = 10):
     """Decorator: apply the per-client sliding-window limit named by ``limit_config`` to a view."""
 
     def decorate(view):
         @wraps(view)
         def limited(*args, **kwargs):
-            enforce_rate_limit(bucket, int(current_app.config[limit_config]))
+            enforce_rate_limit(bucket, int(current_app.config.get(limit_config, default)))
             return view(*args, **kwargs)
 
         return limited

@@ -44,10 +44,11 @@ implementation declares that it multiplies in TF32 (its details say "tf32": true
 kernels and Triton's default fp32 dot products do); it is then held to the TF32 row, and the run says so.
 For scale: Liger's fp32 neighborhood attention lands at 8.4e-4 from float64 on an H200 (TF32), torch's
 at 6e-7. Each implementation is checked on several seeded input sets, the same prepared code every
-time, so a result remembered from an earlier call is wrong for the next inputs. Before each call the
-memory the outputs will occupy is poisoned with NaN, and right after the call returns the outputs are
-copied on the calling stream: an output that is not fully written, or that is written later by another
-stream or thread, fails. NaN or Inf anywhere fails. Outputs must be new tensors of the workload's dtype
+time, so a result remembered from an earlier call is wrong for the next inputs. On GPUs, before each
+call, the memory the outputs will occupy is poisoned with NaN (the caching allocator hands those blocks
+straight back); on CPUs unwritten memory holds zeros or stale values, wrong for the trial's inputs.
+Right after the call returns, the outputs are copied on the calling stream: an output that is not fully
+written, or that another stream or thread writes later, fails. NaN or Inf anywhere fails. Outputs must be new tensors of the workload's dtype
 and shape; returning the reference's own tensors or an input fails. Every run's measured error is
 recorded, passed or not.
 """
@@ -82,8 +83,9 @@ def poison_allocator(expected: Mapping[str, Any], dtype, device: str) -> None:
     """Fill the memory the next outputs will likely occupy with NaN.
 
     Allocating NaN tensors of the outputs' sizes and freeing them hands those very
-    blocks to the next allocations of the same size (CUDA's caching allocator does so
-    reliably; on a CPU fresh pages come zeroed, which fails just as well).
+    blocks to the next allocations of the same size on CUDA's caching allocator. A CPU
+    allocator may not reuse them; unwritten memory there is zero or stale, and fails
+    against the trial's own inputs anyway.
     """
     import torch
 

@@ -13,6 +13,13 @@ def register_blueprints(app):
     from .api import api
 
     app.register_blueprint(api)
+    from .home import home; app.register_blueprint(home)  # noqa: E702
+    from .runs import runs; app.register_blueprint(runs)  # noqa: E702
+    from .comparisons import comparisons; app.register_blueprint(comparisons)  # noqa: E702
+    from .families import families; app.register_blueprint(families)  # noqa: E702
+    from ..openapi import openapi; app.register_blueprint(openapi)  # noqa: E702
+    from .community import community; app.register_blueprint(community)
+    from .maintainers import maintainers; app.register_blueprint(maintainers)
 
     @app.errorhandler(HTTPException)
     def http_error(error):

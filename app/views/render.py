@@ -44,3 +44,14 @@ def respond(page: str, context: dict, *, fragment: str | None = None, twin=None,
         response = make_response(render_template(template, **context), status)
     response.vary.update(("HX-Request", "Accept"))
     return response
+
+
+HTMX_SCRIPT = "vendor/htmx-2.0.11.min.js"
+
+
+def install(state) -> None:
+    """Blueprint hook: the Jinja filters and globals every page template uses."""
+    from .. import formatting
+
+    formatting.register_filters(state.app)
+    state.app.jinja_env.globals.setdefault("htmx_script", HTMX_SCRIPT)

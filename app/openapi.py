@@ -1,0 +1,107 @@
+"""The OpenAPI document, generated from the marshmallow schemas: ``GET /api/openapi.json``.
+
+It describes the JSON API (``/api/v1``) and the pages' JSON twins. Schemas come
+from ``app.schemas`` (API shapes) and ``app.page_schemas`` (twins) through
+apispec's marshmallow plugin; nothing here restates a field by hand.
+"""
+
+from apispec import APISpec
+from apispec.ext.marshmallow import MarshmallowPlugin
+from flask import Blueprint, current_app, jsonify
+
+from . import page_schemas, schemas
+
+OPENAPI_VERSION = "3.0.3"
+API_VERSION = "v1"
+
+openapi = Blueprint("openapi", __name__)
+
+
+def _json(schema: str, description: str) -> dict:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _error(description: str) -> dict:
+    return _json("Error", description)
+
+
+def _path_parameter(name: str, description: str) -> dict:
+    return {"in": "path", "name": name, "required": True, "schema": {"type": "string"}, "description": description}
+
+
+RUN_ID = _path_parameter("run_id", "The run's id: the first 12 hex digits of its digest.")
+GROUP_KEY = _path_parameter("key", "The comparison group's key: 64 hex digits, optionally after `sha256:`.")
+FAMILY = _path_parameter("name", "The kernel family's name, e.g. `fused_neighborhood_attention`.")
+
+
+def build_spec() -> APISpec:
+    spec = APISpec(title="KernelIndex", version=API_VERSION, openapi_version=OPENAPI_VERSION,
+                   plugins=[MarshmallowPlugin()],
+                   info={"description": "GPU-kernel benchmark results with their provenance. Every HTML page "
+                                        "has a JSON twin (`<page>.json` or `Accept: application/json`)."})
+    for name, schema in (("Error", schemas.ErrorSchema), ("RunList", schemas.RunListSchema),
+                         ("RunDetail", schemas.RunDetailSchema), ("Comparison", schemas.ComparisonSchema),
+                         ("Attestation", schemas.AttestationSchema), ("RunPage", page_schemas.RunPageSchema),
+                         ("ComparisonPage", page_schemas.ComparisonPageSchema),
+                         ("FamilyPage", page_schemas.FamilyPageSchema), ("HomePage", page_schemas.HomePageSchema),
+                         ("SearchPage", page_schemas.SearchPageSchema),
+                         ("PluginsPage", page_schemas.PluginsPageSchema)):
+        spec.components.schema(name, schema=schema)
+    spec.components.security_scheme("rerunHostToken", {"type": "http", "scheme": "bearer",
+                                                        "description": "A rerun-host token (`flask tokens create`)."})
+
+    spec.path("/api/v1/runs", operations={"get": {
+        "summary": "List runs, newest first, filtered and paginated.",
+        "parameters": [{"in": "query", "schema": schemas.RunFilterSchema}],
+        "responses": {"200": _json("RunList", "A page of runs."), "400": _error("A malformed filter.")}}})
+    spec.path("/api/v1/runs/{run_id}", operations={"get": {
+        "summary": "One run: its canonical documents, evidence, rank, history and attestations.",
+        "parameters": [RUN_ID],
+        "responses": {"200": _json("RunDetail", "The run."), "404": _error("No such run.")}}})
+    spec.path("/api/v1/comparisons/{key}", operations={"get": {
+        "summary": "One comparison group: its current members ranked, with ratios and noise overlap.",
+        "parameters": [GROUP_KEY],
+        "responses": {"200": _json("Comparison", "The group."), "404": _error("No such group.")}}})
+    spec.path("/api/v1/reruns", operations={"post": {
+        "summary": "Record KernelIndex rerun results from a GPU host.",
+        "security": [{"rerunHostToken": []}],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "array", "items": {"type": "object"}, "minItems": 1}}}},
+        "responses": {"201": {"description": "Recorded: counts of created, unchanged and replicated runs."},
+                      "400": _error("A result was rejected; nothing was stored."),
+                      "401": _error("No valid rerun-host token.")}}})
+
+    twins = (
+        ("/runs/{run_id}.json", "The run page's JSON twin.", [RUN_ID], "RunPage"),
+        ("/comparisons/{key}.json", "The comparison page's JSON twin.", [GROUP_KEY], "ComparisonPage"),
+        ("/families/{name}.json", "The family page's JSON twin (same filters as the page).", [FAMILY], "FamilyPage"),
+        ("/index.json", "The home page's JSON twin.", [], "HomePage"),
+        ("/search.json", "Search results.", [], "SearchPage"),
+        ("/plugins.json", "Discovered plugins, and broken ones with their errors.", [], "PluginsPage"),
+    )
+    family_filters = [{"in": "query", "name": name, "required": False, "schema": {"type": "string"}}
+                      for name in ("pass", "metric", "gpu", "implementation", "sort", "order", "page")]
+    search_parameters = [{"in": "query", "name": "q", "required": False, "schema": {"type": "string"}},
+                         {"in": "query", "name": "page", "required": False,
+                          "schema": {"type": "integer", "minimum": 1}}]
+    for path, summary, parameters, schema in twins:
+        extra = family_filters if schema == "FamilyPage" else search_parameters if schema == "SearchPage" else []
+        spec.path(path, operations={"get": {
+            "summary": summary, "parameters": parameters + extra,
+            "responses": {"200": _json(schema, summary), "400": _error("A malformed filter or query."),
+                          "404": _error("Nothing by that name.")}}})
+    spec.path("/runs/{run_id}/manifest.json", operations={"get": {
+        "summary": "The run's canonical manifest (run, protocol, environment, workload and implementation "
+                   "documents), as a download.",
+        "parameters": [RUN_ID],
+        "responses": {"200": {"description": "The manifest.", "content": {"application/json": {
+            "schema": {"type": "object"}}}}, "404": _error("No such run.")}}})
+    return spec
+
+
+@openapi.get("/api/openapi.json")
+def openapi_document():
+    cache = current_app.extensions.setdefault("kernelindex_openapi", {})
+    if "document" not in cache:
+        cache["document"] = build_spec().to_dict()
+    return jsonify(cache["document"])

@@ -1,0 +1,123 @@
+"""Search over runs: by kernel, implementation, GPU, external id, run id or digest.
+
+Words are matched against a small *vocabulary*: every (kernel, implementation,
+GPU) that has current runs, with its family title and run count. It is computed
+with one grouped query over an index and kept per application for
+``VOCABULARY_SECONDS`` or until a newer run is stored, whichever comes first, so
+a search costs a lookup in memory plus one indexed query for the page of runs.
+Every word must match (case-insensitively, as a substring) the kernel, its title,
+the implementation or the GPU of a run. A query with a ``/`` is also read as the
+start of an external id; a 12-digit hex string or a ``sha256:`` digest as a run.
+"""
+
+import re
+import time
+from dataclasses import dataclass
+
+import peewee
+from flask import current_app
+
+from .models import Family, Run
+
+VOCABULARY_SECONDS = 300
+MAX_QUERY = 200
+FEW_COMBINATIONS = 40  # up to this many, fetch each combination's newest runs by index; else scan by date
+RUN_ID = re.compile(r"^[0-9a-f]{12}$")
+
+
+@dataclass(frozen=True)
+class Entry:
+    kernel: str
+    title: str
+    implementation: str
+    gpu: str
+    count: int
+    haystack: str
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    entries: tuple
+    stamp: object
+    made: float
+
+
+def _newest_stamp():
+    return Run.select(peewee.fn.MAX(Run.created_at)).scalar()
+
+
+def _build(stamp) -> Vocabulary:
+    titles = dict(Family.select(Family.name, Family.title).tuples())
+    rows = (Run.select(Run.kernel, Run.implementation, Run.gpu, peewee.fn.COUNT(Run.id))
+            .where(Run.superseded_by.is_null())
+            .group_by(Run.kernel, Run.implementation, Run.gpu).tuples())
+    entries = tuple(Entry(kernel, titles.get(kernel, kernel), implementation, gpu, count,
+                          " ".join((kernel, titles.get(kernel, kernel), implementation, gpu)).lower())
+                    for kernel, implementation, gpu, count in rows)
+    return Vocabulary(entries, stamp, time.monotonic())
+
+
+def vocabulary() -> Vocabulary:
+    """The current vocabulary, rebuilt when a run was stored since or it is older than VOCABULARY_SECONDS."""
+    cache = current_app.extensions.setdefault("kernelindex_search", {})
+    known = cache.get("vocabulary")
+    stamp = _newest_stamp()
+    if known is None or known.stamp != stamp or time.monotonic() - known.made > VOCABULARY_SECONDS:
+        known = cache["vocabulary"] = _build(stamp)
+    return known
+
+
+def matching_entries(words) -> list:
+    words = [word.lower() for word in words]
+    return [entry for entry in vocabulary().entries if all(word in entry.haystack for word in words)]
+
+
+def _newest_runs(entries, offset: int, limit: int) -> list:
+    """The page of current runs of these combinations, newest first."""
+    if not entries:
+        return []
+    if len(entries) <= FEW_COMBINATIONS:
+        queries = [Run.select().where((Run.kernel == e.kernel) & (Run.implementation == e.implementation)
+                                      & (Run.gpu == e.gpu) & Run.superseded_by.is_null())
+                   .order_by(Run.observed_at.desc(), Run.id).limit(offset + limit) for e in entries]
+        runs = [run for query in queries for run in query]
+        runs.sort(key=lambda run: (run.observed_at, run.id), reverse=True)
+        return runs[offset:offset + limit]
+    combinations = [(e.kernel, e.implementation, e.gpu) for e in entries]
+    return list(Run.select().where(peewee.Tuple(Run.kernel, Run.implementation, Run.gpu).in_(combinations)
+                                   & Run.superseded_by.is_null())
+                .order_by(Run.observed_at.desc(), Run.id).offset(offset).limit(limit))
+
+
+def search(query: str, page: int, per_page: int) -> dict:
+    """Families and runs matching ``query``: ``{"families", "gpus", "runs", "total"}``."""
+    query = query.strip()[:MAX_QUERY]
+    result = {"families": [], "gpus": [], "runs": [], "total": 0}
+    if not query:
+        return result
+    exact = None
+    lowered = query.lower()
+    if RUN_ID.match(lowered):
+        exact = Run.get_or_none(Run.id == lowered)
+    elif lowered.startswith("sha256:"):
+        exact = Run.get_or_none(Run.digest == lowered)
+    if exact is not None:
+        result.update(runs=[exact], total=1)
+        return result
+    if "/" in query:
+        prefix = (Run.external_id >= query) & (Run.external_id < query + "\U0010ffff")
+        result["total"] = Run.select().where(prefix).count()
+        result["runs"] = list(Run.select().where(prefix).order_by(Run.external_id)
+                              .offset((page - 1) * per_page).limit(per_page))
+        return result
+    entries = matching_entries(query.split())
+    families, gpus = {}, {}
+    for entry in entries:
+        families.setdefault(entry.kernel, [entry.title, 0])[1] += entry.count
+        gpus[entry.gpu] = gpus.get(entry.gpu, 0) + entry.count
+    result["families"] = sorted(((name, title, count) for name, (title, count) in families.items()),
+                                key=lambda item: -item[2])
+    result["gpus"] = sorted(gpus.items(), key=lambda item: -item[1])
+    result["total"] = sum(entry.count for entry in entries)
+    result["runs"] = _newest_runs(entries, (page - 1) * per_page, per_page)
+    return result

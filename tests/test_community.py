@@ -1,0 +1,360 @@
+"""Notes, reproductions and issue reports posted on a run (app/views/community.py)."""
+
+import re
+
+import pytest
+
+from app.models import Attestation, ComparisonGroup, IssueReport, Run
+
+from .conftest import DATA
+
+TOKEN = "test-csrf-token"
+HTMX = {"HX-Request": "true"}
+EXPLANATION = "Community attestations. They never change the evidence level; only a KernelIndex-controlled rerun does."
+
+
+@pytest.fixture
+def small_app(app, runner):
+    result = runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv")])
+    assert result.exit_code == 0, result.output
+    return app
+
+
+@pytest.fixture
+def poster(small_app):
+    """A client whose session holds a known CSRF token."""
+    client = small_app.test_client()
+    with client.session_transaction() as session:
+        session["_csrf_token"] = TOKEN
+    return client
+
+
+def find(app, **where) -> Run:
+    with app.app_context():
+        query = Run.select()
+        for name, value in where.items():
+            query = query.where(getattr(Run, name) == value)
+        return query.get()
+
+
+def torch_h100(app) -> Run:
+    """The reference run: fused neighborhood attention, torch, forward, H100, 84.6 ms, rank 2."""
+    return find(app, implementation="torch", metric="speed", gpu="NVIDIA H100 80GB HBM3")
+
+
+def counts(app) -> tuple[int, int]:
+    with app.app_context():
+        return Attestation.select().count(), IssueReport.select().count()
+
+
+def reproduction(**overrides) -> dict:
+    form = {"csrf_token": TOKEN, "kind": "reproduction", "median": "88", "unit": "ms", "p20": "87.5", "p80": "88.4",
+            "gpu": "NVIDIA H100 80GB HBM3", "software": "torch 2.6.0, triton 3.2.0, CUDA 12.4",
+            "link": "https://example.org/logs/fna-h100.txt", "body": "Same script, ten runs."}
+    form.update(overrides)
+    return {name: value for name, value in form.items() if value is not None}
+
+
+def note(body="Seen the same on my H100.", **overrides) -> dict:
+    return {"csrf_token": TOKEN, "kind": "note", "body": body, **overrides}
+
+
+def field_errors(html: str) -> dict:
+    return dict(re.findall(r'class="field-error" id="[a-z]+-([a-z0-9]+)-error">([^<]*)<', html))
+
+
+# --- notes ---------------------------------------------------------------------------------------
+
+def test_note_posted_with_htmx_comes_back_as_the_updated_section(small_app, poster):
+    run = torch_h100(small_app)
+    response = poster.post(f"/runs/{run.id}/attestations", data=note("Seen **the same** on my H100."), headers=HTMX)
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert html.lstrip().startswith('<div id="attestations-body"')  # a fragment, not a page
+    assert "<html" not in html
+    assert EXPLANATION in html
+    assert "<strong>the same</strong>" in html
+    assert "No attestations yet." not in html
+    assert "Your note is posted." in html
+    assert "HX-Request" in response.headers["Vary"]
+    with small_app.app_context():
+        stored = Attestation.get()
+        assert (stored.run_id, stored.kind, stored.body) == (run.id, "note", "Seen **the same** on my H100.")
+        assert stored.median is None and stored.hidden is False
+
+
+def test_note_without_javascript_redirects_back_to_the_run_page(small_app, poster):
+    run = torch_h100(small_app)
+    response = poster.post(f"/runs/{run.id}/attestations", data=note(author="Ada"))
+    assert response.status_code == 303
+    assert response.headers["Location"].endswith(f"/runs/{run.id}#attestations-body")
+    with small_app.app_context():
+        assert Attestation.get().author == "Ada"
+
+
+def test_section_lists_notes_in_posting_order_and_says_when_there_are_none(small_app, poster):
+    run = torch_h100(small_app)
+    with small_app.test_request_context():
+        from flask import render_template
+        empty = render_template("partials/_attestations.html", run=run, attestations=[], issue_count=0)
+    assert "No attestations yet." in empty and EXPLANATION in empty
+    assert 'hx-post="/runs/%s/attestations"' % run.id in empty and 'action="/runs/%s/attestations"' % run.id in empty
+    for label in ("note-body", "reproduction-median", "reproduction-unit", "reproduction-gpu",
+                  "reproduction-software", "reproduction-link", "reproduction-p20", "reproduction-p80"):
+        assert f'<label for="{label}"' in empty and f'id="{label}"' in empty  # every field has a label
+    poster.post(f"/runs/{run.id}/attestations", data=note("first"), headers=HTMX)
+    html = poster.post(f"/runs/{run.id}/attestations", data=note("second"), headers=HTMX).get_data(as_text=True)
+    assert html.index("<p>first</p>") < html.index("<p>second</p>")
+
+
+@pytest.mark.parametrize("body, message", [
+    ("", "Write the note (it is empty)."),
+    ("   \r\n  ", "Write the note (it is empty)."),
+    ("x" * 4001, "Keep the text to 4000 characters."),
+    ("null \x00 byte", "Remove the control characters"),
+])
+def test_invalid_note_is_refused_inline_and_stores_nothing(small_app, poster, body, message):
+    run = torch_h100(small_app)
+    response = poster.post(f"/runs/{run.id}/attestations", data=note(body), headers=HTMX)
+    assert response.status_code == 422
+    assert message in field_errors(response.get_data(as_text=True))["body"]
+    assert counts(small_app) == (0, 0)
+
+
+def test_note_of_exactly_4000_characters_is_accepted_and_crlf_counts_once(small_app, poster):
+    run = torch_h100(small_app)
+    assert poster.post(f"/runs/{run.id}/attestations", data=note("y" * 4000), headers=HTMX).status_code == 200
+    assert poster.post(f"/runs/{run.id}/attestations", data=note("ab\r\n" * 1333), headers=HTMX).status_code == 200
+    with small_app.app_context():
+        assert sorted(len(a.body) for a in Attestation.select()) == [3998, 4000]  # trailing newline trimmed
+
+
+def test_note_ignores_reproduction_fields(small_app, poster):
+    run = torch_h100(small_app)
+    poster.post(f"/runs/{run.id}/attestations", data=note(median="1", unit="ms", gpu="X"), headers=HTMX)
+    with small_app.app_context():
+        stored = Attestation.get()
+        assert (stored.median, stored.unit, stored.gpu) == (None, None, None)
+
+
+# --- reproductions ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("median, unit, ratio", [
+    ("88", "ms", "1.04× the run&#39;s median"),
+    ("0.088", "s", "1.04× the run&#39;s median"),
+    ("88000", "µs", "1.04× the run&#39;s median"),
+    ("42275104.5", "ns", "0.5× the run&#39;s median"),
+])
+def test_reproduction_is_shown_with_its_ratio_to_the_run_in_any_time_unit(small_app, poster, median, unit, ratio):
+    run = torch_h100(small_app)  # median 84 550 209 ns
+    response = poster.post(f"/runs/{run.id}/attestations",
+                           data=reproduction(median=median, unit=unit, p20=None, p80=None), headers=HTMX)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    html = response.get_data(as_text=True)
+    assert ratio in html
+    assert "NVIDIA H100 80GB HBM3" in html and "torch 2.6.0, triton 3.2.0, CUDA 12.4" in html
+    assert '<a href="https://example.org/logs/fna-h100.txt" rel="nofollow noopener ugc">' in html
+    with small_app.app_context():
+        stored = Attestation.get()
+        assert stored.median == float(median) and stored.unit == {"µs": "us"}.get(unit, unit)
+
+
+def test_reproduction_stores_and_shows_its_spread(small_app, poster):
+    run = torch_h100(small_app)
+    html = poster.post(f"/runs/{run.id}/attestations", data=reproduction(), headers=HTMX).get_data(as_text=True)
+    assert "88 ms" in html and "p20 87.5 ms · p80 88.4 ms" in html
+    with small_app.app_context():
+        stored = Attestation.get()
+        assert (stored.p20, stored.median, stored.p80) == (87.5, 88.0, 88.4)
+
+
+def test_reproduction_of_a_memory_run_takes_memory_units(small_app, poster):
+    run = find(small_app, metric="memory")  # 52.5 MB
+    ok = poster.post(f"/runs/{run.id}/attestations", data=reproduction(median="0.105", unit="GB", p20=None, p80=None),
+                     headers=HTMX)
+    assert ok.status_code == 200 and "2× the run&#39;s median" in ok.get_data(as_text=True)
+    wrong = poster.post(f"/runs/{run.id}/attestations", data=reproduction(unit="ms"), headers=HTMX)
+    assert wrong.status_code == 422
+    assert field_errors(wrong.get_data(as_text=True))["unit"] == "This run measures memory; choose MB or GB."
+    assert counts(small_app) == (1, 0)
+
+
+def test_latency_run_refuses_memory_units(small_app, poster):
+    run = torch_h100(small_app)
+    response = poster.post(f"/runs/{run.id}/attestations", data=reproduction(unit="MB"), headers=HTMX)
+    assert response.status_code == 422
+    assert "This run measures time" in field_errors(response.get_data(as_text=True))["unit"]
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("median", "fast", "Enter the median as a number"),
+    ("median", "8,8", "Enter the median as a number"),
+    ("median", "nan", "finite number"),
+    ("median", "1e400", "finite number"),
+    ("median", "0", "The median must be above 0."),
+    ("median", "-3", "The median must be above 0."),
+    ("p20", "abc", "Enter p20 as a number"),
+    ("p20", "90", "p20 cannot be above the median."),
+    ("p80", "80", "p80 cannot be below the median."),
+    ("unit", "furlongs", "Choose a unit"),
+    ("link", "javascript:alert(1)", "Enter a full http:// or https:// address."),
+    ("link", "ftp://example.org/x", "Enter a full http:// or https:// address."),
+    ("link", "example.org/logs", "Enter a full http:// or https:// address."),
+    ("gpu", "G" * 121, "Keep the GPU name to 120 characters."),
+    ("software", "s" * 501, "Keep the versions to 500 characters."),
+    ("author", "a" * 81, "Keep the name to 80 characters."),
+])
+def test_malformed_reproduction_gets_an_inline_message_and_stores_nothing(small_app, poster, field, value, message):
+    run = torch_h100(small_app)
+    response = poster.post(f"/runs/{run.id}/attestations", data=reproduction(**{field: value}), headers=HTMX)
+    assert response.status_code == 422
+    html = response.get_data(as_text=True)
+    assert message in field_errors(html)[field]
+    assert f'aria-describedby="reproduction-{field}-error"' in html
+    assert counts(small_app) == (0, 0)
+
+
+@pytest.mark.parametrize("missing, message", [
+    ("median", "Give the median you measured."),
+    ("gpu", "Name the GPU you measured on."),
+    ("software", "Give the software versions you ran"),
+    ("link", "Link to your script, log or results"),
+])
+def test_reproduction_needs_median_gpu_software_and_link(small_app, poster, missing, message):
+    run = torch_h100(small_app)
+    response = poster.post(f"/runs/{run.id}/attestations", data=reproduction(**{missing: ""}), headers=HTMX)
+    assert response.status_code == 422
+    assert message in field_errors(response.get_data(as_text=True))[missing]
+    assert counts(small_app) == (0, 0)
+
+
+def test_refused_form_keeps_what_the_reader_typed(small_app, poster):
+    run = torch_h100(small_app)
+    html = poster.post(f"/runs/{run.id}/attestations", data=reproduction(link="not a link", gpu="RTX <b>4090</b>"),
+                       headers=HTMX).get_data(as_text=True)
+    assert 'value="RTX &lt;b&gt;4090&lt;/b&gt;"' in html
+    assert 'value="88"' in html and '<option value="ms" selected>' in html
+    assert TOKEN not in re.sub(r'name="csrf_token" value="[^"]*"', "", html)  # the token is only in its field
+
+
+def test_refused_post_without_javascript_rerenders_the_section_as_a_page(small_app, poster):
+    run = torch_h100(small_app)
+    response = poster.post(f"/runs/{run.id}/attestations", data=reproduction(median="fast"))
+    assert response.status_code == 400
+    html = response.get_data(as_text=True)
+    assert "<html" in html and "Nothing was saved" in html
+    assert "Enter the median as a number" in field_errors(html)["median"]
+    assert f'href="/runs/{run.id}#attestations-body"' in html
+    assert counts(small_app) == (0, 0)
+
+
+def test_json_clients_get_201_or_422_with_details(small_app, poster):
+    run = torch_h100(small_app)
+    accept = {"Accept": "application/json"}
+    created = poster.post(f"/runs/{run.id}/attestations", data=reproduction(), headers=accept)
+    assert created.status_code == 201
+    assert created.json["kind"] == "reproduction" and created.json["median"] == 88.0
+    refused = poster.post(f"/runs/{run.id}/attestations", data=reproduction(median="x"), headers=accept)
+    assert refused.status_code == 422 and "median" in refused.json["details"]
+
+
+@pytest.mark.parametrize("kind", ["", "review", "NOTE"])
+def test_unknown_kind_is_refused(small_app, poster, kind):
+    run = torch_h100(small_app)
+    response = poster.post(f"/runs/{run.id}/attestations", data=note(kind=kind), headers=HTMX)
+    assert response.status_code == 422
+    assert counts(small_app) == (0, 0)
+
+
+@pytest.mark.parametrize("path", ["/runs/nosuchrun/attestations", "/runs/nosuchrun/issues"])
+def test_posting_on_an_unknown_run_is_404_and_stores_nothing(small_app, poster, path):
+    response = poster.post(path, data={**note(), "reason": "other"})
+    assert response.status_code == 404
+    assert counts(small_app) == (0, 0)
+
+
+# --- the run is never changed ------------------------------------------------------------------
+
+def snapshot(app) -> dict:
+    with app.app_context():
+        runs = {r.id: (r.rank, r.evidence, r.status, r.median, r.comparison_key_id, r.superseded_by_id)
+                for r in Run.select()}
+        groups = {g.key: (g.size, g.leader) for g in ComparisonGroup.select()}
+    return {"runs": runs, "groups": groups}
+
+
+def test_attestations_and_reports_never_change_evidence_or_rank(small_app, poster):
+    run = torch_h100(small_app)
+    assert run.rank == 2 and run.evidence == "source-reported"
+    before, api_before = snapshot(small_app), poster.get(f"/api/v1/runs/{run.id}").json
+    # A reproduction that would beat #1 by far, one that agrees, a note and an issue report.
+    poster.post(f"/runs/{run.id}/attestations", data=reproduction(median="0.001", p20=None, p80=None), headers=HTMX)
+    poster.post(f"/runs/{run.id}/attestations", data=reproduction(), headers=HTMX)
+    poster.post(f"/runs/{run.id}/attestations", data=note("KernelIndex should rerun this"), headers=HTMX)
+    poster.post(f"/runs/{run.id}/issues", data={"csrf_token": TOKEN, "reason": "wrong-figure"}, headers=HTMX)
+    assert counts(small_app) == (3, 1)
+    assert snapshot(small_app) == before
+    api_after = poster.get(f"/api/v1/runs/{run.id}").json
+    assert (api_after["evidence"], api_after["comparison"]) == (api_before["evidence"], api_before["comparison"])
+    assert api_after["comparison"]["rank"] == 2
+    assert len(api_after["attestations"]) == 3
+
+
+# --- hidden attestations -----------------------------------------------------------------------
+
+def test_hidden_attestations_leave_the_section_and_the_json_api(small_app, poster):
+    run = torch_h100(small_app)
+    poster.post(f"/runs/{run.id}/attestations", data=note("spam spam spam"), headers=HTMX)
+    with small_app.app_context():
+        Attestation.update(hidden=True).execute()
+    detail = poster.get(f"/api/v1/runs/{run.id}").json
+    assert detail["attestations"] == []
+    html = poster.post(f"/runs/{run.id}/attestations", data=note("a real note"), headers=HTMX).get_data(as_text=True)
+    assert "a real note" in html and "spam spam spam" not in html
+    assert [a["body"] for a in poster.get(f"/api/v1/runs/{run.id}").json["attestations"]] == ["a real note"]
+    with small_app.app_context():
+        assert Attestation.select().count() == 2  # hidden, not deleted
+
+
+# --- issue reports -------------------------------------------------------------------------------
+
+def test_issue_report_is_stored_and_counted(small_app, poster):
+    run = torch_h100(small_app)
+    first = poster.post(f"/runs/{run.id}/issues", data={"csrf_token": TOKEN, "reason": "wrong-figure",
+                                                       "body": "The p20 equals the median."}, headers=HTMX)
+    assert first.status_code == 200
+    html = first.get_data(as_text=True)
+    assert html.lstrip().startswith('<div id="report-issue-body"')
+    assert "1 open report on this run." in html and "Thank you" in html
+    second = poster.post(f"/runs/{run.id}/issues", data={"csrf_token": TOKEN, "reason": "other", "body": "Odd GPU name"},
+                         headers=HTMX)
+    assert "2 open reports on this run." in second.get_data(as_text=True)
+    with small_app.app_context():
+        assert [(r.reason, r.resolved) for r in IssueReport.select().order_by(IssueReport.id)] == [
+            ("wrong-figure", False), ("other", False)]
+
+
+def test_issue_report_without_javascript_redirects_to_the_run_page(small_app, poster):
+    run = torch_h100(small_app)
+    response = poster.post(f"/runs/{run.id}/issues", data={"csrf_token": TOKEN, "reason": "duplicate"})
+    assert response.status_code == 303
+    assert response.headers["Location"].endswith(f"/runs/{run.id}#report-issue-body")
+    assert counts(small_app) == (0, 1)
+
+
+@pytest.mark.parametrize("form, field, message", [
+    ({}, "reason", "Choose what is wrong."),
+    ({"reason": "it is bad"}, "reason", "Choose what is wrong."),
+    ({"reason": "other"}, "body", "Describe the problem."),
+    ({"reason": "other", "body": "z" * 4001}, "body", "Keep the description to 4000 characters."),
+])
+def test_invalid_issue_report_is_refused_inline(small_app, poster, form, field, message):
+    run = torch_h100(small_app)
+    response = poster.post(f"/runs/{run.id}/issues", data={"csrf_token": TOKEN, **form}, headers=HTMX)
+    assert response.status_code == 422
+    html = response.get_data(as_text=True)
+    assert re.search(rf'id="issue-{field}-error">{re.escape(message)}<', html)
+    assert counts(small_app) == (0, 0)
+    plain = poster.post(f"/runs/{run.id}/issues", data={"csrf_token": TOKEN, **form})
+    assert plain.status_code == 400 and message in plain.get_data(as_text=True)
+    assert counts(small_app) == (0, 0)

@@ -1,0 +1,67 @@
+"""The multi-token attention plugins: the upstream sweep, every pass, both targets."""
+
+import pytest
+import torch
+
+from runners import correctness
+from runners.discovery import get_registry
+from runners.rerun import RerunRequest, _PluginCalls, capture_environment, rerun_workload
+from runners.timing import protocol_document
+
+FAMILY = "multi_token_attention"
+UPSTREAM_CONFIG = {"batch": 2, "heads_in": 4, "heads_out": 4, "k": 3, "groups": 1}  # swept over seq
+UPSTREAM_SEQS = (32, 64, 128, 256, 512, 1024)
+PASSES = ("forward", "backward", "full")
+
+
+@pytest.fixture(scope="module")
+def environment():
+    return capture_environment("cpu", "cpu")
+
+
+def test_every_upstream_workload_has_tensors_and_cost():
+    registry = get_registry()
+    plugin = registry.find(FAMILY, "cpu")
+    for seq in UPSTREAM_SEQS:
+        parameters = {**UPSTREAM_CONFIG, "seq": seq}
+        assert plugin.record.family.tensors(parameters, "bf16")[0].shape == (2, 4, seq, seq)
+        costs = [registry.call(plugin, "workload_cost", parameters=parameters, dtype="bf16", options={"bias": True},
+                               pass_=pass_) for pass_ in PASSES]
+        assert costs[2].flops == costs[0].flops + costs[1].flops
+
+
+@pytest.mark.parametrize("pass_", PASSES)
+@pytest.mark.parametrize("seq", (32, 64))
+def test_torch_passes_correctness_on_the_upstream_sweep(seq, pass_, environment):
+    request = RerunRequest(FAMILY, pass_, {**UPSTREAM_CONFIG, "seq": seq}, "bf16", {"bias": True})
+    [result] = rerun_workload(request, target="cpu", implementations=["torch"], environment=environment,
+                              protocol=protocol_document("smoke", "cpu"))
+    assert result["status"] == "passed", result["error"]
+    assert result["correctness"]["relL2Error"] < 1e-2
+
+
+@pytest.mark.parametrize("parameters, dtype, options", [
+    ({"seq": 12, "batch": 1, "heads_in": 4, "heads_out": 2, "k": 5, "groups": 2}, "fp32", {"bias": False}),
+    ({"seq": 9, "batch": 2, "heads_in": 3, "heads_out": 3, "k": 3, "groups": 1}, "fp16", {"bias": True}),
+])
+def test_any_parameters_the_definition_allows(parameters, dtype, options, environment):
+    request = RerunRequest(FAMILY, "full", parameters, dtype, options)
+    [result] = rerun_workload(request, target="cpu", implementations=["torch"], environment=environment,
+                              protocol=protocol_document("smoke", "cpu"))
+    assert result["status"] == "passed", result["error"]
+
+
+@pytest.mark.parametrize("pass_", PASSES)
+def test_cuda_plugin_triton_kernels_match_the_reference_in_interpreter_mode(pass_):
+    registry = get_registry()
+    plugin = registry.find(FAMILY, "cuda")
+    parameters = {"seq": 11, "batch": 1, "heads_in": 2, "heads_out": 2, "k": 3, "groups": 1}
+    calls = _PluginCalls(registry, plugin, RerunRequest(FAMILY, pass_, parameters, "bf16", {"bias": True}), "cpu")
+    expected = calls.call("reference_outputs", workload=calls.workload(5), pass_=pass_)
+    prepared = calls.call("prepare_pass", implementation=plugin.record.implementation("kernelindex_triton"),
+                          workload=calls.workload(5), pass_=pass_)
+    prepared.setup()
+    outputs = prepared.run()
+    expected = {name: tensor.detach() for name, tensor in expected.items()}
+    error = correctness.check_trial(outputs, correctness.snapshot(outputs), expected, {}, torch.bfloat16)
+    assert error < correctness.TOLERANCES["bf16"]

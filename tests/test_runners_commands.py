@@ -1,0 +1,147 @@
+"""``flask rerun`` and ``flask plugins`` end to end on the CPU, against the app's database and API."""
+
+import io
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+from runners import discovery
+
+from .conftest import DATA
+
+FNA_REFERENCE = ("fused_neighborhood_attention/forward/torch/nvidia-h100-80gb-hbm3/"
+                 "batch2-dilation2-heads8-hidden512-kernel_size7-seq1024-fp32/2025-05-27-19-26-55")
+SMOKE = ["--target", "cpu", "--protocol", "smoke"]
+
+
+@pytest.fixture
+def imported(app, runner):
+    result = runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv")])
+    assert result.exit_code == 0, result.output
+    return app
+
+
+def source_run(app, **where):
+    from app.models import Run
+
+    with app.app_context():
+        query = Run.select().where(Run.evidence == "source-reported", Run.metric == "speed")
+        for field, value in where.items():
+            query = query.where(getattr(Run, field) == value)
+        return query.get()
+
+
+def reruns(app):
+    from app.models import Run
+
+    with app.app_context():
+        return list(Run.select().where(Run.source == "kernelindex"))
+
+
+def test_rerun_of_the_fna_reference_run_records_a_linked_rerun(imported, runner):
+    original = source_run(imported, external_id=FNA_REFERENCE)
+    result = runner.invoke(args=["rerun", original.id, *SMOKE, "--implementation", "torch"])
+    assert result.exit_code == 0, result.output
+    assert "recorded: created 1" in result.output and "1 passed, 0 failed" in result.output
+    [rerun] = reruns(imported)
+    assert rerun.rerun_of_id == original.id and rerun.evidence == "kernelindex-rerun"
+    assert (rerun.kernel_id, rerun.pass_, rerun.implementation, rerun.status) == \
+        ("fused_neighborhood_attention", "forward", "torch", "passed")
+    assert rerun.workload_key == original.workload_key and rerun.median > 0
+    assert rerun.details["correctness"]["passed"] and rerun.details["timing"]["trials"] == 2
+
+
+def test_rerun_of_the_mta_reference_by_kernel_and_pass_writes_a_bundle(imported, runner, tmp_path):
+    bundle = tmp_path / "results.jsonl"
+    result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
+                                 "--implementation", "torch", "--out", str(bundle)])
+    assert result.exit_code == 0, result.output
+    [line] = bundle.read_text().splitlines()  # one workload, however many source runs share it
+    document = json.loads(line)
+    original = source_run(imported, kernel="multi_token_attention", implementation="torch", pass_="forward")
+    assert document["rerunOf"] == original.id
+    assert document["workload"] == {"parameters": original.parameters, "dtype": "bf16", "options": original.options}
+    assert document["environment"]["target"] == "cpu" and document["protocol"]["preset"] == "smoke"
+    assert document["correctness"]["policy"]["tolerances"]["bf16"] >= document["correctness"]["relL2Error"]
+    assert not reruns(imported)  # --out writes the bundle instead of the database
+
+    loaded = runner.invoke(args=["import", "kernelindex", str(bundle)])
+    assert loaded.exit_code == 0, loaded.output
+    assert [run.rerun_of_id for run in reruns(imported)] == [original.id]
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["nosuchrun"], "no run with id 'nosuchrun'"),
+    (["--external-id", "nope/forward"], "no run with external id"),
+    (["--kernel", "no_such_kernel"], "no source-reported speed runs of no_such_kernel"),
+    (["--kernel", "cross_entropy"], "no plugin implements the family 'cross_entropy'"),
+    (["--kernel", "fused_neighborhood_attention", "--implementation", "cuda_graph"], "has no implementation"),
+])
+def test_bad_input_exits_non_zero_with_a_message(imported, runner, arguments, message):
+    result = runner.invoke(args=["rerun", *arguments, *SMOKE])
+    assert result.exit_code != 0
+    assert message in result.output
+
+
+def test_memory_runs_are_not_rerun(imported, runner):
+    from app.models import Run
+
+    with imported.app_context():
+        memory = Run.select().where(Run.metric == "memory").get()
+    result = runner.invoke(args=["rerun", memory.id, *SMOKE])
+    assert result.exit_code != 0 and "measures memory" in result.output
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ([], "name runs to rerun"),
+    (["--pass", "forward"], "give --kernel too"),
+    (["x", "--server", "http://localhost:5000"], "--server needs --token"),
+])
+def test_usage_errors(runner, arguments, message):
+    result = runner.invoke(args=["rerun", *arguments])
+    assert result.exit_code == 2 and message in result.output
+
+
+@pytest.fixture
+def server(imported, monkeypatch):
+    """Route the command's HTTP POST to the app's own API through its test client."""
+    client = imported.test_client()
+
+    def urlopen(request, timeout):
+        response = client.post(request.full_url.replace("http://kernelindex.test", ""), data=request.data,
+                               headers=dict(request.header_items()))
+        if response.status_code >= 400:
+            raise urllib.error.HTTPError(request.full_url, response.status_code, "refused", {},
+                                         io.BytesIO(response.data))
+        return io.BytesIO(response.data)
+
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    return "http://kernelindex.test"
+
+
+def test_results_posted_to_the_server_need_a_valid_token(imported, runner, server):
+    original = source_run(imported, external_id=FNA_REFERENCE)
+    small = ["--target", "cpu", "--protocol", "smoke", "--implementation", "torch", "--server", server]
+    refused = runner.invoke(args=["rerun", original.id, *small, "--token", "kih_not_a_token"])
+    assert refused.exit_code != 0 and "refused the results (401)" in refused.output
+    assert not reruns(imported)
+
+    token = runner.invoke(args=["tokens", "create", "cpu-host"]).output.strip()
+    accepted = runner.invoke(args=["rerun", original.id, *small, "--token", token])
+    assert accepted.exit_code == 0, accepted.output
+    assert [run.rerun_of_id for run in reruns(imported)] == [original.id]
+
+
+def test_plugins_command_lists_plugins_and_broken_ones(runner, tmp_path, monkeypatch):
+    (tmp_path / "broken.py").write_text("raise ImportError('needs a GPU library')\n")
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
+    result = runner.invoke(args=["plugins"])
+    assert result.exit_code == 0, result.output
+    assert "multi_token_attention  cpu  torch, torch_compile  [builtin: plugins.multi_token_attention.cpu]" \
+        in result.output
+    assert "BROKEN [directory:" in result.output and "needs a GPU library" in result.output
+    listing = json.loads(runner.invoke(args=["plugins", "--json"]).output)
+    assert {plugin["origin"] for plugin in listing["plugins"]} == {"builtin"}
+    assert listing["broken"][0]["error"] == "ImportError: needs a GPU library"

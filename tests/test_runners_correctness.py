@@ -1,0 +1,111 @@
+"""The correctness policy, and the adversarial plugins it must catch."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from runners import correctness, discovery
+from runners.correctness import IncorrectOutput, check_trial, relative_errors, tolerance_for
+from runners.rerun import RerunRequest, rerun_workload
+from runners.timing import protocol_document
+
+TEST_PLUGINS = Path(__file__).resolve().parent / "plugins"
+ADVERSARIAL = RerunRequest("adversarial_linear", "forward", {"rows": 64, "features": 32}, "fp32")
+
+
+@pytest.fixture(scope="module")
+def adversarial_results():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(TEST_PLUGINS))
+        results = rerun_workload(ADVERSARIAL, target="cpu",
+                                 protocol=protocol_document("smoke", "cpu", budget_seconds=1))
+    return {result["implementation"]["name"]: result for result in results}
+
+
+def test_policy_is_a_serializable_document_with_text():
+    policy = correctness.policy_document(3)
+    assert json.loads(json.dumps(policy)) == policy
+    assert policy["tolerances"]["fp32"] < 8.4e-4 < policy["tolerances"]["tf32"]
+    assert policy["seeds"] == [2000, 2001, 2002]
+    assert "TF32" in correctness.POLICY_TEXT and "8.4e-4" in correctness.POLICY_TEXT
+
+
+def test_tf32_is_judged_by_its_own_row_only_when_declared():
+    assert tolerance_for("fp32", uses_tf32=False) == correctness.TOLERANCES["fp32"]
+    assert tolerance_for("fp32", uses_tf32=True) == correctness.TOLERANCES["tf32"]
+    assert tolerance_for("bf16", uses_tf32=True) == correctness.TOLERANCES["bf16"]
+
+
+def test_relative_error_uses_a_floor_for_outputs_that_are_exactly_zero():
+    expected = {"output": torch.ones(100, dtype=torch.float64), "grad_bias": torch.full((10,), 1e-18, dtype=torch.float64)}
+    actual = {"output": torch.ones(100), "grad_bias": torch.full((10,), 1e-8)}
+    errors = relative_errors(actual, expected)
+    assert errors["output"] == 0
+    assert errors["grad_bias"] == pytest.approx(1e-8 / 1e-3, rel=1e-6)
+
+
+def expected_and_inputs():
+    x = torch.randn(4, 4)
+    return {"output": (x * 2).double()}, {"x": x}
+
+
+def test_a_correct_output_passes_with_its_error():
+    expected, inputs = expected_and_inputs()
+    output = {"output": (inputs["x"] * 2)}
+    assert check_trial(output, correctness.snapshot(output), expected, inputs, torch.float32) < 1e-7
+
+
+@pytest.mark.parametrize("tamper, message", [
+    (lambda out, x: {}, "returned no 'output'"),
+    (lambda out, x: {"output": out.half()}, "torch.float16"),
+    (lambda out, x: {"output": out[:2]}, "shape"),
+    (lambda out, x: {"output": x}, "input tensors"),
+    (lambda out, x: {"output": out.index_fill(0, torch.tensor([1]), float("nan"))}, "NaN or Inf"),
+    (lambda out, x: {"output": out.index_fill(0, torch.tensor([1]), float("inf"))}, "NaN or Inf"),
+])
+def test_broken_outputs_fail(tamper, message):
+    expected, inputs = expected_and_inputs()
+    outputs = tamper(inputs["x"] * 2, inputs["x"])
+    with pytest.raises(IncorrectOutput, match=message):
+        check_trial(outputs, correctness.snapshot(outputs), expected, inputs, torch.float32)
+
+
+def test_output_changed_after_return_fails():
+    expected, inputs = expected_and_inputs()
+    output = {"output": torch.full((4, 4), float("nan"))}
+    early = correctness.snapshot(output)
+    output["output"].copy_(inputs["x"] * 2)  # what a side stream finishing late looks like
+    with pytest.raises(IncorrectOutput, match="changed after the call returned"):
+        check_trial(output, early, expected, inputs, torch.float32)
+
+
+def test_honest_implementation_passes_beside_the_adversaries(adversarial_results):
+    honest = adversarial_results["torch"]
+    assert honest["status"] == "passed"
+    assert honest["timing"]["trials"] == 2 and honest["correctness"]["passed"]
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("writes_nothing", r"NaN or Inf|relative L2 error"),
+    ("cached_result", r"correctness trial 2: relative L2 error"),
+    ("side_stream", r"NaN or Inf|relative L2 error|changed after the call returned"),
+    ("reference_output", r"the reference's own output"),
+    ("raises", r"RuntimeError: this kernel does not support the shape"),
+    ("over_budget", r"exceeded its time budget of 1 s"),
+])
+def test_adversarial_implementation_fails_correctness(adversarial_results, name, reason):
+    result = adversarial_results[name]
+    assert result["status"] == "failed"
+    assert result["timing"] is None
+    assert result["correctness"]["passed"] is False
+    assert result["error"].startswith("correctness trial")
+    assert re.search(reason, result["error"]), result["error"]
+
+
+def test_every_run_records_its_measured_error(adversarial_results):
+    assert adversarial_results["torch"]["correctness"]["relL2Error"] < 1e-6
+    assert adversarial_results["cached_result"]["correctness"]["relL2Error"] > 0.1
+    assert adversarial_results["raises"]["correctness"]["relL2Error"] is None

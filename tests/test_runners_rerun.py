@@ -1,0 +1,87 @@
+"""Rerun orchestration on the CPU: result documents in the shape ``app.reruns`` records."""
+
+import json
+import re
+
+import pytest
+
+from runners.rerun import RerunError, RerunRequest, capture_environment, rerun_workload
+from runners.timing import protocol_document
+
+RESULT_KEYS = {"rerunOf", "family", "pass", "metric", "implementation", "workload", "status", "error", "timing",
+               "correctness", "environment", "protocol", "observedAt", "cost"}
+TIMING_KEYS = {"unit", "median", "p20", "p80", "samples", "trials", "samplesPerTrial", "cv"}
+CORRECTNESS_KEYS = {"policy", "policyText", "passed", "relL2Error", "tolerance", "trials", "tf32"}
+SMALL_FNA = RerunRequest("fused_neighborhood_attention", "backward",
+                         {"seq": 40, "batch": 1, "heads": 2, "hidden": 32, "dilation": 2, "kernel_size": 5}, "fp32",
+                         {"bias": True}, rerun_of={"torch": "0123456789ab"})
+
+
+@pytest.fixture(scope="module")
+def environment():
+    return capture_environment("cpu", "cpu")
+
+
+@pytest.fixture(scope="module")
+def fna_result(environment):
+    [result] = rerun_workload(SMALL_FNA, target="cpu", implementations=["torch"],
+                              protocol=protocol_document("smoke", "cpu"), environment=environment)
+    return result
+
+
+def test_result_has_exactly_the_documented_shape(fna_result):
+    assert set(fna_result) == RESULT_KEYS
+    assert set(fna_result["timing"]) == TIMING_KEYS
+    assert set(fna_result["correctness"]) == CORRECTNESS_KEYS
+    assert set(fna_result["implementation"]) == {"name", "project", "revision", "details"}
+    assert {"hardware", "software", "host", "target", "cpu"} <= set(fna_result["environment"])
+    assert json.loads(json.dumps(fna_result)) == fna_result
+
+
+def test_result_describes_the_rerun(fna_result):
+    assert fna_result["rerunOf"] == "0123456789ab"
+    assert (fna_result["family"], fna_result["pass"], fna_result["metric"]) == \
+        ("fused_neighborhood_attention", "backward", "speed")
+    assert fna_result["workload"] == {"parameters": SMALL_FNA.parameters, "dtype": "fp32", "options": {"bias": True}}
+    assert fna_result["status"] == "passed" and fna_result["error"] is None
+    assert fna_result["implementation"]["project"] == "PyTorch"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", fna_result["observedAt"])
+    assert fna_result["cost"]["flops"] > 0 and fna_result["cost"]["bytes"] > 0
+
+
+def test_result_timing_follows_the_protocol(fna_result):
+    timing, protocol = fna_result["timing"], fna_result["protocol"]
+    assert protocol["name"] == "kernelindex-smoke" and protocol["comparabilityFamily"] == "kernelindex_rerun"
+    assert timing["trials"] == protocol["trials"] == len(timing["samples"])
+    assert all(len(trial) == protocol["samplesPerTrial"] for trial in timing["samples"])
+    assert 0 < timing["p20"] <= timing["median"] <= timing["p80"]
+
+
+def test_result_correctness_records_policy_and_error(fna_result):
+    check = fna_result["correctness"]
+    assert check["passed"] and check["tf32"] is False
+    assert 0 < check["relL2Error"] <= check["tolerance"] == check["policy"]["tolerances"]["fp32"]
+    assert check["trials"] == fna_result["protocol"]["correctnessTrials"]
+
+
+def test_unlinked_implementations_report_no_rerun_of(environment):
+    request = RerunRequest("multi_token_attention", "forward",
+                           {"seq": 16, "batch": 1, "heads_in": 2, "heads_out": 2, "k": 3, "groups": 1}, "bf16",
+                           {"bias": True})
+    [result] = rerun_workload(request, target="cpu", implementations=["torch"],
+                              protocol=protocol_document("smoke", "cpu"), environment=environment)
+    assert result["rerunOf"] is None and result["status"] == "passed"
+    assert result["correctness"]["tolerance"] == result["correctness"]["policy"]["tolerances"]["bf16"]
+
+
+@pytest.mark.parametrize("request_, target, implementations, message", [
+    (SMALL_FNA, "cpu", ["liger"], "has no implementation 'liger'"),
+    (RerunRequest("no_such_family", "forward", {}, "fp32"), "cpu", None, "no plugin implements"),
+    (RerunRequest("fused_neighborhood_attention", "sideways", SMALL_FNA.parameters, "fp32"), "cpu", None,
+     "pass must be one of"),
+    (RerunRequest("fused_neighborhood_attention", "forward", {"seq": 8}, "fp32"), "cpu", None, "needs parameters"),
+])
+def test_bad_requests_are_refused_before_any_work(request_, target, implementations, message, environment):
+    with pytest.raises(RerunError, match=message):
+        rerun_workload(request_, target=target, implementations=implementations,
+                       protocol=protocol_document("smoke", "cpu"), environment=environment)

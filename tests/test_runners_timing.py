@@ -1,0 +1,110 @@
+"""The timing protocol: its document, statistics, budget, interleaving and input rotation."""
+
+import json
+import time
+
+import pytest
+import torch
+
+from runners import timing
+from runners.timing import Budget, BudgetExceeded, Contestant, PerfCounterTimer, percentile, protocol_document
+from runners.types import PreparedPass
+
+
+def test_protocol_document_is_the_parameters():
+    document = protocol_document("standard", "cuda")
+    assert json.loads(json.dumps(document)) == document
+    assert document["comparabilityFamily"] == "kernelindex_rerun"
+    assert document["timer"] == "cuda_events" and document["primaryStatistic"] == "median"
+    assert document["l2FlushBytes"] >= 128 * 1024 * 1024
+    for name, value in timing.PROTOCOL_PRESETS["standard"].items():
+        assert document[name] == value
+    assert len(document["inputSeeds"]) == document["inputSets"]
+
+
+def test_smoke_preset_is_named_in_its_document_and_smaller():
+    smoke, standard = protocol_document("smoke", "cpu"), protocol_document("standard", "cpu")
+    assert smoke["name"] == "kernelindex-smoke" and smoke["preset"] == "smoke"
+    assert smoke["timer"] == "perf_counter_ns" and smoke["l2FlushBytes"] is None
+    assert smoke["trials"] * smoke["samplesPerTrial"] < standard["trials"] * standard["samplesPerTrial"]
+    assert protocol_document("smoke", "cpu", budget_seconds=7)["budgetSeconds"] == 7
+    with pytest.raises(KeyError, match="unknown protocol"):
+        protocol_document("fast", "cpu")
+
+
+def test_percentiles_interpolate_like_numpy():
+    values = [5.0, 1.0, 3.0, 2.0, 4.0]
+    assert percentile(values, 50) == 3.0
+    assert percentile(values, 20) == pytest.approx(1.8)
+    assert percentile(values, 80) == pytest.approx(4.2)
+    assert percentile([7.0], 20) == 7.0
+
+
+def test_timing_summary_keeps_every_sample():
+    summary = timing.timing_summary([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert summary["median"] == 3.5 and summary["unit"] == "ns"
+    assert summary["samples"] == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert (summary["trials"], summary["samplesPerTrial"]) == (2, 3)
+    assert summary["cv"] == pytest.approx(1.8708 / 3.5, rel=1e-3)
+
+
+def test_budget_interrupts_a_phase_that_runs_over():
+    budget = Budget(0.2)
+    started = time.monotonic()
+    with pytest.raises(BudgetExceeded, match="0.2 s"):
+        with budget.limit():
+            time.sleep(5)
+    assert time.monotonic() - started < 2
+    with pytest.raises(BudgetExceeded):  # nothing left for the next phase
+        with budget.limit():
+            pass
+
+
+def test_budget_is_shared_across_phases():
+    budget = Budget(10)
+    for _ in range(3):
+        with budget.limit():
+            time.sleep(0.01)
+    assert 0.03 <= budget.spent < 1
+
+
+def recording_contestant(name, log, tensors):
+    def run():
+        log.append((name, float(tensors["x"][0])))
+        return {"output": tensors["x"] * 2}
+
+    return Contestant(name=name, prepared=PreparedPass(run=run), tensors=tensors, budget=Budget(30))
+
+
+def test_trials_interleave_implementations_and_rotate_inputs():
+    log = []
+    input_sets = [{"x": torch.full((2,), float(value))} for value in (10, 20, 30)]
+    contestants = [recording_contestant(name, log, {"x": torch.zeros(2)}) for name in "AB"]
+    protocol = {"trials": 2, "samplesPerTrial": 2}
+    timing.run_trials(contestants, protocol, PerfCounterTimer("cpu"), input_sets)
+    assert [name for name, _ in log] == ["A", "A", "B", "B", "B", "B", "A", "A"]
+    assert [value for name, value in log if name == "A"] == [10, 20, 30, 10]
+    assert all(len(trial) == 2 and all(sample > 0 for sample in trial)
+               for contestant in contestants for trial in contestant.samples)
+
+
+def test_a_failing_contestant_stops_alone():
+    log = []
+    good = recording_contestant("good", log, {"x": torch.zeros(2)})
+
+    def explode():
+        raise ValueError("bad launch")
+
+    bad = Contestant(name="bad", prepared=PreparedPass(run=explode), tensors={"x": torch.zeros(2)}, budget=Budget(30))
+    timing.run_trials([bad, good], {"trials": 3, "samplesPerTrial": 1}, PerfCounterTimer("cpu"),
+                      [{"x": torch.ones(2)}])
+    assert bad.error == "timing trial 1: ValueError: bad launch" and not bad.samples
+    assert len(good.samples) == 3
+
+
+def test_setup_runs_outside_the_timed_call():
+    calls = []
+    prepared = PreparedPass(run=lambda: calls.append("run") or {}, setup=lambda: (calls.append("setup"), time.sleep(0.05)))
+    samples = PerfCounterTimer("cpu").time_calls(prepared, 2, lambda: calls.append("inputs"))
+    assert calls == ["inputs", "setup", "run"] * 2
+    assert all(sample < 0.05e9 for sample in samples)
