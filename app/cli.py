@@ -133,9 +133,7 @@ def revoke_token(name):
 def register_commands(app):
     for group in (db_cli, import_cli, users_cli, tokens_cli):
         app.cli.add_command(group)
-    try:
-        from runners.commands import plugins_command, rerun_command
-    except ImportError:  # the harness is optional on a web-only host
-        return
+    from runners.commands import plugins_command, rerun_command
+
     app.cli.add_command(rerun_command)
     app.cli.add_command(plugins_command)

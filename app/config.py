@@ -7,3 +7,5 @@ MAX_PAGE_SIZE = 500
 MAX_CONTENT_LENGTH = 64 * 1024  # bytes of any request body; notes and reproductions are small
 POSTS_PER_MINUTE = 10  # per client, for notes, reproductions and issue reports
 IMPORT_TIMEOUT_SECONDS = 60  # for importer URLs
+SIGN_IN_ATTEMPTS_PER_MINUTE = 5  # per client, for maintainer sign-in
+RERUN_MAX_CONTENT_LENGTH = 64 * 1024 * 1024  # a rerun batch carries every raw sample

@@ -219,9 +219,21 @@ def correctness_section(run: Run, spec: dict) -> dict:
     }
 
 
-def workload_section(workload: dict) -> dict:
+def named_options(options: dict, external_id: str) -> dict:
+    """The options a run's external id names: those its source counts as not the family's default.
+
+    The reference page lists none for ``bias = true`` (FNA's default); a run with ``bias = false``
+    shows it. Every option stays in the workload document and the JSON twin.
+    """
+    parts = external_id.split("/")
+    slug = set(parts[-2].split("-")) if len(parts) >= 2 else set()
+    return {name: value for name, value in options.items()
+            if f"{name}{formatting.parameter_value(value)}".lower() in {part.lower() for part in slug}}
+
+
+def workload_section(workload: dict, external_id: str = "") -> dict:
     parameters = workload.get("parameters") or {}
-    options = workload.get("options") or {}
+    options = named_options(workload.get("options") or {}, external_id)
     tensors = {tensor["name"]: tensor for tensor in workload.get("tensors") or []}
     return {
         "parameters": [(name, formatting.parameter_value(parameters[name])) for name in by_length_then_name(parameters)],
@@ -362,7 +374,7 @@ def run_page(run: Run) -> dict:
             "digest_short": formatting.short_digest(run.digest, RUN_DIGEST_HEX),
         },
         "correctness": correctness_section(run, spec),
-        "workload": workload_section(manifest["workload"]["spec"]),
+        "workload": workload_section(manifest["workload"]["spec"], run.external_id),
         "measurements": measurement_rows(run, spec),
         "throughput": datasheet.achieved(run),
         "protocol": protocol_section(manifest["protocol"]["spec"]),
@@ -403,8 +415,8 @@ def comparison_page(group: ComparisonGroup) -> dict:
     for member in members:
         low = member["p20"] if member["p20"] is not None else member["median"]
         high = member["p80"] if member["p80"] is not None else member["median"]
-        if member["rank"] == 1 and member["ratio"] == 1:
-            standing = "#1" if not member["tied_with_leader"] else "tied for #1"
+        if member["id"] == members[0]["id"]:
+            standing = "#1"
         elif member["tied_with_leader"]:
             standing = "tied with #1"
         elif member["within_noise_of_leader"]:
@@ -624,9 +636,12 @@ def family_page(family: Family, args: dict) -> dict:
     state = {"pass": pass_, "metric": metric, "gpu": gpu, "implementation": implementation, **fixed,
              "sort": sort, "order": order}
 
+    defaults = {"sort": "x", "order": "asc", "page": 1}
+
     def link(**changes):
         merged = {**state, **changes}
-        return family_url(family.name, **{k: v for k, v in merged.items() if v not in ("", None)})
+        return family_url(family.name, **{k: v for k, v in merged.items()
+                                          if v not in ("", None) and defaults.get(k) != v})
 
     return {
         "family": family,

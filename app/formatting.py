@@ -42,7 +42,8 @@ def best_unit(value: float, stored_unit: str) -> tuple[str, float]:
     scale = scale_for(stored_unit)
     chosen = scale[0]
     for unit in scale:
-        if abs(value) >= unit[1]:
+        # 999.6 µs rounds to 1000 µs at three figures: it reads 1 ms
+        if abs(value) >= unit[1] or float(significant(abs(value) / unit[1]).replace(",", "")) >= 1:
             chosen = unit
     return chosen
 

@@ -15,7 +15,8 @@ from bleach.linkifier import LinkifyFilter
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-ALLOWED_TAGS = frozenset({"a", "p", "br", "em", "strong", "code", "pre", "blockquote", "ul", "ol", "li", "hr", "s", "del"})
+ALLOWED_TAGS = frozenset({"a", "p", "br", "em", "strong", "code", "pre", "blockquote", "ul", "ol", "li", "hr",
+                          "s", "del"})
 ALLOWED_ATTRIBUTES = {"a": ["href", "title", "rel"], "ol": ["start"]}
 ALLOWED_PROTOCOLS = frozenset({"http", "https", "mailto"})
 LINK_REL = "nofollow noopener ugc"

@@ -139,6 +139,12 @@ class Run(BaseModel):
         indexes = (
             (("kernel", "pass", "metric", "gpu"), False),
             (("comparison_key", "rank"), False),
+            # 002_page_indexes: family pages, search, the home page (see that migration)
+            (("kernel", "pass", "metric", "gpu", "superseded_by"), False),
+            (("kernel", "implementation", "gpu", "superseded_by", "observed_at"), False),
+            (("superseded_by", "observed_at"), False),
+            (("created_at",), False),
+            (("source", "created_at"), False),
         )
 
     @property

@@ -17,12 +17,12 @@ API_VERSION = "v1"
 openapi = Blueprint("openapi", __name__)
 
 
-def _json(schema: str, description: str) -> dict:
+def _json(schema, description: str) -> dict:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
 def _error(description: str) -> dict:
-    return _json("Error", description)
+    return _json(schemas.ErrorSchema, description)
 
 
 def _path_parameter(name: str, description: str) -> dict:
@@ -39,29 +39,21 @@ def build_spec() -> APISpec:
                    plugins=[MarshmallowPlugin()],
                    info={"description": "GPU-kernel benchmark results with their provenance. Every HTML page "
                                         "has a JSON twin (`<page>.json` or `Accept: application/json`)."})
-    for name, schema in (("Error", schemas.ErrorSchema), ("RunList", schemas.RunListSchema),
-                         ("RunDetail", schemas.RunDetailSchema), ("Comparison", schemas.ComparisonSchema),
-                         ("Attestation", schemas.AttestationSchema), ("RunPage", page_schemas.RunPageSchema),
-                         ("ComparisonPage", page_schemas.ComparisonPageSchema),
-                         ("FamilyPage", page_schemas.FamilyPageSchema), ("HomePage", page_schemas.HomePageSchema),
-                         ("SearchPage", page_schemas.SearchPageSchema),
-                         ("PluginsPage", page_schemas.PluginsPageSchema)):
-        spec.components.schema(name, schema=schema)
     spec.components.security_scheme("rerunHostToken", {"type": "http", "scheme": "bearer",
                                                         "description": "A rerun-host token (`flask tokens create`)."})
 
     spec.path("/api/v1/runs", operations={"get": {
         "summary": "List runs, newest first, filtered and paginated.",
         "parameters": [{"in": "query", "schema": schemas.RunFilterSchema}],
-        "responses": {"200": _json("RunList", "A page of runs."), "400": _error("A malformed filter.")}}})
+        "responses": {"200": _json(schemas.RunListSchema, "A page of runs."), "400": _error("A malformed filter.")}}})
     spec.path("/api/v1/runs/{run_id}", operations={"get": {
         "summary": "One run: its canonical documents, evidence, rank, history and attestations.",
         "parameters": [RUN_ID],
-        "responses": {"200": _json("RunDetail", "The run."), "404": _error("No such run.")}}})
+        "responses": {"200": _json(schemas.RunDetailSchema, "The run."), "404": _error("No such run.")}}})
     spec.path("/api/v1/comparisons/{key}", operations={"get": {
         "summary": "One comparison group: its current members ranked, with ratios and noise overlap.",
         "parameters": [GROUP_KEY],
-        "responses": {"200": _json("Comparison", "The group."), "404": _error("No such group.")}}})
+        "responses": {"200": _json(schemas.ComparisonSchema, "The group."), "404": _error("No such group.")}}})
     spec.path("/api/v1/reruns", operations={"post": {
         "summary": "Record KernelIndex rerun results from a GPU host.",
         "security": [{"rerunHostToken": []}],
@@ -72,12 +64,12 @@ def build_spec() -> APISpec:
                       "401": _error("No valid rerun-host token.")}}})
 
     twins = (
-        ("/runs/{run_id}.json", "The run page's JSON twin.", [RUN_ID], "RunPage"),
-        ("/comparisons/{key}.json", "The comparison page's JSON twin.", [GROUP_KEY], "ComparisonPage"),
-        ("/families/{name}.json", "The family page's JSON twin (same filters as the page).", [FAMILY], "FamilyPage"),
-        ("/index.json", "The home page's JSON twin.", [], "HomePage"),
-        ("/search.json", "Search results.", [], "SearchPage"),
-        ("/plugins.json", "Discovered plugins, and broken ones with their errors.", [], "PluginsPage"),
+        ("/runs/{run_id}.json", "The run page's JSON twin.", [RUN_ID], page_schemas.RunPageSchema),
+        ("/comparisons/{key}.json", "The comparison page's JSON twin.", [GROUP_KEY], page_schemas.ComparisonPageSchema),
+        ("/families/{name}.json", "The family page's JSON twin (same filters as the page).", [FAMILY], page_schemas.FamilyPageSchema),
+        ("/index.json", "The home page's JSON twin.", [], page_schemas.HomePageSchema),
+        ("/search.json", "Search results.", [], page_schemas.SearchPageSchema),
+        ("/plugins.json", "Discovered plugins, and broken ones with their errors.", [], page_schemas.PluginsPageSchema),
     )
     family_filters = [{"in": "query", "name": name, "required": False, "schema": {"type": "string"}}
                       for name in ("pass", "metric", "gpu", "implementation", "sort", "order", "page")]
@@ -85,7 +77,7 @@ def build_spec() -> APISpec:
                          {"in": "query", "name": "page", "required": False,
                           "schema": {"type": "integer", "minimum": 1}}]
     for path, summary, parameters, schema in twins:
-        extra = family_filters if schema == "FamilyPage" else search_parameters if schema == "SearchPage" else []
+        extra = family_filters if schema is page_schemas.FamilyPageSchema else search_parameters if schema is page_schemas.SearchPageSchema else []
         spec.path(path, operations={"get": {
             "summary": summary, "parameters": parameters + extra,
             "responses": {"200": _json(schema, summary), "400": _error("A malformed filter or query."),

@@ -209,11 +209,19 @@ def _clean_form_text(data: dict, optional: tuple) -> dict:
     for name, value in dict(data).items():
         if isinstance(value, str):
             value = value.replace("\r\n", "\n").replace("\r", "\n")
-            value = value.strip() if name != "body" else value.strip("\n ")
+            value = value.lstrip("\n").rstrip() if name == "body" else value.strip()  # keep markdown indents
             if value == "" and name in optional:
                 continue
         cleaned[name] = value
     return cleaned
+
+
+def _at_most(characters: int, what: str) -> validate.Length:
+    return validate.Length(max=characters, error=f"Keep {what} to {characters} characters.")
+
+
+def _number_messages(what: str, hint: str) -> dict:
+    return {"invalid": f"Enter {what} as a number, {hint}.", "special": f"Enter {what} as a finite number, {hint}."}
 
 
 def _refuse_control_characters(data: dict, names: tuple):
@@ -242,23 +250,20 @@ class AttestationSchema(Schema):
     id = fields.Integer(dump_only=True)
     kind = fields.String(required=True, validate=validate.OneOf(("note", "reproduction")),
                          error_messages={"required": "Choose a note or a reproduction."})
-    author = fields.String(allow_none=True, validate=validate.Length(max=80, error="Keep the name to {max} characters."))
-    body = fields.String(load_default="", validate=validate.Length(
-        max=MAX_POST_BODY_CHARS, error="Keep the text to {max} characters."))
-    median = fields.Float(allow_none=True, validate=validate.Range(min=0, min_inclusive=False, error="The median must be above 0."),
-                          error_messages={"invalid": "Enter the median as a number, e.g. 84.6.",
-                                          "special": "Enter the median as a finite number."})
+    author = fields.String(allow_none=True, validate=_at_most(80, "the name"))
+    body = fields.String(load_default="", validate=_at_most(MAX_POST_BODY_CHARS, "the text"))
+    median = fields.Float(allow_none=True,
+                          validate=validate.Range(min=0, min_inclusive=False, error="The median must be above 0."),
+                          error_messages=_number_messages("the median", "e.g. 84.6"))
     p20 = fields.Float(allow_none=True, validate=validate.Range(min=0, error="p20 cannot be negative."),
-                       error_messages={"invalid": "Enter p20 as a number, or leave it empty.",
-                                       "special": "Enter p20 as a finite number, or leave it empty."})
+                       error_messages=_number_messages("p20", "or leave it empty"))
     p80 = fields.Float(allow_none=True, validate=validate.Range(min=0, error="p80 cannot be negative."),
-                       error_messages={"invalid": "Enter p80 as a number, or leave it empty.",
-                                       "special": "Enter p80 as a finite number, or leave it empty."})
+                       error_messages=_number_messages("p80", "or leave it empty"))
     unit = fields.String(allow_none=True, validate=validate.OneOf(
         ATTESTATION_UNITS, error="Choose a unit: ns, µs, ms or s (MB or GB for memory)."))
-    gpu = fields.String(allow_none=True, validate=validate.Length(max=120, error="Keep the GPU name to {max} characters."))
-    software = fields.String(allow_none=True, validate=validate.Length(max=500, error="Keep the versions to {max} characters."))
-    link = fields.Url(allow_none=True, schemes={"http", "https"}, validate=validate.Length(max=2000),
+    gpu = fields.String(allow_none=True, validate=_at_most(120, "the GPU name"))
+    software = fields.String(allow_none=True, validate=_at_most(500, "the versions"))
+    link = fields.Url(allow_none=True, schemes={"http", "https"}, validate=_at_most(2000, "the link"),
                       error_messages={"invalid": "Enter a full http:// or https:// address."})
     created_at = fields.DateTime(dump_only=True, format="iso")
 
@@ -279,7 +284,8 @@ class AttestationSchema(Schema):
             for name, message in (("median", "Give the median you measured."),
                                   ("unit", "Choose the median's unit."),
                                   ("gpu", "Name the GPU you measured on."),
-                                  ("software", "Give the software versions you ran (e.g. torch 2.6, triton 3.2, CUDA 12.4)."),
+                                  ("software", "Give the software versions you ran "
+                                               "(e.g. torch 2.6, triton 3.2, CUDA 12.4)."),
                                   ("link", "Link to your script, log or results (http or https).")):
                 if data.get(name) is None:
                     errors[name] = [message]
@@ -308,8 +314,7 @@ class IssueReportSchema(Schema):
     id = fields.Integer(dump_only=True)
     reason = fields.String(required=True, validate=validate.OneOf(tuple(ISSUE_REASONS), error="Choose what is wrong."),
                            error_messages={"required": "Choose what is wrong."})
-    body = fields.String(load_default="", validate=validate.Length(
-        max=MAX_POST_BODY_CHARS, error="Keep the description to {max} characters."))
+    body = fields.String(load_default="", validate=_at_most(MAX_POST_BODY_CHARS, "the description"))
     resolved = fields.Boolean(dump_only=True)
     created_at = fields.DateTime(dump_only=True, format="iso")
 

@@ -57,8 +57,6 @@ def check_csrf():
     """``before_request``: refuse an unsafe request whose token does not match the session's."""
     if request.method not in UNSAFE_METHODS or csrf_exempt(request.path):
         return
-    if not current_app.config.get("CSRF_ENABLED", True):
-        return
     form = read_form()
     expected = (session.get(CSRF_SESSION_KEY) or "").encode()
     sent = [value.encode() for value in (request.headers.get(CSRF_HEADER), form.get(CSRF_FORM_FIELD)) if value]

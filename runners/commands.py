@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from datetime import datetime, timezone
 from pathlib import Path
 
 import click
@@ -104,14 +105,25 @@ def post_results(server: str, token: str, results: list[dict]) -> str:
         raise click.ClickException(f"could not reach {server}: {error.reason}") from error
 
 
+def append_bundle(path: str, results: list[dict]) -> None:
+    with Path(path).open("a", encoding="utf-8") as bundle:
+        for result in results:
+            bundle.write(json.dumps(result, sort_keys=True) + "\n")
+
+
 def record_results(results: list[dict], out: str | None, server: str | None, token: str | None) -> None:
     if out:
-        with Path(out).open("a", encoding="utf-8") as bundle:
-            for result in results:
-                bundle.write(json.dumps(result, sort_keys=True) + "\n")
+        append_bundle(out, results)
         progress(f"appended {len(results)} result(s) to {out}")
     if server:
-        reply = post_results(server, token, results)
+        try:
+            reply = post_results(server, token, results)
+        except click.ClickException as error:
+            if not out:  # hours of GPU time must not be lost to a bad token or a network fault
+                unsent = f"kernelindex-unsent-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}.jsonl"
+                append_bundle(unsent, results)
+                error.message += f" (results saved to {unsent}; import it with `flask import kernelindex`)"
+            raise
         progress(f"posted {len(results)} result(s) to {server}: {reply.strip()[:300]}")
     if not out and not server:
         from app.reruns import RerunRejected, record_rerun_results
@@ -143,10 +155,10 @@ def record_results(results: list[dict], out: str | None, server: str | None, tok
 def rerun_command(run_ids, external_ids, kernels, passes, implementations, target, device_index, preset, budget,
                   out, server, token):
     """Re-measure runs on this host and record KernelIndex reruns."""
-    if not (run_ids or external_ids or kernels):
-        raise click.UsageError("name runs to rerun: RUN_ID..., --external-id or --kernel")
     if passes and not kernels:
         raise click.UsageError("--pass selects among --kernel runs; give --kernel too")
+    if not (run_ids or external_ids or kernels):
+        raise click.UsageError("name runs to rerun: RUN_ID..., --external-id or --kernel")
     if server and not token:
         raise click.UsageError("--server needs --token (or KERNELINDEX_RERUN_TOKEN)")
     target = target or default_target()

@@ -48,9 +48,9 @@ time, so a result remembered from an earlier call is wrong for the next inputs. 
 call, the memory the outputs will occupy is poisoned with NaN (the caching allocator hands those blocks
 straight back); on CPUs unwritten memory holds zeros or stale values, wrong for the trial's inputs.
 Right after the call returns, the outputs are copied on the calling stream: an output that is not fully
-written, or that another stream or thread writes later, fails. NaN or Inf anywhere fails. Outputs must be new tensors of the workload's dtype
-and shape; returning the reference's own tensors or an input fails. Every run's measured error is
-recorded, passed or not.
+written, or that another stream or thread writes later, fails. NaN or Inf anywhere fails. Outputs must
+be new tensors of the workload's dtype and shape; returning the reference's own tensors or an input
+fails. Every run's measured error is recorded, passed or not.
 """
 
 
@@ -162,7 +162,6 @@ class CorrectnessRecord:
     tolerance: float
     trials: int
     uses_tf32: bool
-    reason: str | None = None
 
     def as_document(self, policy: Mapping[str, Any]) -> dict[str, Any]:
         return {"policy": dict(policy), "policyText": POLICY_TEXT, "passed": self.passed,

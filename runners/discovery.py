@@ -139,6 +139,8 @@ def build_registry(plugins_dir: str | None) -> PluginRegistry:
     plugins: list[LoadedPlugin] = []
     broken: list[BrokenPlugin] = []
     held: dict[tuple[str, str], str] = {}
+    if plugins_dir and not Path(plugins_dir).is_dir():
+        broken.append(BrokenPlugin(plugins_dir, DIRECTORY, f"{PLUGINS_DIR_VARIABLE} names no directory"))
     for name, origin, load in _candidates(plugins_dir):
         try:
             module = load()

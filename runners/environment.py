@@ -8,6 +8,7 @@ guessed.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import os
 import platform
@@ -132,12 +133,19 @@ def generate_environment(target: str, device: str) -> dict[str, Any]:
             "cpu": cpu}
 
 
-def project_revision() -> str:
-    """The KernelIndex checkout's git commit, for implementations that are KernelIndex's own code."""
+def project_revision(source_file: str) -> str:
+    """The revision of KernelIndex's own code: the checkout's git commit, else a digest of ``source_file``.
+
+    A GPU host may run a copy of the tree without its git history; the source digest
+    still tells two versions of a kernel apart.
+    """
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         completed = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True,
                                    timeout=10, check=True)
+        if completed.stdout.strip():
+            return completed.stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return completed.stdout.strip() or "unknown"
+        pass
+    with open(source_file, "rb") as source:
+        return "source-sha256:" + hashlib.sha256(source.read()).hexdigest()[:16]

@@ -65,6 +65,8 @@ def kernel_plugin() -> KernelPlugin:
     ``liger`` only when ``liger_kernel`` imports), so that listing a plugin never
     promises a run that cannot happen.
 
+    ``firstresult``: the first answer that is not None is the answer.
+
     :return: the plugin's :class:`~runners.types.KernelPlugin` record. A module that
         does not implement this hook is a harness plugin (environment hooks only).
     """
@@ -86,6 +88,8 @@ def build_workload(parameters: Mapping[str, Any], dtype: str, options: Mapping[s
     :param options: the workload's options, defaults filled in.
     :param seed: the seed of this set of values.
     :param device: a torch device string (``cpu``, ``cuda:0``).
+    ``firstresult``: the first answer that is not None is the answer.
+
     :return: every tensor the family definition derives for these values (names,
         shapes and dtypes are checked against it) plus ``grad_output``: the fixed
         upstream gradient for the backward and full passes, shaped like the forward
@@ -110,6 +114,8 @@ def prepare_pass(implementation: Implementation, workload: Workload, pass_: str)
         ``setup``, with ``grad_output`` as upstream gradient) or ``full`` (both, timed
         together). :meth:`runners.types.PreparedPass.autograd` builds all three from a
         forward function.
+    ``firstresult``: the first answer that is not None is the answer.
+
     :return: a :class:`~runners.types.PreparedPass` whose ``run`` returns ``output``
         and/or ``grad_<tensor>`` outputs in the workload's dtype, freshly computed.
     """
@@ -124,6 +130,8 @@ def reference_outputs(workload: Workload, pass_: str) -> Mapping[str, torch.Tens
 
     :param workload: the tensors of this trial (in the workload's dtype).
     :param pass_: the pass being checked.
+    ``firstresult``: the first answer that is not None is the answer.
+
     :return: float64 tensors under the same names :func:`prepare_pass`'s ``run``
         returns; every one of them is compared.
     """
@@ -140,6 +148,8 @@ def workload_cost(parameters: Mapping[str, Any], dtype: str, options: Mapping[st
     :param dtype: the tensors' dtype, short form (sets bytes per element).
     :param options: the workload's options.
     :param pass_: the pass timed.
+    ``firstresult``: the first answer that is not None is the answer.
+
     :return: floating-point operations (a multiply-add is 2) of the necessary work, not
         of any particular formulation, and the bytes that must cross device memory
         (each input read once, each output written once).
@@ -157,6 +167,8 @@ def generate_environment(target: str, device: str) -> dict[str, Any]:
 
     :param target: ``cpu`` or ``cuda``.
     :param device: the torch device string timed on.
+    ``firstresult``: the first answer that is not None is the answer.
+
     :return: ``{"hardware": {...}, "software": {...}, "host": ..., "target": ...,
         "cpu": {...}}``; ``hardware`` has at least ``vendor``, ``product`` and
         ``architecture``.

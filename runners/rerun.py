@@ -68,7 +68,8 @@ class _PluginCalls:
         if missing:
             raise RerunError(f"{definition.name} needs parameters {', '.join(missing)}")
         self.dtype, self.pass_ = request.dtype, request.pass_
-        self.expected = {spec.name: spec for spec in definition.tensors({**self.parameters, **self.options}, self.dtype)}
+        specs = definition.tensors({**self.parameters, **self.options}, self.dtype)
+        self.expected = {spec.name: spec for spec in specs}
 
     def call(self, hook_name: str, **kwargs):
         return self.registry.call(self.plugin, hook_name, **kwargs)
@@ -101,7 +102,6 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
 
     dtype = torch_dtype(calls.dtype)
     errors: dict[str, float] = {}
-    reasons: dict[str, str] = {}
     for trial in range(trials):
         seed = correctness.CORRECTNESS_SEED_BASE + trial
         reference_workload = calls.workload(seed)
@@ -110,6 +110,7 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
         for contestant in contestants:
             if contestant.error:
                 continue
+            phase = f"correctness trial {trial + 1}"
             try:
                 with contestant.budget.limit():
                     timing.load_inputs(contestant.tensors, reference_workload.tensors)
@@ -121,28 +122,20 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
                         torch.cuda.synchronize(calls.device)
                     error = correctness.check_trial(outputs, copied, expected, contestant.tensors, dtype)
             except correctness.IncorrectOutput as failure:
-                reasons[contestant.name] = f"correctness trial {trial + 1}: {failure}"
-                contestant.error = reasons[contestant.name]
+                contestant.error = f"{phase}: {failure}"
                 continue
             except Exception as failure:
-                contestant.fail(f"correctness trial {trial + 1}", failure)
+                contestant.fail(phase, failure)
                 continue
             errors[contestant.name] = max(error, errors.get(contestant.name, 0.0))
             tolerance = correctness.tolerance_for(calls.dtype, implementations[contestant.name].uses_tf32)
             if error > tolerance:
-                reasons[contestant.name] = (f"correctness trial {trial + 1}: relative L2 error {error:.3g} "
-                                            f"exceeds the {tolerance:g} tolerance")
-                contestant.error = reasons[contestant.name]
-            progress(f"  correctness {trial + 1}/{trials} {contestant.name}: relative L2 error {error:.3g}")
-    records = {}
-    for contestant in contestants:
-        implementation = implementations[contestant.name]
-        records[contestant.name] = correctness.CorrectnessRecord(
-            passed=contestant.name in errors and contestant.name not in reasons and not contestant.error,
-            error=errors.get(contestant.name), trials=trials, uses_tf32=implementation.uses_tf32,
-            tolerance=correctness.tolerance_for(calls.dtype, implementation.uses_tf32),
-            reason=reasons.get(contestant.name))
-    return records
+                contestant.error = f"{phase}: relative L2 error {error:.3g} exceeds the {tolerance:g} tolerance"
+            progress(f"  {phase}/{trials} {contestant.name}: relative L2 error {error:.3g}")
+    return {contestant.name: correctness.CorrectnessRecord(
+        passed=contestant.name in errors and contestant.error is None, error=errors.get(contestant.name),
+        tolerance=correctness.tolerance_for(calls.dtype, implementations[contestant.name].uses_tf32),
+        trials=trials, uses_tf32=implementations[contestant.name].uses_tf32) for contestant in contestants}
 
 
 def _implementation_document(implementation, prepared) -> dict[str, Any]:
@@ -174,6 +167,10 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     except KeyError as error:
         raise RerunError(error.args[0]) from error
     device = device_for(target, device_index)
+    if target == "cuda":
+        import torch
+
+        torch.cuda.set_device(device)  # events and streams below belong to the current device
     calls = _PluginCalls(registry, plugin, request, device)
     if environment is None:
         environment = capture_environment(target, device, registry)
@@ -183,18 +180,16 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
              + " ".join(f"{k}={v}" for k, v in sorted(calls.parameters.items())) + f" on {device}: {', '.join(names)}")
     contestants = []
     for name in names:
-        contestant = timing.Contestant(name=name, prepared=None, tensors={}, budget=timing.Budget(protocol["budgetSeconds"]))
+        workload = calls.workload(seed=0)
+        contestant = timing.Contestant(name=name, prepared=None, tensors=workload.tensors,
+                                       budget=timing.Budget(protocol["budgetSeconds"]))
         contestants.append(contestant)
         try:
             with contestant.budget.limit():
-                workload = calls.workload(seed=0)
-                contestant.tensors = workload.tensors
                 contestant.prepared = calls.call("prepare_pass", implementation=chosen[name], workload=workload,
                                                  pass_=request.pass_)
-                if contestant.prepared is None:
-                    raise RerunError("prepare_pass returned nothing")
-        except RerunError:
-            raise
+            if contestant.prepared is None:
+                contestant.error = f"prepare: the plugin prepared nothing for {name}"
         except Exception as error:
             contestant.fail("prepare", error)
     records = _check_correctness(calls, contestants, chosen, protocol["correctnessTrials"], progress)

@@ -41,7 +41,7 @@ L2_FLUSH_BYTES = 256 * 1024 * 1024  # several times the L2 of any current GPU (H
 
 PROTOCOL_PRESETS: dict[str, dict[str, Any]] = {
     "standard": {"warmupReps": 5, "trials": 5, "samplesPerTrial": 20, "inputSets": 4, "correctnessTrials": 3,
-                 "budgetSeconds": 900},
+                 "budgetSeconds": 300},
     "smoke": {"warmupReps": 1, "trials": 2, "samplesPerTrial": 3, "inputSets": 2, "correctnessTrials": 2,
               "budgetSeconds": 120},
 }
@@ -71,7 +71,8 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
         "interleaving": "round-robin by trial, first implementation rotating",
         "l2FlushBytes": L2_FLUSH_BYTES if target == "cuda" else None,
         "notes": ("Timed: one call of the pass (forward; backward of a fixed forward with a fixed upstream "
-                  "gradient; or both). Inputs rotate through seeded sets copied in before each call; the L2 is "
+                  "gradient; or both), with autograd recording as in training. Inputs rotate through seeded "
+                  "sets copied in before each call; the L2 is "
                   "flushed before each call on GPUs; setup, copies and flush are outside the timed region. "
                   "Comparable only within one kernel, workload, timed pass and hardware."),
     }

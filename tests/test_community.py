@@ -326,8 +326,8 @@ def test_issue_report_is_stored_and_counted(small_app, poster):
     html = first.get_data(as_text=True)
     assert html.lstrip().startswith('<div id="report-issue-body"')
     assert "1 open report on this run." in html and "Thank you" in html
-    second = poster.post(f"/runs/{run.id}/issues", data={"csrf_token": TOKEN, "reason": "other", "body": "Odd GPU name"},
-                         headers=HTMX)
+    second = poster.post(f"/runs/{run.id}/issues", headers=HTMX,
+                         data={"csrf_token": TOKEN, "reason": "other", "body": "Odd GPU name"})
     assert "2 open reports on this run." in second.get_data(as_text=True)
     with small_app.app_context():
         assert [(r.reason, r.resolved) for r in IssueReport.select().order_by(IssueReport.id)] == [

@@ -31,6 +31,8 @@ def test_hook_is_documented(hook):
     for parameter in inspect.signature(function).parameters:
         assert f":param {parameter}:" in doc, f"{hook} does not document {parameter}"
     assert ":return:" in doc
+    if function.kernelindex_spec["firstresult"]:
+        assert "``firstresult``" in doc
 
 
 @pytest.mark.parametrize("hook", HOOKS)

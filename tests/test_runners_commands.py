@@ -42,7 +42,7 @@ def reruns(app):
 
 def test_rerun_of_the_fna_reference_run_records_a_linked_rerun(imported, runner):
     original = source_run(imported, external_id=FNA_REFERENCE)
-    result = runner.invoke(args=["rerun", original.id, *SMOKE, "--implementation", "torch"])
+    result = runner.invoke(args=["rerun", "--external-id", FNA_REFERENCE, *SMOKE, "--implementation", "torch"])
     assert result.exit_code == 0, result.output
     assert "recorded: created 1" in result.output and "1 passed, 0 failed" in result.output
     [rerun] = reruns(imported)
@@ -121,12 +121,15 @@ def server(imported, monkeypatch):
     return "http://kernelindex.test"
 
 
-def test_results_posted_to_the_server_need_a_valid_token(imported, runner, server):
-    original = source_run(imported, external_id=FNA_REFERENCE)
+def test_results_posted_to_the_server_need_a_valid_token(imported, runner, server, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    original = source_run(imported, kernel="multi_token_attention", implementation="torch", pass_="forward")
     small = ["--target", "cpu", "--protocol", "smoke", "--implementation", "torch", "--server", server]
     refused = runner.invoke(args=["rerun", original.id, *small, "--token", "kih_not_a_token"])
     assert refused.exit_code != 0 and "refused the results (401)" in refused.output
     assert not reruns(imported)
+    [unsent] = tmp_path.glob("kernelindex-unsent-*.jsonl")
+    assert json.loads(unsent.read_text())["rerunOf"] == original.id
 
     token = runner.invoke(args=["tokens", "create", "cpu-host"]).output.strip()
     accepted = runner.invoke(args=["rerun", original.id, *small, "--token", token])

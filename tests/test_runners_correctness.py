@@ -40,7 +40,8 @@ def test_tf32_is_judged_by_its_own_row_only_when_declared():
 
 
 def test_relative_error_uses_a_floor_for_outputs_that_are_exactly_zero():
-    expected = {"output": torch.ones(100, dtype=torch.float64), "grad_bias": torch.full((10,), 1e-18, dtype=torch.float64)}
+    expected = {"output": torch.ones(100, dtype=torch.float64),
+                "grad_bias": torch.full((10,), 1e-18, dtype=torch.float64)}
     actual = {"output": torch.ones(100), "grad_bias": torch.full((10,), 1e-8)}
     errors = relative_errors(actual, expected)
     assert errors["output"] == 0

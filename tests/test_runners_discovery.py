@@ -91,6 +91,13 @@ def test_broken_plugins_are_reported_and_skipped(plugins_dir):
     assert registry.find("fused_neighborhood_attention", "cpu").origin == "builtin"
 
 
+def test_a_plugins_directory_that_does_not_exist_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path / "typo"))
+    [broken] = get_registry().broken
+    assert broken.name.endswith("typo") and "names no directory" in broken.error
+    assert get_registry().find("multi_token_attention", "cpu")
+
+
 class FakeEntryPoint:
     name = "toy"
     value = "toy_linear_package"

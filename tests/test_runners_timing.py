@@ -104,7 +104,11 @@ def test_a_failing_contestant_stops_alone():
 
 def test_setup_runs_outside_the_timed_call():
     calls = []
-    prepared = PreparedPass(run=lambda: calls.append("run") or {}, setup=lambda: (calls.append("setup"), time.sleep(0.05)))
+    def setup():
+        calls.append("setup")
+        time.sleep(0.05)
+
+    prepared = PreparedPass(run=lambda: calls.append("run") or {}, setup=setup)
     samples = PerfCounterTimer("cpu").time_calls(prepared, 2, lambda: calls.append("inputs"))
     assert calls == ["inputs", "setup", "run"] * 2
     assert all(sample < 0.05e9 for sample in samples)

@@ -18,8 +18,8 @@ def register_blueprints(app):
     from .comparisons import comparisons; app.register_blueprint(comparisons)  # noqa: E702
     from .families import families; app.register_blueprint(families)  # noqa: E702
     from ..openapi import openapi; app.register_blueprint(openapi)  # noqa: E702
-    from .community import community; app.register_blueprint(community)
-    from .maintainers import maintainers; app.register_blueprint(maintainers)
+    from .community import community; app.register_blueprint(community)  # noqa: E702
+    from .maintainers import maintainers; app.register_blueprint(maintainers)  # noqa: E702
 
     @app.errorhandler(HTTPException)
     def http_error(error):

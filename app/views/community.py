@@ -12,7 +12,6 @@ never touches the run's evidence level or rank.
 
 from flask import Blueprint, g, jsonify, make_response, redirect, render_template, request, url_for
 from marshmallow import ValidationError
-from werkzeug.routing import BuildError
 
 from .. import formatting
 from ..contexts import find_run
@@ -25,26 +24,19 @@ from .render import is_htmx, wants_json
 
 community = Blueprint("community", __name__)
 
-RUN_PAGE_ENDPOINTS = ("runs.run_page",)  # the pages blueprint; a plain path if it is absent
 UNIT_LABELS = {"us": "µs"}
 ATTESTATIONS_TARGET = "attestations-body"
 REPORT_TARGET = "report-issue-body"
+# htmx leaves 4xx answers unswapped; these carry a message for the reader (inline errors, refusals).
 SWAPPED_ERROR_STATUSES = (400, 413, 422, 429)
+SWAP_REFUSALS_SCRIPT = (f"if([{','.join(map(str, SWAPPED_ERROR_STATUSES))}].includes(event.detail.xhr.status))"
+                        "{event.detail.shouldSwap=true;event.detail.isError=false}")
 
 
 # --- what the partials show --------------------------------------------------------------------
 
 def run_page_url(run: Run, anchor: str | None = None) -> str:
-    """The run page (helper pages blueprint); ``/runs/<id>`` if it is not registered."""
-    for endpoint in RUN_PAGE_ENDPOINTS:
-        try:
-            url = url_for(endpoint, run_id=run.id)
-            break
-        except BuildError:
-            continue
-    else:
-        url = f"/runs/{run.id}"
-    return url + (f"#{anchor}" if anchor else "")
+    return url_for("runs.run_page", run_id=run.id, _anchor=anchor)
 
 
 def run_units(run: Run) -> dict:
@@ -122,7 +114,7 @@ def attestation_section(run: Run, attestations, form: dict | None = None) -> dic
 def report_issue_section(run: Run, issue_count: int | None = None, form: dict | None = None) -> dict:
     """Everything ``partials/_report_issue.html`` shows."""
     form = form or {}
-    if issue_count is None:
+    if not isinstance(issue_count, int):  # absent from the including page's context
         issue_count = open_issue_count(run)
     return {
         "count": issue_count,
@@ -139,11 +131,12 @@ def report_issue_section(run: Run, issue_count: int | None = None, form: dict | 
 
 
 def open_issue_count(run: Run) -> int:
-    return IssueReport.select().where((IssueReport.run == run) & (IssueReport.resolved == False)).count()  # noqa: E712
+    return run.issue_reports.where(IssueReport.resolved == False).count()  # noqa: E712
 
 
 def visible_attestations(run: Run) -> list:
-    return list(run.attestations.where(Attestation.hidden == False).order_by(Attestation.created_at, Attestation.id))  # noqa: E712
+    query = run.attestations.where(Attestation.hidden == False)  # noqa: E712
+    return list(query.order_by(Attestation.created_at, Attestation.id))
 
 
 # --- answering -------------------------------------------------------------------------------------
@@ -154,13 +147,8 @@ def submitted_values() -> dict:
 
 
 def first_messages(messages: dict) -> dict:
-    """marshmallow's ``{field: [messages]}`` as ``{field: "one sentence"}`` for inline display."""
-    flat = {}
-    for name, value in messages.items():
-        if isinstance(value, dict):  # nested or per-item errors: show them together
-            value = [m for sub in value.values() for m in (sub if isinstance(sub, list) else [sub])]
-        flat[name] = " ".join(value) if isinstance(value, list) else str(value)
-    return flat
+    """marshmallow's ``{field: [messages]}`` as ``{field: "the messages"}`` for inline display."""
+    return {name: " ".join(value) if isinstance(value, list) else str(value) for name, value in messages.items()}
 
 
 def answer(partial: str, page_title: str, run: Run, context: dict, *, ok: bool, anchor: str, created=None):
@@ -168,7 +156,8 @@ def answer(partial: str, page_title: str, run: Run, context: dict, *, ok: bool, 
     if wants_json():
         if ok:
             return jsonify(created), 201
-        return jsonify(error="the post is not valid; nothing was saved", details=context["form"]["errors"]), 422
+        errors = context["community_form"]["errors"]
+        return jsonify(error="the post is not valid; nothing was saved", details=errors), 422
     if is_htmx():
         response = make_response(render_template(partial, **context), 200 if ok else 422)
     elif ok:
@@ -194,13 +183,13 @@ def post_attestation(run_id):
                 else "This run measures time; choose ns, µs, ms or s."]})
     except ValidationError as error:
         form = {"kind": values.get("kind"), "values": values, "errors": first_messages(error.messages)}
-        context = {"run": run, "attestations": visible_attestations(run), "form": form}
+        context = {"run": run, "attestations": visible_attestations(run), "community_form": form}
         return answer("partials/_attestations.html", "Your note or reproduction needs a fix", run, context,
                       ok=False, anchor=ATTESTATIONS_TARGET)
     with database.atomic():
         attestation = Attestation.create(run=run, **data)
     notice = "Your reproduction is posted." if attestation.kind == "reproduction" else "Your note is posted."
-    context = {"run": run, "attestations": visible_attestations(run), "form": {"notice": notice}}
+    context = {"run": run, "attestations": visible_attestations(run), "community_form": {"notice": notice}}
     return answer("partials/_attestations.html", "", run, context, ok=True, anchor=ATTESTATIONS_TARGET,
                   created=attestation_schema.dump(attestation))
 
@@ -215,13 +204,13 @@ def post_issue(run_id):
         data = issue_report_schema.load(values)
     except ValidationError as error:
         form = {"values": values, "errors": first_messages(error.messages)}
-        context = {"run": run, "issue_count": open_issue_count(run), "form": form}
+        context = {"run": run, "issue_count": open_issue_count(run), "community_form": form}
         return answer("partials/_report_issue.html", "Your report needs a fix", run, context,
                       ok=False, anchor=REPORT_TARGET)
     with database.atomic():
         report = IssueReport.create(run=run, **data)
     form = {"notice": "Thank you: the maintainers will look at your report."}
-    context = {"run": run, "issue_count": open_issue_count(run), "form": form}
+    context = {"run": run, "issue_count": open_issue_count(run), "community_form": form}
     return answer("partials/_report_issue.html", "", run, context, ok=True, anchor=REPORT_TARGET,
                   created=issue_report_schema.dump(report))
 
@@ -254,4 +243,4 @@ for status in (400, 413, 429):
 
 @community.app_context_processor
 def community_template_helpers():
-    return {"swapped_error_statuses": SWAPPED_ERROR_STATUSES, "signed_in_maintainer": g.get("maintainer")}
+    return {"swap_refusals_script": SWAP_REFUSALS_SCRIPT, "signed_in_maintainer": g.get("maintainer")}

@@ -41,7 +41,8 @@ def family_page(name):
         context = contexts.family_page(family, request.args.to_dict())
     except contexts.BadFilter as error:
         abort(400, description=str(error))
-    return respond("families/family.html", context, fragment="partials/_family_results.html", twin=family_twin)
+    return respond("families/family.html", context, fragment="partials/_family_results.html", twin=family_twin,
+                   canonical_url=context["url"])
 
 
 @families.get("/families/<name>.json")

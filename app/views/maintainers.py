@@ -132,7 +132,8 @@ def attestations():
     except ValueError:
         abort(400, description="page must be a whole number")
     only_hidden = request.args.get("hidden") == "1"
-    query = Attestation.select(Attestation, Run).join(Run).order_by(Attestation.created_at.desc(), Attestation.id.desc())
+    query = (Attestation.select(Attestation, Run).join(Run)
+             .order_by(Attestation.created_at.desc(), Attestation.id.desc()))
     if only_hidden:
         query = query.where(Attestation.hidden == True)  # noqa: E712
     total = query.count()

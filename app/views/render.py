@@ -32,16 +32,21 @@ def wants_json() -> bool:
     return best == "application/json" and request.accept_mimetypes[best] > request.accept_mimetypes["text/html"]
 
 
-def respond(page: str, context: dict, *, fragment: str | None = None, twin=None, status: int = 200):
+def respond(page: str, context: dict, *, fragment: str | None = None, twin=None, status: int = 200,
+            canonical_url: str | None = None):
     """Render ``page`` (or ``fragment`` for HTMX), or dump ``twin(context)`` for the JSON twin.
 
     ``twin`` is a callable returning the JSON-ready document (usually a schema's ``dump``).
+    ``canonical_url``, when given, is what an HTMX swap pushes into the address bar
+    (``HX-Push-Url``) instead of the raw form query, so shared links stay short.
     """
     if twin is not None and wants_json():
         response = make_response(jsonify(twin(context)), status)
     else:
-        template = fragment if (fragment and wants_fragment()) else page
-        response = make_response(render_template(template, **context), status)
+        use_fragment = bool(fragment and wants_fragment())
+        response = make_response(render_template(fragment if use_fragment else page, **context), status)
+        if use_fragment and canonical_url:
+            response.headers["HX-Push-Url"] = canonical_url
     response.vary.update(("HX-Request", "Accept"))
     return response
 

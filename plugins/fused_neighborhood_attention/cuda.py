@@ -38,7 +38,7 @@ def liger_implementation():
 def triton_implementation():
     from runners.environment import project_revision
 
-    return Implementation("kernelindex_triton", "KernelIndex", project_revision(),
+    return Implementation("kernelindex_triton", "KernelIndex", project_revision(triton_kernels.__file__),
                           triton_kernels.implementation_record())
 
 

@@ -43,6 +43,8 @@ import torch
 import triton
 import triton.language as tl
 
+from plugins._triton_launcher import Launcher
+
 FP32_DOT_PRECISION = "tf32"
 """How ``tl.dot`` multiplies fp32 operands: TF32 tensor cores (10-bit mantissa, fp32 accumulate)."""
 
@@ -126,6 +128,9 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 
+_launch_matmul = Launcher(_linear_matmul_kernel)
+
+
 def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None) -> torch.Tensor:
     """``out[:, s*N:(s+1)*N] = a @ bs[s] (+ biases[s])`` for 1 to 3 same-strided ``[K, N]`` views ``bs``."""
     M, K = a.shape
@@ -138,10 +143,10 @@ def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None) -> torch.Tensor
     def grid(meta):
         return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), len(bs))
 
-    _linear_matmul_kernel[grid](a, *b_ptrs, *bias_ptrs, out, M, N, K, a.stride(0), a.stride(1),
-                                bs[0].stride(0), bs[0].stride(1), out.stride(0), out.stride(1),
-                                NUM_SPLITS=len(bs), HAS_BIAS=has_bias, INPUT_PRECISION=FP32_DOT_PRECISION,
-                                UPCAST=_INTERPRET and a.dtype != torch.float32)
+    _launch_matmul(grid, (a, *b_ptrs, *bias_ptrs, out, M, N, K, a.stride(0), a.stride(1),
+                          bs[0].stride(0), bs[0].stride(1), out.stride(0), out.stride(1)),
+                   NUM_SPLITS=len(bs), HAS_BIAS=has_bias, INPUT_PRECISION=FP32_DOT_PRECISION,
+                   UPCAST=_INTERPRET and a.dtype != torch.float32)
     return out
 
 
@@ -282,6 +287,8 @@ def _neighborhood_attention_bwd_kernel(qkv_ptr, o_ptr, do_ptr, lse_ptr, dqkv_ptr
 # ----------------------------------------------------------------------------- launchers
 
 _LOG2E = 1.4426950408889634
+_launch_attention_fwd = Launcher(_neighborhood_attention_fwd_kernel)
+_launch_attention_bwd = Launcher(_neighborhood_attention_bwd_kernel)
 
 
 def _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale):
@@ -292,9 +299,9 @@ def _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, sc
     def grid(meta):
         return (triton.cdiv(seq, meta["BLOCK_M"]), batch * heads)
 
-    _neighborhood_attention_fwd_kernel[grid](qkv, attn, lse, seq, hidden, heads, head_dim, scale * _LOG2E,
-                                             qkv.stride(0), attn.stride(0), KERNEL=kernel_size, DILATION=dilation,
-                                             BLOCK_D=triton.next_power_of_2(head_dim))
+    _launch_attention_fwd(grid, (qkv, attn, lse, seq, hidden, heads, head_dim, scale * _LOG2E, qkv.stride(0),
+                                 attn.stride(0)),
+                          KERNEL=kernel_size, DILATION=dilation, BLOCK_D=triton.next_power_of_2(head_dim))
     return attn, lse
 
 
@@ -305,10 +312,9 @@ def _attention_backward(qkv, attn, dattn, lse, batch, seq, hidden, heads, kernel
     def grid(meta):
         return (triton.cdiv(seq, meta["BLOCK_M"]), batch * heads)
 
-    _neighborhood_attention_bwd_kernel[grid](qkv, attn, dattn, lse, dqkv, seq, hidden, heads, head_dim,
-                                             scale * _LOG2E, scale, qkv.stride(0), attn.stride(0), dattn.stride(0),
-                                             dqkv.stride(0), KERNEL=kernel_size, DILATION=dilation,
-                                             BLOCK_D=triton.next_power_of_2(head_dim))
+    _launch_attention_bwd(grid, (qkv, attn, dattn, lse, dqkv, seq, hidden, heads, head_dim, scale * _LOG2E, scale,
+                                 qkv.stride(0), attn.stride(0), dattn.stride(0), dqkv.stride(0)),
+                          KERNEL=kernel_size, DILATION=dilation, BLOCK_D=triton.next_power_of_2(head_dim))
     return dqkv
 
 

@@ -31,8 +31,10 @@ def differentiable_pass(function, workload, pass_, settled_details=None) -> Prep
     """``function(scores, weight, bias, groups=...)`` over the workload's tensors, all leaves requiring grad."""
     leaves = {name: tensor.requires_grad_(True) for name, tensor in workload.tensors.items() if name != "grad_output"}
     groups = workload.parameters["groups"]
-    return PreparedPass.autograd(lambda: function(leaves["scores"], leaves["weight"], leaves.get("bias"), groups=groups),
-                                 pass_, leaves, workload.tensors["grad_output"], settled_details)
+    def forward():
+        return function(leaves["scores"], leaves["weight"], leaves.get("bias"), groups=groups)
+
+    return PreparedPass.autograd(forward, pass_, leaves, workload.tensors["grad_output"], settled_details)
 
 
 @hookimpl

@@ -1,35 +1,36 @@
 """Multi-token attention in Triton: KernelIndex's own kernels (``kernelindex_triton``).
 
-Computes exactly :func:`plugins.multi_token_attention.reference.multi_token_attention_torch`
-(same signature): causal mask, softmax, ``k x k`` convolution across heads and positions,
-bias, causal mask, without ever writing the probabilities to memory.
+Computes :func:`plugins.multi_token_attention.reference.multi_token_attention_torch`
+(same signature): causal mask, softmax, ``k x k`` convolution across heads and positions
+(padding ``p = k // 2``), bias, causal mask, forward and backward.
 
 forward, two launches::
 
-    lse[b, c, i] = log2 sum_{j <= i} 2^(s[b, c, i, j] * log2 e)       _mta_row_stats_kernel
-    out tile = mask0(bias + sum_{c,u,v} w[:, c, u, v] * P[c, i+u-p, j+v-p])
-        with P recomputed as 2^(s * log2 e - lse) (0 for j > i)         _mta_fwd_kernel
+    P_pad[c, r+p, s+p] = softmax of row r over s <= r (0 above the diagonal and    _mta_pad_kernel
+        in a zero border of width p): one pass for the row statistics, one that      (SOFTMAX=True)
+        writes P in the scores' dtype, exactly as the torch formulation rounds it
+    out[o, i, j] = mask0(bias[o] + sum_{c,u,v} w[o,c,u,v] * P_pad[c, i+u, j+v])    _mta_conv_fwd_kernel
 
-Each output tile needs a halo of ``k // 2`` rows and columns of P; rather than store P,
-the kernel reloads the shifted score tiles (from L1/L2) and recomputes P for each of the
-``k * k`` shifts: ``heads_in * k^2`` exponentials per position (36 for 4 heads, k = 3),
-shared by all ``heads_out`` outputs. Tiles wholly above the diagonal only store zeros.
+The border and the zeros above the diagonal make every shifted load of the convolution
+in bounds and unmasked: the inner loop is a load and four FMAs per tap (k^2 taps per
+input head), instead of recomputing P for every tap with its masks (which needed 217
+registers per thread and ran at 8x the memory floor; see benchmarks/KERNELS.md).
+P_pad is written only in the band the convolution reads (``EXTRA`` columns past the
+diagonal), never the far upper triangle. It is saved for the backward.
 
-backward (``g = mask0(dout)``), two launches::
+backward, one memset and three launches (``g = mask0(dout)``)::
 
-    dP[c, r, s] = sum_{o,u,v} w[o, c, u, v] * g[o, r-u+p, s-v+p]      (transposed convolution)
-    delta[c, r] = sum_s dP * P,   dW partials = sum P * shifted g,      _mta_bwd_reduce_kernel
-        dbias partials = sum g                                           (delta by atomics)
-    dscores = P * (dP - delta)                                          _mta_bwd_scores_kernel
+    G_pad[o, i+p, j+p] = g[o, i, j], same zero border and band                    _mta_pad_kernel (SOFTMAX=False)
+    dP[c, r, s] = sum_{o,u,v} w[o,c,u,v] * g[o, r-u+p, s-v+p]      (transposed convolution, from G_pad)
+    delta[c, r] += sum_s dP * P;  dW += sum P * shifted g;  dbias += sum g   _mta_bwd_reduce_kernel (atomics)
+    dscores = P * (dP - delta); program 0 also writes dW, dbias in their dtype  _mta_bwd_scores_kernel
 
-The weight and bias partials (one row per tile) are summed by torch.
-
-Traffic (bf16, B 2, heads 4 -> 4, L 1024): scores 16.8 MB, output 16.8 MB; the floor
-(read scores once, write output once) is 33.6 MB = 7.9 us at 4.27 TB/s. This forward
-reads only the causal half of the scores, twice (statistics, then the convolution):
-16.8 MB, and writes the whole output: 16.8 MB, so the same 33.6 MB. FLOPs: 2 * 36 FMA
-per output position plus 36 exponentials, about 0.3 GFLOP and 38 M exponentials over
-the causal half: ~9 us of the special-function units at 1.98 GHz, on par with the bytes.
+Traffic (bf16, B 2, heads 4 -> 4, L 1024; floor = scores read once + output written
+once = 33.6 MB = 7.9 us at 4.27 TB/s): the softmax pass reads the causal half twice
+(8.4 MB + 8.4 MB, the second mostly from L2) and writes the P band (~8.4 MB); the
+convolution reads that band (8.4 MB, each tap from L1/L2) and writes the output (16.8 MB):
+about 50 MB, 1.5x the floor. FLOPs: 2 * 36 per output position over the causal half
+plus one exponential per score: 0.15 GFLOP, negligible on the H200.
 """
 
 from __future__ import annotations
@@ -41,94 +42,111 @@ import torch
 import triton
 import triton.language as tl
 
+from plugins._triton_launcher import Launcher
+
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
-_LOG2E = 1.4426950408889634
+
+_MAX_BLOCK_M = 64
+_MAX_BLOCK_N = 128
+"""The largest tiles any convolution config uses: padded buffers are sized and written for them."""
 
 
-# ----------------------------------------------------------------------------- row statistics
+# ----------------------------------------------------------------------------- padded P (and G)
 
 
-def _stats_configs():
+def _pad_configs():
     if _INTERPRET:
-        return [triton.Config({"BLOCK_R": 8, "BLOCK_N": 16}, num_warps=4)]
+        return [triton.Config({"BLOCK_R": 8, "BLOCK_N": 32}, num_warps=4)]
     return [triton.Config({"BLOCK_R": r, "BLOCK_N": n}, num_warps=w)
-            for r, n, w in [(16, 128, 4), (32, 128, 4), (16, 256, 4), (32, 256, 8), (64, 128, 8)]]
+            for r, n, w in [(16, 128, 4), (32, 128, 4), (16, 256, 4), (32, 256, 8)]]
 
 
-@triton.autotune(configs=_stats_configs(), key=["L"])
+@triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX"])
 @triton.jit
-def _mta_row_stats_kernel(s_ptr, lse_ptr, L, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Base-2 log-sum-exp of the causal part of ``BLOCK_R`` rows of one (batch, head) plane.
+def _mta_pad_kernel(src_ptr, dst_ptr, L, ROWS, STRIDE, PLANE, PAD: tl.constexpr, EXTRA: tl.constexpr,
+                    SOFTMAX: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Rows ``[pid * BLOCK_R, +BLOCK_R)`` of one padded plane ``dst[pr, pc] = f(src[pr - PAD, pc - PAD])``.
 
-    Reads only columns ``j <= i``. Grid: ``(cdiv(L, BLOCK_R), batch * heads_in)``.
+    ``f`` is the causal softmax of the row (``SOFTMAX``; base-2 statistics from a first
+    pass over the row's causal part) or the causally masked copy. Zero outside the
+    source, above the diagonal and in the border; written for columns up to
+    ``EXTRA`` past the block's last row (all that the convolutions read).
+    Grid: ``(cdiv(ROWS, BLOCK_R), planes)``; ``ROWS`` >= ``L + 2 * PAD`` covers tile overhang.
     """
-    pid_r = tl.program_id(0)
+    pid = tl.program_id(0)
     plane = tl.program_id(1).to(tl.int64)
-    rows = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
-    base = s_ptr + plane * L * L
-    m = tl.full((BLOCK_R,), -1.0e30, dtype=tl.float32)
-    total = tl.zeros((BLOCK_R,), dtype=tl.float32)
-    last = tl.minimum((pid_r + 1) * BLOCK_R, L)
+    prow = pid * BLOCK_R + tl.arange(0, BLOCK_R)
+    row = prow - PAD
+    row_ok = (row >= 0) & (row < L)
+    src = src_ptr + plane * L * L
+    if SOFTMAX:
+        m = tl.full((BLOCK_R,), -1.0e30, dtype=tl.float32)
+        total = tl.zeros((BLOCK_R,), dtype=tl.float32)
+        for c0 in range(0, tl.minimum((pid + 1) * BLOCK_R - PAD, L), BLOCK_N):
+            cols = c0 + tl.arange(0, BLOCK_N)
+            ok = row_ok[:, None] & (cols[None, :] <= row[:, None])
+            x = tl.load(src + row[:, None] * L + cols[None, :], mask=ok, other=float("-inf")).to(tl.float32)
+            x = x * 1.4426950408889634
+            m_new = tl.maximum(m, tl.max(x, axis=1))
+            total = total * tl.exp2(m - m_new) + tl.sum(tl.exp2(x - m_new[:, None]), axis=1)
+            m = m_new
+        lse = tl.where(row_ok, m + tl.log2(tl.where(row_ok, total, 1.0)), 0.0)
+    dst = dst_ptr + plane * PLANE
+    last = tl.minimum((pid + 1) * BLOCK_R + EXTRA, STRIDE)
     for c0 in range(0, last, BLOCK_N):
-        cols = c0 + tl.arange(0, BLOCK_N)
-        ok = (cols[None, :] <= rows[:, None]) & (rows[:, None] < L)
-        x = tl.load(base + rows[:, None] * L + cols[None, :], mask=ok, other=float("-inf")).to(tl.float32) * 1.4426950408889634
-        m_new = tl.maximum(m, tl.max(x, axis=1))
-        total = total * tl.exp2(m - m_new) + tl.sum(tl.exp2(x - m_new[:, None]), axis=1)
-        m = m_new
-    tl.store(lse_ptr + plane * L + rows, m + tl.log2(tl.where(rows < L, total, 1.0)), mask=rows < L)
+        pcol = c0 + tl.arange(0, BLOCK_N)
+        col = pcol - PAD
+        ok = row_ok[:, None] & (col[None, :] >= 0) & (col[None, :] <= row[:, None])
+        x = tl.load(src + row[:, None] * L + col[None, :], mask=ok, other=0.0)
+        if SOFTMAX:
+            x = tl.where(ok, tl.exp2(x.to(tl.float32) * 1.4426950408889634 - lse[:, None]), 0.0)
+        tl.store(dst + prow[:, None] * STRIDE + pcol[None, :], x.to(dst_ptr.dtype.element_ty),
+                 mask=(prow < ROWS)[:, None] & (pcol < STRIDE)[None, :])
 
 
 # ----------------------------------------------------------------------------- forward
 
 
-def _fwd_configs():
+def _conv_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}, num_warps=4)]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w)
-            for m, n, w in [(16, 64, 4), (32, 32, 4), (32, 64, 4), (32, 64, 8), (64, 64, 8), (32, 128, 8)]]
+            for m, n, w in [(16, 64, 4), (32, 64, 4), (32, 64, 8), (64, 64, 8), (32, 128, 8), (64, 128, 8)]]
 
 
-@triton.autotune(configs=_fwd_configs(), key=["L", "C_IN", "C_OUT", "K"])
+@triton.autotune(configs=_conv_configs(), key=["L", "C_IN", "C_OUT", "K"])
 @triton.jit
-def _mta_fwd_kernel(s_ptr, lse_ptr, w_ptr, bias_ptr, out_ptr, L,
-                    C_IN: tl.constexpr, C_OUT: tl.constexpr, C_OUT_P: tl.constexpr,
-                    IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
-                    HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def _mta_conv_fwd_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
+                         C_IN: tl.constexpr, C_OUT: tl.constexpr, C_OUT_P: tl.constexpr,
+                         IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
+                         HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """All ``C_OUT`` output planes of one ``BLOCK_M x BLOCK_N`` tile of one batch element.
 
-    Accumulates ``[C_OUT_P, BLOCK_M, BLOCK_N]`` in fp32: for every input head ``c`` and
-    shift ``(u, v)``, P of the shifted tile is recomputed from the scores and ``lse`` and
-    added, times the weight column ``w[:, c, u, v]``, to every output plane.
-    Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
+    ``acc[o] += w[o, c, u, v] * P_pad[c, i + u, j + v]`` for every input head (run-time
+    loop) and tap (unrolled), in fp32; then bias and the causal mask. Tiles wholly above
+    the diagonal store zeros. Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
     """
     pid = tl.program_id(0)
     batch = tl.program_id(1)
     num_n = tl.cdiv(L, BLOCK_N)
-    pid_m = pid // num_n
-    pid_n = pid % num_n
-    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rows = (pid // num_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = (pid % num_n) * BLOCK_N + tl.arange(0, BLOCK_N)
     outs = tl.arange(0, C_OUT_P)
     out_ok = outs < C_OUT
 
     acc = tl.zeros((C_OUT_P, BLOCK_M, BLOCK_N), dtype=tl.float32)
-    if pid_n * BLOCK_N < (pid_m + 1) * BLOCK_M:  # the tile reaches the causal half
-        for c in tl.static_range(C_IN):
-            plane = (batch * C_IN + c).to(tl.int64)
+    if (pid % num_n) * BLOCK_N < (pid // num_n + 1) * BLOCK_M:  # the tile reaches the causal half
+        tile = rows[:, None] * STRIDE + cols[None, :]
+        for c in range(C_IN):  # run-time loop: k*k taps live at a time
+            plane = p_ptr + (batch * C_IN + c).to(tl.int64) * PLANE
             w_local = c - (outs // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
             w_ok = out_ok & (w_local >= 0) & (w_local < IN_PER_GROUP)
+            w_base = w_ptr + (outs * IN_PER_GROUP + w_local) * (K * K)
             for u in tl.static_range(K):
-                r = rows + (u - K // 2)
-                r_ok = (r >= 0) & (r < L)
-                lse_r = tl.load(lse_ptr + plane * L + r, mask=r_ok, other=0.0)
                 for v in tl.static_range(K):
-                    s = cols + (v - K // 2)
-                    ok = r_ok[:, None] & (s[None, :] >= 0) & (s[None, :] <= r[:, None])
-                    x = tl.load(s_ptr + plane * L * L + r[:, None] * L + s[None, :], mask=ok, other=0.0)
-                    p = tl.where(ok, tl.exp2(x.to(tl.float32) * 1.4426950408889634 - lse_r[:, None]), 0.0)
-                    w = tl.load(w_ptr + ((outs * IN_PER_GROUP + w_local) * K + u) * K + v, mask=w_ok, other=0.0)
-                    acc += w.to(tl.float32)[:, None, None] * p[None, :, :]
+                    x = tl.load(plane + tile + (u * STRIDE + v)).to(tl.float32)
+                    w = tl.load(w_base + (u * K + v), mask=w_ok, other=0.0).to(tl.float32)
+                    acc += w[:, None, None] * x[None, :, :]
         if HAS_BIAS:
             acc += tl.load(bias_ptr + outs, mask=out_ok, other=0.0).to(tl.float32)[:, None, None]
         acc = tl.where((cols[None, :] <= rows[:, None])[None, :, :], acc, 0.0)
@@ -143,76 +161,71 @@ def _mta_fwd_kernel(s_ptr, lse_ptr, w_ptr, bias_ptr, out_ptr, L,
 
 
 @triton.jit
-def _mta_probs_tile(s_ptr, lse_ptr, batch, rows, cols, L, C_IN: tl.constexpr, C_IN_P: tl.constexpr):
-    """P of the tile's own positions for every input head: ``[C_IN_P, BLOCK_M, BLOCK_N]``, 0 off the causal half."""
-    ins = tl.arange(0, C_IN_P)
-    planes = (batch * C_IN + ins).to(tl.int64)
-    row_ok = (ins < C_IN)[:, None] & (rows < L)[None, :]
-    lse = tl.load(lse_ptr + planes[:, None] * L + rows[None, :], mask=row_ok, other=0.0)
-    ok = row_ok[:, :, None] & (cols[None, :] <= rows[:, None])[None, :, :]
-    x = tl.load(s_ptr + planes[:, None, None] * L * L + (rows[:, None] * L + cols[None, :])[None, :, :],
-                mask=ok, other=0.0)
-    return tl.where(ok, tl.exp2(x.to(tl.float32) * 1.4426950408889634 - lse[:, :, None]), 0.0)
-
-
-@triton.jit
-def _mta_dprobs_tile(g_ptr, w_ptr, probs, dw_part_ptr, db_part_ptr, part, batch, rows, cols, L,
+def _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, W_OFFSET, batch, rows, cols, L, STRIDE, PLANE,
                      C_IN_P: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
                      OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, HAS_BIAS: tl.constexpr,
                      WEIGHT_GRADS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """dP of the tile for every input head (transposed convolution of the masked ``g``).
+    """dP of a tile for every input head: ``sum_{o,u,v} w[o,c,u,v] * G_pad[o, r + 2p - u, s + 2p - v]``.
 
-    With ``WEIGHT_GRADS``, also stores this tile's share of dW (``sum P * shifted g``) and
-    of dbias (``sum g``) into row ``part`` of the partial buffers.
+    With ``WEIGHT_GRADS``, also adds the tile's share of dW (``sum P * shifted g``) and of
+    dbias (``sum g``) atomically into ``acc_ptr + W_OFFSET`` (dW, then dbias).
     """
     ins = tl.arange(0, C_IN_P)
+    tile = rows[:, None] * STRIDE + cols[None, :]
     dprobs = tl.zeros((C_IN_P, BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for o in tl.static_range(C_OUT):
-        g_plane = g_ptr + (batch * C_OUT + o).to(tl.int64) * L * L
+    for o in range(C_OUT):  # run-time loop: k*k taps live at a time
+        plane = gp_ptr + (batch * C_OUT + o).to(tl.int64) * PLANE
         w_local = ins - (o // OUT_PER_GROUP) * IN_PER_GROUP
         w_ok = (w_local >= 0) & (w_local < IN_PER_GROUP)
+        w_index = (o * IN_PER_GROUP + w_local) * (K * K)
         for u in tl.static_range(K):
-            i = rows - (u - K // 2)
-            i_ok = (i >= 0) & (i < L)
             for v in tl.static_range(K):
-                j = cols - (v - K // 2)
-                ok = i_ok[:, None] & (j[None, :] >= 0) & (j[None, :] <= i[:, None])
-                g = tl.load(g_plane + i[:, None] * L + j[None, :], mask=ok, other=0.0).to(tl.float32)
-                w_index = ((o * IN_PER_GROUP + w_local) * K + u) * K + v
-                w = tl.load(w_ptr + w_index, mask=w_ok, other=0.0).to(tl.float32)
+                g = tl.load(plane + tile + ((K - 1 - u) * STRIDE + (K - 1 - v))).to(tl.float32)
+                w = tl.load(w_ptr + w_index + (u * K + v), mask=w_ok, other=0.0).to(tl.float32)
                 dprobs += w[:, None, None] * g[None, :, :]
                 if WEIGHT_GRADS:
                     share = tl.sum(tl.sum(probs * g[None, :, :], axis=2), axis=1)
-                    tl.store(dw_part_ptr + part * (C_OUT * IN_PER_GROUP * K * K) + w_index, share, mask=w_ok)
+                    tl.atomic_add(acc_ptr + W_OFFSET + w_index + (u * K + v), share, mask=w_ok)
                     if HAS_BIAS and u == K // 2 and v == K // 2:
-                        tl.store(db_part_ptr + part * C_OUT + o, tl.sum(tl.sum(g, axis=1), axis=0))
+                        bias_offset = W_OFFSET + C_OUT * IN_PER_GROUP * K * K
+                        tl.atomic_add(acc_ptr + bias_offset + o, tl.sum(tl.sum(g, axis=1), axis=0))
     return dprobs
 
 
 @triton.jit
-def _mta_bwd_reduce_kernel(s_ptr, lse_ptr, w_ptr, g_ptr, delta_ptr, dw_part_ptr, db_part_ptr, L,
+def _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, PAD: tl.constexpr, C_IN: tl.constexpr,
+                    C_IN_P: tl.constexpr):
+    """P of the tile's own positions for every input head, ``[C_IN_P, BLOCK_M, BLOCK_N]`` (zeros are stored)."""
+    ins = tl.arange(0, C_IN_P)
+    planes = (batch * C_IN + ins).to(tl.int64)
+    tile = (rows[:, None] + PAD) * STRIDE + (cols[None, :] + PAD)
+    x = tl.load(p_ptr + planes[:, None, None] * PLANE + tile[None, :, :], mask=(ins < C_IN)[:, None, None],
+                other=0.0)
+    return x.to(tl.float32)
+
+
+@triton.jit
+def _mta_bwd_reduce_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, L, STRIDE, PLANE,
                            C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
                            IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
                            HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Row sums ``delta = sum_s dP * P`` (atomically added over column tiles) and the tile's
-    dW / dbias partials. Tiles wholly above the diagonal have P = 0 and g = 0 there: they
-    return at once (their partial rows stay zero). Grid: ``(cdiv(L, BM) * cdiv(L, BN), batch)``.
+    """``delta[c, r] += sum_s dP * P`` over the tile's columns, and the tile's dW / dbias shares, all atomically
+    into ``acc`` (``delta [batch, C_IN, L]``, then dW, then dbias). Tiles wholly above the diagonal have
+    P = 0 and g = 0 there and return at once. Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
     """
     pid = tl.program_id(0)
     batch = tl.program_id(1)
     num_n = tl.cdiv(L, BLOCK_N)
-    pid_m = pid // num_n
-    pid_n = pid % num_n
-    if pid_n * BLOCK_N < (pid_m + 1) * BLOCK_M:
-        rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-        cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        part = batch * tl.num_programs(0) + pid
-        probs = _mta_probs_tile(s_ptr, lse_ptr, batch, rows, cols, L, C_IN, C_IN_P)
-        dprobs = _mta_dprobs_tile(g_ptr, w_ptr, probs, dw_part_ptr, db_part_ptr, part, batch, rows, cols, L,
+    if (pid % num_n) * BLOCK_N < (pid // num_n + 1) * BLOCK_M:
+        rows = (pid // num_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+        cols = (pid % num_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+        probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, C_IN, C_IN_P)
+        w_offset = tl.num_programs(1) * C_IN * L
+        dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, w_offset, batch, rows, cols, L, STRIDE, PLANE,
                                   C_IN_P, C_OUT, IN_PER_GROUP, OUT_PER_GROUP, K, HAS_BIAS, True, BLOCK_M, BLOCK_N)
         ins = tl.arange(0, C_IN_P)
         planes = (batch * C_IN + ins).to(tl.int64)
-        tl.atomic_add(delta_ptr + planes[:, None] * L + rows[None, :], tl.sum(dprobs * probs, axis=2),
+        tl.atomic_add(acc_ptr + planes[:, None] * L + rows[None, :], tl.sum(dprobs * probs, axis=2),
                       mask=(ins < C_IN)[:, None] & (rows < L)[None, :])
 
 
@@ -225,51 +238,74 @@ def _bwd_scores_configs():
 
 @triton.autotune(configs=_bwd_scores_configs(), key=["L", "C_IN", "C_OUT", "K"])
 @triton.jit
-def _mta_bwd_scores_kernel(s_ptr, lse_ptr, w_ptr, g_ptr, delta_ptr, ds_ptr, L,
+def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L, STRIDE, PLANE,
                            C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
                            IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
+                           HAS_BIAS: tl.constexpr, W_NUMEL_P: tl.constexpr,
                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """``dscores = P * (dP - delta)`` for every input head of one tile (zeros above the diagonal).
 
-    Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
+    Program (0, 0) also converts the accumulated dW and dbias to their dtype (the reduce
+    kernel has finished: same stream). Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
     """
     pid = tl.program_id(0)
     batch = tl.program_id(1)
     num_n = tl.cdiv(L, BLOCK_N)
-    pid_m = pid // num_n
-    pid_n = pid % num_n
-    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rows = (pid // num_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = (pid % num_n) * BLOCK_N + tl.arange(0, BLOCK_N)
     ins = tl.arange(0, C_IN_P)
     planes = (batch * C_IN + ins).to(tl.int64)
     row_ok = (ins < C_IN)[:, None] & (rows < L)[None, :]
     grad = tl.zeros((C_IN_P, BLOCK_M, BLOCK_N), dtype=tl.float32)
-    if pid_n * BLOCK_N < (pid_m + 1) * BLOCK_M:
-        probs = _mta_probs_tile(s_ptr, lse_ptr, batch, rows, cols, L, C_IN, C_IN_P)
-        dprobs = _mta_dprobs_tile(g_ptr, w_ptr, probs, g_ptr, g_ptr, 0, batch, rows, cols, L,
+    if (pid % num_n) * BLOCK_N < (pid // num_n + 1) * BLOCK_M:
+        probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, C_IN, C_IN_P)
+        dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, 0, batch, rows, cols, L, STRIDE, PLANE,
                                   C_IN_P, C_OUT, IN_PER_GROUP, OUT_PER_GROUP, K, False, False, BLOCK_M, BLOCK_N)
-        delta = tl.load(delta_ptr + planes[:, None] * L + rows[None, :], mask=row_ok, other=0.0)
+        delta = tl.load(acc_ptr + planes[:, None] * L + rows[None, :], mask=row_ok, other=0.0)
         grad = probs * (dprobs - delta[:, :, None])
     ptrs = ds_ptr + planes[:, None, None] * L * L + (rows[:, None] * L + cols[None, :])[None, :, :]
     tl.store(ptrs, grad.to(ds_ptr.dtype.element_ty), mask=row_ok[:, :, None] & (cols < L)[None, None, :])
+    if (pid == 0) & (batch == 0):
+        w_offset = tl.num_programs(1) * C_IN * L
+        w_numel = C_OUT * IN_PER_GROUP * K * K
+        index = tl.arange(0, W_NUMEL_P)
+        dw = tl.load(acc_ptr + w_offset + index, mask=index < w_numel, other=0.0)
+        tl.store(dw_ptr + index, dw.to(dw_ptr.dtype.element_ty), mask=index < w_numel)
+        if HAS_BIAS:
+            db = tl.load(acc_ptr + w_offset + w_numel + index, mask=index < C_OUT, other=0.0)
+            tl.store(db_ptr + index, db.to(db_ptr.dtype.element_ty), mask=index < C_OUT)
 
 
 # ----------------------------------------------------------------------------- launchers
 
-_REDUCE_BLOCK = (32, 64, 8)  # BLOCK_M, BLOCK_N, num_warps of the (not autotuned: it adds atomically) reduce kernel
+_REDUCE_BLOCK = (32, 64, 8)  # BLOCK_M, BLOCK_N, num_warps of the reduce kernel (not autotuned: it adds atomically)
+
+_launch_pad = Launcher(_mta_pad_kernel)
+_launch_conv_fwd = Launcher(_mta_conv_fwd_kernel)
+_launch_bwd_reduce = Launcher(_mta_bwd_reduce_kernel)
+_launch_bwd_scores = Launcher(_mta_bwd_scores_kernel)
 
 
 def _shape_constants(scores, weight, groups):
-    batch, heads_in, seq, _ = scores.shape
     heads_out, in_per_group, k, _ = weight.shape
-    return dict(C_IN=heads_in, C_OUT=heads_out, IN_PER_GROUP=in_per_group, OUT_PER_GROUP=heads_out // groups, K=k)
+    return dict(C_IN=scores.shape[1], C_OUT=heads_out, IN_PER_GROUP=in_per_group, OUT_PER_GROUP=heads_out // groups,
+                K=k)
 
 
-def _row_stats(scores):
-    batch, heads_in, seq, _ = scores.shape
-    lse = torch.empty(batch, heads_in, seq, device=scores.device, dtype=torch.float32)
-    _mta_row_stats_kernel[lambda meta: (triton.cdiv(seq, meta["BLOCK_R"]), batch * heads_in)](scores, lse, seq)
-    return lse
+def _padded(source: torch.Tensor, k: int, softmax: bool) -> torch.Tensor:
+    """``source [batch, heads, L, L]`` -> its zero-bordered causal softmax (or masked copy), padded by k//2."""
+    batch, heads, seq, _ = source.shape
+    pad = k // 2
+    rows = triton.cdiv(seq, _MAX_BLOCK_M) * _MAX_BLOCK_M + 2 * pad
+    stride = triton.cdiv(triton.cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + 2 * pad, 8) * 8
+    padded = torch.empty(batch, heads, rows, stride, device=source.device, dtype=source.dtype)
+    extra = _MAX_BLOCK_M + _MAX_BLOCK_N + 2 * pad
+
+    def grid(meta):
+        return (triton.cdiv(rows, meta["BLOCK_R"]), batch * heads)
+
+    _launch_pad(grid, (source, padded, seq, rows, stride, rows * stride), PAD=pad, EXTRA=extra, SOFTMAX=softmax)
+    return padded
 
 
 class _MultiTokenAttention(torch.autograd.Function):
@@ -279,43 +315,47 @@ class _MultiTokenAttention(torch.autograd.Function):
         weight = weight.contiguous()
         batch, heads_in, seq, _ = scores.shape
         consts = _shape_constants(scores, weight, groups)
-        lse = _row_stats(scores)
+        probs = _padded(scores, consts["K"], softmax=True)
         out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
 
         def grid(meta):
             return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, meta["BLOCK_N"]), batch)
 
-        _mta_fwd_kernel[grid](scores, lse, weight, bias if bias is not None else weight, out, seq,
-                              C_OUT_P=triton.next_power_of_2(consts["C_OUT"]), HAS_BIAS=bias is not None, **consts)
-        ctx.save_for_backward(scores, lse, weight)
+        _launch_conv_fwd(grid, (probs, weight, bias if bias is not None else weight, out, seq, probs.shape[-1],
+                                probs.shape[-2] * probs.shape[-1]),
+                         C_OUT_P=triton.next_power_of_2(consts["C_OUT"]), HAS_BIAS=bias is not None, **consts)
+        ctx.save_for_backward(probs, weight, bias)
         ctx.groups = groups
-        ctx.has_bias = bias is not None
-        ctx.bias_dtype = bias.dtype if bias is not None else None
+        ctx.shape = scores.shape
         return out
 
     @staticmethod
     def backward(ctx, grad_out):
-        scores, lse, weight = ctx.saved_tensors
-        grad_out = grad_out.contiguous()
-        batch, heads_in, seq, _ = scores.shape
-        consts = _shape_constants(scores, weight, ctx.groups)
+        probs, weight, bias = ctx.saved_tensors
+        batch, heads_in, seq, _ = ctx.shape
+        consts = _shape_constants(probs, weight, ctx.groups)
+        grads = _padded(grad_out.contiguous(), consts["K"], softmax=False)
+        stride, plane = probs.shape[-1], probs.shape[-2] * probs.shape[-1]
         c_in_p = triton.next_power_of_2(heads_in)
+        has_bias = bias is not None
+        # one fp32 accumulator: delta [batch, heads_in, L], then dW, then dbias
+        acc = torch.zeros(batch * heads_in * seq + weight.numel() + consts["C_OUT"], device=probs.device,
+                          dtype=torch.float32)
         block_m, block_n, warps = _REDUCE_BLOCK
         tiles = triton.cdiv(seq, block_m) * triton.cdiv(seq, block_n)
-        delta = torch.zeros(batch, heads_in, seq, device=scores.device, dtype=torch.float32)
-        dw_part = torch.zeros(batch * tiles, weight.numel(), device=scores.device, dtype=torch.float32)
-        db_part = torch.zeros(batch * tiles, consts["C_OUT"], device=scores.device, dtype=torch.float32)
-        _mta_bwd_reduce_kernel[(tiles, batch)](scores, lse, weight, grad_out, delta, dw_part, db_part, seq,
-                                               C_IN_P=c_in_p, HAS_BIAS=ctx.has_bias, BLOCK_M=block_m,
-                                               BLOCK_N=block_n, num_warps=warps, **consts)
-        dscores = torch.empty_like(scores)
+        _launch_bwd_reduce((tiles, batch), (probs, grads, weight, acc, seq, stride, plane), C_IN_P=c_in_p,
+                           HAS_BIAS=has_bias, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, **consts)
+        dscores = torch.empty(ctx.shape, device=probs.device, dtype=probs.dtype)
+        dweight = torch.empty_like(weight)
+        dbias = torch.empty_like(bias) if has_bias else None
 
         def grid(meta):
             return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, meta["BLOCK_N"]), batch)
 
-        _mta_bwd_scores_kernel[grid](scores, lse, weight, grad_out, delta, dscores, seq, C_IN_P=c_in_p, **consts)
-        dweight = dw_part.sum(0).view(weight.shape).to(weight.dtype)
-        dbias = db_part.sum(0).to(ctx.bias_dtype) if ctx.has_bias else None
+        _launch_bwd_scores(grid, (probs, grads, weight, acc, dscores, dweight, dbias if has_bias else dweight, seq,
+                                  stride, plane),
+                           C_IN_P=c_in_p, HAS_BIAS=has_bias, W_NUMEL_P=triton.next_power_of_2(weight.numel()),
+                           **consts)
         return dscores, dweight, dbias, None
 
 
@@ -323,8 +363,8 @@ def multi_token_attention_triton(scores: torch.Tensor, weight: torch.Tensor, bia
                                  groups: int = 1) -> torch.Tensor:
     """Same contract as ``reference.multi_token_attention_torch``; differentiable.
 
-    Probabilities, convolution sums and gradients are kept in fp32 inside the kernels;
-    outputs are stored in the scores' dtype.
+    P is rounded to the scores' dtype between the softmax and the convolution, as the
+    torch formulation does; sums are fp32 inside the kernels; outputs in the scores' dtype.
     """
     if scores.dim() != 4 or scores.shape[-1] != scores.shape[-2]:
         raise ValueError(f"scores must be [batch, heads_in, seq, seq], got {tuple(scores.shape)}")
@@ -337,8 +377,8 @@ def multi_token_attention_triton(scores: torch.Tensor, weight: torch.Tensor, bia
 # ----------------------------------------------------------------------------- records
 
 _AUTOTUNED = {
-    "_mta_row_stats_kernel": _mta_row_stats_kernel,
-    "_mta_fwd_kernel": _mta_fwd_kernel,
+    "_mta_pad_kernel": _mta_pad_kernel,
+    "_mta_conv_fwd_kernel": _mta_conv_fwd_kernel,
     "_mta_bwd_scores_kernel": _mta_bwd_scores_kernel,
 }
 
@@ -369,5 +409,5 @@ def tuned_configs() -> dict[str, list[dict]]:
 
 def implementation_record() -> dict:
     """What a run records about this implementation: versions, precision and tuned configs."""
-    return {"module": __name__, "triton": triton.__version__, "compute_precision": "fp32 inside, I/O in input dtype",
+    return {"module": __name__, "triton": triton.__version__, "compute_precision": "P rounded to the input dtype (as torch); fp32 sums; I/O in the input dtype",
             "autotuned": tuned_configs()}

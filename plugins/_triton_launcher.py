@@ -1,0 +1,86 @@
+"""A lean way to launch KernelIndex's Triton kernels again and again at the same shapes.
+
+``kernel[grid](*args, **constants)`` costs tens of microseconds of Python per launch
+(autotuner lookup, argument binding and specialization), which on a slow host is longer
+than the kernels themselves. :class:`Launcher` does the ordinary launch the first time
+it sees a *specialization key* (every integer argument's value, every tensor's dtype
+and 16-byte alignment, the constants), which autotunes and compiles as usual, then
+keeps the compiled kernel, its grid and its constexpr tail, and afterwards launches the
+compiled kernel directly. The key covers everything Triton specializes on, so a cached
+kernel is only reused where Triton would have chosen the same one.
+
+Under ``TRITON_INTERPRET=1`` (no compiled kernels) every launch is an ordinary one.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+import triton
+
+_INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+_ENABLED = not _INTERPRET and os.environ.get("KERNELINDEX_TRITON_FAST_LAUNCH", "1") != "0"
+
+
+def _jit_function(kernel):
+    while not isinstance(kernel, triton.runtime.jit.JITFunction):
+        kernel = kernel.fn
+    return kernel
+
+
+class Launcher:
+    """``Launcher(kernel)(grid, args, **constants)`` launches ``kernel`` (plain, heuristics or autotuned).
+
+    ``args`` are the kernel's leading non-constexpr parameters, in order; ``constants``
+    its constexpr parameters that are not autotuned; ``grid`` a tuple or a function of
+    the meta-parameters.
+    """
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.arg_names = _jit_function(kernel).arg_names if _ENABLED else ()
+        self.compiled: dict = {}
+
+    @staticmethod
+    def _key(args, constants):
+        parts = []
+        for arg in args:
+            if isinstance(arg, torch.Tensor):
+                parts.append((arg.dtype, arg.data_ptr() % 16 == 0))
+            else:
+                parts.append(arg)
+        return tuple(parts) + tuple(constants.items())
+
+    def _tail(self, args, constants):
+        """The constexpr values (constants, autotuned config, heuristics) after the positional args."""
+        values = dict(zip(self.arg_names, args))
+        values.update(constants)
+        node = self.kernel
+        chain = []
+        while not isinstance(node, triton.runtime.jit.JITFunction):
+            chain.append(node)
+            node = node.fn
+        for wrapper in chain:  # outermost first: the autotuner's choice, then heuristics
+            if hasattr(wrapper, "best_config") and wrapper.best_config is not None:
+                values.update(wrapper.best_config.kwargs)
+        for wrapper in chain:
+            for name, rule in getattr(wrapper, "values", {}).items():
+                values[name] = rule(values)
+        return values, [values[name] for name in self.arg_names[len(args):]]
+
+    def __call__(self, grid, args, **constants):
+        if not _ENABLED:
+            return self.kernel[grid](*args, **constants)
+        key = self._key(args, constants)
+        hit = self.compiled.get(key)
+        if hit is not None:
+            compiled, launch_grid, tail = hit
+            return compiled[launch_grid](*args, *tail)
+        compiled = self.kernel[grid](*args, **constants)
+        if isinstance(compiled, triton.compiler.CompiledKernel):
+            meta, tail = self._tail(args, constants)
+            launch_grid = grid(meta) if callable(grid) else grid
+            launch_grid = tuple(launch_grid) + (1,) * (3 - len(launch_grid))
+            self.compiled[key] = (compiled, launch_grid, tail)
+        return compiled

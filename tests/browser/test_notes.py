@@ -1,0 +1,121 @@
+"""Posting on a run page in a real headless Chromium: notes and reproductions appear without a reload.
+
+Uses the ``page`` fixture of tests/browser/conftest.py; posting changes data, so each test gets its
+own live server over a fresh database instead of the shared read-only one.
+"""
+
+import threading
+
+import pytest
+
+from app.models import Run
+from tests.conftest import DATA, make_app
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def notes_server(tmp_path):
+    """A live server over a fresh database holding tests/data/liger_small.csv: (base URL, reference run id, app)."""
+    from werkzeug.serving import make_server
+
+    app = make_app(f"sqlite:///{tmp_path / 'browser.sqlite3'}")
+    result = app.test_cli_runner().invoke(args=["import", "liger", str(DATA / "liger_small.csv")])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        run_id = Run.select().where((Run.implementation == "torch") & (Run.metric == "speed")
+                                    & (Run.gpu == "NVIDIA H100 80GB HBM3")).get().id
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}", run_id, app
+    server.shutdown()
+    thread.join(timeout=5)
+
+
+def open_run_page(page, base, run_id):
+    page.goto(f"{base}/runs/{run_id}")
+    page.wait_for_function("() => window.htmx !== undefined")
+    page.evaluate("() => { window.loadedOnce = 'still the same page'; }")  # gone if the page reloads
+    return page.locator("#attestations-body")
+
+
+def same_page(page) -> bool:
+    return page.evaluate("() => window.loadedOnce") == "still the same page"
+
+
+def test_note_posted_by_keyboard_appears_without_a_reload(notes_server, page):
+    base, run_id, _ = notes_server
+    section = open_run_page(page, base, run_id)
+    playwright_api.expect(section).to_contain_text("No attestations yet.")
+    page.focus("#note-body")
+    page.keyboard.type("Reproduced **within 2%** on my H100. <script>window.pwned = true</script>")
+    page.keyboard.press("Tab")  # the optional name
+    page.keyboard.type("Ada")
+    page.keyboard.press("Tab")  # the button
+    page.keyboard.press("Enter")
+    playwright_api.expect(page.locator(".attestation-note")).to_have_count(1)
+    note = page.locator(".attestation-note")
+    playwright_api.expect(note.locator("strong", has_text="within 2%")).to_be_visible()
+    playwright_api.expect(note).to_contain_text("<script>window.pwned = true</script>")  # shown as text
+    playwright_api.expect(note).to_contain_text("by Ada")
+    playwright_api.expect(page.locator("[role=status]", has_text="Your note is posted.")).to_be_visible()
+    playwright_api.expect(section).not_to_contain_text("No attestations yet.")
+    assert page.evaluate("() => window.pwned") is None
+    assert same_page(page)
+    assert page.url == f"{base}/runs/{run_id}"
+    # The note is stored: a fresh load shows it.
+    page.reload()
+    playwright_api.expect(page.locator(".attestation-note")).to_contain_text("within 2%")
+
+
+def test_reproduction_shows_its_ratio_and_a_refused_one_shows_inline_errors(notes_server, page):
+    base, run_id, _ = notes_server
+    open_run_page(page, base, run_id)
+    page.fill("#reproduction-median", "fast")  # not a number: refused by the server (422), swapped in
+    page.select_option("#reproduction-unit", "ms")
+    page.fill("#reproduction-gpu", "NVIDIA H100 80GB HBM3")
+    page.fill("#reproduction-software", "torch 2.6.0, triton 3.2.0, CUDA 12.4")
+    page.fill("#reproduction-link", "https://example.org/fna-log.txt")
+    page.click("button:has-text('Post reproduction')")
+    error = page.locator("#reproduction-median-error")
+    playwright_api.expect(error).to_have_text("Enter the median as a number, e.g. 84.6.")
+    playwright_api.expect(page.locator("#reproduction-median")).to_have_attribute("aria-invalid", "true")
+    playwright_api.expect(page.locator("#reproduction-gpu")).to_have_value("NVIDIA H100 80GB HBM3")  # kept
+    playwright_api.expect(page.locator(".attestation")).to_have_count(0)
+    page.fill("#reproduction-median", "88")
+    page.click("button:has-text('Post reproduction')")
+    reproduction = page.locator(".attestation-reproduction")
+    playwright_api.expect(reproduction).to_contain_text("88 ms")
+    playwright_api.expect(reproduction).to_contain_text("1.04× the run's median")
+    playwright_api.expect(error).to_have_count(0)
+    assert same_page(page)
+
+
+def test_issue_report_is_counted_without_a_reload(notes_server, page):
+    base, run_id, _ = notes_server
+    open_run_page(page, base, run_id)
+    playwright_api.expect(page.locator(".issue-count")).to_have_text("No open reports on this run.")
+    page.select_option("#issue-reason", "wrong-figure")
+    page.fill("#issue-body", "p20, median and p80 are identical.")
+    page.click("button:has-text('Send report')")
+    playwright_api.expect(page.locator(".issue-count")).to_have_text("1 open report on this run.")
+    assert same_page(page)
+
+
+def test_refusal_appears_above_the_form_and_keeps_what_was_typed(notes_server, page):
+    base, run_id, app = notes_server
+    app.config["POSTS_PER_MINUTE"] = 1
+    open_run_page(page, base, run_id)
+    page.fill("#note-body", "first note")
+    page.click("button:has-text('Post note')")
+    playwright_api.expect(page.locator(".attestation-note")).to_have_count(1)
+    page.fill("#note-body", "second note, too soon")
+    page.click("button:has-text('Post note')")
+    alert = page.locator("#attestations-body-alert")
+    playwright_api.expect(alert).to_contain_text("Too many submissions from your address: at most 1 a minute.")
+    playwright_api.expect(page.locator("#note-body")).to_have_value("second note, too soon")
+    playwright_api.expect(page.locator(".attestation-note")).to_have_count(1)
+    assert same_page(page)

@@ -1,0 +1,193 @@
+"""Moderation (app/views/maintainers.py): sign-in, issue reports, hiding attestations."""
+
+import re
+
+import pytest
+
+from app.models import Attestation, IssueReport, Run
+
+from .conftest import DATA
+
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture
+def small_app(app, runner):
+    result = runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv")])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(args=["users", "create", "alice", "--password", PASSWORD])
+    assert result.exit_code == 0, result.output
+    return app
+
+
+@pytest.fixture
+def run(small_app):
+    with small_app.app_context():
+        return Run.select().where((Run.implementation == "torch") & (Run.metric == "speed")).get()
+
+
+def token_of(client, path="/maintainers/sign-in") -> str:
+    return re.search(r'name="csrf_token" value="([^"]+)"', client.get(path).get_data(as_text=True)).group(1)
+
+
+def sign_in(client, username="alice", password=PASSWORD, next_url=""):
+    return client.post("/maintainers/sign-in", data={"csrf_token": token_of(client), "username": username,
+                                                     "password": password, "next": next_url})
+
+
+@pytest.fixture
+def maintainer(small_app):
+    client = small_app.test_client()
+    assert sign_in(client).status_code == 303
+    return client
+
+
+@pytest.fixture
+def posted(small_app, run):
+    """A note, a reproduction and two issue reports on the reference run."""
+    with small_app.app_context():
+        note = Attestation.create(run=run.id, kind="note", body="**buy pills** at https://spam.example.com")
+        repro = Attestation.create(run=run.id, kind="reproduction", median=88.0, unit="ms", gpu="NVIDIA H100",
+                                   software="torch 2.6", link="https://example.org/log")
+        first = IssueReport.create(run=run.id, reason="wrong-figure", body="p20 = p50 = p80 <b>twice</b>")
+        second = IssueReport.create(run=run.id, reason="duplicate")
+    return {"note": note.id, "reproduction": repro.id, "issues": [first.id, second.id]}
+
+
+
+# --- sign-in ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["/maintainers/", "/maintainers/attestations"])
+def test_pages_redirect_anonymous_readers_to_sign_in(small_app, client, path):
+    response = client.get(path)
+    assert response.status_code == 302
+    assert "/maintainers/sign-in?next=" in response.headers["Location"]
+
+
+def test_actions_refuse_anonymous_requests(small_app, client, posted):
+    token = token_of(client)
+    hide = client.post(f"/maintainers/attestations/{posted['note']}/hidden", data={"csrf_token": token, "hidden": "1"})
+    resolve = client.post(f"/maintainers/issues/{posted['issues'][0]}/resolve", data={"csrf_token": token})
+    assert hide.status_code == 401 and resolve.status_code == 401
+    with small_app.app_context():
+        assert not Attestation.get_by_id(posted["note"]).hidden
+        assert not IssueReport.get_by_id(posted["issues"][0]).resolved
+
+
+@pytest.mark.parametrize("username, password", [("alice", "wrong"), ("mallory", PASSWORD), ("", "")])
+def test_wrong_credentials_do_not_sign_in(small_app, client, username, password):
+    response = sign_in(client, username, password)
+    assert response.status_code == 401
+    assert "Unknown username or wrong password." in response.get_data(as_text=True)
+    assert client.get("/maintainers/").status_code == 302
+
+
+def test_sign_in_follows_next_but_never_off_site(small_app):
+    client = small_app.test_client()
+    location = sign_in(client, next_url="/maintainers/attestations").headers["Location"]
+    assert location.endswith("/maintainers/attestations")
+    for hostile in ("//evil.example/x", "https://evil.example/", "/\\evil.example"):
+        other = small_app.test_client()
+        location = sign_in(other, next_url=hostile).headers["Location"]
+        assert "evil" not in location and location.endswith("/maintainers/")
+
+
+def test_sign_in_needs_the_csrf_token(small_app, client):
+    response = client.post("/maintainers/sign-in", data={"username": "alice", "password": PASSWORD})
+    assert response.status_code == 400
+    assert client.get("/maintainers/").status_code == 302
+
+
+def test_sign_in_attempts_are_rate_limited(small_app, client):
+    small_app.config["SIGN_IN_ATTEMPTS_PER_MINUTE"] = 2
+    assert sign_in(client, password="guess 1").status_code == 401
+    assert sign_in(client, password="guess 2").status_code == 401
+    refused = sign_in(client)  # even the right password waits out the window
+    assert refused.status_code == 429 and "Retry-After" in refused.headers
+
+
+def test_sign_out_ends_the_session(small_app, maintainer):
+    assert maintainer.get("/maintainers/").status_code == 200
+    token = token_of(maintainer, "/maintainers/")
+    assert maintainer.post("/maintainers/sign-out", data={"csrf_token": token}).status_code == 303
+    assert maintainer.get("/maintainers/").status_code == 302
+
+
+# --- issue reports -------------------------------------------------------------------------------
+
+def test_open_issue_reports_are_listed_with_their_runs(small_app, maintainer, posted, run):
+    html = maintainer.get("/maintainers/").get_data(as_text=True)
+    assert "The figures look wrong" in html and "It duplicates another run" in html
+    assert f'href="/runs/{run.id}"' in html and run.external_id in html
+    assert "p20 = p50 = p80 &lt;b&gt;twice&lt;/b&gt;" in html  # shown as text
+    assert "2 open" in html
+
+
+def test_resolving_a_report_moves_it_out_of_the_open_list_and_the_run_count(small_app, maintainer, posted, run):
+    first, second = posted["issues"]
+    token = token_of(maintainer, "/maintainers/")
+    response = maintainer.post(f"/maintainers/issues/{first}/resolve", data={"csrf_token": token})
+    assert response.status_code == 303
+    with small_app.app_context():
+        assert IssueReport.get_by_id(first).resolved and not IssueReport.get_by_id(second).resolved
+    open_list = maintainer.get("/maintainers/").get_data(as_text=True)
+    assert "The figures look wrong" not in open_list and "It duplicates another run" in open_list
+    assert "The figures look wrong" in maintainer.get("/maintainers/?state=resolved").get_data(as_text=True)
+    page = maintainer.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert "1 open report on this run." in page
+    maintainer.post(f"/maintainers/issues/{first}/resolve", data={"csrf_token": token, "resolved": "0"})
+    with small_app.app_context():
+        assert not IssueReport.get_by_id(first).resolved
+
+
+def test_resolving_an_unknown_report_is_404(small_app, maintainer):
+    token = token_of(maintainer, "/maintainers/")
+    assert maintainer.post("/maintainers/issues/999/resolve", data={"csrf_token": token}).status_code == 404
+
+
+# --- hiding attestations -------------------------------------------------------------------------
+
+def test_hiding_takes_an_attestation_off_the_run_page_and_the_api(small_app, maintainer, posted, run):
+    assert "buy pills" in maintainer.get(f"/runs/{run.id}").get_data(as_text=True)
+    token = token_of(maintainer, "/maintainers/attestations")
+    response = maintainer.post(f"/maintainers/attestations/{posted['note']}/hidden",
+                               data={"csrf_token": token, "hidden": "1"})
+    assert response.status_code == 303
+    reader = small_app.test_client()
+    assert "buy pills" not in reader.get(f"/runs/{run.id}").get_data(as_text=True)
+    api = reader.get(f"/api/v1/runs/{run.id}").json
+    assert [a["kind"] for a in api["attestations"]] == ["reproduction"]
+    listing = maintainer.get("/maintainers/attestations?hidden=1").get_data(as_text=True)
+    assert "buy pills" in listing and "Show again" in listing
+    maintainer.post(f"/maintainers/attestations/{posted['note']}/hidden", data={"csrf_token": token, "hidden": "0"})
+    assert "buy pills" in reader.get(f"/runs/{run.id}").get_data(as_text=True)
+
+
+def test_hiding_leaves_evidence_and_rank_alone(small_app, maintainer, posted, run):
+    token = token_of(maintainer, "/maintainers/attestations")
+    maintainer.post(f"/maintainers/attestations/{posted['reproduction']}/hidden",
+                    data={"csrf_token": token, "hidden": "1"})
+    with small_app.app_context():
+        after = Run.get_by_id(run.id)
+    assert (after.rank, after.evidence, after.comparison_key_id) == (run.rank, run.evidence, run.comparison_key_id)
+
+
+def test_signed_in_maintainer_gets_hide_buttons_on_the_run_page(small_app, maintainer, client, posted, run):
+    action = f'action="/maintainers/attestations/{posted["note"]}/hidden"'
+    assert action in maintainer.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert action not in client.get(f"/runs/{run.id}").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("attestation, hidden, status", [("note", "maybe", 400), ("missing", "1", 404)])
+def test_bad_hide_requests_are_4xx(small_app, maintainer, posted, attestation, hidden, status):
+    token = token_of(maintainer, "/maintainers/attestations")
+    attestation_id = posted.get(attestation, 999)
+    response = maintainer.post(f"/maintainers/attestations/{attestation_id}/hidden",
+                               data={"csrf_token": token, "hidden": hidden})
+    assert response.status_code == status
+    with small_app.app_context():
+        assert Attestation.select().where(Attestation.hidden == True).count() == 0  # noqa: E712
+
+
+def test_attestation_list_rejects_a_bad_page_number(small_app, maintainer):
+    assert maintainer.get("/maintainers/attestations?page=x").status_code == 400

@@ -1,0 +1,130 @@
+"""The family page: filters in the URL, a chart per GPU/pass/metric, a sortable paginated table, twin."""
+
+import csv
+import re
+
+import pytest
+
+from .pages_support import HTMX, import_small, in_order, text_of
+
+HEADER = ["kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name",
+          "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str", "gpu_name",
+          "timestamp", "liger_version"]
+SEQS = (256, 512, 1024, 2048, 4096, 8192)
+
+
+def sweep_rows():
+    """A sweep of seq for two providers on two GPUs and two batch sizes: latency grows with seq."""
+    for gpu, speed in (("NVIDIA H100 80GB HBM3", 1.0), ("NVIDIA A100-SXM4-80GB", 2.5)):
+        for batch in (2, 4):
+            for provider, factor in (("torch", 40.0), ("liger", 1.0)):
+                for seq in SEQS:
+                    median = factor * speed * batch * seq / 10_000
+                    config = ('{"batch_size": %d, "hidden_size": 512, "num_heads": 8, "kernel_size": 7, '
+                              '"dilation": 2, "bias": true, "dtype": "torch.float32"}' % batch)
+                    yield ["fused_neighborhood_attention", provider, "forward", "speed", "ms", "seq_len",
+                           "sequence length", seq, median, median * 0.98, median * 1.02, config, gpu,
+                           "2025-06-01 10:00:00", "0.5.10"]
+
+
+@pytest.fixture
+def swept(app, runner, tmp_path):
+    path = tmp_path / "sweep.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(HEADER)
+        writer.writerows(sweep_rows())
+    result = runner.invoke(args=["import", "liger", str(path)])
+    assert result.exit_code == 0, result.output
+    return app
+
+
+URL = "/families/fused_neighborhood_attention"
+
+
+def test_default_view_picks_forward_speed_and_the_busiest_gpu_and_draws_a_line_per_implementation(swept, client):
+    page = client.get(URL)
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    text = text_of(html)
+    assert in_order(text, "All results for Fused neighborhood attention", "Filters", "Pass", "forward", "Metric",
+                    "speed", "GPU")
+    series = re.findall(r'<g class="series" data-label="([^"]+)"', html)
+    assert sorted(series) == ["PyTorch", "liger"]
+    assert len(re.findall(r"<circle ", html)) == 2 * len(SEQS)  # one configuration drawn: 6 points per line
+    assert "log₂" in html and "log₁₀" in html  # seq spans 32×, latency spans 1280×: both axes go log
+    assert "Runs (24)" in text.replace("\n", " ")  # both batch sizes of both implementations on one GPU
+
+
+def test_filters_live_in_the_url_and_narrow_chart_and_table(swept, client):
+    html = client.get(URL + "?gpu=NVIDIA+A100-SXM4-80GB&implementation=liger&batch=4").get_data(as_text=True)
+    twin = client.get(URL + ".json?gpu=NVIDIA+A100-SXM4-80GB&implementation=liger&batch=4").get_json()
+    assert twin["selected"] == {"pass": "forward", "metric": "speed", "gpu": "NVIDIA A100-SXM4-80GB",
+                                "implementation": "liger", "fixed": {"batch": "4"}}
+    assert twin["total"] == len(SEQS) and [s["label"] for s in twin["series"]] == ["liger"]
+    medians = [point["median"] for point in twin["series"][0]["points"]]
+    assert medians == sorted(medians) and medians[0] == pytest.approx(2.5 * 4 * 256 / 10_000 * 1e6)
+    assert 'value="NVIDIA A100-SXM4-80GB" selected' in html and 'value="4" selected' in html
+
+
+def test_htmx_filter_request_gets_the_results_fragment_only(swept, client):
+    response = client.get(URL + "?gpu=NVIDIA+A100-SXM4-80GB", headers=HTMX)
+    fragment = response.get_data(as_text=True)
+    assert "<html" not in fragment and "<svg" in fragment and 'id="family-chart"' in fragment
+    assert "HX-Request" in response.headers["Vary"]
+
+
+def test_table_sorts_and_paginates_with_links_that_keep_the_filters(swept, client):
+    twin = client.get(URL + ".json?sort=median&order=desc").get_json()
+    medians = [item["median"] for item in twin["items"]]
+    assert medians == sorted(medians, reverse=True) and twin["total"] == 24 and twin["pages"] == 1
+    html = client.get(URL + "?gpu=NVIDIA+A100-SXM4-80GB&sort=median").get_data(as_text=True)
+    assert "sort=median&amp;order=desc" in html and "gpu=NVIDIA+A100-SXM4-80GB" in html
+
+
+def test_pagination_of_a_large_selection(app, runner, tmp_path, client):
+    path = tmp_path / "many.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(HEADER)
+        for seq in range(1, 121):
+            writer.writerow(["fused_neighborhood_attention", "liger", "forward", "speed", "ms", "seq_len", "seq",
+                             seq, seq / 100, seq / 101, seq / 99, '{"batch_size": 2, "hidden_size": 512, '
+                             '"num_heads": 8, "kernel_size": 7, "dilation": 2, "dtype": "torch.float32"}',
+                             "NVIDIA H100 80GB HBM3", "2025-06-01 10:00:00", "0.5.10"])
+    assert runner.invoke(args=["import", "liger", str(path)]).exit_code == 0
+    first = client.get(URL + ".json").get_json()
+    assert first["total"] == 120 and first["pages"] == 3 and len(first["items"]) == 50
+    assert first["items"][0]["median"] < first["items"][-1]["median"]  # sorted by seq ascending
+    third = client.get(URL + ".json?page=3").get_json()
+    assert len(third["items"]) == 20 and third["next"] is None
+    assert "seq" in client.get(URL + "?page=2").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("query, message", [
+    ("gpu=Imaginary+GPU", "has no runs with gpu 'Imaginary GPU'"),
+    ("pass=sideways", "has no runs with pass 'sideways'"),
+    ("implementation=nobody", "has no 'nobody' runs"),
+    ("colour=blue", "unknown filter 'colour'"),
+    ("sort=price", "sort must be one of"),
+    ("order=up", "order must be asc or desc"),
+    ("page=two", "page must be a whole number"),
+    ("page=0", "page must be 1 or more"),
+    ("page=99", "past the last page"),
+])
+def test_malformed_filters_are_400_with_a_message(swept, client, query, message):
+    for url in (f"{URL}?{query}", f"{URL}.json?{query}"):
+        response = client.get(url)
+        assert response.status_code == 400
+        assert message in response.get_data(as_text=True).replace("&#39;", "'")
+
+
+def test_unknown_family_is_404(swept, client):
+    assert client.get("/families/no_such_kernel").status_code == 404
+    assert client.get("/families/no_such_kernel.json").get_json()["status"] == 404
+
+
+def test_non_numeric_sweeps_are_drawn_as_categories(app, runner, client):
+    import_small(runner)
+    html = client.get("/families/cross_entropy?gpu=NVIDIA+B200").get_data(as_text=True)
+    assert "categories" in html and "llama_2_7b" in html

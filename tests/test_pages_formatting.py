@@ -1,0 +1,56 @@
+"""Numbers as a person reads them, and chart scales."""
+
+import pytest
+
+from app import charts, formatting
+
+
+@pytest.mark.parametrize("value, unit, text", [
+    (84550209, "ns", "84.6 ms"), (719872, "ns", "720 µs"), (314960, "ns", "315 µs"), (999, "ns", "999 ns"),
+    (999_600, "ns", "1 ms"), (1_234_000_000, "ns", "1.23 s"), (52.5, "MB", "52.5 MB"), (1536, "MB", "1.54 GB"),
+    (0, "ns", "0 ns"), (None, "ns", "—"), (12, "items", "12 items"),
+])
+def test_quantity(value, unit, text):
+    assert formatting.quantity(value, unit) == text
+
+
+def test_shared_unit_reads_small_figures_as_fractions():
+    unit = formatting.common_unit([314960, 84550209], "ns")
+    assert unit[0] == "ms"
+    assert formatting.in_unit(314960, unit) == "0.315 ms"
+    assert formatting.in_unit(84550209, unit) == "84.6 ms"
+
+
+@pytest.mark.parametrize("value, text", [(268.45, "268× slower"), (1.04, "1.04× slower"), (1, "same"),
+                                         (0.5, "2× faster"), (None, "—")])
+def test_ratio(value, text):
+    assert formatting.ratio(value) == text
+
+
+def test_short_digest():
+    digest = "sha256:b614dce1fec1aaee" + "0" * 48
+    assert formatting.short_digest(digest) == "sha256:b614dce1fec1aaee…"
+    assert formatting.short_digest("sha256:abc") == "sha256:abc"
+
+
+def point(x, median, name="a"):
+    return {"x_number": x, "x_value": str(x), "median": median, "p20": None, "p80": None, "id": name}
+
+
+def test_chart_goes_log_only_when_the_range_asks():
+    narrow = charts.line_chart({"a": [point(1024, 100), point(2048, 150)]}, x_name="seq", unit="ns", title="t")
+    assert (narrow["x_scale"], narrow["y_scale"]) == ("linear", "linear")
+    wide = charts.line_chart({"a": [point(256, 1e3), point(8192, 1e6)]}, x_name="seq", unit="ns", title="t")
+    assert (wide["x_scale"], wide["y_scale"]) == ("log₂", "log₁₀")
+    low, high = wide["series"][0]["markers"]
+    assert low["cx"] < high["cx"] and low["cy"] > high["cy"]  # later and higher (SVG y grows down)
+
+
+def test_chart_lines_are_told_apart_by_colour_and_dash():
+    chart = charts.line_chart({"a": [point(1, 1)], "b": [point(1, 2, "b")]}, x_name="x", unit="ns", title="t")
+    first, second = chart["series"]
+    assert first["color"] != second["color"] and first["dash"] != second["dash"]
+
+
+def test_empty_chart():
+    assert charts.line_chart({}, x_name="x", unit="ns", title="t")["empty"] is True

@@ -1,0 +1,134 @@
+"""Home, live search and the plugin listing: pages, fragments and JSON twins."""
+
+import pytest
+
+from app.reruns import record_rerun_results
+
+from .factories import rerun_result
+from .pages_support import HTMX, import_small, in_order, reference_run, text_of
+
+
+@pytest.fixture
+def imported(app, runner):
+    import_small(runner)
+    return app
+
+
+def test_home_lists_families_with_counts_gpus_imports_and_sources(imported, client):
+    text = text_of(client.get("/").get_data(as_text=True))
+    assert in_order(text, "Kernel families", "Cross entropy", "2", "NVIDIA A100-SXM4-80GB, NVIDIA B200",
+                    "Fused neighborhood attention", "4", "NVIDIA H100 80GB HBM3, NVIDIA H100 PCIe",
+                    "Latest imports", "liger_small.csv", "9 rows read, 9 runs created",
+                    "Latest KernelIndex reruns", "No reruns recorded yet.",
+                    "Sources", "Liger-Kernel benchmarks", "BSD-2-Clause")
+    twin = client.get("/index.json").get_json()
+    assert twin["total_runs"] == 9
+    assert {family["name"]: family["runs"] for family in twin["families"]} == {
+        "cross_entropy": 2, "fused_neighborhood_attention": 4, "multi_token_attention": 3}
+
+
+def test_home_shows_latest_reruns(imported, client):
+    with imported.app_context():
+        record_rerun_results([rerun_result(reference_run(imported))], families={})
+    text = text_of(client.get("/").get_data(as_text=True))
+    assert in_order(text, "Latest KernelIndex reruns", "fused_neighborhood_attention · kernelindex_triton · NVIDIA H200")
+
+
+def test_empty_database_home_says_what_to_do(client):
+    assert "Nothing imported yet" in client.get("/").get_data(as_text=True)
+
+
+def test_search_box_is_live_and_pushes_the_url(imported, client):
+    html = client.get("/").get_data(as_text=True)
+    assert 'hx-trigger="keyup changed delay:200ms' in html and 'hx-push-url="true"' in html
+    assert 'hx-target="#search-results"' in html and '<label for="q">' in html
+
+
+def test_search_by_gpu_finds_only_that_gpu(imported, client):
+    twin = client.get("/search.json?q=H100").get_json()
+    assert twin["total"] == 4
+    assert {item["gpu"] for item in twin["items"]} == {"NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe"}
+    assert [f["name"] for f in twin["families"]] == ["fused_neighborhood_attention"]
+
+
+def test_every_word_must_match(imported, client):
+    twin = client.get("/search.json?q=liger+pcie").get_json()
+    assert twin["total"] == 1 and twin["items"][0]["gpu"] == "NVIDIA H100 PCIe"
+    assert client.get("/search.json?q=liger+3090+nothing").get_json()["total"] == 0
+
+
+def test_search_by_family_title_implementation_external_id_and_run_id(imported, client):
+    assert client.get("/search.json?q=multi_token").get_json()["total"] == 3
+    assert client.get("/search.json?q=attention+3090").get_json()["total"] == 3
+    assert client.get("/search.json?q=torch_compile").get_json()["total"] == 1
+    prefix = client.get("/search.json?q=cross_entropy/forward/liger_triton/").get_json()
+    assert prefix["total"] == 1 and prefix["items"][0]["implementation"] == "liger_triton"
+    run = reference_run(imported)
+    by_id = client.get(f"/search.json?q={run.id}").get_json()
+    assert [item["id"] for item in by_id["items"]] == [run.id]
+    assert client.get(f"/search.json?q={run.digest}").get_json()["items"][0]["id"] == run.id
+
+
+def test_search_fragment_and_full_page(imported, client):
+    fragment = client.get("/search?q=B200", headers=HTMX).get_data(as_text=True)
+    assert "<html" not in fragment and "1 run match" in fragment and "liger_triton" in fragment
+    page = client.get("/search?q=B200").get_data(as_text=True)
+    assert "<html" in page and 'value="B200"' in page and "1 run match" in page
+
+
+def test_search_paginates(imported, client):
+    from app.views.home import SEARCH_PAGE_SIZE
+
+    twin = client.get("/search.json?q=nvidia").get_json()
+    assert twin["total"] == 9 and len(twin["items"]) == min(9, SEARCH_PAGE_SIZE)
+    observed = [item["observed_at"] for item in twin["items"]]
+    assert observed == sorted(observed, reverse=True)
+
+
+@pytest.mark.parametrize("query, message", [("q=x&page=0", "page must be 1 or more"),
+                                            ("q=x&page=a", "page must be a whole number"),
+                                            ("q=" + "x" * 201, "longer than 200")])
+def test_bad_search_input_is_400(imported, client, query, message):
+    response = client.get("/search?" + query)
+    assert response.status_code == 400 and message in response.get_data(as_text=True)
+
+
+def test_plugins_page_lists_plugins_and_broken_ones(client, monkeypatch):
+    import runners.discovery
+
+    monkeypatch.setattr(runners.discovery, "plugin_listing", lambda: {
+        "plugins": [{"name": "plugins.fna.cuda", "origin": "builtin", "kind": "kernel",
+                     "family": "fused_neighborhood_attention", "title": "Fused neighborhood attention",
+                     "target": "cuda", "implementations": [{"name": "torch", "project": "PyTorch",
+                                                             "revision": "unknown", "details": {}}],
+                     "description": ""}],
+        "broken": [{"name": "/plugins/oops.py", "origin": "directory", "error": "SyntaxError: invalid syntax"}]})
+    text = text_of(client.get("/plugins").get_data(as_text=True))
+    assert in_order(text, "Installed", "Fused neighborhood attention", "cuda", "torch (PyTorch)", "builtin",
+                    "Broken", "/plugins/oops.py", "SyntaxError: invalid syntax")
+    twin = client.get("/plugins.json").get_json()
+    assert twin["broken"][0]["error"] == "SyntaxError: invalid syntax" and twin["error"] is None
+
+
+def test_plugins_page_survives_a_failing_discovery(client, monkeypatch):
+    import runners.discovery
+
+    def broken():
+        raise RuntimeError("entry points unreadable")
+
+    monkeypatch.setattr(runners.discovery, "plugin_listing", broken)
+    response = client.get("/plugins")
+    assert response.status_code == 200 and "entry points unreadable" in response.get_data(as_text=True)
+
+
+def test_the_real_plugin_listing_renders(client):
+    assert client.get("/plugins").status_code == 200
+
+
+@pytest.mark.parametrize("url", ["/", "/search?q=h100", "/plugins"])
+def test_pages_have_landmarks_labelled_fields_and_csrf_meta(imported, client, url):
+    html = client.get(url).get_data(as_text=True)
+    for landmark in ("<header", "<main", "<footer", "<nav", 'role="search"'):
+        assert landmark in html
+    assert '<meta name="csrf-token"' in html and "htmx-2.0.11.min.js" in html
+    assert 'class="skip" href="#content"' in html

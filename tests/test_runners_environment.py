@@ -1,0 +1,67 @@
+"""Environment capture: the CPU as seen here, and a GPU as torch and nvidia-smi would report it."""
+
+import subprocess
+from types import SimpleNamespace
+
+import torch
+
+from runners import environment
+
+SMI_LINE = "570.86.15, 1980, 3201, 1980, 3201, 700.00\n"
+
+
+def test_cpu_environment_describes_this_host():
+    described = environment.generate_environment(target="cpu", device="cpu")
+    assert described["hardware"]["product"] == described["cpu"]["model"]
+    assert described["hardware"]["cores"] == described["cpu"]["cores"] >= 1
+    assert described["software"]["torch"] == torch.__version__ and described["software"]["triton"]
+    assert "liger" not in described["software"] or described["software"]["liger"]
+
+
+def test_nvidia_smi_readings_are_parsed(monkeypatch):
+    monkeypatch.setattr(environment.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    calls = []
+
+    def run(command, **kwargs):
+        calls.append(command)
+        return SimpleNamespace(stdout=SMI_LINE)
+
+    monkeypatch.setattr(environment.subprocess, "run", run)
+    assert environment.nvidia_smi_readings(1) == {
+        "driver": "570.86.15", "smClockMHz": 1980.0, "memoryClockMHz": 3201.0, "smClockMaxMHz": 1980.0,
+        "memoryClockMaxMHz": 3201.0, "powerLimitW": 700.0}
+    assert calls[0][-2:] == ["-i", "1"]
+
+
+def test_missing_or_failing_nvidia_smi_gives_nothing(monkeypatch):
+    monkeypatch.setattr(environment.shutil, "which", lambda name: None)
+    assert environment.nvidia_smi_readings(0) == {}
+    monkeypatch.setattr(environment.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+
+    def fail(command, **kwargs):
+        raise subprocess.CalledProcessError(9, command)
+
+    monkeypatch.setattr(environment.subprocess, "run", fail)
+    assert environment.nvidia_smi_readings(0) == {}
+
+
+def test_gpu_environment_from_torch_and_nvidia_smi(monkeypatch):
+    properties = SimpleNamespace(name="NVIDIA H200", total_memory=150_000_000_000, multi_processor_count=132,
+                                 L2_cache_size=62_914_560)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: properties)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda index: (9, 0))
+    monkeypatch.setattr(environment, "nvidia_smi_readings", lambda index: {"driver": "570.86.15", "smClockMHz": 1980.0})
+    monkeypatch.setattr(torch.version, "cuda", "12.8")
+    described = environment.generate_environment(target="cuda", device="cuda:0")
+    hardware = described["hardware"]
+    assert (hardware["vendor"], hardware["product"], hardware["architecture"]) == ("nvidia", "NVIDIA H200", "sm_90")
+    assert hardware["name"] == "NVIDIA H200" and hardware["smCount"] == 132
+    assert hardware["memoryBytes"] == 150_000_000_000 and hardware["l2CacheBytes"] == 62_914_560
+    assert hardware["clocks"] == {"smClockMHz": 1980.0}
+    assert described["software"]["driver"] == "570.86.15" and described["software"]["cuda"] == "12.8"
+    assert described["target"] == "cuda" and described["cpu"]["cores"] >= 1
+
+
+def test_project_revision_names_the_code():
+    revision = environment.project_revision(environment.__file__)
+    assert revision != "unknown" and len(revision) >= 16

@@ -1,0 +1,281 @@
+"""Trust and safety of public posting: CSRF, safe rendering, size limits, rate limits (app/security.py,
+app/markdown.py). A refused post gets a clear 4xx and stores nothing; nothing answers 500."""
+
+import re
+
+import pytest
+
+from app.markdown import render_markdown
+from app.models import Attestation, IssueReport, Run
+from app.security import SlidingWindowLimiter
+
+from .conftest import DATA
+
+TOKEN = "test-csrf-token"
+HTMX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def run_id(app, runner):
+    result = runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv")])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        return Run.select().where((Run.implementation == "torch") & (Run.metric == "speed")).get().id
+
+
+def with_token(client, token=TOKEN):
+    with client.session_transaction() as session:
+        session["_csrf_token"] = token
+    return client
+
+
+def stored(app) -> int:
+    with app.app_context():
+        return Attestation.select().count() + IssueReport.select().count()
+
+
+def note(body="A note.", **extra):
+    return {"csrf_token": TOKEN, "kind": "note", "body": body, **extra}
+
+
+# --- CSRF ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("session_token, form_token", [
+    (None, None),             # no session token at all (first visit straight to a POST)
+    (TOKEN, None),            # the form field is missing
+    (TOKEN, ""),              # ... or empty
+    (TOKEN, "forged-token"),  # ... or someone else's
+    (None, TOKEN),            # a token the session never issued
+])
+@pytest.mark.parametrize("path", ["attestations", "issues"])
+def test_post_without_the_session_csrf_token_is_refused_and_stores_nothing(app, client, run_id, path,
+                                                                          session_token, form_token):
+    if session_token:
+        with_token(client, session_token)
+    form = {"kind": "note", "body": "hello", "reason": "other"}
+    if form_token is not None:
+        form["csrf_token"] = form_token
+    for headers in ({}, HTMX):
+        response = client.post(f"/runs/{run_id}/{path}", data=form, headers=headers)
+        assert response.status_code == 400
+        assert "security token is missing or out of date" in response.get_data(as_text=True)
+    assert stored(app) == 0
+
+
+def test_htmx_refusal_is_put_above_the_form(app, client, run_id):
+    response = client.post(f"/runs/{run_id}/attestations", data=note(), headers=HTMX)
+    assert response.status_code == 400
+    assert response.headers["HX-Retarget"] == "#attestations-body-alert"
+    assert response.headers["HX-Reswap"] == "innerHTML"
+    assert response.get_data(as_text=True).startswith('<p class="form-error">')
+
+
+def test_token_may_come_in_the_htmx_header(app, client, run_id):
+    with_token(client)
+    form = {"kind": "note", "body": "via header"}
+    assert client.post(f"/runs/{run_id}/attestations", data=form,
+                       headers={**HTMX, "X-CSRFToken": "wrong"}).status_code == 400
+    assert client.post(f"/runs/{run_id}/attestations", data=form,
+                       headers={**HTMX, "X-CSRFToken": TOKEN}).status_code == 200
+    assert stored(app) == 1
+
+
+def test_token_rendered_in_a_form_is_the_one_the_session_accepts(app, client, run_id):
+    page = client.get("/maintainers/sign-in").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    assert len(token) >= 32
+    response = client.post(f"/runs/{run_id}/attestations", data={"csrf_token": token, "kind": "note", "body": "ok"},
+                           headers=HTMX)
+    assert response.status_code == 200
+    other_client = app.test_client()  # another visitor's session does not accept this token
+    assert other_client.post(f"/runs/{run_id}/attestations",
+                             data={"csrf_token": token, "kind": "note", "body": "x"}).status_code == 400
+    assert stored(app) == 1
+
+
+def test_rerun_api_authenticates_by_bearer_token_not_csrf(client):
+    response = client.post("/api/v1/reruns", json=[{"rerunOf": "x"}])
+    assert response.status_code == 401  # refused for the missing host token, not for CSRF
+    assert "rerun-host token" in response.json["error"]
+
+
+def test_session_cookie_is_same_site_and_http_only(app):
+    assert app.config["SESSION_COOKIE_SAMESITE"] == "Lax"
+    assert app.config["SESSION_COOKIE_HTTPONLY"] is True
+
+
+# --- safe rendering ------------------------------------------------------------------------------
+
+HOSTILE_NOTES = [
+    "<script>alert('x')</script>",
+    "<img src=x onerror=alert(1)>",
+    "[click](javascript:alert(1))",
+    "[click](JaVaScRiPt:alert(1))",
+    '<a href="javascript:alert(1)">click</a>',
+    "[data](data:text/html;base64,PHNjcmlwdD4=)",
+    '<iframe src="https://evil.example"></iframe>',
+    "<svg onload=alert(1)>",
+    '[x](https://ok.example "t" onmouseover="alert(1)")',
+    "<style>body{display:none}</style>",
+]
+
+
+def has_active_content(html: str) -> bool:
+    """Any element that runs or loads something, any event-handler attribute, any script-bearing URL."""
+    return bool(re.search(r"<\s*(script|img|iframe|svg|style|object|embed)\b", html, re.I)
+                or re.search(r"<[^>]*\son[a-z]+\s*=", html, re.I)
+                or re.search(r"href\s*=\s*[\"']?\s*(javascript|data|vbscript):", html, re.I))
+
+
+def test_active_content_detector_detects():
+    assert has_active_content('<p><a href="javascript:x">a</a></p>')
+    assert has_active_content("<img src=x onerror=y>")
+    assert not has_active_content("<p>&lt;script&gt; onerror=alert(1)</p>")
+
+
+@pytest.mark.parametrize("body", HOSTILE_NOTES)
+def test_script_and_html_in_a_note_are_rendered_inert(app, client, run_id, body):
+    with_token(client)
+    html = client.post(f"/runs/{run_id}/attestations", data=note(body), headers=HTMX).get_data(as_text=True)
+    rendered = re.search(r'<div class="attestation-body">(.*?)</div>', html, re.S).group(1)
+    assert not has_active_content(rendered), rendered
+    with app.app_context():
+        assert Attestation.get().body == body  # stored as written: nothing the author typed is lost
+
+
+@pytest.mark.parametrize("field", ["author", "gpu", "software"])
+def test_html_in_plain_fields_is_escaped(app, client, run_id, field):
+    with_token(client)
+    form = {"csrf_token": TOKEN, "kind": "reproduction", "median": "84", "unit": "ms", "gpu": "H100",
+            "software": "torch 2.6", "link": "https://example.org/log"}
+    form[field] = "<script>alert(1)</script>"
+    html = client.post(f"/runs/{run_id}/attestations", data=form, headers=HTMX).get_data(as_text=True)
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_markdown_keeps_formatting_and_marks_links():
+    html = render_markdown("**bold** _it_ `code` [site](https://example.org) and https://plain.example.com\n\n- a\n- b")
+    assert "<strong>bold</strong>" in html and "<em>it</em>" in html and "<code>code</code>" in html
+    assert '<a href="https://example.org" rel="nofollow noopener ugc">site</a>' in html
+    assert '<a href="https://plain.example.com" rel="nofollow noopener ugc">' in html
+    assert "<ul>" in html and "<li>a</li>" in html
+
+
+def test_markdown_renders_no_headings_images_or_raw_html():
+    html = render_markdown("# Big title\n\n![pixel](https://tracker.example/p.gif)\n\n<b>raw</b>\n\n<div>block</div>")
+    assert "<h1" not in html and "# Big title" in html
+    assert "<img" not in html
+    assert "<b>" not in html and "&lt;b&gt;raw&lt;/b&gt;" in html
+    assert "<div>" not in html
+
+
+def test_markdown_code_is_escaped_once():
+    html = render_markdown("```\n<b>x</b> & y\n```")
+    assert "&lt;b&gt;x&lt;/b&gt; &amp; y" in html and "&amp;lt;" not in html
+
+
+# --- size limits -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("headers", [{}, HTMX])
+def test_oversized_request_is_413_with_a_clear_message(app, client, run_id, headers):
+    with_token(client)
+    limit = app.config["MAX_CONTENT_LENGTH"]
+    response = client.post(f"/runs/{run_id}/attestations", data=note("x" * (limit + 1)), headers=headers)
+    assert response.status_code == 413
+    text = response.get_data(as_text=True)
+    assert f"at most {limit // 1024} KB" in text and "Nothing was saved" in text
+    assert stored(app) == 0
+
+
+def test_oversized_request_gets_json_413_from_json_clients(app, client, run_id):
+    with_token(client)
+    response = client.post(f"/runs/{run_id}/issues", data={"csrf_token": TOKEN, "reason": "other",
+                                                           "body": "x" * app.config["MAX_CONTENT_LENGTH"]},
+                           headers={"Accept": "application/json"})
+    assert response.status_code == 413 and "too large" in response.json["error"]
+    assert stored(app) == 0
+
+
+def test_note_over_4000_characters_but_under_the_request_limit_is_a_validation_error(app, client, run_id):
+    with_token(client)
+    response = client.post(f"/runs/{run_id}/attestations", data=note("x" * 4001), headers=HTMX)
+    assert response.status_code == 422
+    assert stored(app) == 0
+
+
+# --- rate limit ----------------------------------------------------------------------------------
+
+def test_posts_over_the_per_minute_limit_get_429_with_retry_after(app, client, run_id):
+    app.config["POSTS_PER_MINUTE"] = 3
+    with_token(client)
+    for n in range(3):
+        assert client.post(f"/runs/{run_id}/attestations", data=note(f"note {n}"), headers=HTMX).status_code == 200
+    refused = client.post(f"/runs/{run_id}/issues", data={"csrf_token": TOKEN, "reason": "duplicate"})
+    assert refused.status_code == 429
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert "at most 3 a minute" in refused.get_data(as_text=True)
+    htmx = client.post(f"/runs/{run_id}/attestations", data=note("one more"), headers=HTMX)
+    assert htmx.status_code == 429 and htmx.headers["HX-Retarget"] == "#attestations-body-alert"
+    assert "Retry-After" in htmx.headers
+    assert stored(app) == 3
+    # The limit is per client: another address may still post.
+    other = client.post(f"/runs/{run_id}/attestations", data=note("from elsewhere"), headers=HTMX,
+                        environ_base={"REMOTE_ADDR": "203.0.113.9"})
+    assert other.status_code == 200
+    assert stored(app) == 4
+
+
+def test_refused_posts_count_against_the_limit_too(app, client, run_id):
+    app.config["POSTS_PER_MINUTE"] = 2
+    with_token(client)
+    for _ in range(2):
+        assert client.post(f"/runs/{run_id}/attestations", data=note(""), headers=HTMX).status_code == 422
+    assert client.post(f"/runs/{run_id}/attestations", data=note("valid"), headers=HTMX).status_code == 429
+    assert stored(app) == 0
+
+
+def test_sliding_window_forgets_hits_older_than_the_window():
+    now = [1000.0]
+    limiter = SlidingWindowLimiter(window=60, clock=lambda: now[0])
+    assert limiter.hit("a", 2) == 0.0
+    now[0] = 1010.0
+    assert limiter.hit("a", 2) == 0.0
+    now[0] = 1030.0
+    assert limiter.hit("a", 2) == pytest.approx(30.0)  # the first hit leaves the window at 1060
+    assert limiter.hit("b", 2) == 0.0  # other clients are counted apart
+    now[0] = 1060.5
+    assert limiter.hit("a", 2) == 0.0  # the hit at 1000 has left; the one at 1010 has not
+    assert limiter.hit("a", 2) == pytest.approx(9.5)
+
+
+# --- no 500s ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [
+    {"data": {}},
+    {"json": {"kind": "note", "body": "json body"}},
+    {"data": "kind=note&body=%ZZ%00", "content_type": "application/x-www-form-urlencoded"},
+    {"data": b"\xff\xfe\x00garbage", "content_type": "multipart/form-data; boundary=x"},
+    {"data": {"kind": "reproduction", "median": "9" * 400, "unit": "ms", "gpu": "g", "software": "s",
+              "link": "https://x.example/" + "a" * 3000}},
+    {"data": {"kind": "reproduction", "median": "1", "unit": "ms", "gpu": "g", "software": "s",
+              "link": "http://[::1"}},
+])
+def test_malformed_posts_get_a_4xx_never_a_500(app, client, run_id, kwargs):
+    with_token(client)
+    kwargs = dict(kwargs)
+    if isinstance(kwargs.get("data"), dict):
+        kwargs["data"] = {"csrf_token": TOKEN, **kwargs["data"]}
+    for path in ("attestations", "issues"):
+        response = client.post(f"/runs/{run_id}/{path}", headers={"X-CSRFToken": TOKEN, **HTMX}, **kwargs)
+        assert 400 <= response.status_code < 500, response.get_data(as_text=True)
+    assert stored(app) == 0
+
+
+def test_repeated_fields_use_the_first_value(app, client, run_id):
+    with_token(client)
+    response = client.post(f"/runs/{run_id}/attestations", headers=HTMX,
+                           data={"csrf_token": TOKEN, "kind": ["note", "reproduction"], "body": ["first", "second"]})
+    assert response.status_code == 200
+    with app.app_context():
+        assert [(a.kind, a.body) for a in Attestation.select()] == [("note", "first")]
