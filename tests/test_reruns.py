@@ -96,7 +96,9 @@ def test_api_requires_a_rerun_host_token(app, reference, runner, client):
     token = runner.invoke(args=["tokens", "create", "h200-a"]).output.strip()
     headers = {"Authorization": f"Bearer {token}"}
     assert client.post("/api/v1/reruns", json={"not": "a list"}, headers=headers).status_code == 400
-    response = client.post("/api/v1/reruns", json=payload, headers=headers)
+    many_samples = [rerun_result(reference, trials=2000)]  # over the 64 KB limit on posts from browsers
+    assert len(json.dumps(many_samples)) > app.config["MAX_CONTENT_LENGTH"]
+    response = client.post("/api/v1/reruns", json=many_samples, headers=headers)
     assert response.status_code == 201 and len(response.get_json()["created"]) == 1
     runner.invoke(args=["tokens", "revoke", "h200-a"])
     assert client.post("/api/v1/reruns", json=payload, headers=headers).status_code == 401

@@ -1,6 +1,6 @@
 """The JSON API, ``/api/v1``: stable, pinned by tests."""
 
-from flask import Blueprint, abort, jsonify, request, url_for
+from flask import Blueprint, abort, current_app, jsonify, request, url_for
 from marshmallow import ValidationError
 
 from .. import contexts
@@ -60,6 +60,7 @@ def record_reruns():
     from ..reruns import RerunRejected, record_rerun_results
 
     authenticated_host()
+    request.max_content_length = current_app.config["RERUN_MAX_CONTENT_LENGTH"]
     results = request.get_json(silent=True)
     if not isinstance(results, list) or not results:
         abort(400, description="the body must be a non-empty JSON list of rerun results")
