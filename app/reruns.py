@@ -24,7 +24,6 @@ from .models import Manifest, Run
 from .registry import PreparedRun, store_runs
 
 SOURCE = "kernelindex"
-HARNESS_REPOSITORY = "https://github.com/kernelindex/kernelindex"
 COMPARATOR = "relative_l2_vs_float64"
 
 
@@ -129,16 +128,15 @@ def prepare(result: dict, families: dict, rerun_of: Run | None) -> tuple[Prepare
 
     policy = policy_document(result["correctness"])
     key = workload_key(family_name, parameters, dtype, options)
+    comparability_family = protocol_in.get("comparabilityFamily", "kernelindex_rerun")
     documents = {
         "protocol": protocol_document(
-            spec={"harness": {"name": "KernelIndex rerun harness", "repository": HARNESS_REPOSITORY},
+            spec={"harness": protocol_in.get("harness") or {"name": "KernelIndex rerun harness"},
                   "measurement": {"timer": protocol_in.get("timer", "unknown"), "primaryStatistic": "median",
                                   "parameters": protocol_in},
-                  "comparability": {"notes": protocol_in.get("notes", "KernelIndex rerun protocol: warm-up, "
-                                              "interleaved trials, fresh inputs, L2 flushed on GPU."),
-                                    "family": "kernelindex_rerun"}},
-            name=f"kernelindex-rerun-{protocol_in.get('name', 'default')}",
-            title=f"KernelIndex rerun protocol · {protocol_in.get('name', 'default')}"),
+                  "comparability": {"notes": protocol_in.get("notes", ""), "family": comparability_family}},
+            name=protocol_in.get("name", "kernelindex-rerun"),
+            title=f"KernelIndex rerun protocol · {protocol_in.get('preset', protocol_in.get('name', 'custom'))}"),
         "workload": workload_document(
             family=family_name, family_title=family_title, parameters=parameters, dtype=dtype, options=options,
             tensors=[t.as_document() for t in family.tensors({**parameters, **options}, dtype)] if family else None,
@@ -189,7 +187,8 @@ def prepare(result: dict, families: dict, rerun_of: Run | None) -> tuple[Prepare
                     "error": result["error"], "implementation": implementation},
     }
     shared = comparison.group_shared(kernel=family_name, workload_key=key, pass_=pass_, metric=result["metric"],
-                                     gpu=gpu, comparability_family="kernelindex_rerun", evidence="kernelindex-rerun")
+                                     gpu=gpu, comparability_family=comparability_family,
+                                     evidence="kernelindex-rerun")
     digest_input = json.dumps([measurement, timestamp, document_digest(documents["run"])], sort_keys=True)
     prepared = PreparedRun(
         identity_key=hashlib.sha256(digest_input.encode()).hexdigest(),

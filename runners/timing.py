@@ -35,17 +35,17 @@ from typing import Any, Callable, Mapping, Sequence
 
 from runners.types import PreparedPass
 
-COMPARABILITY_FAMILY = "kernelindex_rerun"
 HARNESS = {"name": "KernelIndex rerun harness", "repository": "https://github.com/kernelindex/kernelindex"}
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # several times the L2 of any current GPU (H200: 60 MiB)
 
 PROTOCOL_PRESETS: dict[str, dict[str, Any]] = {
     "standard": {"warmupReps": 5, "trials": 5, "samplesPerTrial": 20, "inputSets": 4, "correctnessTrials": 3,
-                 "budgetSeconds": 300},
+                 "budgetSeconds": 300, "comparabilityFamily": "kernelindex_rerun"},
     "smoke": {"warmupReps": 1, "trials": 2, "samplesPerTrial": 3, "inputSets": 2, "correctnessTrials": 2,
-              "budgetSeconds": 120},
+              "budgetSeconds": 120, "comparabilityFamily": "kernelindex_rerun_smoke"},
 }
-"""Named protocols. ``standard`` is what published reruns use; ``smoke`` checks that a rerun works at all."""
+"""Named protocols. ``standard`` is what published reruns use; ``smoke`` checks that a rerun works at all,
+so its results form comparison groups of their own and never rank beside standard ones."""
 
 INPUT_SEED_BASE = 1000  # input set i is built with seed INPUT_SEED_BASE + i
 TIMERS = {"cuda": "cuda_events", "cpu": "perf_counter_ns"}
@@ -65,7 +65,6 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
         "timer": TIMERS[target],
         "primaryStatistic": "median",
         "statistics": ["median", "p20", "p80", "cv"],
-        "comparabilityFamily": COMPARABILITY_FAMILY,
         **parameters,
         "inputSeeds": [INPUT_SEED_BASE + index for index in range(parameters["inputSets"])],
         "interleaving": "round-robin by trial, first implementation rotating",

@@ -37,6 +37,16 @@ def test_rerun_is_linked_and_ranks_among_reruns(app, reference):
     assert policy.kind == "CorrectnessPolicy"
 
 
+def test_smoke_reruns_never_rank_beside_standard_ones(app, reference):
+    standard = record_rerun_results([rerun_result(reference, median=80_000.0)]).created[0]
+    smoke_result = rerun_result(reference, "torch", median=70_000.0)
+    smoke_result["protocol"] = {**smoke_result["protocol"], "name": "kernelindex-smoke",
+                                "comparabilityFamily": "kernelindex_rerun_smoke"}
+    smoke = record_rerun_results([smoke_result]).created[0]
+    assert Run.get_by_id(standard).comparison_key_id != Run.get_by_id(smoke).comparison_key_id
+    assert Run.get_by_id(standard).rank == Run.get_by_id(smoke).rank == 1
+
+
 def test_failed_correctness_is_recorded_without_timing(app, reference):
     summary = record_rerun_results([rerun_result(reference, "cheater", status="failed")])
     failed = Run.get_by_id(summary.created[0])

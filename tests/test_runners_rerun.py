@@ -51,7 +51,7 @@ def test_result_describes_the_rerun(fna_result):
 
 def test_result_timing_follows_the_protocol(fna_result):
     timing, protocol = fna_result["timing"], fna_result["protocol"]
-    assert protocol["name"] == "kernelindex-smoke" and protocol["comparabilityFamily"] == "kernelindex_rerun"
+    assert protocol["name"] == "kernelindex-smoke" and protocol["comparabilityFamily"] == "kernelindex_rerun_smoke"
     assert timing["trials"] == protocol["trials"] == len(timing["samples"])
     assert all(len(trial) == protocol["samplesPerTrial"] for trial in timing["samples"])
     assert 0 < timing["p20"] <= timing["median"] <= timing["p80"]

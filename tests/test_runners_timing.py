@@ -15,6 +15,7 @@ def test_protocol_document_is_the_parameters():
     document = protocol_document("standard", "cuda")
     assert json.loads(json.dumps(document)) == document
     assert document["comparabilityFamily"] == "kernelindex_rerun"
+    assert protocol_document("smoke", "cuda")["comparabilityFamily"] == "kernelindex_rerun_smoke"
     assert document["timer"] == "cuda_events" and document["primaryStatistic"] == "median"
     assert document["l2FlushBytes"] >= 128 * 1024 * 1024
     for name, value in timing.PROTOCOL_PRESETS["standard"].items():

@@ -68,15 +68,16 @@ def _matmul_configs():
 @triton.autotune(configs=_matmul_configs(), key=["M", "N", "K", "NUM_SPLITS"])
 @triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})
 @triton.jit
-def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, bias2_ptr, c_ptr,
+def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, bias2_ptr, c_ptr, rowsum_ptr,
                           M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                          NUM_SPLITS: tl.constexpr, HAS_BIAS: tl.constexpr, INPUT_PRECISION: tl.constexpr,
-                          UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                          NUM_SPLITS: tl.constexpr, HAS_BIAS: tl.constexpr, ROW_SUM: tl.constexpr,
+                          INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                           GROUP_M: tl.constexpr, EVEN_K: tl.constexpr):
     """``c[:, s*N:(s+1)*N] = a @ b_s + bias_s`` for split ``s`` (``program_id(1)``).
 
     ``a [M, K]`` and each ``b_s [K, N]`` are read through their strides (a transposed weight
-    is just swapped strides). Grid: ``(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N), NUM_SPLITS)``,
+    is just swapped strides). With ``ROW_SUM`` the first column of tiles also stores
+    ``rowsum[m] = sum_k a[m, k]`` (a bias gradient, for free while ``a`` streams by). Grid: ``(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N), NUM_SPLITS)``,
     tiles ordered in groups of ``GROUP_M`` rows of tiles so that neighbours share B in L2.
     """
     pid = tl.program_id(0)
@@ -108,6 +109,7 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
     b_ptrs = b_ptr + ks[:, None] * stride_bk + cols_in[None, :] * stride_bn
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    row_sum = tl.zeros((BLOCK_M,), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         if EVEN_K:
             a = tl.load(a_ptrs)
@@ -115,6 +117,8 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
         else:
             a = tl.load(a_ptrs, mask=ks[None, :] < K - k0, other=0.0)
             b = tl.load(b_ptrs, mask=ks[:, None] < K - k0, other=0.0)
+        if ROW_SUM:
+            row_sum += tl.sum(a.to(tl.float32), axis=1)
         if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
             a = a.to(tl.float32)
             b = b.to(tl.float32)
@@ -126,13 +130,17 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
         acc += tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)[None, :]
     c_ptrs = c_ptr + rows[:, None] * stride_cm + (split * N + cols)[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
+    if ROW_SUM:
+        if pid_n == 0:
+            tl.store(rowsum_ptr + rows, row_sum.to(rowsum_ptr.dtype.element_ty), mask=rows < M)
 
 
 _launch_matmul = Launcher(_linear_matmul_kernel)
 
 
-def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None) -> torch.Tensor:
-    """``out[:, s*N:(s+1)*N] = a @ bs[s] (+ biases[s])`` for 1 to 3 same-strided ``[K, N]`` views ``bs``."""
+def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, row_sum: Optional[torch.Tensor] = None):
+    """``out[:, s*N:(s+1)*N] = a @ bs[s] (+ biases[s])`` for 1 to 3 same-strided ``[K, N]`` views ``bs``;
+    with ``row_sum``, also ``row_sum[m] = sum_k a[m, k]``."""
     M, K = a.shape
     N = bs[0].shape[1]
     assert all(b.shape == (K, N) and b.stride() == bs[0].stride() for b in bs), "splits must share shape and strides"
@@ -143,9 +151,10 @@ def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None) -> torch.Tensor
     def grid(meta):
         return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), len(bs))
 
-    _launch_matmul(grid, (a, *b_ptrs, *bias_ptrs, out, M, N, K, a.stride(0), a.stride(1),
-                          bs[0].stride(0), bs[0].stride(1), out.stride(0), out.stride(1)),
-                   NUM_SPLITS=len(bs), HAS_BIAS=has_bias, INPUT_PRECISION=FP32_DOT_PRECISION,
+    _launch_matmul(grid, (a, *b_ptrs, *bias_ptrs, out, out if row_sum is None else row_sum, M, N, K, a.stride(0),
+                          a.stride(1), bs[0].stride(0), bs[0].stride(1), out.stride(0), out.stride(1)),
+                   NUM_SPLITS=len(bs), HAS_BIAS=has_bias, ROW_SUM=row_sum is not None,
+                   INPUT_PRECISION=FP32_DOT_PRECISION,
                    UPCAST=_INTERPRET and a.dtype != torch.float32)
     return out
 
@@ -188,7 +197,7 @@ def _neighborhood_attention_fwd_kernel(qkv_ptr, o_ptr, lse_ptr, L, HIDDEN, HEADS
     m = tl.full((BLOCK_M,), -1.0e30, dtype=tl.float32)
     denom = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
-    for t in tl.static_range(KERNEL):
+    for t in range(KERNEL):  # run-time loop: one neighbour's rows live at a time
         nbr = pos + (t - KERNEL // 2) * DILATION
         ok = pos_ok & (nbr >= 0) & (nbr < L)
         nbr_ptrs = qkv_ptr + (batch * L + nbr)[:, None] * stride_qkv + col[None, :]
@@ -205,6 +214,76 @@ def _neighborhood_attention_fwd_kernel(qkv_ptr, o_ptr, lse_ptr, L, HIDDEN, HEADS
     tl.store(o_ptr + rows[:, None] * stride_o + col[None, :], out.to(o_ptr.dtype.element_ty),
              mask=pos_ok[:, None] & dim_ok[None, :])
     tl.store(lse_ptr + rows * HEADS + head, m + tl.log2(tl.where(pos_ok, denom, 1.0)), mask=pos_ok)
+
+
+def _fused_out_configs():
+    if _INTERPRET:
+        return [triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}, num_warps=4)]
+    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=st)
+            for m, n, w, st in [(32, 128, 4, 2), (32, 256, 8, 2), (64, 128, 8, 2), (64, 256, 8, 2), (16, 256, 4, 2),
+                                (16, 128, 4, 2)]]
+
+
+@triton.autotune(configs=_fused_out_configs(), key=["M", "L", "HIDDEN", "KERNEL", "DILATION"])
+@triton.jit
+def _neighborhood_attention_out_kernel(qkv_ptr, w_ptr, bias_ptr, out_ptr, attn_ptr, lse_ptr, M, L, HIDDEN, HEADS,
+                                       qk_scale_log2, stride_qkv, stride_wn, stride_wk, stride_out, stride_attn,
+                                       HAS_BIAS: tl.constexpr, KERNEL: tl.constexpr, DILATION: tl.constexpr,
+                                       HEAD_DIM: tl.constexpr, INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
+                                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Neighborhood attention fused into the output projection: ``out = attn @ Wo^T + bo``.
+
+    The GEMM's reduction runs over heads, ``HEAD_DIM`` at a time, and each step's A tile
+    (``attn`` of ``BLOCK_M`` rows for head h) is computed on the spot from ``qkv`` by the
+    same online softmax as :func:`_neighborhood_attention_fwd_kernel`, so ``attn`` never
+    has to be read back. Programs of the first column of tiles also store ``attn`` and
+    ``lse`` (the backward needs them); the others recompute the (cheap) attention.
+    Grid: ``(cdiv(M, BLOCK_M), cdiv(HIDDEN, BLOCK_N))`` with ``M = batch * L``.
+    """
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_ok = rows < M
+    pos = rows % L
+    start = rows - pos  # first row of this row's sequence
+    dims = tl.arange(0, HEAD_DIM)
+    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    col_ok = cols < HIDDEN
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for head in range(HEADS):
+        col = head * HEAD_DIM + dims
+        q = tl.load(qkv_ptr + rows[:, None] * stride_qkv + col[None, :], mask=row_ok[:, None], other=0.0)
+        q = q.to(tl.float32)
+        m = tl.full((BLOCK_M,), -1.0e30, dtype=tl.float32)
+        denom = tl.zeros((BLOCK_M,), dtype=tl.float32)
+        o = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+        for t in range(KERNEL):  # run-time loop: one neighbour's rows live at a time
+            nbr = pos + (t - KERNEL // 2) * DILATION
+            ok = row_ok & (nbr >= 0) & (nbr < L)
+            nbr_ptrs = qkv_ptr + (start + nbr)[:, None] * stride_qkv + col[None, :]
+            k = tl.load(nbr_ptrs + HIDDEN, mask=ok[:, None], other=0.0).to(tl.float32)
+            v = tl.load(nbr_ptrs + 2 * HIDDEN, mask=ok[:, None], other=0.0).to(tl.float32)
+            s = tl.where(ok, tl.sum(q * k, axis=1) * qk_scale_log2, float("-inf"))
+            m_new = tl.maximum(m, s)
+            alpha = tl.exp2(m - m_new)
+            p = tl.exp2(s - m_new)
+            denom = denom * alpha + p
+            o = o * alpha[:, None] + p[:, None] * v
+            m = m_new
+        denom = tl.where(row_ok, denom, 1.0)
+        a = (o / denom[:, None]).to(attn_ptr.dtype.element_ty)
+        if pid_n == 0:
+            tl.store(attn_ptr + rows[:, None] * stride_attn + col[None, :], a, mask=row_ok[:, None])
+            tl.store(lse_ptr + rows * HEADS + head, m + tl.log2(denom), mask=row_ok)
+        w = tl.load(w_ptr + cols[None, :] * stride_wn + col[:, None] * stride_wk, mask=col_ok[None, :], other=0.0)
+        if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
+            acc = tl.dot(a.to(tl.float32), w.to(tl.float32), acc=acc, input_precision=INPUT_PRECISION)
+        else:
+            acc = tl.dot(a, w, acc=acc, input_precision=INPUT_PRECISION)
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+    tl.store(out_ptr + rows[:, None] * stride_out + cols[None, :], acc.to(out_ptr.dtype.element_ty),
+             mask=row_ok[:, None] & col_ok[None, :])
 
 
 def _bwd_configs():
@@ -251,7 +330,7 @@ def _neighborhood_attention_bwd_kernel(qkv_ptr, o_ptr, do_ptr, lse_ptr, dqkv_ptr
     dq = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
     dk = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
     dv = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
-    for t in tl.static_range(KERNEL):
+    for t in range(KERNEL):  # run-time loop: one neighbour's rows live at a time
         offset = (t - KERNEL // 2) * DILATION
         # i as a query: key j = i + offset
         key = pos + offset
@@ -288,6 +367,11 @@ def _neighborhood_attention_bwd_kernel(qkv_ptr, o_ptr, do_ptr, lse_ptr, dqkv_ptr
 
 _LOG2E = 1.4426950408889634
 _launch_attention_fwd = Launcher(_neighborhood_attention_fwd_kernel)
+_launch_attention_out = Launcher(_neighborhood_attention_out_kernel)
+
+FUSED_OUT_PROJECTION = True
+"""Compute the attention inside the output projection (two forward launches instead of three)
+where the head size allows a tensor-core step (a power of two, at least 16)."""
 _launch_attention_bwd = Launcher(_neighborhood_attention_bwd_kernel)
 
 
@@ -318,6 +402,24 @@ def _attention_backward(qkv, attn, dattn, lse, batch, seq, hidden, heads, kernel
     return dqkv
 
 
+def _attention_out_projection(qkv, out_weight, out_bias, batch, seq, hidden, heads, kernel_size, dilation, scale):
+    head_dim = hidden // heads
+    attn = torch.empty(batch * seq, hidden, device=qkv.device, dtype=qkv.dtype)
+    lse = torch.empty(batch * seq, heads, device=qkv.device, dtype=torch.float32)
+    out = torch.empty(batch * seq, hidden, device=qkv.device, dtype=qkv.dtype)
+    M = batch * seq
+
+    def grid(meta):
+        return (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(hidden, meta["BLOCK_N"]))
+
+    _launch_attention_out(grid, (qkv, out_weight, out_bias if out_bias is not None else out_weight, out, attn, lse, M,
+                                 seq, hidden, heads, scale * _LOG2E, qkv.stride(0), out_weight.stride(0),
+                                 out_weight.stride(1), out.stride(0), attn.stride(0)),
+                          HAS_BIAS=out_bias is not None, KERNEL=kernel_size, DILATION=dilation, HEAD_DIM=head_dim,
+                          INPUT_PRECISION=FP32_DOT_PRECISION, UPCAST=_INTERPRET and qkv.dtype != torch.float32)
+    return out, attn, lse
+
+
 class _FusedNeighborhoodAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, out_weight, out_bias,
@@ -329,9 +431,14 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
         weights = [w if w.stride() == q_weight.stride() else w.contiguous() for w in (q_weight, k_weight, v_weight)]
         qkv = torch.empty(batch * seq, 3 * hidden, device=x.device, dtype=x.dtype)
         _matmul(x2, [w.t() for w in weights], qkv, (q_bias, k_bias, v_bias))
-        attn, lse = _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale)
-        out = torch.empty(batch * seq, hidden, device=x.device, dtype=x.dtype)
-        _matmul(attn, [out_weight.t()], out, (out_bias,))
+        head_dim = hidden // heads
+        if FUSED_OUT_PROJECTION and head_dim >= 16 and head_dim & (head_dim - 1) == 0:
+            out, attn, lse = _attention_out_projection(qkv, out_weight, out_bias, batch, seq, hidden, heads,
+                                                       kernel_size, dilation, scale)
+        else:
+            attn, lse = _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale)
+            out = torch.empty(batch * seq, hidden, device=x.device, dtype=x.dtype)
+            _matmul(attn, [out_weight.t()], out, (out_bias,))
         ctx.save_for_backward(x2, q_weight, k_weight, v_weight, out_weight, qkv, attn, lse)
         ctx.shape = (batch, seq, hidden, heads, kernel_size, dilation, scale)
         ctx.has_bias = (q_bias is not None, k_bias is not None, v_bias is not None, out_bias is not None)
@@ -347,13 +454,13 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
         empty = dict(device=x2.device, dtype=x2.dtype)
 
         dattn = _matmul(dout, [out_weight], torch.empty(batch * seq, hidden, **empty))
-        d_out_weight = _matmul(dout.t(), [attn], torch.empty(hidden, hidden, **empty))
+        d_out_bias = torch.empty(hidden, **empty) if ctx.has_bias[3] else None
+        d_out_weight = _matmul(dout.t(), [attn], torch.empty(hidden, hidden, **empty), row_sum=d_out_bias)
         dqkv = _attention_backward(qkv, attn, dattn, lse, batch, seq, hidden, heads, kernel_size, dilation, scale)
         w_qkv = torch.cat([q_weight, k_weight, v_weight], dim=0)                        # [3H, H]
         dx = _matmul(dqkv, [w_qkv], torch.empty(batch * seq, hidden, **empty))
-        d_w_qkv = _matmul(dqkv.t(), [x2], torch.empty(3 * hidden, hidden, **empty))
-        d_b_qkv = dqkv.sum(0) if any(ctx.has_bias[:3]) else None
-        d_out_bias = dout.sum(0) if ctx.has_bias[3] else None
+        d_b_qkv = torch.empty(3 * hidden, **empty) if any(ctx.has_bias[:3]) else None
+        d_w_qkv = _matmul(dqkv.t(), [x2], torch.empty(3 * hidden, hidden, **empty), row_sum=d_b_qkv)
 
         grads = [dx.view(batch, seq, hidden)]
         for index in range(3):
@@ -384,6 +491,7 @@ def fused_neighborhood_attention_triton(hidden_states, q_weight, q_bias, k_weigh
 _AUTOTUNED = {
     "_linear_matmul_kernel": _linear_matmul_kernel,
     "_neighborhood_attention_fwd_kernel": _neighborhood_attention_fwd_kernel,
+    "_neighborhood_attention_out_kernel": _neighborhood_attention_out_kernel,
     "_neighborhood_attention_bwd_kernel": _neighborhood_attention_bwd_kernel,
 }
 

@@ -46,7 +46,7 @@ from plugins._triton_launcher import Launcher
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 
-_MAX_BLOCK_M = 64
+_MAX_BLOCK_M = 32
 _MAX_BLOCK_N = 128
 """The largest tiles any convolution config uses: padded buffers are sized and written for them."""
 
@@ -111,7 +111,7 @@ def _conv_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}, num_warps=4)]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w)
-            for m, n, w in [(16, 64, 4), (32, 64, 4), (32, 64, 8), (64, 64, 8), (32, 128, 8), (64, 128, 8)]]
+            for m, n, w in [(16, 64, 4), (16, 64, 8), (32, 64, 8), (16, 128, 8)]]
 
 
 @triton.autotune(configs=_conv_configs(), key=["L", "C_IN", "C_OUT", "K"])
@@ -233,7 +233,7 @@ def _bwd_scores_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}, num_warps=4)]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w)
-            for m, n, w in [(16, 64, 4), (32, 64, 4), (32, 64, 8), (64, 64, 8)]]
+            for m, n, w in [(16, 64, 8), (32, 64, 16)]]
 
 
 @triton.autotune(configs=_bwd_scores_configs(), key=["L", "C_IN", "C_OUT", "K"])
@@ -278,7 +278,7 @@ def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr
 
 # ----------------------------------------------------------------------------- launchers
 
-_REDUCE_BLOCK = (32, 64, 8)  # BLOCK_M, BLOCK_N, num_warps of the reduce kernel (not autotuned: it adds atomically)
+_REDUCE_BLOCK = (16, 64, 8)  # BLOCK_M, BLOCK_N, num_warps of the reduce kernel (not autotuned: it adds atomically)
 
 _launch_pad = Launcher(_mta_pad_kernel)
 _launch_conv_fwd = Launcher(_mta_conv_fwd_kernel)
