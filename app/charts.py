@@ -13,7 +13,7 @@ import math
 from . import formatting
 
 WIDTH, HEIGHT = 760, 380
-LEFT, RIGHT, TOP, BOTTOM = 78, 20, 16, 52
+LEFT, RIGHT, TOP, BOTTOM = 78, 20, 30, 52
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
 DASHES = ("", "6 3", "2 3", "8 3 2 3", "1 2", "10 4", "4 4", "3 1")
 LOG_X_SPAN = 16  # max/min of the swept values at which the x axis goes log2
@@ -65,7 +65,7 @@ def line_chart(series: dict, *, x_name: str, unit: str, title: str) -> dict:
              "y_ticks": [], "empty": not rows, "plot": {"x0": LEFT, "x1": WIDTH - RIGHT, "y0": TOP,
                                                         "y1": HEIGHT - BOTTOM, "x_mid": (LEFT + WIDTH - RIGHT) // 2,
                                                         "tick_x": LEFT - 6, "tick_y": HEIGHT - BOTTOM + 16,
-                                                        "label_y": HEIGHT - 8, "y_label_y": TOP + 4}}
+                                                        "label_y": HEIGHT - 8, "y_label_y": 14}}
     if not rows:
         chart.update(x_scale="", y_scale="", y_label="")
         return chart
@@ -96,7 +96,8 @@ def line_chart(series: dict, *, x_name: str, unit: str, title: str) -> dict:
         ticks = _nice_ticks(low, high)
     place_y = _scale(low, high, log_y, HEIGHT - BOTTOM, TOP)
     shown_unit = formatting.common_unit([high], unit)
-    chart["y_ticks"] = [{"pos": place_y(t), "label": formatting.in_unit(t, shown_unit)} for t in ticks if t > 0 or not log_y]
+    chart["y_ticks"] = [{"pos": place_y(t), "label": formatting.in_unit(t, shown_unit)}
+                        for t in ticks if t > 0 or not log_y]
     chart["y_scale"] = "log₁₀" if log_y else "linear"
     chart["y_label"] = f"median ({shown_unit[0]})"
 

@@ -236,7 +236,8 @@ def workload_section(workload: dict, external_id: str = "") -> dict:
     options = named_options(workload.get("options") or {}, external_id)
     tensors = {tensor["name"]: tensor for tensor in workload.get("tensors") or []}
     return {
-        "parameters": [(name, formatting.parameter_value(parameters[name])) for name in by_length_then_name(parameters)],
+        "parameters": [(name, formatting.parameter_value(parameters[name]))
+                       for name in by_length_then_name(parameters)],
         "options": [(name, formatting.parameter_value(options[name])) for name in by_length_then_name(options)],
         "dtype": workload.get("dtype"),
         "tensors": [(name, f"{tensors[name]['dtype']} {formatting.shape(tensors[name]['shape'])}")
@@ -428,8 +429,10 @@ def comparison_page(group: ComparisonGroup) -> dict:
             "implementation": implementation_title(member["implementation"]),
             "implementation_name": member["implementation"],
             "median": formatting.in_unit(member["median"], shown_unit),
-            "spread": f"{formatting.in_unit(member['p20'], shown_unit)} – {formatting.in_unit(member['p80'], shown_unit)}",
-            "bar": {"left": percent(low), "width": max(percent(high) - percent(low), 0.4), "median": percent(member["median"])},
+            "spread": (f"{formatting.in_unit(member['p20'], shown_unit)} – "
+                       f"{formatting.in_unit(member['p80'], shown_unit)}"),
+            "bar": {"left": percent(low), "width": max(percent(high) - percent(low), 0.4),
+                    "median": percent(member["median"])},
             "standing": standing,
             "observed": formatting.day(member["observed_at"]),
         })
@@ -491,9 +494,11 @@ def home_page() -> dict:
     return {
         "families": family_rows,
         "total_runs": sum(f["runs"] for f in family_rows),
-        "imports": [{"location": f.location, "source": source_title(f.source), "imported": formatting.day(f.imported_at),
-                     "rows": f.rows_read, "created": f.runs_created, "commit": f.commit} for f in imports],
-        "reruns": [{**history_rows([r])[0], "title": f"{r.kernel_id} · {r.implementation} · {r.gpu}"} for r in reruns],
+        "imports": [{"location": f.location, "source": source_title(f.source),
+                     "imported": formatting.day(f.imported_at), "rows": f.rows_read, "created": f.runs_created,
+                     "commit": f.commit} for f in imports],
+        "reruns": [{**history_rows([r])[0], "title": f"{r.kernel_id} · {r.implementation} · {r.gpu}"}
+                   for r in reruns],
         "sources": list(sources.values()),
     }
 
@@ -571,7 +576,7 @@ def family_page(family: Family, args: dict) -> dict:
 
     columns = (Run.id, Run.implementation, Run.x_name, Run.x_value, Run.x_number, Run.parameters, Run.dtype,
                Run.options, Run.median, Run.p20, Run.p80, Run.unit, Run.evidence, Run.observed_at, Run.rank,
-               Run.status)
+               Run.status, Run.external_id)
     names = [column.name for column in columns]
     rows = [dict(zip(names, values)) for values in Run.select(*columns).where(
         (Run.kernel == family.name) & (Run.pass_ == pass_) & (Run.metric == metric) & (Run.gpu == gpu)

@@ -66,7 +66,8 @@ def build_spec() -> APISpec:
     twins = (
         ("/runs/{run_id}.json", "The run page's JSON twin.", [RUN_ID], page_schemas.RunPageSchema),
         ("/comparisons/{key}.json", "The comparison page's JSON twin.", [GROUP_KEY], page_schemas.ComparisonPageSchema),
-        ("/families/{name}.json", "The family page's JSON twin (same filters as the page).", [FAMILY], page_schemas.FamilyPageSchema),
+        ("/families/{name}.json", "The family page's JSON twin (same filters as the page).", [FAMILY],
+         page_schemas.FamilyPageSchema),
         ("/index.json", "The home page's JSON twin.", [], page_schemas.HomePageSchema),
         ("/search.json", "Search results.", [], page_schemas.SearchPageSchema),
         ("/plugins.json", "Discovered plugins, and broken ones with their errors.", [], page_schemas.PluginsPageSchema),
@@ -77,7 +78,8 @@ def build_spec() -> APISpec:
                          {"in": "query", "name": "page", "required": False,
                           "schema": {"type": "integer", "minimum": 1}}]
     for path, summary, parameters, schema in twins:
-        extra = family_filters if schema is page_schemas.FamilyPageSchema else search_parameters if schema is page_schemas.SearchPageSchema else []
+        extra = {page_schemas.FamilyPageSchema: family_filters,
+                 page_schemas.SearchPageSchema: search_parameters}.get(schema, [])
         spec.path(path, operations={"get": {
             "summary": summary, "parameters": parameters + extra,
             "responses": {"200": _json(schema, summary), "400": _error("A malformed filter or query."),

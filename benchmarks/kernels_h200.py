@@ -161,11 +161,41 @@ def run_fna(args):
                     timing = time_pass(lambda t, fn=fn: fn(t, options), inputs, pass_, lambda t: list(t.values()))
                     record("fna", pass_, size, name, timing, fna_floor(values, pass_),
                            error=errors[name]["forward"])
-            if seq == 1024 and dilation == 2 and args.extras:
+            if seq == 1024 and dilation == 2 and args.extras and DEVICE == "cuda":
                 extras(values, options, inputs, size, expected, check)
             del inputs, expected
             if DEVICE == "cuda":
                 torch.cuda.empty_cache()
+
+
+def graph_replay_ms(fn):
+    """Device time alone: one call captured in a CUDA graph and replayed (static inputs; diagnostic only)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream), torch.no_grad():
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph), torch.no_grad():
+        fn()
+    return do_bench(graph.replay, warmup=25, rep=100, quantiles=QUANTILES)
+
+
+def diagnostics(family, size, fn, inputs, floor):
+    """The same implementation with the plain Triton launch path, and its device time alone."""
+    import plugins._triton_launcher as launcher
+    launcher._ENABLED = False
+    try:
+        timing = time_pass(fn, inputs, "forward", lambda t: list(t.values()))
+        record(family, "forward", size, "triton_plain_launch", timing, floor, error=float("nan"))
+    finally:
+        launcher._ENABLED = True
+    try:
+        timing = graph_replay_ms(lambda: fn(inputs[0]))
+        record(family, "forward", size, "triton_graph_replay", timing, floor, error=float("nan"))
+    except Exception as error:  # noqa: BLE001
+        log(f"graph replay failed: {error!r}")
 
 
 def extras(values, options, inputs, size, expected, check):
@@ -186,17 +216,31 @@ def extras(values, options, inputs, size, expected, check):
         record("fna", "forward", size, "torch_compile", timing, fwd, error=relative_error(out, expected))
     except Exception as error:  # noqa: BLE001
         log(f"torch.compile failed: {error!r}")
-    for precision in ("tf32x3", "ieee"):
-        fna_tri.FP32_DOT_PRECISION = precision
-        try:
-            out = fna_tri.fused_neighborhood_attention_triton(**check, **options)
-            timing = time_pass(lambda t: fna_tri.fused_neighborhood_attention_triton(**t, **options), inputs,
-                               "forward", lambda t: list(t.values()))
-            record("fna", "forward", size, f"triton_{precision}", timing, fwd, error=relative_error(out, expected))
-        except Exception as error:  # noqa: BLE001
-            log(f"precision {precision} failed: {error!r}")
-        finally:
-            fna_tri.FP32_DOT_PRECISION = "tf32"
+    triton_fn = lambda t: fna_tri.fused_neighborhood_attention_triton(**t, **options)  # noqa: E731
+    diagnostics("fna", size, triton_fn, inputs, fwd)
+    fna_tri.FUSED_OUT_PROJECTION = False
+    try:
+        out = triton_fn(check)
+        timing = time_pass(triton_fn, inputs, "forward", lambda t: list(t.values()))
+        record("fna", "forward", size, "triton_3_launches", timing, fwd, error=relative_error(out, expected))
+    finally:
+        fna_tri.FUSED_OUT_PROJECTION = True
+    fna_tri.FP32_DOT_PRECISION = "tf32x3"
+    try:
+        out = triton_fn(check)
+        errors = {"forward": relative_error(out, expected)}
+        dy = torch.randn_like(expected)
+        grads = torch.autograd.grad(out, list(check.values()), dy.float())
+        grads64 = torch.autograd.grad(expected, list(check.values()), dy, retain_graph=True)
+        errors.update({leaf: relative_error(g, g64) for leaf, g, g64 in zip(check, grads, grads64) if leaf != "k_bias"})
+        log(f"fna correctness tf32x3: {json.dumps({k: f'{v:.2e}' for k, v in errors.items()})}")
+        for pass_ in ("forward", "backward", "full"):
+            timing = time_pass(triton_fn, inputs, pass_, lambda t: list(t.values()))
+            record("fna", pass_, size, "triton_tf32x3", timing, fna_floor(values, pass_), error=errors["forward"])
+    except Exception as error:  # noqa: BLE001
+        log(f"precision tf32x3 failed: {error!r}")
+    finally:
+        fna_tri.FP32_DOT_PRECISION = "tf32"
 
 
 # ----------------------------------------------------------------------------- multi-token attention
@@ -237,6 +281,9 @@ def run_mta(args):
             for name, fn in impls.items():
                 timing = time_pass(fn, inputs, pass_, lambda t: list(t.values()))
                 record("mta", pass_, size, name, timing, floor, error=errors[name]["forward"])
+        if seq in (1024, 4096) and DEVICE == "cuda":
+            diagnostics("mta", size, impls["kernelindex_triton"], inputs,
+                        mta_ref.min_bytes(values, "bf16", "forward") / COPY_BANDWIDTH)
         del inputs, expected
         if DEVICE == "cuda":
             torch.cuda.empty_cache()

@@ -219,7 +219,8 @@ def main():
     groups = [k for (k,) in connection.execute("SELECT key FROM comparison_group WHERE size > 0 ORDER BY key")]
     real_groups = [k for (k,) in connection.execute(
         "SELECT key FROM comparison_group WHERE size > 0 AND kernel NOT LIKE 'synthetic%'")]
-    comparison_urls = [f"/comparisons/{k.split(':')[1]}" for k in rng.sample(groups, 150) + rng.sample(real_groups, 150)]
+    comparison_urls = [f"/comparisons/{k.split(':')[1]}"
+                       for k in rng.sample(groups, 150) + rng.sample(real_groups, 150)]
     families = [f for (f,) in connection.execute("SELECT name FROM family ORDER BY name")]
     family_urls = []
     for family in rng.sample(families, min(40, len(families))):

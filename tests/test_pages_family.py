@@ -78,6 +78,7 @@ def test_table_sorts_and_paginates_with_links_that_keep_the_filters(swept, clien
     twin = client.get(URL + ".json?sort=median&order=desc").get_json()
     medians = [item["median"] for item in twin["items"]]
     assert medians == sorted(medians, reverse=True) and twin["total"] == 24 and twin["pages"] == 1
+    assert all(item["external_id"].startswith("fused_neighborhood_attention/forward/") for item in twin["items"])
     html = client.get(URL + "?gpu=NVIDIA+A100-SXM4-80GB&sort=median").get_data(as_text=True)
     assert "sort=median&amp;order=desc" in html and "gpu=NVIDIA+A100-SXM4-80GB" in html
 

@@ -31,7 +31,8 @@ def test_home_shows_latest_reruns(imported, client):
     with imported.app_context():
         record_rerun_results([rerun_result(reference_run(imported))], families={})
     text = text_of(client.get("/").get_data(as_text=True))
-    assert in_order(text, "Latest KernelIndex reruns", "fused_neighborhood_attention · kernelindex_triton · NVIDIA H200")
+    assert in_order(text, "Latest KernelIndex reruns",
+                    "fused_neighborhood_attention · kernelindex_triton · NVIDIA H200")
 
 
 def test_empty_database_home_says_what_to_do(client):
@@ -132,3 +133,29 @@ def test_pages_have_landmarks_labelled_fields_and_csrf_meta(imported, client, ur
         assert landmark in html
     assert '<meta name="csrf-token"' in html and "htmx-2.0.11.min.js" in html
     assert 'class="skip" href="#content"' in html
+
+
+@pytest.mark.parametrize("url", ["/", "/search?q=liger", "/plugins", "/families/cross_entropy"])
+def test_every_page_answers_json_when_asked_by_accept_header(imported, client, url):
+    response = client.get(url, headers={"Accept": "application/json"})
+    assert response.is_json and response.status_code == 200
+    assert "Accept" in response.headers["Vary"]
+    browser_like = client.get(url, headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+    assert browser_like.mimetype == "text/html"
+
+
+def test_family_without_current_runs_still_renders(imported, client):
+    from app.models import Run
+
+    with imported.app_context():
+        Run.update(superseded_by=Run.select(Run.id).where(Run.kernel == "cross_entropy").limit(1)).where(
+            Run.kernel == "cross_entropy").execute()
+    response = client.get("/families/cross_entropy")
+    assert response.status_code == 200 and "No current runs match" in response.get_data(as_text=True)
+
+
+def test_search_sees_runs_imported_after_its_vocabulary_was_built(app, runner, client):
+    import_small(runner, "liger_small_later.csv")  # FNA on the H100 only
+    assert client.get("/search.json?q=B200").get_json()["total"] == 0
+    import_small(runner, "liger_small.csv")
+    assert client.get("/search.json?q=B200").get_json()["total"] == 1

@@ -165,7 +165,7 @@ def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, row_sum: Option
 def _attention_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
-    return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 2), (32, 4), (64, 4), (64, 8), (128, 8)]]
+    return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 4), (32, 4), (32, 8), (64, 8)]]
 
 
 @triton.autotune(configs=_attention_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"])
@@ -200,9 +200,9 @@ def _neighborhood_attention_fwd_kernel(qkv_ptr, o_ptr, lse_ptr, L, HIDDEN, HEADS
     for t in range(KERNEL):  # run-time loop: one neighbour's rows live at a time
         nbr = pos + (t - KERNEL // 2) * DILATION
         ok = pos_ok & (nbr >= 0) & (nbr < L)
-        nbr_ptrs = qkv_ptr + (batch * L + nbr)[:, None] * stride_qkv + col[None, :]
-        k = tl.load(nbr_ptrs + HIDDEN, mask=ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
-        v = tl.load(nbr_ptrs + 2 * HIDDEN, mask=ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
+        offsets = (batch * L + nbr)[:, None] * stride_qkv + col[None, :]
+        k = tl.load(qkv_ptr + HIDDEN + offsets, mask=ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
+        v = tl.load(qkv_ptr + 2 * HIDDEN + offsets, mask=ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
         s = tl.where(ok, tl.sum(q * k, axis=1) * qk_scale_log2, float("-inf"))
         m_new = tl.maximum(m, s)
         alpha = tl.exp2(m - m_new)
@@ -220,8 +220,7 @@ def _fused_out_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}, num_warps=4)]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=st)
-            for m, n, w, st in [(32, 128, 4, 2), (32, 256, 8, 2), (64, 128, 8, 2), (64, 256, 8, 2), (16, 256, 4, 2),
-                                (16, 128, 4, 2)]]
+            for m, n, w, st in [(16, 128, 8, 2), (32, 256, 16, 2), (32, 128, 8, 2), (16, 64, 4, 2), (32, 64, 8, 2)]]
 
 
 @triton.autotune(configs=_fused_out_configs(), key=["M", "L", "HIDDEN", "KERNEL", "DILATION"])
@@ -249,6 +248,8 @@ def _neighborhood_attention_out_kernel(qkv_ptr, w_ptr, bias_ptr, out_ptr, attn_p
     dims = tl.arange(0, HEAD_DIM)
     cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     col_ok = cols < HIDDEN
+    k_base = qkv_ptr + HIDDEN
+    v_base = qkv_ptr + 2 * HIDDEN
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for head in range(HEADS):
         col = head * HEAD_DIM + dims
@@ -260,9 +261,9 @@ def _neighborhood_attention_out_kernel(qkv_ptr, w_ptr, bias_ptr, out_ptr, attn_p
         for t in range(KERNEL):  # run-time loop: one neighbour's rows live at a time
             nbr = pos + (t - KERNEL // 2) * DILATION
             ok = row_ok & (nbr >= 0) & (nbr < L)
-            nbr_ptrs = qkv_ptr + (start + nbr)[:, None] * stride_qkv + col[None, :]
-            k = tl.load(nbr_ptrs + HIDDEN, mask=ok[:, None], other=0.0).to(tl.float32)
-            v = tl.load(nbr_ptrs + 2 * HIDDEN, mask=ok[:, None], other=0.0).to(tl.float32)
+            offsets = (start + nbr)[:, None] * stride_qkv + col[None, :]
+            k = tl.load(k_base + offsets, mask=ok[:, None], other=0.0).to(tl.float32)
+            v = tl.load(v_base + offsets, mask=ok[:, None], other=0.0).to(tl.float32)
             s = tl.where(ok, tl.sum(q * k, axis=1) * qk_scale_log2, float("-inf"))
             m_new = tl.maximum(m, s)
             alpha = tl.exp2(m - m_new)
@@ -289,7 +290,7 @@ def _neighborhood_attention_out_kernel(qkv_ptr, w_ptr, bias_ptr, out_ptr, attn_p
 def _bwd_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
-    return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 2), (32, 4), (64, 4), (64, 8)]]
+    return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 8), (32, 16), (16, 4), (32, 8)]]
 
 
 @triton.autotune(configs=_bwd_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"])
@@ -336,9 +337,9 @@ def _neighborhood_attention_bwd_kernel(qkv_ptr, o_ptr, do_ptr, lse_ptr, dqkv_ptr
         key = pos + offset
         key_ok = pos_ok & (key >= 0) & (key < L)
         key_mask = key_ok[:, None] & (dims < HEAD_DIM)[None, :]
-        key_ptrs = qkv_ptr + (batch * L + key)[:, None] * stride_qkv + col[None, :]
-        k_j = tl.load(key_ptrs + HIDDEN, mask=key_mask, other=0.0).to(tl.float32)
-        v_j = tl.load(key_ptrs + 2 * HIDDEN, mask=key_mask, other=0.0).to(tl.float32)
+        key_offsets = (batch * L + key)[:, None] * stride_qkv + col[None, :]
+        k_j = tl.load(qkv_ptr + HIDDEN + key_offsets, mask=key_mask, other=0.0).to(tl.float32)
+        v_j = tl.load(qkv_ptr + 2 * HIDDEN + key_offsets, mask=key_mask, other=0.0).to(tl.float32)
         p = tl.where(key_ok, tl.exp2(tl.sum(q_i * k_j, axis=1) * qk_scale_log2 - lse_i), 0.0)
         ds = p * (tl.sum(do_i * v_j, axis=1) - delta_i)
         dq += ds[:, None] * k_j
