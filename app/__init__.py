@@ -37,9 +37,10 @@ def create_app(test_config: dict | None = None) -> Flask:
         if not database.is_closed():
             database.close()
 
+    from .security import init_app as init_security
     from .views import register_blueprints
 
-    from .security import init_app as init_security; init_security(app)
+    init_security(app)
     register_blueprints(app)
 
     from .cli import register_commands

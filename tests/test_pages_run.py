@@ -193,6 +193,8 @@ def test_unknown_runs_are_404_with_a_message(imported, client, url):
     response = client.get(url)
     assert response.status_code == 404
     assert "no run with id" in response.get_data(as_text=True)
+    if not url.endswith(".json"):  # a page in the site's layout, not a bare server message
+        assert '<main id="content"' in response.get_data(as_text=True)
 
 
 def test_citation_formats_carry_permalink_digest_and_access_date(imported, client):

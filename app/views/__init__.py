@@ -1,28 +1,30 @@
-"""Blueprints, one per area, and the JSON error handlers every area shares."""
+"""Blueprints, one per area, and the error pages every area shares."""
 
-from flask import jsonify, request
+from flask import jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-
-def wants_json() -> bool:
-    return request.path.startswith("/api/") or request.path.endswith(".json") or (
-        request.accept_mimetypes.best_match(["text/html", "application/json"]) == "application/json")
+from .render import wants_json
 
 
 def register_blueprints(app):
+    from ..openapi import openapi
     from .api import api
+    from .community import community
+    from .comparisons import comparisons
+    from .families import families
+    from .home import home
+    from .maintainers import maintainers
+    from .runs import runs
 
-    app.register_blueprint(api)
-    from .home import home; app.register_blueprint(home)  # noqa: E702
-    from .runs import runs; app.register_blueprint(runs)  # noqa: E702
-    from .comparisons import comparisons; app.register_blueprint(comparisons)  # noqa: E702
-    from .families import families; app.register_blueprint(families)  # noqa: E702
-    from ..openapi import openapi; app.register_blueprint(openapi)  # noqa: E702
-    from .community import community; app.register_blueprint(community)  # noqa: E702
-    from .maintainers import maintainers; app.register_blueprint(maintainers)  # noqa: E702
+    for blueprint in (api, home, runs, comparisons, families, openapi, community, maintainers):
+        app.register_blueprint(blueprint)
 
     @app.errorhandler(HTTPException)
     def http_error(error):
-        if wants_json():
+        """A clear message with the 4xx/5xx status: JSON for API and twin requests, a page otherwise."""
+        if wants_json() or request.path.startswith("/api/"):
             return jsonify(error=error.description, status=error.code), error.code
-        return error
+        response = error.get_response()
+        response.set_data(render_template("error.html", error=error, title=f"{error.code} {error.name}"))
+        response.content_type = "text/html; charset=utf-8"
+        return response
