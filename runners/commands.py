@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import urllib.error
 import urllib.request
@@ -91,6 +92,44 @@ def rerun_requests(runs, gpu_product) -> list[RerunRequest]:
     return requests
 
 
+def parse_sweep(assignments) -> dict[str, list]:
+    """``("seq=2048", "seq=4096")`` -> ``{"seq": [2048, 4096]}``; values are read as JSON where they parse."""
+    sweep = {}
+    for assignment in assignments:
+        name, sep, text = assignment.partition("=")
+        if not sep or not name or not text:
+            raise click.UsageError(f"--param takes NAME=VALUE, not {assignment!r}")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        sweep.setdefault(name, []).append(value)
+    return sweep
+
+
+def swept_requests(requests, sweep) -> list[RerunRequest]:
+    """The requests' workloads with parameters replaced by every combination of ``sweep``.
+
+    A changed workload reproduces no published run, so its results carry no ``rerunOf``.
+    """
+    if not sweep:
+        return requests
+    swept, seen = [], set()
+    for request in requests:
+        unknown = set(sweep) - set(request.parameters)
+        if unknown:
+            raise click.UsageError(f"{request.family} has no parameter {', '.join(sorted(unknown))}")
+        for values in itertools.product(*sweep.values()):
+            parameters = {**request.parameters, **dict(zip(sweep, values))}
+            key = (request.family, request.pass_, json.dumps(parameters, sort_keys=True), request.dtype)
+            if key in seen:
+                continue
+            seen.add(key)
+            swept.append(RerunRequest(family=request.family, pass_=request.pass_, parameters=parameters,
+                                      dtype=request.dtype, options=request.options))
+    return swept
+
+
 def post_results(server: str, token: str, results: list[dict]) -> str:
     request = urllib.request.Request(
         server.rstrip("/") + "/api/v1/reruns", data=json.dumps(results).encode("utf-8"), method="POST",
@@ -140,6 +179,9 @@ def record_results(results: list[dict], out: str | None, server: str | None, tok
 @click.option("--external-id", "external_ids", multiple=True, help="Select a run by its upstream external id.")
 @click.option("--kernel", "kernels", multiple=True, help="Select every source-reported speed run of this family.")
 @click.option("--pass", "passes", multiple=True, type=click.Choice(PASSES), help="With --kernel: only this pass.")
+@click.option("--param", "assignments", multiple=True, metavar="NAME=VALUE",
+              help="Re-measure the selected workloads with this parameter changed (repeatable; several values "
+                   "of one name make a sweep). Such results reproduce no published run.")
 @click.option("--implementation", "implementations", multiple=True,
               help="Time only this implementation (repeatable; default: all the plugin has).")
 @click.option("--target", type=click.Choice(TARGETS), help="Hardware target (default: cuda when a GPU is visible).")
@@ -152,8 +194,8 @@ def record_results(results: list[dict], out: str | None, server: str | None, tok
 @click.option("--server", help="Post results to this KernelIndex server's /api/v1/reruns.")
 @click.option("--token", envvar="KERNELINDEX_RERUN_TOKEN", help="Rerun-host token for --server.")
 @with_appcontext
-def rerun_command(run_ids, external_ids, kernels, passes, implementations, target, device_index, preset, budget,
-                  out, server, token):
+def rerun_command(run_ids, external_ids, kernels, passes, assignments, implementations, target, device_index, preset,
+                  budget, out, server, token):
     """Re-measure runs on this host and record KernelIndex reruns."""
     if passes and not kernels:
         raise click.UsageError("--pass selects among --kernel runs; give --kernel too")
@@ -169,7 +211,8 @@ def rerun_command(run_ids, external_ids, kernels, passes, implementations, targe
     registry = get_registry()
     protocol = protocol_document(preset, target, budget)
     environment = capture_environment(target, device_for(target, device_index), registry)
-    requests = rerun_requests(runs, (environment.get("hardware") or {}).get("product"))
+    requests = swept_requests(rerun_requests(runs, (environment.get("hardware") or {}).get("product")),
+                              parse_sweep(assignments))
     for request in requests:  # refuse bad input before any timing starts
         try:
             plugin = registry.find(request.family, target)
@@ -180,18 +223,19 @@ def rerun_command(run_ids, external_ids, kernels, passes, implementations, targe
     progress(f"{len(requests)} workload(s) from {len(runs)} run(s), protocol {protocol['name']}, "
              f"on {environment['hardware'].get('product', 'unknown')} ({target})")
 
-    results = []
+    passed = failed = 0
     for number, request in enumerate(requests, start=1):
         progress(f"[{number}/{len(requests)}]")
         try:
-            results.extend(rerun_workload(request, target=target, device_index=device_index,
-                                          implementations=implementations or None, protocol=protocol,
-                                          environment=environment, registry=registry, progress=progress))
+            results = rerun_workload(request, target=target, device_index=device_index,
+                                     implementations=implementations or None, protocol=protocol,
+                                     environment=environment, registry=registry, progress=progress)
         except RerunError as error:
             raise click.ClickException(str(error)) from error
-    record_results(results, out, server, token)
-    failed = sum(result["status"] == "failed" for result in results)
-    progress(f"{len(results) - failed} passed, {failed} failed")
+        record_results(results, out, server, token)  # per workload: a run cut short keeps what it measured
+        failed += sum(result["status"] == "failed" for result in results)
+        passed += sum(result["status"] == "passed" for result in results)
+    progress(f"results: {passed} passed, {failed} failed")
 
 
 @click.command("plugins")

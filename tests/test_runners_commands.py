@@ -148,3 +148,22 @@ def test_plugins_command_lists_plugins_and_broken_ones(runner, tmp_path, monkeyp
     listing = json.loads(runner.invoke(args=["plugins", "--json"]).output)
     assert {plugin["origin"] for plugin in listing["plugins"]} == {"builtin"}
     assert listing["broken"][0]["error"] == "ImportError: needs a GPU library"
+
+
+def test_param_sweeps_a_workload_beyond_the_published_rows(imported, runner, tmp_path):
+    bundle = tmp_path / "sweep.jsonl"
+    result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
+                                 "--implementation", "torch", "--param", "seq=16", "--param", "seq=24",
+                                 "--out", str(bundle)])
+    assert result.exit_code == 0, result.output
+    results = [json.loads(line) for line in bundle.read_text().splitlines()]
+    assert sorted(r["workload"]["parameters"]["seq"] for r in results) == [16, 24]
+    assert all(r["rerunOf"] is None and r["status"] == "passed" for r in results)
+    assert all(r["workload"]["parameters"]["heads_in"] == 4 for r in results)
+
+
+@pytest.mark.parametrize("assignment, message", [("seq", "NAME=VALUE"), ("colour=red", "has no parameter colour")])
+def test_param_usage_errors(imported, runner, assignment, message):
+    result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
+                                 "--param", assignment])
+    assert result.exit_code == 2 and message in result.output
