@@ -198,6 +198,53 @@ def diagnostics(family, size, fn, inputs, floor):
         log(f"graph replay failed: {error!r}")
 
 
+def fna_stages(t, options, size, floor):
+    """Device time of each forward stage alone (graph replay), to see where the time goes."""
+    x = t["hidden_states"].detach()
+    batch, seq, hidden = x.shape
+    heads, kernel_size, dilation = options["heads"], options["kernel_size"], options["dilation"]
+    scale = 1.0 / math.sqrt(hidden // heads)
+    x2 = x.reshape(batch * seq, hidden)
+    weights = [t[f"{p}_weight"].detach() for p in ("q", "k", "v")]
+    biases = [t[f"{p}_bias"].detach() for p in ("q", "k", "v")]
+    qkv = torch.empty(batch * seq, 3 * hidden, device=x.device)
+    out = torch.empty(batch * seq, hidden, device=x.device)
+    wo, bo = t["out_weight"].detach(), t["out_bias"].detach()
+    attn, _ = fna_tri._attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale)
+    stages = {
+        "stage_qkv_gemm": lambda: fna_tri._matmul(x2, [w.t() for w in weights], qkv, biases),
+        "stage_attention": lambda: fna_tri._attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation,
+                                                              scale),
+        "stage_out_gemm": lambda: fna_tri._matmul(attn, [wo.t()], out, (bo,)),
+        "stage_fused_attention_out": lambda: fna_tri._attention_out_projection(qkv, wo, bo, batch, seq, hidden, heads,
+                                                                               kernel_size, dilation, scale),
+    }
+    for name, fn in stages.items():
+        fn()
+        record("fna", "forward", size, name, graph_replay_ms(fn), floor, error=float("nan"))
+
+
+def mta_stages(t, size, floor):
+    scores, weight, bias = t["scores"].detach(), t["weight"].detach(), t["bias"].detach()
+    batch, _, seq, _ = scores.shape
+    consts = mta_tri._shape_constants(scores, weight, 1)
+    probs = mta_tri._padded(scores, consts["K"], softmax=True)
+    out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
+
+    def conv():
+        def grid(meta):
+            return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, meta["BLOCK_N"]), batch)
+
+        mta_tri._launch_conv_fwd(grid, (probs, weight, bias, out, seq, probs.shape[-1],
+                                        probs.shape[-2] * probs.shape[-1]),
+                                 C_OUT_P=triton.next_power_of_2(consts["C_OUT"]), HAS_BIAS=True, **consts)
+
+    for name, fn in {"stage_softmax_pad": lambda: mta_tri._padded(scores, consts["K"], softmax=True),
+                     "stage_conv": conv}.items():
+        fn()
+        record("mta", "forward", size, name, graph_replay_ms(fn), floor, error=float("nan"))
+
+
 def extras(values, options, inputs, size, expected, check):
     """Reference workload only: torch (upstream, host-bound), torch.compile of the gather form, tf32x3."""
     fwd = fna_floor(values, "forward")
@@ -218,13 +265,18 @@ def extras(values, options, inputs, size, expected, check):
         log(f"torch.compile failed: {error!r}")
     triton_fn = lambda t: fna_tri.fused_neighborhood_attention_triton(**t, **options)  # noqa: E731
     diagnostics("fna", size, triton_fn, inputs, fwd)
-    fna_tri.FUSED_OUT_PROJECTION = False
+    default = fna_tri.FUSED_OUT_PROJECTION
+    fna_tri.FUSED_OUT_PROJECTION = not default
     try:
         out = triton_fn(check)
         timing = time_pass(triton_fn, inputs, "forward", lambda t: list(t.values()))
-        record("fna", "forward", size, "triton_3_launches", timing, fwd, error=relative_error(out, expected))
+        name = "triton_3_launches" if default else "triton_fused_out"
+        record("fna", "forward", size, name, timing, fwd, error=relative_error(out, expected))
+        timing = graph_replay_ms(lambda: triton_fn(inputs[0]))
+        record("fna", "forward", size, name + "_graph_replay", timing, fwd, error=float("nan"))
     finally:
-        fna_tri.FUSED_OUT_PROJECTION = True
+        fna_tri.FUSED_OUT_PROJECTION = default
+    fna_stages(check, options, size, fwd)
     fna_tri.FP32_DOT_PRECISION = "tf32x3"
     try:
         out = triton_fn(check)
@@ -282,8 +334,9 @@ def run_mta(args):
                 timing = time_pass(fn, inputs, pass_, lambda t: list(t.values()))
                 record("mta", pass_, size, name, timing, floor, error=errors[name]["forward"])
         if seq in (1024, 4096) and DEVICE == "cuda":
-            diagnostics("mta", size, impls["kernelindex_triton"], inputs,
-                        mta_ref.min_bytes(values, "bf16", "forward") / COPY_BANDWIDTH)
+            floor = mta_ref.min_bytes(values, "bf16", "forward") / COPY_BANDWIDTH
+            diagnostics("mta", size, impls["kernelindex_triton"], inputs, floor)
+            mta_stages(inputs[0], size, floor)
         del inputs, expected
         if DEVICE == "cuda":
             torch.cuda.empty_cache()
@@ -321,7 +374,8 @@ def main():
         global DEVICE
         DEVICE = "cpu"
 
-    environment = {"gpu": torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu (dry run)", "torch": torch.__version__, "triton": triton.__version__,
+    environment = {"gpu": torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu (dry run)",
+                   "torch": torch.__version__, "triton": triton.__version__,
                    "cuda": torch.version.cuda, "liger_kernel": LIGER_VERSION,
                    "allow_tf32_matmul": torch.backends.cuda.matmul.allow_tf32,
                    "fna_fp32_dot_precision": fna_tri.FP32_DOT_PRECISION}

@@ -76,9 +76,11 @@ def test_neighborhood_mask_matches_offsets():
     assert torch.equal(mask, mask.T), "the neighborhood relation is symmetric"
 
 
+@pytest.mark.parametrize("fused_out_projection", [False, True])
 @pytest.mark.parametrize("seq, hidden, heads, kernel_size, dilation, dtype, bias", CASES)
-def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, hidden, heads, kernel_size, dilation,
-                                                   dtype, bias):
+def test_triton_forward_and_backward_match_float64(poisoned_allocations, monkeypatch, seq, hidden, heads, kernel_size,
+                                                   dilation, dtype, bias, fused_out_projection):
+    monkeypatch.setattr(triton_kernels, "FUSED_OUT_PROJECTION", fused_out_projection)
     seed = fresh_seed()
     options = dict(heads=heads, kernel_size=kernel_size, dilation=dilation)
     tensors = workload(seq, hidden, dtype, bias, seed)

@@ -1,33 +1,42 @@
 """Fused neighborhood attention in Triton: KernelIndex's own kernels (``kernelindex_triton``).
 
 Computes exactly :func:`plugins.fused_neighborhood_attention.reference.fused_neighborhood_attention_torch`
-(same signature), forward and backward, in three launches each way:
+(same signature), forward and backward:
 
-forward::
+forward, three launches::
 
     qkv  = x [M, H] @ [Wq; Wk; Wv]^T + [bq; bk; bv]          _linear_matmul_kernel  (3 splits, one launch)
     attn = neighborhood attention of qkv, lse per row/head    _neighborhood_attention_fwd_kernel
     out  = attn @ Wo^T + bo                                   _linear_matmul_kernel
 
-backward (``dout`` given)::
+(``FUSED_OUT_PROJECTION`` computes ``attn`` inside the output projection instead,
+:func:`_neighborhood_attention_out_kernel`, two launches; slower on the H200, so off.)
 
-    dattn = dout @ Wo,  dWo = dout^T @ attn,  dbo = sum(dout)        _linear_matmul_kernel x2 (+ torch sum)
-    dq, dk, dv from dattn, qkv, attn and lse (no atomics: each        _neighborhood_attention_bwd_kernel
+backward (``dout`` given), five launches and a concatenation::
+
+    dattn = dout @ Wo;  dWo = dout^T @ attn with dbo = its row sums    _linear_matmul_kernel x2
+    dq, dk, dv from dattn, qkv, attn and lse (no atomics: each         _neighborhood_attention_bwd_kernel
         key gathers from the queries that see it, the relation being symmetric)
-    dx = dqkv @ [Wq; Wk; Wv],  d[Wq; Wk; Wv] = dqkv^T @ x,  db = sum(dqkv)   _linear_matmul_kernel x2 (+ torch sum)
+    dx = dqkv @ [Wq; Wk; Wv];  d[Wq; Wk; Wv] = dqkv^T @ x with db      _linear_matmul_kernel x2
 
-where ``M = batch * seq`` and ``H = hidden``. Biases' gradients are column sums done by torch.
+where ``M = batch * seq`` and ``H = hidden``.
 
 Work and traffic (fp32, batch 2, seq 1024, hidden 512, heads 8, kernel 7; M = 2048):
 
 * FLOPs: four projections ``4 * 2 * M * H^2 = 4.3 GFLOP``; the neighborhood part
   ``4 * M * H * kernel = 29 MFLOP`` (negligible). The projections run on the tensor cores
   through ``tl.dot``; for fp32 inputs that is **TF32** (``FP32_DOT_PRECISION``, recorded by
-  :func:`implementation_record`): 4.3 GFLOP / 341 TFLOP/s = 13 us floor.
+  :func:`implementation_record`): 4.3 GFLOP / 341 TFLOP/s = 13 us floor. ``"tf32x3"``
+  (three TF32 products per fp32 product) gives fp32 accuracy (2.7e-7) for about +25% forward time.
 * Bytes: x and out 4 MB each, weights 4 MB: 12.6 MB, 3 us at 4.27 TB/s; the unfused
   intermediates (qkv 12.6 MB written and read, attn 4.2 MB written and read) add 34 MB,
   about 8 us, which the GEMM time mostly hides. Each K/V row is read ``kernel`` times by the
   attention kernel, from L2.
+* Measured on the H200 (benchmarks/KERNELS.md): 39 us of device time at that workload
+  (QKV GEMM 23, attention 13, output GEMM 13 us alone), 3.1x the TF32 floor; the wall
+  time of a call is longer, set by the host's launch cost (each launch goes through
+  :class:`plugins._triton_launcher.Launcher`, which skips the autotuner and argument
+  binding after the first call at a shape).
 
 Autotuned configurations are kept per shape by Triton's autotuner; :func:`tuned_configs`
 returns those chosen so far (for the run's implementation document).
@@ -71,13 +80,15 @@ def _matmul_configs():
 def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, bias2_ptr, c_ptr, rowsum_ptr,
                           M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                           NUM_SPLITS: tl.constexpr, HAS_BIAS: tl.constexpr, ROW_SUM: tl.constexpr,
-                          INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                          GROUP_M: tl.constexpr, EVEN_K: tl.constexpr):
+                          INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr,
+                          BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                          EVEN_K: tl.constexpr):
     """``c[:, s*N:(s+1)*N] = a @ b_s + bias_s`` for split ``s`` (``program_id(1)``).
 
     ``a [M, K]`` and each ``b_s [K, N]`` are read through their strides (a transposed weight
     is just swapped strides). With ``ROW_SUM`` the first column of tiles also stores
-    ``rowsum[m] = sum_k a[m, k]`` (a bias gradient, for free while ``a`` streams by). Grid: ``(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N), NUM_SPLITS)``,
+    ``rowsum[m] = sum_k a[m, k]`` (a bias gradient, for free while ``a`` streams by).
+    Grid: ``(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N), NUM_SPLITS)``,
     tiles ordered in groups of ``GROUP_M`` rows of tiles so that neighbours share B in L2.
     """
     pid = tl.program_id(0)
@@ -165,7 +176,7 @@ def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, row_sum: Option
 def _attention_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
-    return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 4), (32, 4), (32, 8), (64, 8)]]
+    return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 4), (16, 8), (32, 8), (32, 16)]]
 
 
 @triton.autotune(configs=_attention_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"])
@@ -197,7 +208,7 @@ def _neighborhood_attention_fwd_kernel(qkv_ptr, o_ptr, lse_ptr, L, HIDDEN, HEADS
     m = tl.full((BLOCK_M,), -1.0e30, dtype=tl.float32)
     denom = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
-    for t in range(KERNEL):  # run-time loop: one neighbour's rows live at a time
+    for t in tl.static_range(KERNEL):  # unrolled: the 2*KERNEL row loads are issued together
         nbr = pos + (t - KERNEL // 2) * DILATION
         ok = pos_ok & (nbr >= 0) & (nbr < L)
         offsets = (batch * L + nbr)[:, None] * stride_qkv + col[None, :]
@@ -370,9 +381,10 @@ _LOG2E = 1.4426950408889634
 _launch_attention_fwd = Launcher(_neighborhood_attention_fwd_kernel)
 _launch_attention_out = Launcher(_neighborhood_attention_out_kernel)
 
-FUSED_OUT_PROJECTION = True
+FUSED_OUT_PROJECTION = False
 """Compute the attention inside the output projection (two forward launches instead of three)
-where the head size allows a tensor-core step (a power of two, at least 16)."""
+where the head size allows a tensor-core step (a power of two, at least 16). Off: on the H200
+it measured slower than three launches (0.098 vs 0.089 ms at seq 1024, benchmarks/KERNELS.md)."""
 _launch_attention_bwd = Launcher(_neighborhood_attention_bwd_kernel)
 
 
@@ -521,4 +533,5 @@ def tuned_configs() -> dict[str, list[dict]]:
 def implementation_record() -> dict:
     """What a run records about this implementation: versions, precision and tuned configs."""
     return {"module": __name__, "triton": triton.__version__, "fp32_dot_precision": FP32_DOT_PRECISION,
-            "tf32": FP32_DOT_PRECISION.startswith("tf32"), "autotuned": tuned_configs()}
+            "tf32": FP32_DOT_PRECISION == "tf32", "fused_out_projection": FUSED_OUT_PROJECTION,
+            "autotuned": tuned_configs()}

@@ -14,9 +14,11 @@ forward, two launches::
 The border and the zeros above the diagonal make every shifted load of the convolution
 in bounds and unmasked: the inner loop is a load and four FMAs per tap (k^2 taps per
 input head), instead of recomputing P for every tap with its masks (which needed 217
-registers per thread and ran at 8x the memory floor; see benchmarks/KERNELS.md).
-P_pad is written only in the band the convolution reads (``EXTRA`` columns past the
-diagonal), never the far upper triangle. It is saved for the backward.
+registers per thread and ran at 8x the memory floor; see benchmarks/KERNELS.md). The
+(head, tap row) pairs run in a run-time loop so that only k taps are live: 72 registers
+per thread instead of 168. P_pad is written only in the band the convolution reads
+(``EXTRA`` columns past the diagonal), never the far upper triangle. It is saved for
+the backward.
 
 backward, one memset and three launches (``g = mask0(dout)``)::
 
@@ -30,7 +32,10 @@ once = 33.6 MB = 7.9 us at 4.27 TB/s): the softmax pass reads the causal half tw
 (8.4 MB + 8.4 MB, the second mostly from L2) and writes the P band (~8.4 MB); the
 convolution reads that band (8.4 MB, each tap from L1/L2) and writes the output (16.8 MB):
 about 50 MB, 1.5x the floor. FLOPs: 2 * 36 per output position over the causal half
-plus one exponential per score: 0.15 GFLOP, negligible on the H200.
+plus one exponential per score: 0.32 GFLOP, negligible on the H200. Measured on the
+H200 (benchmarks/KERNELS.md): 43 us at L 1024 (softmax pass 20, convolution 29 us alone),
+5.5x the floor; 0.44 ms at L 4096, 3.5x (softmax 1.2x, convolution 2.3x, which is bound
+by its per-tap instructions: the shifted loads are not 16-byte aligned).
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ def _pad_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_R": 8, "BLOCK_N": 32}, num_warps=4)]
     return [triton.Config({"BLOCK_R": r, "BLOCK_N": n}, num_warps=w)
-            for r, n, w in [(16, 128, 4), (32, 128, 4), (16, 256, 4), (32, 256, 8)]]
+            for r, n, w in [(8, 128, 4), (8, 256, 4), (16, 128, 4), (16, 256, 8), (32, 128, 4)]]
 
 
 @triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX"])
@@ -111,7 +116,7 @@ def _conv_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}, num_warps=4)]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w)
-            for m, n, w in [(16, 64, 4), (16, 64, 8), (32, 64, 8), (16, 128, 8)]]
+            for m, n, w in [(16, 64, 4), (16, 64, 8), (32, 64, 8), (16, 128, 8), (32, 64, 4), (32, 128, 8)]]
 
 
 @triton.autotune(configs=_conv_configs(), key=["L", "C_IN", "C_OUT", "K"])
@@ -137,16 +142,17 @@ def _mta_conv_fwd_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
     acc = tl.zeros((C_OUT_P, BLOCK_M, BLOCK_N), dtype=tl.float32)
     if (pid % num_n) * BLOCK_N < (pid // num_n + 1) * BLOCK_M:  # the tile reaches the causal half
         tile = rows[:, None] * STRIDE + cols[None, :]
-        for c in range(C_IN):  # run-time loop: k*k taps live at a time
-            plane = p_ptr + (batch * C_IN + c).to(tl.int64) * PLANE
+        for cu in range(C_IN * K):  # run-time loop over (head, tap row): k taps live at a time
+            c = cu // K
+            u = cu % K
+            taps = p_ptr + (batch * C_IN + c).to(tl.int64) * PLANE + u * STRIDE
             w_local = c - (outs // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
             w_ok = out_ok & (w_local >= 0) & (w_local < IN_PER_GROUP)
-            w_base = w_ptr + (outs * IN_PER_GROUP + w_local) * (K * K)
-            for u in tl.static_range(K):
-                for v in tl.static_range(K):
-                    x = tl.load(plane + tile + (u * STRIDE + v)).to(tl.float32)
-                    w = tl.load(w_base + (u * K + v), mask=w_ok, other=0.0).to(tl.float32)
-                    acc += w[:, None, None] * x[None, :, :]
+            w_base = w_ptr + (outs * IN_PER_GROUP + w_local) * (K * K) + u * K
+            for v in tl.static_range(K):
+                x = tl.load(taps + tile + v).to(tl.float32)
+                w = tl.load(w_base + v, mask=w_ok, other=0.0).to(tl.float32)
+                acc += w[:, None, None] * x[None, :, :]
         if HAS_BIAS:
             acc += tl.load(bias_ptr + outs, mask=out_ok, other=0.0).to(tl.float32)[:, None, None]
         acc = tl.where((cols[None, :] <= rows[:, None])[None, :, :], acc, 0.0)
@@ -161,34 +167,38 @@ def _mta_conv_fwd_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
 
 
 @triton.jit
-def _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, W_OFFSET, batch, rows, cols, L, STRIDE, PLANE,
+def _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, W_OFFSET, REPLICA, batch, rows, cols, L, STRIDE, PLANE,
                      C_IN_P: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
                      OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, HAS_BIAS: tl.constexpr,
                      WEIGHT_GRADS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """dP of a tile for every input head: ``sum_{o,u,v} w[o,c,u,v] * G_pad[o, r + 2p - u, s + 2p - v]``.
 
     With ``WEIGHT_GRADS``, also adds the tile's share of dW (``sum P * shifted g``) and of
-    dbias (``sum g``) atomically into ``acc_ptr + W_OFFSET`` (dW, then dbias).
+    dbias (``sum g``) atomically into ``acc_ptr + W_OFFSET`` (dW, then dbias): into one of
+    ``REPLICAS`` copies, chosen by program, so that thousands of tiles do not queue on the
+    same few hundred addresses (a single copy made the backward 40x the floor at L 4096).
     """
     ins = tl.arange(0, C_IN_P)
     tile = rows[:, None] * STRIDE + cols[None, :]
     dprobs = tl.zeros((C_IN_P, BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for o in range(C_OUT):  # run-time loop: k*k taps live at a time
-        plane = gp_ptr + (batch * C_OUT + o).to(tl.int64) * PLANE
+    for ou in range(C_OUT * K):  # run-time loop over (output head, tap row): k taps live at a time
+        o = ou // K
+        u = ou % K
+        taps = gp_ptr + (batch * C_OUT + o).to(tl.int64) * PLANE + (K - 1 - u) * STRIDE
         w_local = ins - (o // OUT_PER_GROUP) * IN_PER_GROUP
         w_ok = (w_local >= 0) & (w_local < IN_PER_GROUP)
-        w_index = (o * IN_PER_GROUP + w_local) * (K * K)
-        for u in tl.static_range(K):
-            for v in tl.static_range(K):
-                g = tl.load(plane + tile + ((K - 1 - u) * STRIDE + (K - 1 - v))).to(tl.float32)
-                w = tl.load(w_ptr + w_index + (u * K + v), mask=w_ok, other=0.0).to(tl.float32)
-                dprobs += w[:, None, None] * g[None, :, :]
-                if WEIGHT_GRADS:
-                    share = tl.sum(tl.sum(probs * g[None, :, :], axis=2), axis=1)
-                    tl.atomic_add(acc_ptr + W_OFFSET + w_index + (u * K + v), share, mask=w_ok)
-                    if HAS_BIAS and u == K // 2 and v == K // 2:
-                        bias_offset = W_OFFSET + C_OUT * IN_PER_GROUP * K * K
-                        tl.atomic_add(acc_ptr + bias_offset + o, tl.sum(tl.sum(g, axis=1), axis=0))
+        w_index = (o * IN_PER_GROUP + w_local) * (K * K) + u * K
+        for v in tl.static_range(K):
+            g = tl.load(taps + tile + (K - 1 - v)).to(tl.float32)
+            w = tl.load(w_ptr + w_index + v, mask=w_ok, other=0.0).to(tl.float32)
+            dprobs += w[:, None, None] * g[None, :, :]
+            if WEIGHT_GRADS:
+                copy = acc_ptr + W_OFFSET + REPLICA * (C_OUT * IN_PER_GROUP * K * K + C_OUT)
+                share = tl.sum(tl.sum(probs * g[None, :, :], axis=2), axis=1)
+                tl.atomic_add(copy + w_index + v, share, mask=w_ok)
+                if HAS_BIAS and v == K // 2:
+                    if u == K // 2:
+                        tl.atomic_add(copy + C_OUT * IN_PER_GROUP * K * K + o, tl.sum(tl.sum(g, axis=1), axis=0))
     return dprobs
 
 
@@ -208,7 +218,8 @@ def _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, PAD: tl.constexpr, 
 def _mta_bwd_reduce_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, L, STRIDE, PLANE,
                            C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
                            IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
-                           HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                           HAS_BIAS: tl.constexpr, REPLICAS: tl.constexpr, BLOCK_M: tl.constexpr,
+                           BLOCK_N: tl.constexpr):
     """``delta[c, r] += sum_s dP * P`` over the tile's columns, and the tile's dW / dbias shares, all atomically
     into ``acc`` (``delta [batch, C_IN, L]``, then dW, then dbias). Tiles wholly above the diagonal have
     P = 0 and g = 0 there and return at once. Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
@@ -221,7 +232,8 @@ def _mta_bwd_reduce_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, L, STRIDE, PLANE,
         cols = (pid % num_n) * BLOCK_N + tl.arange(0, BLOCK_N)
         probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, C_IN, C_IN_P)
         w_offset = tl.num_programs(1) * C_IN * L
-        dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, w_offset, batch, rows, cols, L, STRIDE, PLANE,
+        replica = (pid + batch * tl.num_programs(0)) % REPLICAS
+        dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, w_offset, replica, batch, rows, cols, L, STRIDE, PLANE,
                                   C_IN_P, C_OUT, IN_PER_GROUP, OUT_PER_GROUP, K, HAS_BIAS, True, BLOCK_M, BLOCK_N)
         ins = tl.arange(0, C_IN_P)
         planes = (batch * C_IN + ins).to(tl.int64)
@@ -233,7 +245,7 @@ def _bwd_scores_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}, num_warps=4)]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w)
-            for m, n, w in [(16, 64, 8), (32, 64, 16)]]
+            for m, n, w in [(16, 64, 4), (16, 64, 8), (32, 64, 8), (32, 64, 16)]]
 
 
 @triton.autotune(configs=_bwd_scores_configs(), key=["L", "C_IN", "C_OUT", "K"])
@@ -241,7 +253,7 @@ def _bwd_scores_configs():
 def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L, STRIDE, PLANE,
                            C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
                            IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
-                           HAS_BIAS: tl.constexpr, W_NUMEL_P: tl.constexpr,
+                           HAS_BIAS: tl.constexpr, W_NUMEL_P: tl.constexpr, REPLICAS: tl.constexpr,
                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """``dscores = P * (dP - delta)`` for every input head of one tile (zeros above the diagonal).
 
@@ -259,7 +271,7 @@ def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr
     grad = tl.zeros((C_IN_P, BLOCK_M, BLOCK_N), dtype=tl.float32)
     if (pid % num_n) * BLOCK_N < (pid // num_n + 1) * BLOCK_M:
         probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, C_IN, C_IN_P)
-        dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, 0, batch, rows, cols, L, STRIDE, PLANE,
+        dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, 0, 0, batch, rows, cols, L, STRIDE, PLANE,
                                   C_IN_P, C_OUT, IN_PER_GROUP, OUT_PER_GROUP, K, False, False, BLOCK_M, BLOCK_N)
         delta = tl.load(acc_ptr + planes[:, None] * L + rows[None, :], mask=row_ok, other=0.0)
         grad = probs * (dprobs - delta[:, :, None])
@@ -269,15 +281,20 @@ def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr
         w_offset = tl.num_programs(1) * C_IN * L
         w_numel = C_OUT * IN_PER_GROUP * K * K
         index = tl.arange(0, W_NUMEL_P)
-        dw = tl.load(acc_ptr + w_offset + index, mask=index < w_numel, other=0.0)
+        dw = tl.zeros((W_NUMEL_P,), dtype=tl.float32)
+        db = tl.zeros((W_NUMEL_P,), dtype=tl.float32)
+        for replica in range(REPLICAS):
+            copy = acc_ptr + w_offset + replica * (w_numel + C_OUT)
+            dw += tl.load(copy + index, mask=index < w_numel, other=0.0)
+            db += tl.load(copy + w_numel + index, mask=index < C_OUT, other=0.0)
         tl.store(dw_ptr + index, dw.to(dw_ptr.dtype.element_ty), mask=index < w_numel)
         if HAS_BIAS:
-            db = tl.load(acc_ptr + w_offset + w_numel + index, mask=index < C_OUT, other=0.0)
             tl.store(db_ptr + index, db.to(db_ptr.dtype.element_ty), mask=index < C_OUT)
 
 
 # ----------------------------------------------------------------------------- launchers
 
+_REPLICAS = 64  # copies of the dW / dbias accumulators (see _mta_dprobs_tile)
 _REDUCE_BLOCK = (16, 64, 8)  # BLOCK_M, BLOCK_N, num_warps of the reduce kernel (not autotuned: it adds atomically)
 
 _launch_pad = Launcher(_mta_pad_kernel)
@@ -338,13 +355,14 @@ class _MultiTokenAttention(torch.autograd.Function):
         stride, plane = probs.shape[-1], probs.shape[-2] * probs.shape[-1]
         c_in_p = triton.next_power_of_2(heads_in)
         has_bias = bias is not None
-        # one fp32 accumulator: delta [batch, heads_in, L], then dW, then dbias
-        acc = torch.zeros(batch * heads_in * seq + weight.numel() + consts["C_OUT"], device=probs.device,
-                          dtype=torch.float32)
+        # one fp32 accumulator: delta [batch, heads_in, L], then REPLICAS copies of (dW, dbias)
+        acc = torch.zeros(batch * heads_in * seq + _REPLICAS * (weight.numel() + consts["C_OUT"]),
+                          device=probs.device, dtype=torch.float32)
         block_m, block_n, warps = _REDUCE_BLOCK
         tiles = triton.cdiv(seq, block_m) * triton.cdiv(seq, block_n)
         _launch_bwd_reduce((tiles, batch), (probs, grads, weight, acc, seq, stride, plane), C_IN_P=c_in_p,
-                           HAS_BIAS=has_bias, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, **consts)
+                           HAS_BIAS=has_bias, REPLICAS=_REPLICAS, BLOCK_M=block_m, BLOCK_N=block_n,
+                           num_warps=warps, **consts)
         dscores = torch.empty(ctx.shape, device=probs.device, dtype=probs.dtype)
         dweight = torch.empty_like(weight)
         dbias = torch.empty_like(bias) if has_bias else None
@@ -355,7 +373,7 @@ class _MultiTokenAttention(torch.autograd.Function):
         _launch_bwd_scores(grid, (probs, grads, weight, acc, dscores, dweight, dbias if has_bias else dweight, seq,
                                   stride, plane),
                            C_IN_P=c_in_p, HAS_BIAS=has_bias, W_NUMEL_P=triton.next_power_of_2(weight.numel()),
-                           **consts)
+                           REPLICAS=_REPLICAS, **consts)
         return dscores, dweight, dbias, None
 
 
@@ -409,5 +427,6 @@ def tuned_configs() -> dict[str, list[dict]]:
 
 def implementation_record() -> dict:
     """What a run records about this implementation: versions, precision and tuned configs."""
-    return {"module": __name__, "triton": triton.__version__, "compute_precision": "P rounded to the input dtype (as torch); fp32 sums; I/O in the input dtype",
+    return {"module": __name__, "triton": triton.__version__,
+            "compute_precision": "P rounded to the input dtype (as torch); fp32 sums; I/O in the input dtype",
             "autotuned": tuned_configs()}
