@@ -9,7 +9,7 @@
 # that imported the same CSV): H100 rows of fused neighborhood attention (batch 2, hidden 512,
 # heads 8, kernel 7) and RTX 3090 rows of multi-token attention (B 2, C_in 4, C_out 4, K 3).
 set -euo pipefail
-: "${LIGER_CSV:?set LIGER_CSV to Liger-Kernel's all_benchmark_data.csv}"
+: "${LIGER_CSV:?set LIGER_CSV to the path of all_benchmark_data.csv}"
 OUT_DIR=${OUT_DIR:-benchmarks/results}
 export KERNELINDEX_DATABASE_URL=${KERNELINDEX_DATABASE_URL:-sqlite:////tmp/kernelindex-rerun-host.sqlite3}
 mkdir -p "$OUT_DIR"
