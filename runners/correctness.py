@@ -117,8 +117,8 @@ def relative_errors(actual: Mapping[str, Any], expected: Mapping[str, Any]) -> d
 
 
 def check_trial(outputs: Mapping[str, Any], copied: Mapping[str, Any], expected: Mapping[str, Any],
-                inputs: Mapping[str, Any], dtype) -> float:
-    """The largest relative error of one call's outputs; raises IncorrectOutput when the policy is broken.
+                inputs: Mapping[str, Any], dtype) -> dict[str, float]:
+    """Each output's relative error for one call; raises IncorrectOutput when the policy is broken.
 
     ``copied`` is the snapshot taken right after the call; ``outputs`` are the same
     tensors read again after the device synchronized.
@@ -150,19 +150,21 @@ def check_trial(outputs: Mapping[str, Any], copied: Mapping[str, Any], expected:
         if bad:
             raise IncorrectOutput(f"{name} has {bad} NaN or Inf values of {early.numel()} "
                                   "(unwritten elements keep the NaN poison)")
-    return max(relative_errors(copied, expected).values())
+    return relative_errors(copied, expected)
 
 
 @dataclass
 class CorrectnessRecord:
-    """What a run records about its check: the largest error seen and whether the policy passed."""
+    """What a run records about its check: the largest error seen (overall and per output) and the verdict."""
 
     passed: bool
     error: float | None
     tolerance: float
     trials: int
     uses_tf32: bool
+    output_errors: Mapping[str, float]
 
     def as_document(self, policy: Mapping[str, Any]) -> dict[str, Any]:
         return {"policy": dict(policy), "policyText": POLICY_TEXT, "passed": self.passed,
-                "relL2Error": self.error, "tolerance": self.tolerance, "trials": self.trials, "tf32": self.uses_tf32}
+                "relL2Error": self.error, "outputErrors": dict(self.output_errors), "tolerance": self.tolerance,
+                "trials": self.trials, "tf32": self.uses_tf32}

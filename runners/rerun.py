@@ -102,6 +102,7 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
 
     dtype = torch_dtype(calls.dtype)
     errors: dict[str, float] = {}
+    output_errors: dict[str, dict[str, float]] = {}
     for trial in range(trials):
         seed = correctness.CORRECTNESS_SEED_BASE + trial
         reference_workload = calls.workload(seed)
@@ -120,22 +121,29 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
                     copied = correctness.snapshot(outputs)
                     if calls.device.startswith("cuda"):
                         torch.cuda.synchronize(calls.device)
-                    error = correctness.check_trial(outputs, copied, expected, contestant.tensors, dtype)
+                    by_output = correctness.check_trial(outputs, copied, expected, contestant.tensors, dtype)
             except correctness.IncorrectOutput as failure:
                 contestant.error = f"{phase}: {failure}"
                 continue
             except Exception as failure:
                 contestant.fail(phase, failure)
                 continue
+            worst = max(by_output, key=by_output.get)
+            error = by_output[worst]
             errors[contestant.name] = max(error, errors.get(contestant.name, 0.0))
+            seen = output_errors.setdefault(contestant.name, {})
+            for name, value in by_output.items():
+                seen[name] = max(value, seen.get(name, 0.0))
             tolerance = correctness.tolerance_for(calls.dtype, implementations[contestant.name].uses_tf32)
             if error > tolerance:
-                contestant.error = f"{phase}: relative L2 error {error:.3g} exceeds the {tolerance:g} tolerance"
+                contestant.error = (f"{phase}: relative L2 error {error:.3g} of {worst} exceeds the "
+                                    f"{tolerance:g} tolerance")
             progress(f"  {phase}/{trials} {contestant.name}: relative L2 error {error:.3g}")
     return {contestant.name: correctness.CorrectnessRecord(
         passed=contestant.name in errors and contestant.error is None, error=errors.get(contestant.name),
         tolerance=correctness.tolerance_for(calls.dtype, implementations[contestant.name].uses_tf32),
-        trials=trials, uses_tf32=implementations[contestant.name].uses_tf32) for contestant in contestants}
+        trials=trials, uses_tf32=implementations[contestant.name].uses_tf32,
+        output_errors=output_errors.get(contestant.name, {})) for contestant in contestants}
 
 
 def _implementation_document(implementation, prepared) -> dict[str, Any]:

@@ -56,7 +56,8 @@ def expected_and_inputs():
 def test_a_correct_output_passes_with_its_error():
     expected, inputs = expected_and_inputs()
     output = {"output": (inputs["x"] * 2)}
-    assert check_trial(output, correctness.snapshot(output), expected, inputs, torch.float32) < 1e-7
+    errors = check_trial(output, correctness.snapshot(output), expected, inputs, torch.float32)
+    assert list(errors) == ["output"] and errors["output"] < 1e-7
 
 
 @pytest.mark.parametrize("tamper, message", [

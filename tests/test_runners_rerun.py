@@ -11,7 +11,7 @@ from runners.timing import protocol_document
 RESULT_KEYS = {"rerunOf", "family", "pass", "metric", "implementation", "workload", "status", "error", "timing",
                "correctness", "environment", "protocol", "observedAt", "cost"}
 TIMING_KEYS = {"unit", "median", "p20", "p80", "samples", "trials", "samplesPerTrial", "cv"}
-CORRECTNESS_KEYS = {"policy", "policyText", "passed", "relL2Error", "tolerance", "trials", "tf32"}
+CORRECTNESS_KEYS = {"policy", "policyText", "passed", "relL2Error", "outputErrors", "tolerance", "trials", "tf32"}
 SMALL_FNA = RerunRequest("fused_neighborhood_attention", "backward",
                          {"seq": 40, "batch": 1, "heads": 2, "hidden": 32, "dilation": 2, "kernel_size": 5}, "fp32",
                          {"bias": True}, rerun_of={"torch": "0123456789ab"})
@@ -62,6 +62,7 @@ def test_result_correctness_records_policy_and_error(fna_result):
     assert check["passed"] and check["tf32"] is False
     assert 0 < check["relL2Error"] <= check["tolerance"] == check["policy"]["tolerances"]["fp32"]
     assert check["trials"] == fna_result["protocol"]["correctnessTrials"]
+    assert max(check["outputErrors"].values()) == check["relL2Error"]
 
 
 def test_unlinked_implementations_report_no_rerun_of(environment):
