@@ -27,7 +27,8 @@ data: install
 	$(BIN)/flask --app wsgi db upgrade
 	@if [ -n "$(LIGER_DATA)" ]; then $(BIN)/flask --app wsgi import liger $(LIGER_DATA); \
 	else echo "no Liger data given: make serve LIGER_DATA=<path, folder or URL>"; fi
-	@if ls benchmarks/results/*.jsonl >/dev/null 2>&1; then $(BIN)/flask --app wsgi import kernelindex benchmarks/results/*.jsonl; fi
+	@bundles="$$(find benchmarks/results -name '*.jsonl' | sort)"; \
+	if [ -n "$$bundles" ]; then $(BIN)/flask --app wsgi import kernelindex $$bundles; fi
 
 serve: data
 	$(BIN)/flask --app wsgi run --host $(HOST) --port $(PORT)

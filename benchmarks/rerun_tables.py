@@ -1,0 +1,73 @@
+"""Tables of the H200 rerun bundles, as benchmarks/README.md shows them.
+
+    python3 benchmarks/rerun_tables.py [BUNDLE...]   (default: benchmarks/results/h200/*.jsonl)
+
+For each family and pass: the workload's swept parameter, every implementation's median
+and p20–p80 (µs), its ratio to the baseline (liger for fused neighborhood attention,
+torch for multi-token attention) and its distance from the datasheet floor. Where a
+workload was measured twice on the same host, the newer result counts (as in the index).
+"""
+
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app.datasheet import achieved  # noqa: E402
+
+BASELINE = {"fused_neighborhood_attention": "liger", "multi_token_attention": "torch"}
+DEFAULT = sorted((Path(__file__).resolve().parent / "results" / "h200").glob("*.jsonl"))
+
+
+def newest_results(paths):
+    newest = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            result = json.loads(line)
+            key = (result["family"], result["pass"], json.dumps(result["workload"], sort_keys=True),
+                   result["implementation"]["name"])
+            if key not in newest or result["observedAt"] > newest[key]["observedAt"]:
+                newest[key] = result
+    return newest.values()
+
+
+def floor_percent(result) -> str:
+    timing = result["timing"]
+    run = SimpleNamespace(median=timing["median"], unit="ns", dtype=result["workload"]["dtype"],
+                          gpu=result["environment"]["hardware"].get("name"),
+                          gpu_product=result["environment"]["hardware"].get("product"),
+                          details={"cost": result["cost"], "implementation": result["implementation"]})
+    return (achieved(run) or {}).get("percent_of_floor") or "–"
+
+
+def main(paths):
+    table = {}
+    for result in newest_results(paths):
+        parameters = result["workload"]["parameters"]
+        sweep = (parameters.get("dilation"), parameters["seq"])
+        table.setdefault((result["family"], result["pass"]), {}).setdefault(sweep, {})[
+            result["implementation"]["name"]] = result
+    for (family, pass_), rows in sorted(table.items()):
+        baseline = BASELINE[family]
+        print(f"\n{family} · {pass_} (µs; ratio = {baseline} ÷ implementation; floor % = floor ÷ median)\n")
+        print("| dilation | seq | implementation | median | p20–p80 | × vs " + baseline + " | % of floor | error |")
+        print("|---|---|---|---|---|---|---|---|")
+        for (dilation, seq), by_name in sorted(rows.items(), key=lambda item: (item[0][0] or 0, item[0][1])):
+            base = by_name.get(baseline)
+            base_median = base["timing"]["median"] if base and base["timing"] else None
+            for name, result in sorted(by_name.items()):
+                timing, error = result["timing"], result["correctness"].get("relL2Error")
+                if not timing:
+                    print(f"| {dilation or '–'} | {seq} | {name} | failed | – | – | – | {error:.2g}: "
+                          f"{result['error']} |")
+                    continue
+                ratio = f"{base_median / timing['median']:.2f}" if base_median else "–"
+                print(f"| {dilation or '–'} | {seq} | {name} | {timing['median'] / 1e3:.1f} | "
+                      f"{timing['p20'] / 1e3:.1f}–{timing['p80'] / 1e3:.1f} | {ratio} | {floor_percent(result)} | "
+                      f"{error:.2g} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or DEFAULT)
