@@ -1,7 +1,6 @@
 """Fused neighborhood attention on CUDA GPUs: torch, torch.compile, Liger-Kernel and KernelIndex's Triton kernels.
 
-Liger is listed only when ``liger_kernel`` imports, and ``kernelindex_triton`` only
-when the project's kernels do. Workloads, reference and cost are the CPU plugin's.
+Liger is listed only when ``liger_kernel`` imports. Workloads, reference and cost are the CPU plugin's.
 """
 
 import importlib.metadata
@@ -9,7 +8,7 @@ import math
 
 import torch
 
-from plugins.fused_neighborhood_attention import reference
+from plugins.fused_neighborhood_attention import reference, triton_kernels
 from plugins.fused_neighborhood_attention.cpu import (TORCH, TORCH_COMPILE, build_workload, differentiable_pass,
                                                        reference_outputs, workload_cost)
 from plugins.fused_neighborhood_attention.definition import FUSED_NEIGHBORHOOD_ATTENTION
@@ -22,11 +21,6 @@ try:
     from liger_kernel.ops.fused_neighborhood_attention import LigerFusedNeighborhoodAttentionFunction
 except ImportError:
     LigerFusedNeighborhoodAttentionFunction = None
-
-try:
-    from plugins.fused_neighborhood_attention import triton_kernels
-except ImportError:
-    triton_kernels = None
 
 
 def liger_implementation():
@@ -46,9 +40,7 @@ def available_implementations():
     implementations = [TORCH, TORCH_COMPILE]
     if LigerFusedNeighborhoodAttentionFunction is not None:
         implementations.append(liger_implementation())
-    if triton_kernels is not None:
-        implementations.append(triton_implementation())
-    return tuple(implementations)
+    return (*implementations, triton_implementation())
 
 
 PLUGIN = KernelPlugin(

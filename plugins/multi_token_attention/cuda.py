@@ -1,14 +1,13 @@
 """Multi-token attention on CUDA GPUs: torch, torch.compile, Liger-Kernel and KernelIndex's Triton kernels.
 
-Liger is listed only when ``liger_kernel`` imports, and ``kernelindex_triton`` only
-when the project's kernels do. Workloads, reference and cost are the CPU plugin's.
+Liger is listed only when ``liger_kernel`` imports. Workloads, reference and cost are the CPU plugin's.
 """
 
 import importlib.metadata
 
 import torch
 
-from plugins.multi_token_attention import reference
+from plugins.multi_token_attention import reference, triton_kernels
 from plugins.multi_token_attention.cpu import (TORCH, TORCH_COMPILE, build_workload, differentiable_pass,
                                                reference_outputs, workload_cost)
 from plugins.multi_token_attention.definition import MULTI_TOKEN_ATTENTION
@@ -21,11 +20,6 @@ try:
     from liger_kernel.transformers.multi_token_attention import LigerMultiTokenAttention
 except ImportError:
     LigerMultiTokenAttention = None
-
-try:
-    from plugins.multi_token_attention import triton_kernels
-except ImportError:
-    triton_kernels = None
 
 
 def liger_implementation():
@@ -44,9 +38,7 @@ def available_implementations():
     implementations = [TORCH, TORCH_COMPILE]
     if LigerMultiTokenAttention is not None:
         implementations.append(liger_implementation())
-    if triton_kernels is not None:
-        implementations.append(triton_implementation())
-    return tuple(implementations)
+    return (*implementations, triton_implementation())
 
 
 PLUGIN = KernelPlugin(
