@@ -609,7 +609,8 @@ def family_page(family: Family, args: dict) -> dict:
     for row in selected:
         config_counts[row["config"]] = config_counts.get(row["config"], 0) + 1
     chart_config = max(config_counts, key=lambda c: (config_counts[c], c)) if config_counts else ()
-    chart_rows = [row for row in selected if row["config"] == chart_config and row["median"] is not None]
+    chart_rows = sorted((row for row in selected if row["config"] == chart_config and row["median"] is not None),
+                        key=lambda row: (row["x_number"] is None, row["x_number"] or 0, row["x_value"]))
     unit = rows[0]["unit"] if rows else "ns"
     x_name = rows[0]["x_name"] if rows else ""
     from . import charts

@@ -111,13 +111,13 @@ class Run(BaseModel):
     gpu_product = peewee.CharField(max_length=120)
     x_name = peewee.CharField(max_length=80)
     x_value = peewee.CharField(max_length=80)
-    x_number = peewee.FloatField(null=True)  # x_value as a number, for sorting and charts
+    x_number = peewee.DoubleField(null=True)  # x_value as a number, for sorting and charts
     parameters = JSONField()
     dtype = peewee.CharField(max_length=20, null=True)
     options = JSONField()
-    median = peewee.FloatField(null=True)  # null for a failed rerun: it has no timing
-    p20 = peewee.FloatField(null=True)
-    p80 = peewee.FloatField(null=True)
+    median = peewee.DoubleField(null=True)  # null for a failed rerun: it has no timing
+    p20 = peewee.DoubleField(null=True)
+    p80 = peewee.DoubleField(null=True)
     status = peewee.CharField(max_length=20)
     evidence = peewee.CharField(max_length=40)
     observed_at = peewee.DateTimeField()
@@ -159,9 +159,9 @@ class Attestation(BaseModel):
     kind = peewee.CharField(max_length=20)  # note, reproduction
     author = peewee.CharField(max_length=80, null=True)
     body = peewee.TextField(default="")
-    median = peewee.FloatField(null=True)
-    p20 = peewee.FloatField(null=True)
-    p80 = peewee.FloatField(null=True)
+    median = peewee.DoubleField(null=True)
+    p20 = peewee.DoubleField(null=True)
+    p80 = peewee.DoubleField(null=True)
     unit = peewee.CharField(max_length=10, null=True)
     gpu = peewee.CharField(max_length=120, null=True)
     software = peewee.TextField(null=True)

@@ -41,6 +41,8 @@ def test_import_summary_and_normalized_parameters(app, runner):
         assert mta.options == {"bias": True} and mta.dtype == "bf16" and mta.x_name == "seq"
         assert mta.evidence == "source-reported" and mta.status == "passed"
         assert (mta.median, mta.p20, mta.p80, mta.unit) == (719872, 716800, 726016, "ns")
+        fna = Run.get((Run.kernel == "fused_neighborhood_attention") & (Run.implementation == "torch"))
+        assert fna.median == 84550209  # past 2**24: stored as a double, never a single-precision float
         unknown = Run.get(Run.implementation == "liger_triton")  # x is a model name, family not known
         assert unknown.x_value == "llama_2_7b" and unknown.x_number is None
         assert unknown.parameters == {"model_config": "llama_2_7b", "batch": 1, "seq": 2048}

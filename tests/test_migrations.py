@@ -38,3 +38,23 @@ def test_rollback_removes_everything(app):
         assert remaining == set()
         db.upgrade()
         assert {m._meta.table_name for m in ALL_MODELS} <= set(db.database.obj.get_tables())
+
+
+def test_migrated_column_types_match_the_models(app, tmp_path):
+    """The migrations and the models must agree on types too (on PostgreSQL a float is not a double)."""
+    from playhouse.db_url import connect
+
+    from .conftest import fresh_database_url
+
+    with app.app_context():
+        migrated = db.database.obj
+        from_models = connect(fresh_database_url("ki_test_models", tmp_path))
+        with from_models.bind_ctx(ALL_MODELS):
+            from_models.create_tables(ALL_MODELS)
+        for model in ALL_MODELS:
+            table = model._meta.table_name
+            expected = {(c.name, c.data_type.lower(), c.null) for c in from_models.get_columns(table)}
+            actual = {(c.name, c.data_type.lower(), c.null) for c in migrated.get_columns(table)}
+            assert actual == expected, table
+        from_models.close()
+
