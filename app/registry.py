@@ -7,6 +7,7 @@ transaction, so a failure leaves the database as it was.
 """
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from . import comparison
 from .db import database
@@ -28,9 +29,10 @@ class PreparedRun:
     family_title: str
     group_shared: dict  # what the comparison group's members share (its key is this digest)
 
-    @property
-    def digest(self) -> str:
-        return document_digest(self.documents["run"])
+    @cached_property
+    def digests(self) -> dict:
+        """Each document's digest, computed once (canonicalizing is the costly part of storing)."""
+        return {kind: document_digest(document) for kind, document in self.documents.items()}
 
 
 @dataclass
@@ -86,7 +88,7 @@ def store_runs(prepared: list[PreparedRun], source_file=None) -> StoreSummary:
 
         rows = []
         for run in new:
-            digest = run.digest
+            digest = run.digests["run"]
             rows.append({
                 **run.fields,
                 "id": short_id(digest),
@@ -94,7 +96,7 @@ def store_runs(prepared: list[PreparedRun], source_file=None) -> StoreSummary:
                 "identity_key": run.identity_key,
                 "measurement_key": run.measurement_key,
                 "source_file": source_file,
-                **{f"{kind}_digest": document_digest(run.documents[kind])
+                **{f"{kind}_digest": run.digests[kind]
                    for kind in ("protocol", "workload", "environment", "implementation")},
             })
         for chunk in _chunks(rows):
@@ -113,8 +115,8 @@ class InvalidDocument(Exception):
 def _insert_missing_documents(runs):
     documents = {}
     for run in runs:
-        for document in run.documents.values():
-            documents.setdefault(document_digest(document), document)
+        for kind, document in run.documents.items():
+            documents.setdefault(run.digests[kind], document)
     present = _existing(Manifest.digest, documents)
     for digest, document in documents.items():
         errors = digest not in present and document_errors(document)
