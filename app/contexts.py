@@ -187,6 +187,8 @@ def spread_line(run: Run, spec: dict) -> str:
         parts.append(f"{rerun['trials']} trials × {rerun.get('samplesPerTrial')} samples")
     if rerun.get("cv") is not None:
         parts.append(f"cv {formatting.significant(rerun['cv'] * 100, 2)}%")
+    if rerun.get("hostExposedSamples"):
+        parts.append(f"{rerun['hostExposedSamples']} samples waited on the host")
     return " · ".join(parts) if run.median is not None else ""
 
 

@@ -40,6 +40,7 @@ class TimingSchema(Schema):
     trials = fields.Integer(required=True, validate=validate.Range(min=1))
     samplesPerTrial = fields.Integer(required=True, validate=validate.Range(min=1))
     cv = fields.Float(required=True)
+    hostExposedSamples = fields.Integer(load_default=0, validate=validate.Range(min=0))
 
 
 class WorkloadInputSchema(Schema):
@@ -164,7 +165,8 @@ def prepare(result: dict, families: dict, rerun_of: Run | None) -> tuple[Prepare
     extra = {"correctness": correctness, "rerun": {
         "of": rerun_of.digest if rerun_of else None, "host": host,
         "trials": timing["trials"] if timing else 0, "samplesPerTrial": timing["samplesPerTrial"] if timing else 0,
-        "cv": timing["cv"] if timing else None, "cost": result["cost"], "error": result["error"]}}
+        "cv": timing["cv"] if timing else None, "hostExposedSamples": timing.get("hostExposedSamples", 0) if timing else 0,
+        "cost": result["cost"], "error": result["error"]}}
     timestamp = observed.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     external_id = (f"kernelindex/{family_name}/{pass_}/{implementation['name']}/{hardware.slug(gpu)}/{slug}/"
                    f"{observed:%Y-%m-%d-%H-%M-%S}-{hardware.slug(host)}")

@@ -15,7 +15,12 @@ workload:
    forward of a backward pass), and on a GPU a ``l2FlushBytes`` buffer is zeroed to
    evict the L2 cache;
 4. a call is timed by CUDA events around it on the GPU's current stream, or by
-   ``time.perf_counter_ns`` on a CPU;
+   ``time.perf_counter_ns`` on a CPU. On a GPU the start event is queued behind a
+   device-side delay (``launchQueue``) long enough for the host to queue the whole
+   call before the GPU reaches it, as it would inside a model: the GPU time of the
+   call is measured, not how fast this host issues launches to an idle GPU. A call
+   that waits on the GPU itself (a host synchronisation) still pays for it; such
+   samples are counted (``hostExposedSamples``);
 5. the primary statistic is the median of all samples, with p20 and p80 and the
    coefficient of variation; every raw sample is kept, per trial.
 
@@ -37,6 +42,10 @@ from runners.types import PreparedPass
 
 HARNESS = {"name": "KernelIndex rerun harness", "repository": "https://github.com/kernelindex/kernelindex"}
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # several times the L2 of any current GPU (H200: 60 MiB)
+LAUNCH_QUEUE = {"method": "device-side delay before the start event", "delayFactor": 2,
+                "minDelayNs": 50_000, "maxDelayNs": 10_000_000}
+"""The delay before a timed call: ``delayFactor`` times the longest host time the pass has taken to
+queue one call so far (warm-up included), clamped to ``[minDelayNs, maxDelayNs]``."""
 
 PROTOCOL_PRESETS: dict[str, dict[str, Any]] = {
     "standard": {"warmupReps": 5, "trials": 5, "samplesPerTrial": 20, "inputSets": 4, "correctnessTrials": 3,
@@ -69,10 +78,13 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
         "inputSeeds": [INPUT_SEED_BASE + index for index in range(parameters["inputSets"])],
         "interleaving": "round-robin by trial, first implementation rotating",
         "l2FlushBytes": L2_FLUSH_BYTES if target == "cuda" else None,
+        "launchQueue": dict(LAUNCH_QUEUE) if target == "cuda" else None,
         "notes": ("Timed: one call of the pass (forward; backward of a fixed forward with a fixed upstream "
                   "gradient; or both), with autograd recording as in training. Inputs rotate through seeded "
                   "sets copied in before each call; the L2 is "
                   "flushed before each call on GPUs; setup, copies and flush are outside the timed region. "
+                  "On GPUs the call is queued behind a device-side delay, so the host's launch cost is not "
+                  "timed unless the call waits on the GPU itself (counted as hostExposedSamples). "
                   "Comparable only within one kernel, workload, timed pass and hardware."),
     }
 
@@ -138,6 +150,24 @@ def load_inputs(tensors: Mapping[str, Any], values: Mapping[str, Any]) -> None:
 # ----------------------------------------------------------------------------- timers
 
 
+def queue_delay_ns(longest_queue_ns: int | None) -> int:
+    """The device-side delay before a timed call, from the longest host time to queue one call so far
+    (``None`` before the first call: the longest delay)."""
+    if longest_queue_ns is None:
+        return LAUNCH_QUEUE["maxDelayNs"]
+    delay = LAUNCH_QUEUE["delayFactor"] * longest_queue_ns
+    return min(max(delay, LAUNCH_QUEUE["minDelayNs"]), LAUNCH_QUEUE["maxDelayNs"])
+
+
+@dataclass
+class TimedCalls:
+    """What a timer returns for a run of calls: one sample per call (ns), and how many of them the host
+    was on the critical path for (the GPU reached the start event before the call was queued)."""
+
+    samples: list[float]
+    host_exposed: int = 0
+
+
 class PerfCounterTimer:
     """Wall-clock timing of synchronous CPU calls."""
 
@@ -146,7 +176,7 @@ class PerfCounterTimer:
     def __init__(self, device: str):
         self.device = device
 
-    def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None]) -> list[float]:
+    def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None]) -> TimedCalls:
         samples = []
         for _ in range(count):
             next_inputs()
@@ -155,14 +185,22 @@ class PerfCounterTimer:
             outputs = prepared.run()
             samples.append(float(time.perf_counter_ns() - started))
             del outputs
-        return samples
+        return TimedCalls(samples)
 
     def synchronize(self) -> None:
         return None
 
 
 class CudaEventTimer:
-    """CUDA events recorded on the current stream around each call, the L2 flushed before each."""
+    """CUDA events around each call on the current stream, behind a device-side delay, the L2 flushed before each.
+
+    The delay (``torch.cuda._sleep``, a spinning kernel, so clocks stay up) is sized from
+    the longest host time the pass has needed to queue one call, so the start event
+    fires only once the whole call is queued. Whether it did is checked per call: a
+    start event that already fired when the host finished queuing means the host was
+    on the critical path (the call synchronised, or the delay was too short), and the
+    sample is counted as host-exposed.
+    """
 
     name = "cuda_events"
 
@@ -171,23 +209,45 @@ class CudaEventTimer:
 
         self.device = torch.device(device)
         self.flush_buffer = torch.empty(flush_bytes, dtype=torch.int8, device=self.device)
+        self.cycles_per_ns = self._clock_rate()
+        self.queue_ns: dict[int, int] = {}  # id(prepared pass) -> longest host time to queue one call
 
-    def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None]) -> list[float]:
+    def _clock_rate(self) -> float:
+        """GPU cycles per nanosecond of the delay kernel, measured once (the spin counts SM clock cycles)."""
+        import torch
+
+        cycles = 2_000_000
+        torch.cuda._sleep(cycles)  # first launch loads the kernel
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        end.synchronize()
+        return cycles / (start.elapsed_time(end) * 1e6)
+
+    def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None]) -> TimedCalls:
         import torch
 
         events = []
+        host_exposed = 0
         for _ in range(count):
             next_inputs()
             prepared.setup()
             self.flush_buffer.zero_()
+            torch.cuda._sleep(int(queue_delay_ns(self.queue_ns.get(id(prepared))) * self.cycles_per_ns))
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
+            queuing = time.perf_counter_ns()
             outputs = prepared.run()
             end.record()
+            queued_in = time.perf_counter_ns() - queuing
+            if start.query():
+                host_exposed += 1
+            self.queue_ns[id(prepared)] = max(self.queue_ns.get(id(prepared), 0), queued_in)
             events.append((start, end))
             del outputs
         torch.cuda.synchronize(self.device)
-        return [start.elapsed_time(end) * 1e6 for start, end in events]
+        return TimedCalls([start.elapsed_time(end) * 1e6 for start, end in events], host_exposed)
 
     def synchronize(self) -> None:
         import torch
@@ -211,6 +271,7 @@ class Contestant:
     tensors: Mapping[str, Any]
     budget: Budget
     samples: list[list[float]] = field(default_factory=list)
+    host_exposed: int = 0
     error: str | None = None
     calls: int = 0
 
@@ -250,14 +311,15 @@ def run_trials(contestants: Sequence[Contestant], protocol: Mapping[str, Any], t
                 continue
             try:
                 with contestant.budget.limit():
-                    samples = timer.time_calls(contestant.prepared, protocol["samplesPerTrial"],
-                                               _input_rotation(contestant, input_sets))
+                    timed = timer.time_calls(contestant.prepared, protocol["samplesPerTrial"],
+                                             _input_rotation(contestant, input_sets))
             except Exception as error:
                 contestant.fail(f"timing trial {trial + 1}", error)
                 continue
-            contestant.samples.append(samples)
+            contestant.samples.append(timed.samples)
+            contestant.host_exposed += timed.host_exposed
             progress(f"  trial {trial + 1}/{protocol['trials']} {contestant.name}: "
-                     f"median {percentile(samples, 50) / 1e6:.4g} ms")
+                     f"median {percentile(timed.samples, 50) / 1e6:.4g} ms")
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -274,7 +336,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def timing_summary(samples: list[list[float]]) -> dict[str, Any]:
+def timing_summary(samples: list[list[float]], host_exposed: int = 0) -> dict[str, Any]:
     """The timing section of a rerun result: statistics over all samples, and the samples by trial."""
     pooled = [sample for trial in samples for sample in trial]
     mean = sum(pooled) / len(pooled)
@@ -288,4 +350,5 @@ def timing_summary(samples: list[list[float]]) -> dict[str, Any]:
         "trials": len(samples),
         "samplesPerTrial": len(samples[0]),
         "cv": math.sqrt(variance) / mean if mean else 0.0,
+        "hostExposedSamples": host_exposed,
     }

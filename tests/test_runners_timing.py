@@ -47,6 +47,17 @@ def test_timing_summary_keeps_every_sample():
     assert summary["samples"] == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
     assert (summary["trials"], summary["samplesPerTrial"]) == (2, 3)
     assert summary["cv"] == pytest.approx(1.8708 / 3.5, rel=1e-3)
+    assert summary["hostExposedSamples"] == 0
+    assert timing.timing_summary([[1.0, 2.0]], host_exposed=2)["hostExposedSamples"] == 2
+
+
+def test_gpu_calls_queue_behind_a_delay_sized_from_the_host():
+    queue = protocol_document("standard", "cuda")["launchQueue"]
+    assert queue == timing.LAUNCH_QUEUE and protocol_document("standard", "cpu")["launchQueue"] is None
+    assert timing.queue_delay_ns(None) == queue["maxDelayNs"]  # nothing known yet: the longest delay
+    assert timing.queue_delay_ns(100_000) == queue["delayFactor"] * 100_000
+    assert timing.queue_delay_ns(1_000) == queue["minDelayNs"]
+    assert timing.queue_delay_ns(10**9) == queue["maxDelayNs"]
 
 
 def test_budget_interrupts_a_phase_that_runs_over():
@@ -110,6 +121,6 @@ def test_setup_runs_outside_the_timed_call():
         time.sleep(0.05)
 
     prepared = PreparedPass(run=lambda: calls.append("run") or {}, setup=setup)
-    samples = PerfCounterTimer("cpu").time_calls(prepared, 2, lambda: calls.append("inputs"))
+    timed = PerfCounterTimer("cpu").time_calls(prepared, 2, lambda: calls.append("inputs"))
     assert calls == ["inputs", "setup", "run"] * 2
-    assert all(sample < 0.05e9 for sample in samples)
+    assert all(sample < 0.05e9 for sample in timed.samples) and timed.host_exposed == 0
