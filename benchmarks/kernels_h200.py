@@ -216,8 +216,6 @@ def fna_stages(t, options, size, floor):
         "stage_attention": lambda: fna_tri._attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation,
                                                               scale),
         "stage_out_gemm": lambda: fna_tri._matmul(attn, [wo.t()], out, (bo,)),
-        "stage_fused_attention_out": lambda: fna_tri._attention_out_projection(qkv, wo, bo, batch, seq, hidden, heads,
-                                                                               kernel_size, dilation, scale),
     }
     for name, fn in stages.items():
         fn()
@@ -265,17 +263,6 @@ def extras(values, options, inputs, size, expected, check):
         log(f"torch.compile failed: {error!r}")
     triton_fn = lambda t: fna_tri.fused_neighborhood_attention_triton(**t, **options)  # noqa: E731
     diagnostics("fna", size, triton_fn, inputs, fwd)
-    default = fna_tri.FUSED_OUT_PROJECTION
-    fna_tri.FUSED_OUT_PROJECTION = not default
-    try:
-        out = triton_fn(check)
-        timing = time_pass(triton_fn, inputs, "forward", lambda t: list(t.values()))
-        name = "triton_3_launches" if default else "triton_fused_out"
-        record("fna", "forward", size, name, timing, fwd, error=relative_error(out, expected))
-        timing = graph_replay_ms(lambda: triton_fn(inputs[0]))
-        record("fna", "forward", size, name + "_graph_replay", timing, fwd, error=float("nan"))
-    finally:
-        fna_tri.FUSED_OUT_PROJECTION = default
     fna_stages(check, options, size, fwd)
     fna_tri.FP32_DOT_PRECISION = "tf32x3"
     try:

@@ -9,9 +9,6 @@ forward, three launches::
     attn = neighborhood attention of qkv, lse per row/head    _neighborhood_attention_fwd_kernel
     out  = attn @ Wo^T + bo                                   _linear_matmul_kernel
 
-(``FUSED_OUT_PROJECTION`` computes ``attn`` inside the output projection instead,
-:func:`_neighborhood_attention_out_kernel`, two launches; slower on the H200, so off.)
-
 backward (``dout`` given), five launches and a concatenation::
 
     dattn = dout @ Wo;  dWo = dout^T @ attn with dbo = its row sums    _linear_matmul_kernel x2
@@ -55,7 +52,8 @@ import triton.language as tl
 from plugins._triton_launcher import Launcher
 
 FP32_DOT_PRECISION = "tf32"
-"""How ``tl.dot`` multiplies fp32 operands: TF32 tensor cores (10-bit mantissa, fp32 accumulate)."""
+"""How the projections' ``tl.dot`` multiplies fp32 operands: TF32 tensor cores (10-bit mantissa, fp32 accumulate)."""
+
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 
@@ -227,77 +225,6 @@ def _neighborhood_attention_fwd_kernel(qkv_ptr, o_ptr, lse_ptr, L, HIDDEN, HEADS
     tl.store(lse_ptr + rows * HEADS + head, m + tl.log2(tl.where(pos_ok, denom, 1.0)), mask=pos_ok)
 
 
-def _fused_out_configs():
-    if _INTERPRET:
-        return [triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}, num_warps=4)]
-    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=st)
-            for m, n, w, st in [(16, 128, 8, 2), (32, 256, 16, 2), (32, 128, 8, 2), (16, 64, 4, 2), (32, 64, 8, 2)]]
-
-
-@triton.autotune(configs=_fused_out_configs(), key=["M", "L", "HIDDEN", "KERNEL", "DILATION"])
-@triton.jit
-def _neighborhood_attention_out_kernel(qkv_ptr, w_ptr, bias_ptr, out_ptr, attn_ptr, lse_ptr, M, L, HIDDEN, HEADS,
-                                       qk_scale_log2, stride_qkv, stride_wn, stride_wk, stride_out, stride_attn,
-                                       HAS_BIAS: tl.constexpr, KERNEL: tl.constexpr, DILATION: tl.constexpr,
-                                       HEAD_DIM: tl.constexpr, INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
-                                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Neighborhood attention fused into the output projection: ``out = attn @ Wo^T + bo``.
-
-    The GEMM's reduction runs over heads, ``HEAD_DIM`` at a time, and each step's A tile
-    (``attn`` of ``BLOCK_M`` rows for head h) is computed on the spot from ``qkv`` by the
-    same online softmax as :func:`_neighborhood_attention_fwd_kernel`, so ``attn`` never
-    has to be read back. Programs of the first column of tiles also store ``attn`` and
-    ``lse`` (the backward needs them); the others recompute the (cheap) attention.
-    Grid: ``(cdiv(M, BLOCK_M), cdiv(HIDDEN, BLOCK_N))`` with ``M = batch * L``.
-    """
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    row_ok = rows < M
-    pos = rows % L
-    start = rows - pos  # first row of this row's sequence
-    dims = tl.arange(0, HEAD_DIM)
-    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    col_ok = cols < HIDDEN
-    k_base = qkv_ptr + HIDDEN
-    v_base = qkv_ptr + 2 * HIDDEN
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for head in range(HEADS):
-        col = head * HEAD_DIM + dims
-        q = tl.load(qkv_ptr + rows[:, None] * stride_qkv + col[None, :], mask=row_ok[:, None], other=0.0)
-        q = q.to(tl.float32)
-        m = tl.full((BLOCK_M,), -1.0e30, dtype=tl.float32)
-        denom = tl.zeros((BLOCK_M,), dtype=tl.float32)
-        o = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
-        for t in range(KERNEL):  # run-time loop: one neighbour's rows live at a time
-            nbr = pos + (t - KERNEL // 2) * DILATION
-            ok = row_ok & (nbr >= 0) & (nbr < L)
-            offsets = (start + nbr)[:, None] * stride_qkv + col[None, :]
-            k = tl.load(k_base + offsets, mask=ok[:, None], other=0.0).to(tl.float32)
-            v = tl.load(v_base + offsets, mask=ok[:, None], other=0.0).to(tl.float32)
-            s = tl.where(ok, tl.sum(q * k, axis=1) * qk_scale_log2, float("-inf"))
-            m_new = tl.maximum(m, s)
-            alpha = tl.exp2(m - m_new)
-            p = tl.exp2(s - m_new)
-            denom = denom * alpha + p
-            o = o * alpha[:, None] + p[:, None] * v
-            m = m_new
-        denom = tl.where(row_ok, denom, 1.0)
-        a = (o / denom[:, None]).to(attn_ptr.dtype.element_ty)
-        if pid_n == 0:
-            tl.store(attn_ptr + rows[:, None] * stride_attn + col[None, :], a, mask=row_ok[:, None])
-            tl.store(lse_ptr + rows * HEADS + head, m + tl.log2(denom), mask=row_ok)
-        w = tl.load(w_ptr + cols[None, :] * stride_wn + col[:, None] * stride_wk, mask=col_ok[None, :], other=0.0)
-        if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
-            acc = tl.dot(a.to(tl.float32), w.to(tl.float32), acc=acc, input_precision=INPUT_PRECISION)
-        else:
-            acc = tl.dot(a, w, acc=acc, input_precision=INPUT_PRECISION)
-    if HAS_BIAS:
-        acc += tl.load(bias_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
-    tl.store(out_ptr + rows[:, None] * stride_out + cols[None, :], acc.to(out_ptr.dtype.element_ty),
-             mask=row_ok[:, None] & col_ok[None, :])
-
-
 def _bwd_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
@@ -379,12 +306,7 @@ def _neighborhood_attention_bwd_kernel(qkv_ptr, o_ptr, do_ptr, lse_ptr, dqkv_ptr
 
 _LOG2E = 1.4426950408889634
 _launch_attention_fwd = Launcher(_neighborhood_attention_fwd_kernel)
-_launch_attention_out = Launcher(_neighborhood_attention_out_kernel)
 
-FUSED_OUT_PROJECTION = False
-"""Compute the attention inside the output projection (two forward launches instead of three)
-where the head size allows a tensor-core step (a power of two, at least 16). Off: on the H200
-it measured slower than three launches (0.098 vs 0.089 ms at seq 1024, benchmarks/KERNELS.md)."""
 _launch_attention_bwd = Launcher(_neighborhood_attention_bwd_kernel)
 
 
@@ -415,24 +337,6 @@ def _attention_backward(qkv, attn, dattn, lse, batch, seq, hidden, heads, kernel
     return dqkv
 
 
-def _attention_out_projection(qkv, out_weight, out_bias, batch, seq, hidden, heads, kernel_size, dilation, scale):
-    head_dim = hidden // heads
-    attn = torch.empty(batch * seq, hidden, device=qkv.device, dtype=qkv.dtype)
-    lse = torch.empty(batch * seq, heads, device=qkv.device, dtype=torch.float32)
-    out = torch.empty(batch * seq, hidden, device=qkv.device, dtype=qkv.dtype)
-    M = batch * seq
-
-    def grid(meta):
-        return (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(hidden, meta["BLOCK_N"]))
-
-    _launch_attention_out(grid, (qkv, out_weight, out_bias if out_bias is not None else out_weight, out, attn, lse, M,
-                                 seq, hidden, heads, scale * _LOG2E, qkv.stride(0), out_weight.stride(0),
-                                 out_weight.stride(1), out.stride(0), attn.stride(0)),
-                          HAS_BIAS=out_bias is not None, KERNEL=kernel_size, DILATION=dilation, HEAD_DIM=head_dim,
-                          INPUT_PRECISION=FP32_DOT_PRECISION, UPCAST=_INTERPRET and qkv.dtype != torch.float32)
-    return out, attn, lse
-
-
 class _FusedNeighborhoodAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, out_weight, out_bias,
@@ -444,14 +348,9 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
         weights = [w if w.stride() == q_weight.stride() else w.contiguous() for w in (q_weight, k_weight, v_weight)]
         qkv = torch.empty(batch * seq, 3 * hidden, device=x.device, dtype=x.dtype)
         _matmul(x2, [w.t() for w in weights], qkv, (q_bias, k_bias, v_bias))
-        head_dim = hidden // heads
-        if FUSED_OUT_PROJECTION and head_dim >= 16 and head_dim & (head_dim - 1) == 0:
-            out, attn, lse = _attention_out_projection(qkv, out_weight, out_bias, batch, seq, hidden, heads,
-                                                       kernel_size, dilation, scale)
-        else:
-            attn, lse = _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale)
-            out = torch.empty(batch * seq, hidden, device=x.device, dtype=x.dtype)
-            _matmul(attn, [out_weight.t()], out, (out_bias,))
+        attn, lse = _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale)
+        out = torch.empty(batch * seq, hidden, device=x.device, dtype=x.dtype)
+        _matmul(attn, [out_weight.t()], out, (out_bias,))
         ctx.save_for_backward(x2, q_weight, k_weight, v_weight, out_weight, qkv, attn, lse)
         ctx.shape = (batch, seq, hidden, heads, kernel_size, dilation, scale)
         ctx.has_bias = (q_bias is not None, k_bias is not None, v_bias is not None, out_bias is not None)
@@ -504,7 +403,6 @@ def fused_neighborhood_attention_triton(hidden_states, q_weight, q_bias, k_weigh
 _AUTOTUNED = {
     "_linear_matmul_kernel": _linear_matmul_kernel,
     "_neighborhood_attention_fwd_kernel": _neighborhood_attention_fwd_kernel,
-    "_neighborhood_attention_out_kernel": _neighborhood_attention_out_kernel,
     "_neighborhood_attention_bwd_kernel": _neighborhood_attention_bwd_kernel,
 }
 
@@ -533,5 +431,5 @@ def tuned_configs() -> dict[str, list[dict]]:
 def implementation_record() -> dict:
     """What a run records about this implementation: versions, precision and tuned configs."""
     return {"module": __name__, "triton": triton.__version__, "fp32_dot_precision": FP32_DOT_PRECISION,
-            "tf32": FP32_DOT_PRECISION == "tf32", "fused_out_projection": FUSED_OUT_PROJECTION,
+            "tf32": FP32_DOT_PRECISION == "tf32",
             "autotuned": tuned_configs()}

@@ -1,0 +1,176 @@
+"""Check and time the multi-token attention Triton forward on a GPU, beside the torch formulation.
+
+    PYTHONUNBUFFERED=1 timeout 280 python3 benchmarks/mta_variants.py 2>&1 | tee $OUT/mta.log
+
+Workload: bf16, batch 2, heads 4 -> 4, k 3, groups 1, bias (the reference workload), L 32..4096.
+
+1. Correctness: relative L2 error of the forward against ``reference.multi_token_attention_float64``
+   at every L (powers of two and one irregular L), fresh random inputs for each; every gradient
+   at L 1024 and 4096.
+2. Time: the forward at L 1024, 2048, 4096 as device time (one call captured in a CUDA graph and
+   replayed, static inputs) and as ``triton.testing.do_bench`` median (p20, p80) cycling over 4
+   input sets that require grad (so autograd records, and the forward saves what the backward
+   needs); the backward at L 1024 by do_bench; each forward stage alone by graph replay.
+3. A table, last. Floors: scores read once + output written once at the 4,273 GB/s copy rate.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
+
+import torch  # noqa: E402
+from triton.testing import do_bench  # noqa: E402
+
+from plugins.multi_token_attention import reference  # noqa: E402
+from plugins.multi_token_attention import triton_kernels as ours  # noqa: E402
+
+COPY_BANDWIDTH = 4.273e12  # bytes/s, device-to-device copy measured on this H200 (issue 5)
+QUANTILES = [0.5, 0.2, 0.8]
+CHECKED = [32, 64, 128, 256, 512, 1000, 1024, 2048, 4096]
+TIMED = [1024, 2048, 4096]
+GRADIENTS_CHECKED = [1024, 4096]
+ROTATE = 4
+START = time.time()
+TABLE: list[tuple] = []
+
+
+def log(*parts):
+    print(f"[{time.time() - START:6.1f}s]", *parts, flush=True)
+
+
+def values(seq):
+    return {"batch": 2, "heads_in": 4, "heads_out": 4, "seq": seq, "k": 3, "groups": 1, "bias": True}
+
+
+def inputs(seq, seed, requires_grad=False):
+    tensors = reference.make_workload(values(seq), "bf16", "cuda", seed)
+    return {name: t.requires_grad_(requires_grad) for name, t in tensors.items()}
+
+
+def relative_error(value, expected):
+    return ((value.double() - expected).norm() / expected.norm()).item()
+
+
+def implementations():
+    return {"ours": ours.multi_token_attention_triton, "torch": reference.multi_token_attention_torch}
+
+
+def check(seq, seed):
+    """Forward errors (and gradient errors at GRADIENTS_CHECKED) of every implementation, same inputs."""
+    t = inputs(seq, seed, requires_grad=True)
+    t64 = {name: x.detach().double().requires_grad_(True) for name, x in t.items()}
+    expected = reference.multi_token_attention_float64(**t64)
+    grads = seq in GRADIENTS_CHECKED
+    if grads:
+        dy = torch.randn(expected.shape, device="cuda", dtype=torch.float64)
+        grads64 = torch.autograd.grad(expected, list(t64.values()), dy)
+    for name, fn in implementations().items():
+        out = fn(**t)
+        line = f"L {seq:5d} {name:6s} forward {relative_error(out, expected):.2e}"
+        if grads:
+            got = torch.autograd.grad(out, list(t.values()), dy.to(out.dtype))
+            line += "  grads " + " ".join(f"{n} {relative_error(g, g64):.2e}"
+                                          for n, g, g64 in zip(t, got, grads64))
+        log(line)
+    del expected, t, t64
+
+
+def graph_replay_ms(fn):
+    """Device time alone: one call captured in a CUDA graph and replayed."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream), torch.no_grad():
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph), torch.no_grad():
+        fn()
+    return do_bench(graph.replay, warmup=25, rep=100, quantiles=QUANTILES)
+
+
+def forward_ms(fn, sets):
+    cycle = itertools.cycle(sets)
+    return do_bench(lambda: fn(**next(cycle)), warmup=25, rep=100, quantiles=QUANTILES)
+
+
+def backward_ms(fn, sets):
+    prepared = [(y, torch.randn_like(y)) for y in (fn(**t) for t in sets)]
+    cycle = itertools.cycle(prepared)
+
+    def run():
+        y, dy = next(cycle)
+        y.backward(dy, retain_graph=True)
+
+    leaves = [x for t in sets for x in t.values()]
+    return do_bench(run, warmup=25, rep=100, grad_to_none=leaves, quantiles=QUANTILES)
+
+
+def stages(seq, t):
+    """Device time of each forward launch of ours alone (graph replay)."""
+    scores, weight, bias = t["scores"].detach(), t["weight"].detach(), t["bias"].detach()
+    batch = scores.shape[0]
+    consts = ours._shape_constants(scores, weight, 1)
+    probs = ours._padded(scores, consts["K"], softmax=True)
+    out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
+
+    def conv():
+        def grid(meta):
+            return (ours.triton.cdiv(seq, meta["BLOCK_M"]) * ours.triton.cdiv(seq, meta["BLOCK_N"]), batch)
+
+        ours._launch_conv_fwd(grid, (probs, weight, bias, out, seq, probs.shape[-1], probs.shape[-2] * probs.shape[-1]),
+                              C_OUT_P=ours.triton.next_power_of_2(consts["C_OUT"]), HAS_BIAS=True, **consts)
+
+    found = {"ours: softmax + pad": lambda: ours._padded(scores, consts["K"], softmax=True), "ours: conv": conv}
+    return {name: graph_replay_ms(fn) for name, fn in found.items()}
+
+
+def record(seq, what, timing):
+    floor_ms = reference.min_bytes(values(seq), "bf16") / COPY_BANDWIDTH * 1e3
+    median, p20, p80 = timing
+    TABLE.append((seq, what, median * 1e3, p20 * 1e3, p80 * 1e3, median / floor_ms))
+    log(f"L {seq:5d} {what:30s} {median * 1e3:9.1f} us [{p20 * 1e3:.1f}, {p80 * 1e3:.1f}] "
+        f"{median / floor_ms:5.2f}x floor")
+
+
+def main():
+    log(torch.cuda.get_device_name(), "torch", torch.__version__, "triton", ours.triton.__version__)
+    for index, seq in enumerate(CHECKED):
+        try:
+            check(seq, seed=100 + index)
+        except Exception as error:  # noqa: BLE001 - report and go on to the other sizes
+            log(f"L {seq}: check failed: {error!r}")
+        torch.cuda.empty_cache()
+    for seq in TIMED:
+        sets = [inputs(seq, seed=1000 + i, requires_grad=True) for i in range(ROTATE)]
+        for name, fn in implementations().items():
+            if name == "torch" and seq > 1024:
+                continue
+            try:
+                if name != "torch":  # its masked_fill copies a CPU scalar: not capturable in a graph
+                    record(seq, f"{name} forward, device", graph_replay_ms(lambda: fn(**sets[0])))
+                record(seq, f"{name} forward, do_bench", forward_ms(fn, sets))
+                if seq == 1024:
+                    record(seq, f"{name} backward, do_bench", backward_ms(fn, sets))
+            except Exception as error:  # noqa: BLE001
+                log(f"L {seq} {name}: timing failed: {error!r}")
+        try:
+            for name, timing in stages(seq, sets[0]).items():
+                record(seq, f"{name}, device", timing)
+        except Exception as error:  # noqa: BLE001
+            log(f"L {seq}: stage timing failed: {error!r}")
+        del sets
+        torch.cuda.empty_cache()
+    log("autotuned:", ours.tuned_configs())
+    print(f"\n{'L':>5}  {'what':30s} {'median us':>10} {'p20':>8} {'p80':>8} {'x floor':>8}")
+    for seq, what, median, p20, p80, ratio in TABLE:
+        print(f"{seq:5d}  {what:30s} {median:10.1f} {p20:8.1f} {p80:8.1f} {ratio:8.2f}")
+
+
+if __name__ == "__main__":
+    main()
