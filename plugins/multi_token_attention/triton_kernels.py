@@ -63,7 +63,8 @@ def _pad_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_R": 8, "BLOCK_N": 32}, num_warps=4)]
     return [triton.Config({"BLOCK_R": r, "BLOCK_N": n}, num_warps=w)
-            for r, n, w in [(8, 128, 4), (8, 256, 4), (16, 128, 4), (16, 256, 8), (32, 128, 4)]]
+            for r, n, w in [(8, 128, 4), (8, 256, 4), (16, 128, 4), (16, 256, 8), (32, 128, 4),
+                            (2, 1024, 4), (4, 1024, 8), (4, 512, 4), (8, 512, 8), (2, 2048, 8)]]
 
 
 @triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX"])
@@ -115,8 +116,9 @@ def _mta_pad_kernel(src_ptr, dst_ptr, L, ROWS, STRIDE, PLANE, PAD: tl.constexpr,
 def _conv_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}, num_warps=4)]
-    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w)
-            for m, n, w in [(16, 64, 4), (16, 64, 8), (32, 64, 8), (16, 128, 8), (32, 64, 4), (32, 128, 8)]]
+    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=st)
+            for m, n, w, st in [(16, 64, 4, 1), (16, 64, 8, 1), (32, 64, 8, 1), (16, 128, 8, 1), (32, 64, 4, 1),
+                                (32, 128, 8, 1), (32, 64, 4, 3), (32, 128, 8, 3), (16, 128, 4, 3), (32, 128, 4, 2)]]
 
 
 @triton.autotune(configs=_conv_configs(), key=["L", "C_IN", "C_OUT", "K"])
@@ -314,7 +316,7 @@ def _padded(source: torch.Tensor, k: int, softmax: bool) -> torch.Tensor:
     batch, heads, seq, _ = source.shape
     pad = k // 2
     rows = triton.cdiv(seq, _MAX_BLOCK_M) * _MAX_BLOCK_M + 2 * pad
-    stride = triton.cdiv(triton.cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + 2 * pad, 8) * 8
+    stride = triton.cdiv(triton.cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + 2 * pad, 64) * 64  # rows 128-byte aligned
     padded = torch.empty(batch, heads, rows, stride, device=source.device, dtype=source.dtype)
     extra = _MAX_BLOCK_M + _MAX_BLOCK_N + 2 * pad
 
