@@ -49,7 +49,7 @@ import torch
 import triton
 import triton.language as tl
 
-from plugins._triton_launcher import Launcher
+from plugins._triton_launcher import Launcher, device_time
 
 FP32_DOT_PRECISION = "tf32"
 """How the projections' ``tl.dot`` multiplies fp32 operands: TF32 tensor cores (10-bit mantissa, fp32 accumulate)."""
@@ -72,7 +72,7 @@ def _matmul_configs():
             for m, n, k, w, s in shapes]
 
 
-@triton.autotune(configs=_matmul_configs(), key=["M", "N", "K", "NUM_SPLITS"])
+@triton.autotune(configs=_matmul_configs(), key=["M", "N", "K", "NUM_SPLITS"], do_bench=device_time)
 @triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})
 @triton.jit
 def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, bias2_ptr, c_ptr, rowsum_ptr,
@@ -177,7 +177,7 @@ def _attention_configs():
     return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 4), (16, 8), (32, 8), (32, 16)]]
 
 
-@triton.autotune(configs=_attention_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"])
+@triton.autotune(configs=_attention_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"], do_bench=device_time)
 @triton.jit
 def _neighborhood_attention_fwd_kernel(qkv_ptr, o_ptr, lse_ptr, L, HIDDEN, HEADS, HEAD_DIM, qk_scale_log2,
                                        stride_qkv, stride_o,
@@ -231,7 +231,7 @@ def _bwd_configs():
     return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 8), (32, 16), (16, 4), (32, 8)]]
 
 
-@triton.autotune(configs=_bwd_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"])
+@triton.autotune(configs=_bwd_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"], do_bench=device_time)
 @triton.jit
 def _neighborhood_attention_bwd_kernel(qkv_ptr, o_ptr, do_ptr, lse_ptr, dqkv_ptr, L, HIDDEN, HEADS, HEAD_DIM,
                                        qk_scale_log2, scale, stride_qkv, stride_o, stride_do, stride_dqkv,

@@ -47,7 +47,7 @@ import torch
 import triton
 import triton.language as tl
 
-from plugins._triton_launcher import Launcher
+from plugins._triton_launcher import Launcher, device_time
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 
@@ -67,7 +67,7 @@ def _pad_configs():
                             (2, 1024, 4), (4, 1024, 8), (4, 512, 4), (8, 512, 8), (2, 2048, 8)]]
 
 
-@triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX"])
+@triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX"], do_bench=device_time)
 @triton.jit
 def _mta_pad_kernel(src_ptr, dst_ptr, L, ROWS, STRIDE, PLANE, PAD: tl.constexpr, EXTRA: tl.constexpr,
                     SOFTMAX: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
@@ -121,7 +121,7 @@ def _conv_configs():
                                 (32, 128, 8, 1), (32, 64, 4, 3), (32, 128, 8, 3), (16, 128, 4, 3), (32, 128, 4, 2)]]
 
 
-@triton.autotune(configs=_conv_configs(), key=["L", "C_IN", "C_OUT", "K"])
+@triton.autotune(configs=_conv_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
 @triton.jit
 def _mta_conv_fwd_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
                          C_IN: tl.constexpr, C_OUT: tl.constexpr, C_OUT_P: tl.constexpr,
@@ -250,7 +250,7 @@ def _bwd_scores_configs():
             for m, n, w in [(16, 64, 4), (16, 64, 8), (32, 64, 8), (32, 64, 16)]]
 
 
-@triton.autotune(configs=_bwd_scores_configs(), key=["L", "C_IN", "C_OUT", "K"])
+@triton.autotune(configs=_bwd_scores_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
 @triton.jit
 def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L, STRIDE, PLANE,
                            C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
