@@ -134,17 +134,25 @@ def generate_environment(target: str, device: str) -> dict[str, Any]:
 
 
 def project_revision(source_file: str) -> str:
-    """The revision of KernelIndex's own code: the checkout's git commit, else a digest of ``source_file``.
+    """The revision of KernelIndex's own code: the git commit that holds ``source_file`` exactly as it is,
+    else a digest of ``source_file``.
 
-    A GPU host may run a copy of the tree without its git history; the source digest
-    still tells two versions of a kernel apart.
+    A GPU host may run a copy of the tree whose git metadata is missing, or older than its
+    files (seen on the lent H200s: the copy's HEAD was an older commit than the code that
+    ran). A commit is named only where its blob of this file is the file on disk; the
+    source digest still tells two versions of a kernel apart.
     """
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    folder = os.path.dirname(os.path.abspath(source_file))
+
+    def git(*args):
+        return subprocess.run(["git", "-C", folder, *args], capture_output=True, text=True, timeout=10,
+                              check=True).stdout.strip()
+
     try:
-        completed = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True,
-                                   timeout=10, check=True)
-        if completed.stdout.strip():
-            return completed.stdout.strip()
+        head = git("rev-parse", "HEAD")
+        committed = git("rev-parse", f"HEAD:./{os.path.basename(source_file)}")
+        if head and committed == git("hash-object", os.path.basename(source_file)):
+            return head
     except (OSError, subprocess.SubprocessError):
         pass
     with open(source_file, "rb") as source:

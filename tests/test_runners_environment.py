@@ -1,5 +1,6 @@
 """Environment capture: the CPU as seen here, and a GPU as torch and nvidia-smi would report it."""
 
+import os
 import subprocess
 from types import SimpleNamespace
 
@@ -62,6 +63,20 @@ def test_gpu_environment_from_torch_and_nvidia_smi(monkeypatch):
     assert described["target"] == "cuda" and described["cpu"]["cores"] >= 1
 
 
-def test_project_revision_names_the_code():
-    revision = environment.project_revision(environment.__file__)
-    assert revision != "unknown" and len(revision) >= 16
+def test_project_revision_names_the_commit_only_where_it_holds_the_file(tmp_path):
+    git = {"env": {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                   "GIT_COMMITTER_EMAIL": "t@t"}, "cwd": tmp_path, "check": True, "capture_output": True}
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text("version = 1\n")
+    subprocess.run(["git", "init", "-q"], **git)
+    subprocess.run(["git", "add", "kernel.py"], **git)
+    subprocess.run(["git", "commit", "-qm", "v1"], **git)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], **git).stdout.decode().strip()
+    assert environment.project_revision(str(kernel)) == head
+
+    kernel.write_text("version = 2\n")  # newer than the commit: a copy with stale git metadata
+    changed = environment.project_revision(str(kernel))
+    assert changed.startswith("source-sha256:") and changed != head
+    untracked = tmp_path / "other.py"
+    untracked.write_text("version = 2\n")
+    assert environment.project_revision(str(untracked)) == changed
