@@ -3,7 +3,8 @@
 #
 #   LIGER_CSV=path/to/all_benchmark_data.csv OUT_DIR=benchmarks/results bash benchmarks/h200_reruns.sh [PART...]
 #
-# PART is any of fna-reference fna-sweep fna-passes mta-sweep mta-passes (default: all). Each part
+# PART is any of fna-reference fna-sweep fna-passes mta-sweep mta-passes (default: all), or
+# reference-rounds: the reference workloads again, twice, each round a fresh process. Each part
 # appends to its own JSON-lines bundle; `flask import kernelindex` loads them on the server. The run
 # ids below are the upstream rows these reruns reproduce (ids are digests, the same on every host
 # that imported the same CSV): H100 rows of fused neighborhood attention (batch 2, hidden 512,
@@ -40,6 +41,14 @@ run_part() {
                    flask rerun $MTA_REFERENCE --implementation torch_compile --out "$OUT_DIR/h200-mta-forward-sweep.jsonl" ;;
     mta-passes)    flask rerun $MTA_OTHER_PASSES --implementation torch --implementation kernelindex_triton \
                      --out "$OUT_DIR/h200-mta-backward-full.jsonl" ;;
+    reference-rounds)
+                   for round in 1 2; do
+                     flask rerun $FNA_REFERENCE $FAST --out "$OUT_DIR/h200-round$round-fna-forward-reference.jsonl"
+                     flask rerun $MTA_REFERENCE --implementation torch --implementation kernelindex_triton \
+                       --out "$OUT_DIR/h200-round$round-mta-forward-reference.jsonl"
+                     flask rerun $MTA_REFERENCE --implementation torch --implementation kernelindex_triton \
+                       --param seq=2048 --param seq=4096 --out "$OUT_DIR/h200-round$round-mta-forward-long.jsonl"
+                   done ;;
     *) echo "unknown part $1" >&2; return 2 ;;
   esac
 }

@@ -6,6 +6,12 @@ For each family and pass: the workload's swept parameter, every implementation's
 and p20–p80 (µs), its ratio to the baseline (liger for fused neighborhood attention,
 torch for multi-token attention) and its distance from the datasheet floor. Where a
 workload was measured twice on the same host, the newer result counts (as in the index).
+
+    python3 benchmarks/rerun_tables.py --agreement [BUNDLE...]
+
+instead lists every measurement taken more than once, bundle by bundle, and whether the
+repeats agree within noise by the index's own tests for reruns: medians within
+``RERUN_TIE_FRACTION`` of each other, or overlapping p20–p80 spreads.
 """
 
 import json
@@ -15,6 +21,7 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from app.comparison import RERUN_TIE_FRACTION, within_noise  # noqa: E402
 from app.datasheet import achieved  # noqa: E402
 
 BASELINE = {"fused_neighborhood_attention": "liger", "multi_token_attention": "torch"}
@@ -69,5 +76,31 @@ def main(paths):
                       f"{error:.2g} |")
 
 
+def agreement(paths):
+    repeats = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            result = json.loads(line)
+            if result["timing"]:
+                parameters = result["workload"]["parameters"]
+                key = (result["family"], result["pass"], parameters.get("dilation"), parameters["seq"],
+                       result["implementation"]["name"])
+                repeats.setdefault(key, []).append((Path(path).name, result))
+    print("| family | pass | dilation | seq | implementation | medians (p20–p80), µs, by bundle | spread | agree |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (family, pass_, dilation, seq, name), measured in sorted(repeats.items(), key=lambda item: str(item[0])):
+        if len(measured) < 2:
+            continue
+        spreads = [SimpleNamespace(p20=r["timing"]["p20"], p80=r["timing"]["p80"]) for _, r in measured]
+        medians = [r["timing"]["median"] for _, r in measured]
+        spread = max(medians) / min(medians) - 1
+        agree = spread < RERUN_TIE_FRACTION or all(within_noise(a, b) for a in spreads for b in spreads)
+        figures = "; ".join(f"{bundle}: {r['timing']['median'] / 1e3:.1f} ({r['timing']['p20'] / 1e3:.1f}–"
+                            f"{r['timing']['p80'] / 1e3:.1f})" for bundle, r in measured)
+        print(f"| {family} | {pass_} | {dilation or '–'} | {seq} | {name} | {figures} | {spread:.1%} | "
+              f"{'yes' if agree else 'no'} |")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:] or DEFAULT)
+    arguments = [argument for argument in sys.argv[1:] if argument != "--agreement"]
+    (agreement if "--agreement" in sys.argv[1:] else main)(arguments or DEFAULT)

@@ -29,14 +29,15 @@ Work and traffic (fp32, batch 2, seq 1024, hidden 512, heads 8, kernel 7; M = 20
   intermediates (qkv 12.6 MB written and read, attn 4.2 MB written and read) add 34 MB,
   about 8 us, which the GEMM time mostly hides. Each K/V row is read ``kernel`` times by the
   attention kernel, from L2.
-* Measured on the H200 (benchmarks/KERNELS.md): 39 us of device time at that workload
-  (QKV GEMM 23, attention 13, output GEMM 13 us alone), 3.1x the TF32 floor; the wall
-  time of a call is longer, set by the host's launch cost (each launch goes through
-  :class:`plugins._triton_launcher.Launcher`, which skips the autotuner and argument
-  binding after the first call at a shape).
+* Measured on the H200 (benchmarks/README.md, KERNELS.md): 43..45 us per call in ``flask rerun``
+  (L2 flushed, host launch cost hidden), 34.5 us by CUDA-graph replay (QKV GEMM 18, attention 7,
+  output GEMM 8 us alone; cuBLAS TF32 takes 15.7 and 7.9 us for the two GEMMs): 3.4x the TF32
+  floor. Each launch goes through :class:`plugins._triton_launcher.Launcher`, which skips the
+  autotuner and argument binding after the first call at a shape.
 
-Autotuned configurations are kept per shape by Triton's autotuner; :func:`tuned_configs`
-returns those chosen so far (for the run's implementation document).
+Autotuned configurations are kept per shape by Triton's autotuner, which times candidates by
+CUDA-graph replay (:func:`plugins._triton_launcher.device_time`); :func:`tuned_configs` returns
+those chosen so far (for the run's implementation document).
 """
 
 from __future__ import annotations

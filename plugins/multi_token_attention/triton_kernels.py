@@ -33,9 +33,13 @@ once = 33.6 MB = 7.9 us at 4.27 TB/s): the softmax pass reads the causal half tw
 convolution reads that band (8.4 MB, each tap from L1/L2) and writes the output (16.8 MB):
 about 50 MB, 1.5x the floor. FLOPs: 2 * 36 per output position over the causal half
 plus one exponential per score: 0.32 GFLOP, negligible on the H200. Measured on the
-H200 (benchmarks/KERNELS.md): 43 us at L 1024 (softmax pass 20, convolution 29 us alone),
-5.5x the floor; 0.44 ms at L 4096, 3.5x (softmax 1.2x, convolution 2.3x, which is bound
-by its per-tap instructions: the shifted loads are not 16-byte aligned).
+H200 (benchmarks/KERNELS.md, run 4, ``do_bench``): 43.6 us at L 1024 (softmax pass 20,
+convolution 29 us alone), 5.5x the floor; 0.44 ms at L 4096, 3.5x (softmax 1.2x,
+convolution 2.3x, which is bound by its per-tap instructions: only the first tap's loads
+are 16-byte aligned). The H200 bundles (``flask rerun``, run 8) measured 49.5 us and
+0.57 ms with the convolution's loop pipelining dropped by mistake; it is back
+(``num_stages`` 3), not yet re-measured. Autotuners time candidates by CUDA-graph replay
+(:func:`plugins._triton_launcher.device_time`).
 """
 
 from __future__ import annotations
@@ -117,8 +121,8 @@ def _conv_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}, num_warps=4)]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=st)
-            for m, n, w, st in [(16, 64, 4, 1), (16, 64, 8, 1), (32, 64, 8, 1), (16, 128, 8, 1), (32, 64, 4, 1),
-                                (32, 128, 8, 1), (32, 64, 4, 3), (32, 128, 8, 3), (16, 128, 4, 3), (32, 128, 4, 2)]]
+            for m, n, w, st in [(16, 64, 4, 3), (16, 64, 8, 3), (32, 64, 8, 3), (16, 128, 8, 3), (32, 64, 4, 3),
+                                (32, 128, 8, 3), (16, 128, 4, 3), (32, 128, 4, 2)]]
 
 
 @triton.autotune(configs=_conv_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
