@@ -28,9 +28,8 @@ from triton.testing import do_bench  # noqa: E402
 
 from plugins.multi_token_attention import reference  # noqa: E402
 from plugins.multi_token_attention import triton_kernels as ours  # noqa: E402
+from kernels_h200 import COPY_BANDWIDTH, QUANTILES, graph_replay_ms  # noqa: E402  (this folder is on sys.path)
 
-COPY_BANDWIDTH = 4.273e12  # bytes/s, device-to-device copy measured on this H200 (issue 5)
-QUANTILES = [0.5, 0.2, 0.8]
 CHECKED = [32, 64, 128, 256, 512, 1000, 1024, 2048, 4096]
 TIMED = [1024, 2048, 4096]
 GRADIENTS_CHECKED = [1024, 4096]
@@ -78,20 +77,6 @@ def check(seq, seed):
                                           for n, g, g64 in zip(t, got, grads64))
         log(line)
     del expected, t, t64
-
-
-def graph_replay_ms(fn):
-    """Device time alone: one call captured in a CUDA graph and replayed."""
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream), torch.no_grad():
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph), torch.no_grad():
-        fn()
-    return do_bench(graph.replay, warmup=25, rep=100, quantiles=QUANTILES)
 
 
 def forward_ms(fn, sets):
