@@ -100,6 +100,21 @@ def test_trials_interleave_implementations_and_rotate_inputs():
                for contestant in contestants for trial in contestant.samples)
 
 
+def test_host_exposed_samples_add_up_over_trials():
+    class ExposingTimer:
+        """Every other call 'waited on the host', as a synchronising implementation's would."""
+
+        def time_calls(self, prepared, count, next_inputs):
+            for _ in range(count):
+                next_inputs()
+            return timing.TimedCalls([1.0] * count, host_exposed=count // 2)
+
+    contestant = recording_contestant("A", [], {"x": torch.zeros(2)})
+    timing.run_trials([contestant], {"trials": 3, "samplesPerTrial": 4}, ExposingTimer(), [{"x": torch.ones(2)}])
+    assert contestant.host_exposed == 6
+    assert timing.timing_summary(contestant.samples, contestant.host_exposed)["hostExposedSamples"] == 6
+
+
 def test_a_failing_contestant_stops_alone():
     log = []
     good = recording_contestant("good", log, {"x": torch.zeros(2)})
