@@ -47,6 +47,19 @@ def test_smoke_reruns_never_rank_beside_standard_ones(app, reference):
     assert Run.get_by_id(standard).rank == Run.get_by_id(smoke).rank == 1
 
 
+def test_samples_that_waited_on_the_host_are_kept_and_shown(app, reference, client):
+    synchronising = rerun_result(reference, "torch", median=600_000.0)
+    synchronising["timing"]["hostExposedSamples"] = 20
+    queued = rerun_result(reference, median=45_000.0)  # a bundle from before the field existed
+    created = record_rerun_results([synchronising, queued]).created
+    shown = {}
+    for run_id in created:
+        run = Run.get_by_id(run_id)
+        shown[run.implementation] = (Manifest.get_by_id(run.digest).document["spec"]["rerun"]["hostExposedSamples"],
+                                        "samples waited on the host" in client.get(f"/runs/{run_id}").get_data(True))
+    assert shown == {"torch": (20, True), "kernelindex_triton": (0, False)}
+
+
 def test_failed_correctness_is_recorded_without_timing(app, reference):
     summary = record_rerun_results([rerun_result(reference, "cheater", status="failed")])
     failed = Run.get_by_id(summary.created[0])
