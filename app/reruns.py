@@ -165,7 +165,8 @@ def prepare(result: dict, families: dict, rerun_of: Run | None) -> tuple[Prepare
     extra = {"correctness": correctness, "rerun": {
         "of": rerun_of.digest if rerun_of else None, "host": host,
         "trials": timing["trials"] if timing else 0, "samplesPerTrial": timing["samplesPerTrial"] if timing else 0,
-        "cv": timing["cv"] if timing else None, "hostExposedSamples": timing.get("hostExposedSamples", 0) if timing else 0,
+        "cv": timing["cv"] if timing else None,
+        "hostExposedSamples": timing.get("hostExposedSamples", 0) if timing else 0,
         "cost": result["cost"], "error": result["error"]}}
     timestamp = observed.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     external_id = (f"kernelindex/{family_name}/{pass_}/{implementation['name']}/{hardware.slug(gpu)}/{slug}/"
