@@ -41,6 +41,27 @@ def device_time(kernel_call, quantiles):
     return triton.testing.do_bench_cudagraph(kernel_call, rep=20, quantiles=quantiles)
 
 
+def tuned_configs(kernels: dict) -> dict[str, list[dict]]:
+    """Every autotuned choice made so far in this process, for ``{name: autotuned kernel}``:
+    name -> ``[{key, config}]``.
+
+    ``key`` is the autotuner's key (shape values, then argument dtypes); ``config`` the
+    block sizes, ``num_warps`` and ``num_stages`` it picked. A kernel with a single
+    candidate (as under the interpreter) is never benchmarked: it reports that one, key ``*``.
+    """
+    def document(config):
+        return {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
+
+    record = {}
+    for name, kernel in kernels.items():
+        if len(kernel.configs) == 1:
+            record[name] = [{"key": ["*"], "config": document(kernel.configs[0])}]
+        else:
+            record[name] = [{"key": [str(part) for part in key], "config": document(config)}
+                            for key, config in getattr(kernel, "cache", {}).items()]
+    return record
+
+
 class Launcher:
     """``Launcher(kernel)(grid, args, **constants)`` launches ``kernel`` (plain, heuristics or autotuned).
 

@@ -51,6 +51,7 @@ import triton
 import triton.language as tl
 
 from plugins._triton_launcher import Launcher, device_time
+from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 FP32_DOT_PRECISION = "tf32"
 """How the projections' ``tl.dot`` multiplies fp32 operands: TF32 tensor cores (10-bit mantissa, fp32 accumulate)."""
@@ -408,25 +409,9 @@ _AUTOTUNED = {
 }
 
 
-def _config_document(config) -> dict:
-    return {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
-
-
 def tuned_configs() -> dict[str, list[dict]]:
-    """Every autotuned choice made so far in this process: kernel name -> ``[{key, config}]``.
-
-    ``key`` is the autotuner's key (shape values, then argument dtypes); ``config`` the
-    block sizes, ``num_warps`` and ``num_stages`` it picked. A kernel with a single
-    candidate (as under the interpreter) is never benchmarked: it reports that one, key ``*``.
-    """
-    record = {}
-    for name, kernel in _AUTOTUNED.items():
-        if len(kernel.configs) == 1:
-            record[name] = [{"key": ["*"], "config": _config_document(kernel.configs[0])}]
-        else:
-            record[name] = [{"key": [str(part) for part in key], "config": _config_document(config)}
-                            for key, config in getattr(kernel, "cache", {}).items()]
-    return record
+    """Every autotuned choice made so far in this process (see :func:`plugins._triton_launcher.tuned_configs`)."""
+    return autotuned_choices(_AUTOTUNED)
 
 
 def implementation_record() -> dict:

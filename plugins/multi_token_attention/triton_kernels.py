@@ -52,6 +52,7 @@ import triton
 import triton.language as tl
 
 from plugins._triton_launcher import Launcher, device_time
+from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 
@@ -407,24 +408,10 @@ _AUTOTUNED = {
 }
 
 
-def _config_document(config) -> dict:
-    return {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
-
-
 def tuned_configs() -> dict[str, list[dict]]:
-    """Every autotuned choice made so far in this process: kernel name -> ``[{key, config}]``.
-
-    A kernel with a single candidate (as under the interpreter) reports it with key ``*``;
-    the backward reduce kernel is not autotuned (it accumulates atomically) and reports
-    its fixed blocks.
-    """
-    record = {}
-    for name, kernel in _AUTOTUNED.items():
-        if len(kernel.configs) == 1:
-            record[name] = [{"key": ["*"], "config": _config_document(kernel.configs[0])}]
-        else:
-            record[name] = [{"key": [str(part) for part in key], "config": _config_document(config)}
-                            for key, config in getattr(kernel, "cache", {}).items()]
+    """Every autotuned choice made so far in this process (see :func:`plugins._triton_launcher.tuned_configs`);
+    the backward reduce kernel is not autotuned (it accumulates atomically) and reports its fixed blocks."""
+    record = autotuned_choices(_AUTOTUNED)
     block_m, block_n, warps = _REDUCE_BLOCK
     record["_mta_bwd_reduce_kernel"] = [{"key": ["*"], "config": {"BLOCK_M": block_m, "BLOCK_N": block_n,
                                                                    "num_warps": warps}}]
