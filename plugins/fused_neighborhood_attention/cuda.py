@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from plugins.fused_neighborhood_attention import reference, triton_kernels
+from plugins.fused_neighborhood_attention import cpu, triton_kernels
 from plugins.fused_neighborhood_attention.cpu import (TORCH, TORCH_COMPILE, build_workload, differentiable_pass,
                                                        reference_outputs, workload_cost)
 from plugins.fused_neighborhood_attention.definition import FUSED_NEIGHBORHOOD_ATTENTION
@@ -77,13 +77,9 @@ def kernel_plugin():
 
 @hookimpl
 def prepare_pass(implementation, workload, pass_):
-    if implementation.name == "torch":
-        return differentiable_pass(reference.fused_neighborhood_attention_torch, workload, pass_)
-    if implementation.name == "torch_compile":
-        return differentiable_pass(torch.compile(reference.fused_neighborhood_attention_gather), workload, pass_)
     if implementation.name == "liger":
         return differentiable_pass(liger_attention, workload, pass_)
     if implementation.name == "kernelindex_triton":
         return differentiable_pass(triton_kernels.fused_neighborhood_attention_triton, workload, pass_,
                                    settled_details=lambda: {"autotuned": triton_kernels.tuned_configs()})
-    return None
+    return cpu.prepare_pass(implementation, workload, pass_)  # torch and torch.compile run on any device

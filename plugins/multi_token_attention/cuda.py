@@ -7,7 +7,7 @@ import importlib.metadata
 
 import torch
 
-from plugins.multi_token_attention import reference, triton_kernels
+from plugins.multi_token_attention import cpu, reference, triton_kernels
 from plugins.multi_token_attention.cpu import (TORCH, TORCH_COMPILE, build_workload, differentiable_pass,
                                                reference_outputs, workload_cost)
 from plugins.multi_token_attention.definition import MULTI_TOKEN_ATTENTION
@@ -72,13 +72,9 @@ def kernel_plugin():
 
 @hookimpl
 def prepare_pass(implementation, workload, pass_):
-    if implementation.name == "torch":
-        return differentiable_pass(reference.multi_token_attention_torch, workload, pass_)
-    if implementation.name == "torch_compile":
-        return differentiable_pass(torch.compile(reference.multi_token_attention_torch), workload, pass_)
     if implementation.name == "liger":
         return differentiable_pass(liger_function(workload), workload, pass_)
     if implementation.name == "kernelindex_triton":
         return differentiable_pass(triton_kernels.multi_token_attention_triton, workload, pass_,
                                    settled_details=lambda: {"autotuned": triton_kernels.tuned_configs()})
-    return None
+    return cpu.prepare_pass(implementation, workload, pass_)  # torch and torch.compile run on any device
