@@ -222,23 +222,28 @@ def fna_stages(t, options, size, floor):
         record("fna", "forward", size, name, graph_replay_ms(fn), floor, error=float("nan"))
 
 
-def mta_stages(t, size, floor):
+def mta_stage_calls(t):
+    """Each forward launch of the multi-token attention kernels alone, on the inputs ``t``: name -> call."""
     scores, weight, bias = t["scores"].detach(), t["weight"].detach(), t["bias"].detach()
     batch, _, seq, _ = scores.shape
     consts = mta_tri._shape_constants(scores, weight, 1)
-    probs = mta_tri._padded(scores, consts["K"], softmax=True)
+    probs, band = mta_tri._padded(scores, consts, softmax=True, weight=weight)
     out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
 
     def conv():
-        def grid(meta):
-            return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, meta["BLOCK_N"]), batch)
+        mta_tri._launch_conv_fwd(lambda meta: (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, mta_tri._OUT_W),
+                                               batch),
+                                 (probs, band, bias, out, seq, probs.shape[-1], probs.shape[-2] * probs.shape[-1]),
+                                 C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=True,
+                                 A_W=band.shape[1], N=band.shape[2], OUT_W=mta_tri._OUT_W, INPUT_PRECISION="tf32",
+                                 UPCAST=False)
 
-        mta_tri._launch_conv_fwd(grid, (probs, weight, bias, out, seq, probs.shape[-1],
-                                        probs.shape[-2] * probs.shape[-1]),
-                                 C_OUT_P=triton.next_power_of_2(consts["C_OUT"]), HAS_BIAS=True, **consts)
+    return {"stage_softmax_pad_band": lambda: mta_tri._padded(scores, consts, softmax=True, weight=weight),
+            "stage_conv": conv}
 
-    for name, fn in {"stage_softmax_pad": lambda: mta_tri._padded(scores, consts["K"], softmax=True),
-                     "stage_conv": conv}.items():
+
+def mta_stages(t, size, floor):
+    for name, fn in mta_stage_calls(t).items():
         fn()
         record("mta", "forward", size, name, graph_replay_ms(fn), floor, error=float("nan"))
 

@@ -28,7 +28,7 @@ from triton.testing import do_bench  # noqa: E402
 
 from plugins.multi_token_attention import reference  # noqa: E402
 from plugins.multi_token_attention import triton_kernels as ours  # noqa: E402
-from kernels_h200 import COPY_BANDWIDTH, QUANTILES, graph_replay_ms  # noqa: E402  (this folder is on sys.path)
+from kernels_h200 import COPY_BANDWIDTH, QUANTILES, graph_replay_ms, mta_stage_calls  # noqa: E402  (this folder is on sys.path)
 
 CHECKED = [32, 64, 128, 256, 512, 1000, 1024, 2048, 4096]
 TIMED = [1024, 2048, 4096]
@@ -96,23 +96,9 @@ def backward_ms(fn, sets):
     return do_bench(run, warmup=25, rep=100, grad_to_none=leaves, quantiles=QUANTILES)
 
 
-def stages(seq, t):
+def stages(t):
     """Device time of each forward launch of ours alone (graph replay)."""
-    scores, weight, bias = t["scores"].detach(), t["weight"].detach(), t["bias"].detach()
-    batch = scores.shape[0]
-    consts = ours._shape_constants(scores, weight, 1)
-    probs = ours._padded(scores, consts["K"], softmax=True)
-    out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
-
-    def conv():
-        def grid(meta):
-            return (ours.triton.cdiv(seq, meta["BLOCK_M"]) * ours.triton.cdiv(seq, meta["BLOCK_N"]), batch)
-
-        ours._launch_conv_fwd(grid, (probs, weight, bias, out, seq, probs.shape[-1], probs.shape[-2] * probs.shape[-1]),
-                              C_OUT_P=ours.triton.next_power_of_2(consts["C_OUT"]), HAS_BIAS=True, **consts)
-
-    found = {"ours: softmax + pad": lambda: ours._padded(scores, consts["K"], softmax=True), "ours: conv": conv}
-    return {name: graph_replay_ms(fn) for name, fn in found.items()}
+    return {f"ours: {name}": graph_replay_ms(fn) for name, fn in mta_stage_calls(t).items()}
 
 
 def record(seq, what, timing):
@@ -145,7 +131,7 @@ def main():
             except Exception as error:  # noqa: BLE001
                 log(f"L {seq} {name}: timing failed: {error!r}")
         try:
-            for name, timing in stages(seq, sets[0]).items():
+            for name, timing in stages(sets[0]).items():
                 record(seq, f"{name}, device", timing)
         except Exception as error:  # noqa: BLE001
             log(f"L {seq}: stage timing failed: {error!r}")

@@ -26,6 +26,7 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (19, 5, 1, 4, 4, True, torch.bfloat16),
     (21, 3, 2, 4, 6, True, torch.float32),
     (23, 3, 1, 3, 5, False, torch.float32),
+    (45, 3, 1, 2, 3, True, torch.float32),  # rows longer than the interpreter's 32-column chunks
 ]
 
 

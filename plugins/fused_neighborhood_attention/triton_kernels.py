@@ -69,12 +69,32 @@ def _matmul_configs():
     shapes = [  # BLOCK_M, BLOCK_N, BLOCK_K, warps, stages
         (128, 128, 32, 8, 3), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (64, 64, 32, 4, 4),
         (128, 128, 64, 8, 2), (64, 64, 64, 4, 3), (32, 64, 64, 4, 4),
+        (128, 64, 32, 8, 3), (128, 64, 32, 8, 4), (128, 64, 64, 8, 2), (64, 128, 64, 4, 3), (128, 64, 64, 4, 3),
     ]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, num_warps=w, num_stages=s)
             for m, n, k, w, s in shapes]
 
 
-@triton.autotune(configs=_matmul_configs(), key=["M", "N", "K", "NUM_SPLITS"], do_bench=device_time)
+def _fitting_configs(configs, named_args, **kwargs):
+    """Drop tiles whose accumulators (one per split) would not fit in registers: at most 128 x 192 fp32."""
+    splits = kwargs.get("NUM_SPLITS", named_args.get("NUM_SPLITS", 1))
+    fitting = [c for c in configs if c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] * splits <= 128 * 192
+               and (splits == 1 or c.num_warps * 32 * 96 >= c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] * splits)]
+    return fitting or configs[:1]
+
+
+@triton.jit
+def _bias_and_store(acc, bias_ptr, c_ptr, rows, cols, col_offset, M, N, stride_cm, stride_cn,
+                    HAS_BIAS: tl.constexpr):
+    """``c[rows, col_offset + cols] = acc (+ bias[cols])``, in c's dtype, inside ``M x N``."""
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)[None, :]
+    c_ptrs = c_ptr + rows[:, None] * stride_cm + (col_offset + cols)[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@triton.autotune(configs=_matmul_configs(), key=["M", "N", "K", "NUM_SPLITS"], do_bench=device_time,
+                 prune_configs_by={"early_config_prune": _fitting_configs})
 @triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})
 @triton.jit
 def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, bias2_ptr, c_ptr, rowsum_ptr,
@@ -83,16 +103,18 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
                           INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr,
                           BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
                           EVEN_K: tl.constexpr):
-    """``c[:, s*N:(s+1)*N] = a @ b_s + bias_s`` for split ``s`` (``program_id(1)``).
+    """``c[:, s*N:(s+1)*N] = a @ b_s + bias_s`` for each split ``s < NUM_SPLITS`` (1 or 3).
 
     ``a [M, K]`` and each ``b_s [K, N]`` are read through their strides (a transposed weight
-    is just swapped strides). With ``ROW_SUM`` the first column of tiles also stores
-    ``rowsum[m] = sum_k a[m, k]`` (a bias gradient, for free while ``a`` streams by).
-    Grid: ``(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N), NUM_SPLITS)``,
-    tiles ordered in groups of ``GROUP_M`` rows of tiles so that neighbours share B in L2.
+    is just swapped strides). A program computes its ``BLOCK_M x BLOCK_N`` tile of every
+    split, so the ``a`` tile it streams serves all of them: the QKV projection reads x once
+    per 192 output columns instead of once per 64 or 128 (it is bound by operand traffic
+    from L2, not by the tensor cores). With ``ROW_SUM`` the first column of tiles also
+    stores ``rowsum[m] = sum_k a[m, k]`` (a bias gradient, for free while ``a`` streams by).
+    Grid: ``(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N),)``, tiles ordered in groups of
+    ``GROUP_M`` rows of tiles so that neighbours share B in L2.
     """
     pid = tl.program_id(0)
-    split = tl.program_id(1)
     num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(N, BLOCK_N)
     tiles_per_group = GROUP_M * num_n
@@ -101,46 +123,46 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
     pid_m = first_m + (pid % tiles_per_group) % group_rows
     pid_n = (pid % tiles_per_group) // group_rows
 
-    b_ptr = b0_ptr
-    bias_ptr = bias0_ptr
-    if NUM_SPLITS > 1:
-        if split == 1:
-            b_ptr = b1_ptr
-            bias_ptr = bias1_ptr
-        elif split == 2:
-            b_ptr = b2_ptr
-            bias_ptr = bias2_ptr
-
     rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     ks = tl.arange(0, BLOCK_K)
     rows_in = rows % M  # wrapped: out-of-range rows/cols compute garbage that is never stored
     cols_in = cols % N
     a_ptrs = a_ptr + rows_in[:, None] * stride_am + ks[None, :] * stride_ak
-    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols_in[None, :] * stride_bn
+    b_offsets = ks[:, None] * stride_bk + cols_in[None, :] * stride_bn
 
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    acc0 = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    acc1 = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    acc2 = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     row_sum = tl.zeros((BLOCK_M,), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         if EVEN_K:
             a = tl.load(a_ptrs)
-            b = tl.load(b_ptrs)
+            b0 = tl.load(b0_ptr + b_offsets)
         else:
             a = tl.load(a_ptrs, mask=ks[None, :] < K - k0, other=0.0)
-            b = tl.load(b_ptrs, mask=ks[:, None] < K - k0, other=0.0)
+            b0 = tl.load(b0_ptr + b_offsets, mask=ks[:, None] < K - k0, other=0.0)
         if ROW_SUM:
             row_sum += tl.sum(a.to(tl.float32), axis=1)
         if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
             a = a.to(tl.float32)
-            b = b.to(tl.float32)
-        acc = tl.dot(a, b, acc=acc, input_precision=INPUT_PRECISION)
+        acc0 = tl.dot(a, b0.to(a.dtype), acc=acc0, input_precision=INPUT_PRECISION)
+        if NUM_SPLITS > 1:
+            if EVEN_K:
+                b1 = tl.load(b1_ptr + b_offsets)
+                b2 = tl.load(b2_ptr + b_offsets)
+            else:
+                b1 = tl.load(b1_ptr + b_offsets, mask=ks[:, None] < K - k0, other=0.0)
+                b2 = tl.load(b2_ptr + b_offsets, mask=ks[:, None] < K - k0, other=0.0)
+            acc1 = tl.dot(a, b1.to(a.dtype), acc=acc1, input_precision=INPUT_PRECISION)
+            acc2 = tl.dot(a, b2.to(a.dtype), acc=acc2, input_precision=INPUT_PRECISION)
         a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
+        b_offsets += BLOCK_K * stride_bk
 
-    if HAS_BIAS:
-        acc += tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)[None, :]
-    c_ptrs = c_ptr + rows[:, None] * stride_cm + (split * N + cols)[None, :] * stride_cn
-    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
+    _bias_and_store(acc0, bias0_ptr, c_ptr, rows, cols, 0, M, N, stride_cm, stride_cn, HAS_BIAS)
+    if NUM_SPLITS > 1:
+        _bias_and_store(acc1, bias1_ptr, c_ptr, rows, cols, N, M, N, stride_cm, stride_cn, HAS_BIAS)
+        _bias_and_store(acc2, bias2_ptr, c_ptr, rows, cols, 2 * N, M, N, stride_cm, stride_cn, HAS_BIAS)
     if ROW_SUM:
         if pid_n == 0:
             tl.store(rowsum_ptr + rows, row_sum.to(rowsum_ptr.dtype.element_ty), mask=rows < M)
@@ -150,17 +172,18 @@ _launch_matmul = Launcher(_linear_matmul_kernel)
 
 
 def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, row_sum: Optional[torch.Tensor] = None):
-    """``out[:, s*N:(s+1)*N] = a @ bs[s] (+ biases[s])`` for 1 to 3 same-strided ``[K, N]`` views ``bs``;
+    """``out[:, s*N:(s+1)*N] = a @ bs[s] (+ biases[s])`` for 1 or 3 same-strided ``[K, N]`` views ``bs``;
     with ``row_sum``, also ``row_sum[m] = sum_k a[m, k]``."""
     M, K = a.shape
     N = bs[0].shape[1]
-    assert all(b.shape == (K, N) and b.stride() == bs[0].stride() for b in bs), "splits must share shape and strides"
+    assert len(bs) in (1, 3) and all(b.shape == (K, N) and b.stride() == bs[0].stride() for b in bs), \
+        "1 or 3 splits, sharing shape and strides"
     has_bias = biases is not None and biases[0] is not None
     b_ptrs = list(bs) + [bs[0]] * (3 - len(bs))
     bias_ptrs = (list(biases) if has_bias else [out] * len(bs)) + [out] * (3 - len(bs))
 
     def grid(meta):
-        return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), len(bs))
+        return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
 
     _launch_matmul(grid, (a, *b_ptrs, *bias_ptrs, out, out if row_sum is None else row_sum, M, N, K, a.stride(0),
                           a.stride(1), bs[0].stride(0), bs[0].stride(1), out.stride(0), out.stride(1)),

@@ -55,13 +55,26 @@ from plugins._triton_launcher import Launcher, device_time
 from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+_LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
 
-_MAX_BLOCK_M = 32
-_MAX_BLOCK_N = 128
-"""The largest tiles any convolution config uses: padded buffers are sized and written for them."""
+_MAX_BLOCK_M = 128
+_MAX_BLOCK_N = 64
+"""The tallest tile of any config and the widest backward tile: padded buffers are sized and written for them."""
+_OUT_W = 16
+"""Output columns per forward tile: the narrowest that ``tl.dot`` allows, so that its banded weights waste least."""
 
 
-# ----------------------------------------------------------------------------- padded P (and G)
+def _col_pad(k):
+    """Zero columns left of a padded row: at least ``k // 2`` and a multiple of 8, so rows copy with 16-byte loads."""
+    return 8 * triton.cdiv(k // 2, 8)
+
+
+def _band_width(k):
+    """Columns of padded P that one forward tile reads (a power of two, as ``tl.dot`` needs)."""
+    return triton.next_power_of_2(_OUT_W + k // 2 + _col_pad(k))
+
+
+# ----------------------------------------------------------------------------- padded P (and G), banded weights
 
 
 def _pad_configs():
@@ -69,50 +82,94 @@ def _pad_configs():
         return [triton.Config({"BLOCK_R": 8, "BLOCK_N": 32}, num_warps=4)]
     return [triton.Config({"BLOCK_R": r, "BLOCK_N": n}, num_warps=w)
             for r, n, w in [(8, 128, 4), (8, 256, 4), (16, 128, 4), (16, 256, 8), (32, 128, 4),
-                            (2, 1024, 4), (4, 1024, 8), (4, 512, 4), (8, 512, 8), (2, 2048, 8)]]
+                            (2, 1024, 4), (4, 1024, 8), (4, 512, 4), (8, 512, 8), (2, 2048, 8), (4, 2048, 8),
+                            (2, 4096, 8)]]
+
+
+@triton.jit
+def _causal_row_chunk(src, row, row_ok, col, L, scale: tl.constexpr, fill: tl.constexpr):
+    """``scale * src[row, col]`` in fp32 where ``0 <= col <= row < L``, else ``fill``. Loaded in whole
+    8-column groups (16-byte loads where ``col`` runs start 8-aligned) and masked exactly after."""
+    in_row = row_ok[:, None] & ((col >= 0) & (col < L))[None, :]
+    x = tl.load(src + row[:, None] * L + col[None, :], mask=in_row & ((col // 8 * 8)[None, :] <= row[:, None]),
+                other=0.0)
+    return tl.where(in_row & (col[None, :] <= row[:, None]), x.to(tl.float32) * scale, fill)
 
 
 @triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX"], do_bench=device_time)
 @triton.jit
-def _mta_pad_kernel(src_ptr, dst_ptr, L, ROWS, STRIDE, PLANE, PAD: tl.constexpr, EXTRA: tl.constexpr,
-                    SOFTMAX: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Rows ``[pid * BLOCK_R, +BLOCK_R)`` of one padded plane ``dst[pr, pc] = f(src[pr - PAD, pc - PAD])``.
+def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
+                    PAD: tl.constexpr, COL_PAD: tl.constexpr, EXTRA: tl.constexpr, SOFTMAX: tl.constexpr,
+                    BAND: tl.constexpr, C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
+                    OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, A_W: tl.constexpr, N: tl.constexpr,
+                    OUT_W: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Rows ``[pid * BLOCK_R, +BLOCK_R)`` of one padded plane ``dst[pr, pc] = f(src[pr - PAD, pc - COL_PAD])``.
 
     ``f`` is the causal softmax of the row (``SOFTMAX``; base-2 statistics from a first
     pass over the row's causal part) or the causally masked copy. Zero outside the
-    source, above the diagonal and in the border; written for columns up to
-    ``EXTRA`` past the block's last row (all that the convolutions read).
-    Grid: ``(cdiv(ROWS, BLOCK_R), planes)``; ``ROWS`` >= ``L + 2 * PAD`` covers tile overhang.
+    source, above the diagonal and in the border; written for columns up to ``EXTRA``
+    past the block's last row (all that the convolutions read). Sources are read in whole
+    8-column groups (16-byte loads; ``COL_PAD`` is a multiple of 8) and masked exactly after.
+    With ``BAND``, the ``C_IN * K`` programs after the rows (plane 0 only) write the
+    forward's weights as banded matrices, one per (input head c, tap row u):
+    ``band[c*K + u, a, o*OUT_W + j] = w[o, c, u, a - j + PAD - COL_PAD]`` where that tap
+    exists, so that ``P_pad[c, i + u, j0 : j0 + A_W] @ band[c*K + u]`` is the (c, u) share
+    of output columns ``j0 .. j0 + OUT_W``.
+    Grid: ``(cdiv(ROWS, BLOCK_R) + (C_IN * K if BAND else 0), planes)``; ``ROWS`` >= ``L + 2 * PAD``
+    covers tile overhang.
     """
     pid = tl.program_id(0)
     plane = tl.program_id(1).to(tl.int64)
-    prow = pid * BLOCK_R + tl.arange(0, BLOCK_R)
-    row = prow - PAD
-    row_ok = (row >= 0) & (row < L)
-    src = src_ptr + plane * L * L
-    if SOFTMAX:
-        m = tl.full((BLOCK_R,), -1.0e30, dtype=tl.float32)
-        total = tl.zeros((BLOCK_R,), dtype=tl.float32)
-        for c0 in range(0, tl.minimum((pid + 1) * BLOCK_R - PAD, L), BLOCK_N):
-            cols = c0 + tl.arange(0, BLOCK_N)
-            ok = row_ok[:, None] & (cols[None, :] <= row[:, None])
-            x = tl.load(src + row[:, None] * L + cols[None, :], mask=ok, other=float("-inf")).to(tl.float32)
-            x = x * 1.4426950408889634
-            m_new = tl.maximum(m, tl.max(x, axis=1))
-            total = total * tl.exp2(m - m_new) + tl.sum(tl.exp2(x - m_new[:, None]), axis=1)
-            m = m_new
-        lse = tl.where(row_ok, m + tl.log2(tl.where(row_ok, total, 1.0)), 0.0)
-    dst = dst_ptr + plane * PLANE
-    last = tl.minimum((pid + 1) * BLOCK_R + EXTRA, STRIDE)
-    for c0 in range(0, last, BLOCK_N):
-        pcol = c0 + tl.arange(0, BLOCK_N)
-        col = pcol - PAD
-        ok = row_ok[:, None] & (col[None, :] >= 0) & (col[None, :] <= row[:, None])
-        x = tl.load(src + row[:, None] * L + col[None, :], mask=ok, other=0.0)
+    row_blocks = tl.cdiv(ROWS, BLOCK_R)
+    if pid < row_blocks:
+        prow = pid * BLOCK_R + tl.arange(0, BLOCK_R)
+        row = prow - PAD
+        row_ok = (row >= 0) & (row < L)
+        src = src_ptr + plane * L * L
+        dst = dst_ptr + plane * PLANE
+        store_ok = (prow < ROWS)[:, None]
+        first_chunk = 0
         if SOFTMAX:
-            x = tl.where(ok, tl.exp2(x.to(tl.float32) * 1.4426950408889634 - lse[:, None]), 0.0)
-        tl.store(dst + prow[:, None] * STRIDE + pcol[None, :], x.to(dst_ptr.dtype.element_ty),
-                 mask=(prow < ROWS)[:, None] & (pcol < STRIDE)[None, :])
+            causal_cols = tl.minimum((pid + 1) * BLOCK_R - PAD, L)  # source columns any row of the block keeps
+            if causal_cols + COL_PAD <= BLOCK_N:  # all in the first chunk: read once, stats and P from registers
+                pcol = tl.arange(0, BLOCK_N)
+                x = _causal_row_chunk(src, row, row_ok, pcol - COL_PAD, L, _LOG2E, float("-inf"))
+                m = tl.maximum(tl.max(x, axis=1), -1.0e30)
+                total = tl.sum(tl.exp2(x - m[:, None]), axis=1)
+                lse = tl.where(row_ok, m + tl.log2(tl.where(row_ok, total, 1.0)), 0.0)
+                tl.store(dst + prow[:, None] * STRIDE + pcol[None, :], tl.exp2(x - lse[:, None]).to(dst_ptr.dtype.element_ty),
+                         mask=store_ok & (pcol < STRIDE)[None, :])
+                first_chunk = BLOCK_N
+            else:
+                m = tl.full((BLOCK_R,), -1.0e30, dtype=tl.float32)
+                total = tl.zeros((BLOCK_R,), dtype=tl.float32)
+                for c0 in range(0, causal_cols, BLOCK_N):
+                    x = _causal_row_chunk(src, row, row_ok, c0 + tl.arange(0, BLOCK_N), L, _LOG2E, float("-inf"))
+                    m_new = tl.maximum(m, tl.max(x, axis=1))
+                    total = total * tl.exp2(m - m_new) + tl.sum(tl.exp2(x - m_new[:, None]), axis=1)
+                    m = m_new
+                lse = tl.where(row_ok, m + tl.log2(tl.where(row_ok, total, 1.0)), 0.0)
+        for c0 in range(first_chunk, tl.minimum((pid + 1) * BLOCK_R + EXTRA, STRIDE), BLOCK_N):
+            pcol = c0 + tl.arange(0, BLOCK_N)
+            if SOFTMAX:
+                x = tl.exp2(_causal_row_chunk(src, row, row_ok, pcol - COL_PAD, L, _LOG2E, float("-inf")) - lse[:, None])
+            else:
+                x = _causal_row_chunk(src, row, row_ok, pcol - COL_PAD, L, 1.0, 0.0)
+            tl.store(dst + prow[:, None] * STRIDE + pcol[None, :], x.to(dst_ptr.dtype.element_ty),
+                     mask=store_ok & (pcol < STRIDE)[None, :])
+    elif BAND:
+        if plane == 0:
+            cu = pid - row_blocks
+            c = cu // K
+            u = cu % K
+            a = tl.arange(0, A_W)[:, None]
+            n = tl.arange(0, N)[None, :]
+            o = n // OUT_W
+            v = a - n % OUT_W + PAD - COL_PAD
+            w_local = c - (o // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
+            ok = (o < C_OUT) & (w_local >= 0) & (w_local < IN_PER_GROUP) & (v >= 0) & (v < K)
+            w = tl.load(w_ptr + ((o * IN_PER_GROUP + w_local) * K + u) * K + v, mask=ok, other=0.0)
+            tl.store(band_ptr + cu * A_W * N + a * N + n, w.to(band_ptr.dtype.element_ty))
 
 
 # ----------------------------------------------------------------------------- forward
@@ -120,54 +177,59 @@ def _mta_pad_kernel(src_ptr, dst_ptr, L, ROWS, STRIDE, PLANE, PAD: tl.constexpr,
 
 def _conv_configs():
     if _INTERPRET:
-        return [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}, num_warps=4)]
-    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=st)
-            for m, n, w, st in [(16, 64, 4, 3), (16, 64, 8, 3), (32, 64, 8, 3), (16, 128, 8, 3), (32, 64, 4, 3),
-                                (32, 128, 8, 3), (16, 128, 4, 3), (32, 128, 4, 2)]]
+        return [triton.Config({"BLOCK_M": 16, "SLOTS": 2}, num_warps=4)]
+    return [triton.Config({"BLOCK_M": m, "SLOTS": slots}, num_warps=w, num_stages=s)
+            for m, slots, w, s in [(64, 1, 4, 4), (128, 1, 4, 4), (64, 4, 4, 2), (64, 4, 4, 3), (128, 4, 8, 2),
+                                   (64, 2, 4, 3), (128, 2, 4, 3), (128, 4, 4, 2)]]
 
 
 @triton.autotune(configs=_conv_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
 @triton.jit
-def _mta_conv_fwd_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
-                         C_IN: tl.constexpr, C_OUT: tl.constexpr, C_OUT_P: tl.constexpr,
-                         IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
-                         HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """All ``C_OUT`` output planes of one ``BLOCK_M x BLOCK_N`` tile of one batch element.
+def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
+                         C_IN: tl.constexpr, C_OUT: tl.constexpr, K: tl.constexpr, HAS_BIAS: tl.constexpr,
+                         A_W: tl.constexpr, N: tl.constexpr, OUT_W: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+                         UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, SLOTS: tl.constexpr):
+    """``BLOCK_M x OUT_W`` output positions of every output head of one batch element, on the tensor cores.
 
-    ``acc[o] += w[o, c, u, v] * P_pad[c, i + u, j + v]`` for every input head (run-time
-    loop) and tap (unrolled), in fp32; then bias and the causal mask. Tiles wholly above
-    the diagonal store zeros. Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
+    Each (input head c, tap row u) contributes ``P_pad[c, i + u, j0 : j0 + A_W] @ band[c*K + u]``
+    to ``acc[i, o*OUT_W + j]``. A step of the run-time loop takes ``SLOTS`` consecutive
+    (c, u) pairs at once: its A tile ``[BLOCK_M, SLOTS * A_W]`` gathers their row-shifted
+    tiles side by side (16-byte aligned runs of ``A_W``), its B the matching rows of
+    ``band [C_IN*K*A_W, N]``, so a tile needs ``cdiv(C_IN*K, SLOTS)`` products, all of whose
+    loads Triton issues ahead, asynchronously, as in a GEMM. Then bias and the causal
+    mask. Tiles wholly above the diagonal store zeros.
+    Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, OUT_W), batch)``.
     """
     pid = tl.program_id(0)
     batch = tl.program_id(1)
-    num_n = tl.cdiv(L, BLOCK_N)
+    num_n = tl.cdiv(L, OUT_W)
     rows = (pid // num_n) * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = (pid % num_n) * BLOCK_N + tl.arange(0, BLOCK_N)
-    outs = tl.arange(0, C_OUT_P)
-    out_ok = outs < C_OUT
-
-    acc = tl.zeros((C_OUT_P, BLOCK_M, BLOCK_N), dtype=tl.float32)
-    if (pid % num_n) * BLOCK_N < (pid // num_n + 1) * BLOCK_M:  # the tile reaches the causal half
-        tile = rows[:, None] * STRIDE + cols[None, :]
-        for cu in range(C_IN * K):  # run-time loop over (head, tap row): k taps live at a time
-            c = cu // K
-            u = cu % K
-            taps = p_ptr + (batch * C_IN + c).to(tl.int64) * PLANE + u * STRIDE
-            w_local = c - (outs // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
-            w_ok = out_ok & (w_local >= 0) & (w_local < IN_PER_GROUP)
-            w_base = w_ptr + (outs * IN_PER_GROUP + w_local) * (K * K) + u * K
-            for v in tl.static_range(K):
-                x = tl.load(taps + tile + v).to(tl.float32)
-                w = tl.load(w_base + v, mask=w_ok, other=0.0).to(tl.float32)
-                acc += w[:, None, None] * x[None, :, :]
+    first_col = (pid % num_n) * OUT_W
+    n = tl.arange(0, N)
+    o = n // OUT_W
+    cols = first_col + n % OUT_W
+    acc = tl.zeros((BLOCK_M, N), dtype=tl.float32)
+    if first_col < (pid // num_n + 1) * BLOCK_M:  # the tile reaches the causal half
+        k = tl.arange(0, SLOTS * A_W)
+        tile = p_ptr + (batch * C_IN).to(tl.int64) * PLANE + rows[:, None] * STRIDE + first_col
+        band = band_ptr + k[:, None] * N + n[None, :]
+        for step in range(tl.cdiv(C_IN * K, SLOTS)):
+            slot = step * SLOTS + k // A_W  # the (c, u) pair of each column of A
+            used = slot < C_IN * K
+            offsets = (slot // K) * PLANE + (slot % K) * STRIDE + k % A_W
+            p = tl.load(tile + offsets[None, :], mask=used[None, :], other=0.0, cache_modifier=".ca")
+            w = tl.load(band + step * SLOTS * A_W * N, mask=used[:, None], other=0.0, cache_modifier=".ca")
+            if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
+                p = p.to(tl.float32)
+                w = w.to(tl.float32)
+            acc = tl.dot(p, w, acc=acc, input_precision=INPUT_PRECISION)
         if HAS_BIAS:
-            acc += tl.load(bias_ptr + outs, mask=out_ok, other=0.0).to(tl.float32)[:, None, None]
-        acc = tl.where((cols[None, :] <= rows[:, None])[None, :, :], acc, 0.0)
-
-    out_planes = (batch * C_OUT + outs).to(tl.int64)
-    out_ptrs = out_ptr + out_planes[:, None, None] * L * L + (rows[:, None] * L + cols[None, :])[None, :, :]
-    in_range = (rows[:, None] < L) & (cols[None, :] < L)
-    tl.store(out_ptrs, acc.to(out_ptr.dtype.element_ty), mask=out_ok[:, None, None] & in_range[None, :, :])
+            acc += tl.load(bias_ptr + o, mask=o < C_OUT, other=0.0).to(tl.float32)[None, :]
+        acc = tl.where(cols[None, :] <= rows[:, None], acc, 0.0)
+    out_planes = (batch * C_OUT + o).to(tl.int64)
+    ptrs = out_ptr + out_planes[None, :] * L * L + rows[:, None] * L + cols[None, :]
+    tl.store(ptrs, acc.to(out_ptr.dtype.element_ty),
+             mask=(rows[:, None] < L) & ((o < C_OUT) & (cols < L))[None, :])
 
 
 # ----------------------------------------------------------------------------- backward
@@ -176,9 +238,9 @@ def _mta_conv_fwd_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
 @triton.jit
 def _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, W_OFFSET, REPLICA, batch, rows, cols, L, STRIDE, PLANE,
                      C_IN_P: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
-                     OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, HAS_BIAS: tl.constexpr,
+                     OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, COL_PAD: tl.constexpr, HAS_BIAS: tl.constexpr,
                      WEIGHT_GRADS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """dP of a tile for every input head: ``sum_{o,u,v} w[o,c,u,v] * G_pad[o, r + 2p - u, s + 2p - v]``.
+    """dP of a tile for every input head: ``sum_{o,u,v} w[o,c,u,v] * G_pad[o, r + 2p - u, s + p + COL_PAD - v]``.
 
     With ``WEIGHT_GRADS``, also adds the tile's share of dW (``sum P * shifted g``) and of
     dbias (``sum g``) atomically into ``acc_ptr + W_OFFSET`` (dW, then dbias): into one of
@@ -196,7 +258,7 @@ def _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, W_OFFSET, REPLICA, batch, ro
         w_ok = (w_local >= 0) & (w_local < IN_PER_GROUP)
         w_index = (o * IN_PER_GROUP + w_local) * (K * K) + u * K
         for v in tl.static_range(K):
-            g = tl.load(taps + tile + (K - 1 - v)).to(tl.float32)
+            g = tl.load(taps + tile + (COL_PAD + K // 2 - v)).to(tl.float32)
             w = tl.load(w_ptr + w_index + v, mask=w_ok, other=0.0).to(tl.float32)
             dprobs += w[:, None, None] * g[None, :, :]
             if WEIGHT_GRADS:
@@ -210,12 +272,12 @@ def _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, W_OFFSET, REPLICA, batch, ro
 
 
 @triton.jit
-def _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, PAD: tl.constexpr, C_IN: tl.constexpr,
-                    C_IN_P: tl.constexpr):
+def _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, PAD: tl.constexpr, COL_PAD: tl.constexpr,
+                    C_IN: tl.constexpr, C_IN_P: tl.constexpr):
     """P of the tile's own positions for every input head, ``[C_IN_P, BLOCK_M, BLOCK_N]`` (zeros are stored)."""
     ins = tl.arange(0, C_IN_P)
     planes = (batch * C_IN + ins).to(tl.int64)
-    tile = (rows[:, None] + PAD) * STRIDE + (cols[None, :] + PAD)
+    tile = (rows[:, None] + PAD) * STRIDE + (cols[None, :] + COL_PAD)
     x = tl.load(p_ptr + planes[:, None, None] * PLANE + tile[None, :, :], mask=(ins < C_IN)[:, None, None],
                 other=0.0)
     return x.to(tl.float32)
@@ -225,8 +287,8 @@ def _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, PAD: tl.constexpr, 
 def _mta_bwd_reduce_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, L, STRIDE, PLANE,
                            C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
                            IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
-                           HAS_BIAS: tl.constexpr, REPLICAS: tl.constexpr, BLOCK_M: tl.constexpr,
-                           BLOCK_N: tl.constexpr):
+                           COL_PAD: tl.constexpr, HAS_BIAS: tl.constexpr, REPLICAS: tl.constexpr,
+                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """``delta[c, r] += sum_s dP * P`` over the tile's columns, and the tile's dW / dbias shares, all atomically
     into ``acc`` (``delta [batch, C_IN, L]``, then dW, then dbias). Tiles wholly above the diagonal have
     P = 0 and g = 0 there and return at once. Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
@@ -237,11 +299,12 @@ def _mta_bwd_reduce_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, L, STRIDE, PLANE,
     if (pid % num_n) * BLOCK_N < (pid // num_n + 1) * BLOCK_M:
         rows = (pid // num_n) * BLOCK_M + tl.arange(0, BLOCK_M)
         cols = (pid % num_n) * BLOCK_N + tl.arange(0, BLOCK_N)
-        probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, C_IN, C_IN_P)
+        probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, COL_PAD, C_IN, C_IN_P)
         w_offset = tl.num_programs(1) * C_IN * L
         replica = (pid + batch * tl.num_programs(0)) % REPLICAS
         dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, w_offset, replica, batch, rows, cols, L, STRIDE, PLANE,
-                                  C_IN_P, C_OUT, IN_PER_GROUP, OUT_PER_GROUP, K, HAS_BIAS, True, BLOCK_M, BLOCK_N)
+                                  C_IN_P, C_OUT, IN_PER_GROUP, OUT_PER_GROUP, K, COL_PAD, HAS_BIAS, True, BLOCK_M,
+                                  BLOCK_N)
         ins = tl.arange(0, C_IN_P)
         planes = (batch * C_IN + ins).to(tl.int64)
         tl.atomic_add(acc_ptr + planes[:, None] * L + rows[None, :], tl.sum(dprobs * probs, axis=2),
@@ -260,7 +323,7 @@ def _bwd_scores_configs():
 def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L, STRIDE, PLANE,
                            C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
                            IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
-                           HAS_BIAS: tl.constexpr, W_NUMEL_P: tl.constexpr, REPLICAS: tl.constexpr,
+                           COL_PAD: tl.constexpr, HAS_BIAS: tl.constexpr, W_NUMEL_P: tl.constexpr, REPLICAS: tl.constexpr,
                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """``dscores = P * (dP - delta)`` for every input head of one tile (zeros above the diagonal).
 
@@ -277,9 +340,10 @@ def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr
     row_ok = (ins < C_IN)[:, None] & (rows < L)[None, :]
     grad = tl.zeros((C_IN_P, BLOCK_M, BLOCK_N), dtype=tl.float32)
     if (pid % num_n) * BLOCK_N < (pid // num_n + 1) * BLOCK_M:
-        probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, C_IN, C_IN_P)
+        probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, COL_PAD, C_IN, C_IN_P)
         dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, 0, 0, batch, rows, cols, L, STRIDE, PLANE,
-                                  C_IN_P, C_OUT, IN_PER_GROUP, OUT_PER_GROUP, K, False, False, BLOCK_M, BLOCK_N)
+                                  C_IN_P, C_OUT, IN_PER_GROUP, OUT_PER_GROUP, K, COL_PAD, False, False, BLOCK_M,
+                                  BLOCK_N)
         delta = tl.load(acc_ptr + planes[:, None] * L + rows[None, :], mask=row_ok, other=0.0)
         grad = probs * (dprobs - delta[:, :, None])
     ptrs = ds_ptr + planes[:, None, None] * L * L + (rows[:, None] * L + cols[None, :])[None, :, :]
@@ -313,23 +377,37 @@ _launch_bwd_scores = Launcher(_mta_bwd_scores_kernel)
 def _shape_constants(scores, weight, groups):
     heads_out, in_per_group, k, _ = weight.shape
     return dict(C_IN=scores.shape[1], C_OUT=heads_out, IN_PER_GROUP=in_per_group, OUT_PER_GROUP=heads_out // groups,
-                K=k)
+                K=k, COL_PAD=_col_pad(k))
 
 
-def _padded(source: torch.Tensor, k: int, softmax: bool) -> torch.Tensor:
-    """``source [batch, heads, L, L]`` -> its zero-bordered causal softmax (or masked copy), padded by k//2."""
+def _band_shape(consts):
+    """``[C_IN * K, A_W, N]``: the forward's banded weights (see ``_mta_pad_kernel``)."""
+    return consts["C_IN"] * consts["K"], _band_width(consts["K"]), triton.next_power_of_2(consts["C_OUT"]) * _OUT_W
+
+
+def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[torch.Tensor] = None):
+    """``source [batch, heads, L, L]`` -> its zero-bordered causal softmax (or masked copy), padded by
+    ``k // 2`` rows and ``COL_PAD`` columns; with ``weight``, also the forward's banded weights (else None)."""
     batch, heads, seq, _ = source.shape
+    k, col_pad = consts["K"], consts["COL_PAD"]
     pad = k // 2
+    band_shape = _band_shape(consts)
     rows = triton.cdiv(seq, _MAX_BLOCK_M) * _MAX_BLOCK_M + 2 * pad
-    stride = triton.cdiv(triton.cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + 2 * pad, 64) * 64  # rows 128-byte aligned
+    widest = max(triton.cdiv(seq, _OUT_W) * _OUT_W - _OUT_W + band_shape[1],  # forward tiles
+                 triton.cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + col_pad + pad)  # backward taps
+    stride = triton.cdiv(widest, 64) * 64  # rows 128-byte aligned
     padded = torch.empty(batch, heads, rows, stride, device=source.device, dtype=source.dtype)
-    extra = _MAX_BLOCK_M + _MAX_BLOCK_N + 2 * pad
+    band = None if weight is None else torch.empty(band_shape, device=source.device, dtype=source.dtype)
+    band_programs = 0 if weight is None else band_shape[0]
 
     def grid(meta):
-        return (triton.cdiv(rows, meta["BLOCK_R"]), batch * heads)
+        return (triton.cdiv(rows, meta["BLOCK_R"]) + band_programs, batch * heads)
 
-    _launch_pad(grid, (source, padded, seq, rows, stride, rows * stride), PAD=pad, EXTRA=extra, SOFTMAX=softmax)
-    return padded
+    _launch_pad(grid, (source, padded, weight if band is not None else source, band if band is not None else padded,
+                       seq, rows, stride, rows * stride),
+                PAD=pad, EXTRA=_MAX_BLOCK_M + max(_MAX_BLOCK_N, band_shape[1]) + col_pad + pad, SOFTMAX=softmax,
+                BAND=band is not None, A_W=band_shape[1], N=band_shape[2], OUT_W=_OUT_W, **consts)
+    return padded, band
 
 
 class _MultiTokenAttention(torch.autograd.Function):
@@ -339,15 +417,18 @@ class _MultiTokenAttention(torch.autograd.Function):
         weight = weight.contiguous()
         batch, heads_in, seq, _ = scores.shape
         consts = _shape_constants(scores, weight, groups)
-        probs = _padded(scores, consts["K"], softmax=True)
+        probs, band = _padded(scores, consts, softmax=True, weight=weight)
         out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
 
         def grid(meta):
-            return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, meta["BLOCK_N"]), batch)
+            return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, _OUT_W), batch)
 
-        _launch_conv_fwd(grid, (probs, weight, bias if bias is not None else weight, out, seq, probs.shape[-1],
+        _launch_conv_fwd(grid, (probs, band, bias if bias is not None else weight, out, seq, probs.shape[-1],
                                 probs.shape[-2] * probs.shape[-1]),
-                         C_OUT_P=triton.next_power_of_2(consts["C_OUT"]), HAS_BIAS=bias is not None, **consts)
+                         C_IN=heads_in, C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=bias is not None,
+                         A_W=band.shape[1], N=band.shape[2], OUT_W=_OUT_W,
+                         INPUT_PRECISION="ieee" if scores.dtype == torch.float32 else "tf32",
+                         UPCAST=_INTERPRET and scores.dtype != torch.float32)
         ctx.save_for_backward(probs, weight, bias)
         ctx.groups = groups
         ctx.shape = scores.shape
@@ -358,7 +439,7 @@ class _MultiTokenAttention(torch.autograd.Function):
         probs, weight, bias = ctx.saved_tensors
         batch, heads_in, seq, _ = ctx.shape
         consts = _shape_constants(probs, weight, ctx.groups)
-        grads = _padded(grad_out.contiguous(), consts["K"], softmax=False)
+        grads, _ = _padded(grad_out.contiguous(), consts, softmax=False)
         stride, plane = probs.shape[-1], probs.shape[-2] * probs.shape[-1]
         c_in_p = triton.next_power_of_2(heads_in)
         has_bias = bias is not None
