@@ -110,3 +110,16 @@ def test_floors():
     values = {"batch": 2, "seq": 1024, "hidden": 512, "kernel_size": 7}
     assert reference.flop_count(values) == 4 * 2 * 2048 * 512 * 512 + 4 * 2048 * 512 * 7
     assert reference.min_bytes(values, "fp32") == 4 * (2 * 2048 * 512 + 4 * 512 * 512 + 4 * 512)
+
+
+def test_gemm_autotuning_keeps_only_tiles_whose_accumulators_fit_in_registers():
+    """Three splits per program triple the accumulators: big tiles must not even be compiled."""
+    import triton
+
+    def config(m, n, warps):
+        return triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=warps)
+
+    candidates = [config(128, 128, 8), config(128, 64, 8), config(128, 64, 4), config(64, 64, 4)]
+    kept = triton_kernels._fitting_configs(candidates, {}, NUM_SPLITS=3)
+    assert [(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps) for c in kept] == [(128, 64, 8), (64, 64, 4)]
+    assert triton_kernels._fitting_configs(candidates, {}, NUM_SPLITS=1) == candidates

@@ -29,11 +29,16 @@ Work and traffic (fp32, batch 2, seq 1024, hidden 512, heads 8, kernel 7; M = 20
   intermediates (qkv 12.6 MB written and read, attn 4.2 MB written and read) add 34 MB,
   about 8 us, which the GEMM time mostly hides. Each K/V row is read ``kernel`` times by the
   attention kernel, from L2.
-* Measured on the H200 (benchmarks/README.md, KERNELS.md): 43..45 us per call in ``flask rerun``
-  (L2 flushed, host launch cost hidden), 34.5 us by CUDA-graph replay (QKV GEMM 18, attention 7,
-  output GEMM 8 us alone; cuBLAS TF32 takes 15.7 and 7.9 us for the two GEMMs): 3.4x the TF32
-  floor. Each launch goes through :class:`plugins._triton_launcher.Launcher`, which skips the
-  autotuner and argument binding after the first call at a shape.
+* Operand traffic from L2 bounds the GEMMs, not the tensor cores: a ``BM x BN`` tile
+  streams ``4 * H * (BM + BN)`` bytes. The QKV GEMM computes each tile of all three splits
+  in one program (128 x 3*64: 128 programs, one per SM, 640 KB each) instead of a program
+  per split (192 programs of 128 x 128, two on some SMs: 1 MB there).
+* Measured on the H200 (benchmarks/README.md, KERNELS.md run 9): 38.2..38.6 us per call in
+  ``flask rerun`` (L2 flushed, host launch cost hidden), 30.6 us by CUDA-graph replay with a
+  warm L2 (QKV GEMM 15.9, attention 7.1, output GEMM 7.4 us; cuBLAS TF32 takes 15.7 and
+  7.9 us for the two GEMMs): 3.0x the TF32 floor. Each launch goes through
+  :class:`plugins._triton_launcher.Launcher`, which skips the autotuner and argument binding
+  after the first call at a shape.
 
 Autotuned configurations are kept per shape by Triton's autotuner, which times candidates by
 CUDA-graph replay (:func:`plugins._triton_launcher.device_time`); :func:`tuned_configs` returns
@@ -76,11 +81,15 @@ def _matmul_configs():
 
 
 def _fitting_configs(configs, named_args, **kwargs):
-    """Drop tiles whose accumulators (one per split) would not fit in registers: at most 128 x 192 fp32."""
+    """The configs whose accumulators (one per split) stay in registers: at most 128 x 192 fp32
+    values per program and, with three splits, 96 per thread (the autotuner's pruning hook)."""
     splits = kwargs.get("NUM_SPLITS", named_args.get("NUM_SPLITS", 1))
-    fitting = [c for c in configs if c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] * splits <= 128 * 192
-               and (splits == 1 or c.num_warps * 32 * 96 >= c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] * splits)]
-    return fitting or configs[:1]
+
+    def fits(config):
+        values = config.kwargs["BLOCK_M"] * config.kwargs["BLOCK_N"] * splits
+        return values <= 128 * 192 and (splits == 1 or values <= 96 * 32 * config.num_warps)
+
+    return [config for config in configs if fits(config)]
 
 
 @triton.jit

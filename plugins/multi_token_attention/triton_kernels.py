@@ -4,42 +4,42 @@ Computes :func:`plugins.multi_token_attention.reference.multi_token_attention_to
 (same signature): causal mask, softmax, ``k x k`` convolution across heads and positions
 (padding ``p = k // 2``), bias, causal mask, forward and backward.
 
-forward, two launches::
+forward, two launches (``cp`` = ``COL_PAD``, 8 for k <= 17)::
 
-    P_pad[c, r+p, s+p] = softmax of row r over s <= r (0 above the diagonal and    _mta_pad_kernel
-        in a zero border of width p): one pass for the row statistics, one that      (SOFTMAX=True)
-        writes P in the scores' dtype, exactly as the torch formulation rounds it
-    out[o, i, j] = mask0(bias[o] + sum_{c,u,v} w[o,c,u,v] * P_pad[c, i+u, j+v])    _mta_conv_fwd_kernel
+    P_pad[c, r+p, s+cp] = softmax of row r over s <= r, in the scores' dtype   _mta_pad_kernel (SOFTMAX, BAND)
+        (exactly as the torch formulation rounds it; 0 above the diagonal and in the border);
+        band[c*k+u] = w[:, c, u, :] as [A_W, C_OUT*16] banded matrices
+    out[o, i, j0:j0+16] = mask0(bias[o] + sum_{c,u} P_pad[c, i+u, j0:j0+A_W] @ band[c*k+u])   _mta_conv_fwd_kernel
 
-The border and the zeros above the diagonal make every shifted load of the convolution
-in bounds and unmasked: the inner loop is a load and four FMAs per tap (k^2 taps per
-input head), instead of recomputing P for every tap with its masks (which needed 217
-registers per thread and ran at 8x the memory floor; see benchmarks/KERNELS.md). The
-(head, tap row) pairs run in a run-time loop so that only k taps are live: 72 registers
-per thread instead of 168. P_pad is written only in the band the convolution reads
-(``EXTRA`` columns past the diagonal), never the far upper triangle. It is saved for
-the backward.
+The convolution runs on the tensor cores: for each (input head, tap row), the ``k``
+column taps of every output head are one product with a banded matrix (``A_W = 32``
+columns of P in, 16 columns of each output head out). Both operands are aligned tiles
+read as they lie, so the loop is a GEMM's: asynchronous copies into shared memory, no
+per-element work. P's bf16 rounding is the contract's, products of bf16 are exact and
+sums fp32, so the result is the direct convolution's to fp32 summation order. The
+softmax pass reads a row block's causal part once when it fits one chunk (else twice,
+the second mostly from L2), with 16-byte loads (the 8-column left border keeps source
+and destination aligned). P_pad is written only in the band the convolution reads
+(``EXTRA`` columns past the diagonal), never the far upper triangle, and is saved for the backward.
 
 backward, one memset and three launches (``g = mask0(dout)``)::
 
-    G_pad[o, i+p, j+p] = g[o, i, j], same zero border and band                    _mta_pad_kernel (SOFTMAX=False)
+    G_pad[o, i+p, j+cp] = g[o, i, j], same border and band                    _mta_pad_kernel (copy)
     dP[c, r, s] = sum_{o,u,v} w[o,c,u,v] * g[o, r-u+p, s-v+p]      (transposed convolution, from G_pad)
     delta[c, r] += sum_s dP * P;  dW += sum P * shifted g;  dbias += sum g   _mta_bwd_reduce_kernel (atomics)
     dscores = P * (dP - delta); program 0 also writes dW, dbias in their dtype  _mta_bwd_scores_kernel
 
 Traffic (bf16, B 2, heads 4 -> 4, L 1024; floor = scores read once + output written
-once = 33.6 MB = 7.9 us at 4.27 TB/s): the softmax pass reads the causal half twice
-(8.4 MB + 8.4 MB, the second mostly from L2) and writes the P band (~8.4 MB); the
-convolution reads that band (8.4 MB, each tap from L1/L2) and writes the output (16.8 MB):
-about 50 MB, 1.5x the floor. FLOPs: 2 * 36 per output position over the causal half
-plus one exponential per score: 0.32 GFLOP, negligible on the H200. Measured on the
-H200 (benchmarks/KERNELS.md, run 4, ``do_bench``): 43.6 us at L 1024 (softmax pass 20,
-convolution 29 us alone), 5.5x the floor; 0.44 ms at L 4096, 3.5x (softmax 1.2x,
-convolution 2.3x, which is bound by its per-tap instructions: only the first tap's loads
-are 16-byte aligned). The H200 bundles (``flask rerun``, run 8) measured 49.5 us and
-0.57 ms with the convolution's loop pipelining dropped by mistake; it is back
-(``num_stages`` 3), not yet re-measured. Autotuners time candidates by CUDA-graph replay
-(:func:`plugins._triton_launcher.device_time`).
+once = 33.6 MB = 7.9 us at 4.27 TB/s): the softmax pass reads the causal half (8.4 MB)
+and writes the P band (~9 MB); the convolution reads that band from L2 six times over
+(three row shifts, and 32 columns for every 16 out: ~53 MB, plus the banded weights) and
+writes the output (16.8 MB). FLOPs: the banded products do 2 * 32 * 12 * 4 per output
+position over the causal half, 3.4 GFLOP, 3.4 us of the H200's bf16 tensor cores; the
+useful ones (2 * 36 per position and head) are 0.3 GFLOP. Measured on the H200
+(benchmarks/KERNELS.md, run 9; graph replay, warm L2): 29.4 us at L 1024 (softmax pass
+10.6, convolution 18.9), 92.6 us at 2048, 325 us at 4096; ``flask rerun`` medians 35.1,
+98.1 and 334 us: 4.4x, 3.1x and 2.65x the floor. Autotuners time candidates by
+CUDA-graph replay (:func:`plugins._triton_launcher.device_time`).
 """
 
 from __future__ import annotations
@@ -82,8 +82,7 @@ def _pad_configs():
         return [triton.Config({"BLOCK_R": 8, "BLOCK_N": 32}, num_warps=4)]
     return [triton.Config({"BLOCK_R": r, "BLOCK_N": n}, num_warps=w)
             for r, n, w in [(8, 128, 4), (8, 256, 4), (16, 128, 4), (16, 256, 8), (32, 128, 4),
-                            (2, 1024, 4), (4, 1024, 8), (4, 512, 4), (8, 512, 8), (2, 2048, 8), (4, 2048, 8),
-                            (2, 4096, 8)]]
+                            (2, 1024, 4), (4, 1024, 8), (4, 512, 4), (8, 512, 8), (2, 2048, 8)]]
 
 
 @triton.jit
