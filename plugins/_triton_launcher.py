@@ -21,6 +21,8 @@ import os
 import torch
 import triton
 
+from runners.types import Implementation
+
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 _ENABLED = not _INTERPRET and os.environ.get("KERNELINDEX_TRITON_FAST_LAUNCH", "1") != "0"
 
@@ -60,6 +62,15 @@ def tuned_configs(kernels: dict) -> dict[str, list[dict]]:
             record[name] = [{"key": [str(part) for part in key], "config": document(config)}
                             for key, config in getattr(kernel, "cache", {}).items()]
     return record
+
+
+def kernelindex_implementation(kernels) -> Implementation:
+    """The ``kernelindex_triton`` record of a family's Triton kernels module: the revision of its
+    source file and what its ``implementation_record()`` says (versions, precision, tuned configs)."""
+    from runners.environment import project_revision
+
+    return Implementation("kernelindex_triton", "KernelIndex", project_revision(kernels.__file__),
+                          kernels.implementation_record())
 
 
 class Launcher:

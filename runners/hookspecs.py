@@ -112,8 +112,9 @@ def prepare_pass(implementation: Implementation, workload: Workload, pass_: str)
     :param workload: the tensors to compute on, and the values that made them.
     :param pass_: ``forward``, ``backward`` (the backward of a forward made in
         ``setup``, with ``grad_output`` as upstream gradient) or ``full`` (both, timed
-        together). :meth:`runners.types.PreparedPass.autograd` builds all three from a
-        forward function.
+        together). :meth:`runners.types.PreparedPass.on_workload` builds all three from a
+        forward function of the workload's tensors (:meth:`~runners.types.PreparedPass.autograd`
+        from any leaves).
     ``firstresult``: the first answer that is not None is the answer.
 
     :return: a :class:`~runners.types.PreparedPass` whose ``run`` returns ``output``
@@ -126,7 +127,8 @@ def reference_outputs(workload: Workload, pass_: str) -> Mapping[str, torch.Tens
     """Compute the float64 answer that implementations are checked against.
 
     Fires once per correctness trial, just before the implementation under test runs
-    on the same tensors. Use the family's one reference formulation, upcast to float64.
+    on the same tensors. Use the family's one reference formulation, upcast to float64
+    (``PreparedPass.on_workload(..., float64=True)`` makes the copies and the upstream gradient).
 
     :param workload: the tensors of this trial (in the workload's dtype).
     :param pass_: the pass being checked.

@@ -201,6 +201,25 @@ class PreparedPass:
             return cls(run=lambda: gradients(state.pop("output")), setup=setup, settled_details=settled_details)
         raise ValueError(f"pass must be one of {', '.join(PASSES)}, not {pass_!r}")
 
+    @classmethod
+    def on_workload(cls, forward: Callable[[Mapping[str, Any]], Any], workload: "Workload", pass_: str,
+                    settled_details: Callable[[], Mapping[str, Any]] | None = None,
+                    float64: bool = False) -> "PreparedPass":
+        """:meth:`autograd` of ``forward(leaves)`` over every workload tensor but ``grad_output``.
+
+        The leaves are the workload's own tensors set to require grad (so the harness's
+        fresh values reach every call), or with ``float64`` detached float64 copies and a
+        float64 upstream gradient, as a ``reference_outputs`` hook computes.
+        """
+        tensors = {name: tensor for name, tensor in workload.tensors.items() if name != "grad_output"}
+        grad_output = workload.tensors["grad_output"]
+        if float64:
+            leaves = {name: tensor.detach().double().requires_grad_(True) for name, tensor in tensors.items()}
+            grad_output = grad_output.double()
+        else:
+            leaves = {name: tensor.requires_grad_(True) for name, tensor in tensors.items()}
+        return cls.autograd(lambda: forward(leaves), pass_, leaves, grad_output, settled_details)
+
 
 @dataclass(frozen=True)
 class WorkloadCost:

@@ -38,12 +38,11 @@ def shape_arguments(parameters):
     return {"heads": parameters["heads"], "kernel_size": parameters["kernel_size"], "dilation": parameters["dilation"]}
 
 
-def differentiable_pass(function, workload, pass_, settled_details=None) -> PreparedPass:
-    """``function`` over the workload's tensors (all made leaves requiring grad) as a prepared pass."""
-    leaves = {name: tensor.requires_grad_(True) for name, tensor in workload.tensors.items() if name != "grad_output"}
-    arguments, keywords = positional(leaves), shape_arguments(workload.parameters)
-    return PreparedPass.autograd(lambda: function(*arguments, **keywords), pass_, leaves,
-                                 workload.tensors["grad_output"], settled_details)
+def differentiable_pass(function, workload, pass_, settled_details=None, float64=False) -> PreparedPass:
+    """``function`` over the workload's tensors as a prepared pass (see :meth:`PreparedPass.on_workload`)."""
+    keywords = shape_arguments(workload.parameters)
+    return PreparedPass.on_workload(lambda leaves: function(*positional(leaves), **keywords), workload, pass_,
+                                    settled_details, float64)
 
 
 @hookimpl
@@ -74,11 +73,7 @@ def prepare_pass(implementation, workload, pass_):
 
 @hookimpl
 def reference_outputs(workload, pass_):
-    leaves = {name: tensor.detach().to(torch.float64).requires_grad_(True)
-              for name, tensor in workload.tensors.items() if name != "grad_output"}
-    arguments, keywords = positional(leaves), shape_arguments(workload.parameters)
-    prepared = PreparedPass.autograd(lambda: reference.fused_neighborhood_attention_float64(*arguments, **keywords),
-                                     pass_, leaves, workload.tensors["grad_output"].to(torch.float64))
+    prepared = differentiable_pass(reference.fused_neighborhood_attention_float64, workload, pass_, float64=True)
     prepared.setup()
     return prepared.run()
 

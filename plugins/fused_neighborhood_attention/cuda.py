@@ -8,6 +8,7 @@ import math
 
 import torch
 
+from plugins._triton_launcher import kernelindex_implementation
 from plugins.fused_neighborhood_attention import cpu, triton_kernels
 from plugins.fused_neighborhood_attention.cpu import (TORCH, TORCH_COMPILE, build_workload, differentiable_pass,
                                                        reference_outputs, workload_cost)
@@ -29,18 +30,11 @@ def liger_implementation():
                            "projections": "torch.nn.functional.linear, as in LigerFusedNeighborhoodAttention"})
 
 
-def triton_implementation():
-    from runners.environment import project_revision
-
-    return Implementation("kernelindex_triton", "KernelIndex", project_revision(triton_kernels.__file__),
-                          triton_kernels.implementation_record())
-
-
 def available_implementations():
     implementations = [TORCH, TORCH_COMPILE]
     if LigerFusedNeighborhoodAttentionFunction is not None:
         implementations.append(liger_implementation())
-    return (*implementations, triton_implementation())
+    return (*implementations, kernelindex_implementation(triton_kernels))
 
 
 PLUGIN = KernelPlugin(

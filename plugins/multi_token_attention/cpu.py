@@ -27,14 +27,15 @@ PLUGIN = KernelPlugin(
 )
 
 
-def differentiable_pass(function, workload, pass_, settled_details=None) -> PreparedPass:
-    """``function(scores, weight, bias, groups=...)`` over the workload's tensors, all leaves requiring grad."""
-    leaves = {name: tensor.requires_grad_(True) for name, tensor in workload.tensors.items() if name != "grad_output"}
+def differentiable_pass(function, workload, pass_, settled_details=None, float64=False) -> PreparedPass:
+    """``function(scores, weight, bias, groups=...)`` over the workload's tensors as a prepared pass
+    (see :meth:`PreparedPass.on_workload`)."""
     groups = workload.parameters["groups"]
-    def forward():
+
+    def forward(leaves):
         return function(leaves["scores"], leaves["weight"], leaves.get("bias"), groups=groups)
 
-    return PreparedPass.autograd(forward, pass_, leaves, workload.tensors["grad_output"], settled_details)
+    return PreparedPass.on_workload(forward, workload, pass_, settled_details, float64)
 
 
 @hookimpl
@@ -65,13 +66,7 @@ def prepare_pass(implementation, workload, pass_):
 
 @hookimpl
 def reference_outputs(workload, pass_):
-    leaves = {name: tensor.detach().to(torch.float64).requires_grad_(True)
-              for name, tensor in workload.tensors.items() if name != "grad_output"}
-    groups = workload.parameters["groups"]
-    prepared = PreparedPass.autograd(
-        lambda: reference.multi_token_attention_float64(leaves["scores"], leaves["weight"], leaves.get("bias"),
-                                                        groups=groups),
-        pass_, leaves, workload.tensors["grad_output"].to(torch.float64))
+    prepared = differentiable_pass(reference.multi_token_attention_float64, workload, pass_, float64=True)
     prepared.setup()
     return prepared.run()
 

@@ -7,6 +7,7 @@ import importlib.metadata
 
 import torch
 
+from plugins._triton_launcher import kernelindex_implementation
 from plugins.multi_token_attention import cpu, reference, triton_kernels
 from plugins.multi_token_attention.cpu import (TORCH, TORCH_COMPILE, build_workload, differentiable_pass,
                                                reference_outputs, workload_cost)
@@ -27,18 +28,11 @@ def liger_implementation():
                           {"module": "LigerMultiTokenAttention", "padding": "k // 2"})
 
 
-def triton_implementation():
-    from runners.environment import project_revision
-
-    return Implementation("kernelindex_triton", "KernelIndex", project_revision(triton_kernels.__file__),
-                          triton_kernels.implementation_record())
-
-
 def available_implementations():
     implementations = [TORCH, TORCH_COMPILE]
     if LigerMultiTokenAttention is not None:
         implementations.append(liger_implementation())
-    return (*implementations, triton_implementation())
+    return (*implementations, kernelindex_implementation(triton_kernels))
 
 
 PLUGIN = KernelPlugin(

@@ -45,23 +45,18 @@ def build_workload(parameters, dtype, options, seed, device):
             for name, shape in shapes.items()}
 
 
-def leaves_of(tensors):
-    return {name: tensor for name, tensor in tensors.items() if name != "grad_output"}
+def linear_of(leaves):
+    return linear(leaves["x"], leaves["weight"], leaves.get("bias"))
 
 
 @hookimpl
 def prepare_pass(implementation, workload, pass_):
-    leaves = {name: tensor.requires_grad_(True) for name, tensor in leaves_of(workload.tensors).items()}
-    return PreparedPass.autograd(lambda: linear(leaves["x"], leaves["weight"], leaves.get("bias")), pass_, leaves,
-                                 workload.tensors["grad_output"])
+    return PreparedPass.on_workload(linear_of, workload, pass_)
 
 
 @hookimpl
 def reference_outputs(workload, pass_):
-    leaves = {name: tensor.detach().double().requires_grad_(True)
-              for name, tensor in leaves_of(workload.tensors).items()}
-    prepared = PreparedPass.autograd(lambda: linear(leaves["x"], leaves["weight"], leaves.get("bias")), pass_,
-                                     leaves, workload.tensors["grad_output"].double())
+    prepared = PreparedPass.on_workload(linear_of, workload, pass_, float64=True)
     prepared.setup()
     return prepared.run()
 
