@@ -27,6 +27,8 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (21, 3, 2, 4, 6, True, torch.float32),
     (23, 3, 1, 3, 5, False, torch.float32),
     (45, 3, 1, 2, 3, True, torch.float32),  # rows longer than the interpreter's 32-column chunks
+    (150, 3, 1, 2, 2, True, torch.bfloat16),  # three forward programs a row; zeros from column 128 by the softmax pass
+    (27, 19, 1, 2, 2, True, torch.float32),  # taps past 16 columns: 32-column subtiles
 ]
 
 

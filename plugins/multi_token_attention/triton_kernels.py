@@ -4,23 +4,29 @@ Computes :func:`plugins.multi_token_attention.reference.multi_token_attention_to
 (same signature): causal mask, softmax, ``k x k`` convolution across heads and positions
 (padding ``p = k // 2``), bias, causal mask, forward and backward.
 
-forward, two launches (``cp`` = ``COL_PAD``, 8 for k <= 17)::
+forward, two launches (``cp`` = ``COL_PAD``, 8 for k <= 17; ``W`` = ``OUT_W``, 16 for k <= 17)::
 
     P_pad[c, r+p, s+cp] = softmax of row r over s <= r, in the scores' dtype   _mta_pad_kernel (SOFTMAX, BAND)
         (exactly as the torch formulation rounds it; 0 above the diagonal and in the border);
-        band[c*k+u] = w[:, c, u, :] as [A_W, C_OUT*16] banded matrices
-    out[o, i, j0:j0+16] = mask0(bias[o] + sum_{c,u} P_pad[c, i+u, j0:j0+A_W] @ band[c*k+u])   _mta_conv_fwd_kernel
+        band[c*k+u] = w[:, c, u, :] as [2W, C_OUT*W] banded matrices;
+        out[o, i, j] = 0 for j >= ceil(i + 1, 128)  (the far upper triangle)
+    out[o, i, j0+tW : j0+(t+1)W] = mask0(bias[o] + sum_{c,u} P_pad[c, i+u, j0+tW : j0+(t+2)W] @ band[c*k+u])
+        for the four subtiles t of a program                                     _mta_conv_fwd_kernel
 
 The convolution runs on the tensor cores: for each (input head, tap row), the ``k``
-column taps of every output head are one product with a banded matrix (``A_W = 32``
-columns of P in, 16 columns of each output head out). Both operands are aligned tiles
-read as they lie, so the loop is a GEMM's: asynchronous copies into shared memory, no
-per-element work. P's bf16 rounding is the contract's, products of bf16 are exact and
-sums fp32, so the result is the direct convolution's to fp32 summation order. The
-softmax pass reads a row block's causal part once when it fits one chunk (else twice,
-the second mostly from L2), with 16-byte loads (the 8-column left border keeps source
-and destination aligned). P_pad is written only in the band the convolution reads
-(``EXTRA`` columns past the diagonal), never the far upper triangle, and is saved for the backward.
+column taps of every output head are one product with a banded matrix (``2W = 32``
+columns of P in, 16 columns of each output head out). A program reads P in 16-column
+chunks shared by neighbouring subtiles and the banded weights once for its four
+subtiles. Both operands are aligned tiles read as they lie, so the loop is a GEMM's:
+asynchronous copies into shared memory, no per-element work. P's bf16 rounding is the
+contract's, products of bf16 are exact and sums fp32, so the result is the direct
+convolution's to fp32 summation order. The softmax pass reads a row block's causal part
+once when it fits one chunk (else twice, the second mostly from L2), with 16-byte loads
+and stores (the 8-column left border keeps source and destination aligned). P_pad is
+written only in the band the convolution reads (``EXTRA`` columns past the diagonal),
+never the far upper triangle, and is saved for the backward. The softmax pass waits on
+latency rather than bandwidth, so it also writes the output's far upper triangle; the
+convolution's programs there do nothing.
 
 backward, one memset and three launches (``g = mask0(dout)``)::
 
@@ -31,14 +37,15 @@ backward, one memset and three launches (``g = mask0(dout)``)::
 
 Traffic (bf16, B 2, heads 4 -> 4, L 1024; floor = scores read once + output written
 once = 33.6 MB = 7.9 us at 4.27 TB/s): the softmax pass reads the causal half (8.4 MB)
-and writes the P band (~9 MB); the convolution reads that band from L2 six times over
-(three row shifts, and 32 columns for every 16 out: ~53 MB, plus the banded weights) and
-writes the output (16.8 MB). FLOPs: the banded products do 2 * 32 * 12 * 4 per output
+and writes the P band (~9 MB) and the far upper triangle of the output (~7 MB); the
+convolution reads the P band from L2 3.75 times over (three row shifts, 80 columns for
+every 64 out: ~34 MB, plus a quarter of the banded weights per subtile) and writes the
+rest of the output (~9.5 MB). FLOPs: the banded products do 2 * 32 * 12 * 4 per output
 position over the causal half, 3.4 GFLOP, 3.4 us of the H200's bf16 tensor cores; the
 useful ones (2 * 36 per position and head) are 0.3 GFLOP. Measured on the H200
-(benchmarks/KERNELS.md, run 9; graph replay, warm L2): 29.4 us at L 1024 (softmax pass
-10.6, convolution 18.9), 92.6 us at 2048, 325 us at 4096; ``flask rerun`` medians 35.1,
-98.1 and 334 us: 4.4x, 3.1x and 2.65x the floor. Autotuners time candidates by
+(benchmarks/KERNELS.md, run 10; graph replay, warm L2): 25.6 us at L 1024 (softmax pass
+11.0, convolution 13.4), 82.7 us at 2048, 298 us at 4096; in the rerun protocol 29.1,
+86.1 and 304 us: 3.7x, 2.7x and 2.4x the floor. Autotuners time candidates by
 CUDA-graph replay (:func:`plugins._triton_launcher.device_time`).
 """
 
@@ -51,7 +58,7 @@ import torch
 import triton
 import triton.language as tl
 
-from plugins._triton_launcher import Launcher, device_time
+from plugins._triton_launcher import Launcher, device_time, follow_previous_launch
 from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
@@ -59,9 +66,9 @@ _LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
 
 _MAX_BLOCK_M = 128
 _MAX_BLOCK_N = 64
-"""The tallest tile of any config and the widest backward tile: padded buffers are sized and written for them."""
-_OUT_W = 16
-"""Output columns per forward tile: the narrowest that ``tl.dot`` allows, so that its banded weights waste least."""
+"""The tallest tile of any config and the widest backward tile: padded buffers are sized and written for them.
+The forward's output rows are split at multiples of ``_MAX_BLOCK_M`` columns between the convolution (left)
+and the softmax pass's zeros (right), whatever tile the convolution's autotuner picks."""
 
 
 def _col_pad(k):
@@ -69,9 +76,10 @@ def _col_pad(k):
     return 8 * triton.cdiv(k // 2, 8)
 
 
-def _band_width(k):
-    """Columns of padded P that one forward tile reads (a power of two, as ``tl.dot`` needs)."""
-    return triton.next_power_of_2(_OUT_W + k // 2 + _col_pad(k))
+def _subtile_width(k):
+    """Output columns of a forward subtile: 16 (the narrowest ``tl.dot`` allows, so the banded weights waste
+    least) unless the taps reach further: one subtile's taps must fit two chunks of its width."""
+    return max(16, triton.next_power_of_2(k // 2 + _col_pad(k)))
 
 
 # ----------------------------------------------------------------------------- padded P (and G), banded weights
@@ -82,7 +90,7 @@ def _pad_configs():
         return [triton.Config({"BLOCK_R": 8, "BLOCK_N": 32}, num_warps=4)]
     return [triton.Config({"BLOCK_R": r, "BLOCK_N": n}, num_warps=w)
             for r, n, w in [(8, 128, 4), (8, 256, 4), (16, 128, 4), (16, 256, 8), (32, 128, 4),
-                            (2, 1024, 4), (4, 1024, 8), (4, 512, 4), (8, 512, 8), (2, 2048, 8)]]
+                            (2, 1024, 4), (4, 1024, 8), (4, 512, 4), (8, 512, 8), (2, 2048, 8), (1, 2048, 4)]]
 
 
 @triton.jit
@@ -97,11 +105,11 @@ def _causal_row_chunk(src, row, row_ok, col, L, scale: tl.constexpr, fill: tl.co
 
 @triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX"], do_bench=device_time)
 @triton.jit
-def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
+def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE, PLANE,
                     PAD: tl.constexpr, COL_PAD: tl.constexpr, EXTRA: tl.constexpr, SOFTMAX: tl.constexpr,
                     BAND: tl.constexpr, C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
                     OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, A_W: tl.constexpr, N: tl.constexpr,
-                    OUT_W: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
+                    OUT_W: tl.constexpr, ZERO_ALIGN: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
     """Rows ``[pid * BLOCK_R, +BLOCK_R)`` of one padded plane ``dst[pr, pc] = f(src[pr - PAD, pc - COL_PAD])``.
 
     ``f`` is the causal softmax of the row (``SOFTMAX``; base-2 statistics from a first
@@ -113,10 +121,14 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
     forward's weights as banded matrices, one per (input head c, tap row u):
     ``band[c*K + u, a, o*OUT_W + j] = w[o, c, u, a - j + PAD - COL_PAD]`` where that tap
     exists, so that ``P_pad[c, i + u, j0 : j0 + A_W] @ band[c*K + u]`` is the (c, u) share
-    of output columns ``j0 .. j0 + OUT_W``.
+    of output columns ``j0 .. j0 + OUT_W``. With ``BAND`` (the forward) the row programs
+    also write the zeros of the forward's output that its convolution leaves out: row ``i``
+    of every output head ``o = c (mod C_IN)`` from column ``ceil(i + 1, ZERO_ALIGN)`` on.
+    This pass waits on latency, not bandwidth, so these stores come almost free here.
     Grid: ``(cdiv(ROWS, BLOCK_R) + (C_IN * K if BAND else 0), planes)``; ``ROWS`` >= ``L + 2 * PAD``
     covers tile overhang.
     """
+    follow_previous_launch()
     pid = tl.program_id(0)
     plane = tl.program_id(1).to(tl.int64)
     row_blocks = tl.cdiv(ROWS, BLOCK_R)
@@ -127,6 +139,8 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
         src = src_ptr + plane * L * L
         dst = dst_ptr + plane * PLANE
         store_ok = (prow < ROWS)[:, None]
+        # the columns any convolution reads, to a multiple of 64 so that masks keep stores 16-byte vectors
+        end_col = tl.minimum(tl.cdiv((pid + 1) * BLOCK_R + EXTRA, 64) * 64, STRIDE)
         first_chunk = 0
         if SOFTMAX:
             causal_cols = tl.minimum((pid + 1) * BLOCK_R - PAD, L)  # source columns any row of the block keeps
@@ -137,7 +151,7 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
                 total = tl.sum(tl.exp2(x - m[:, None]), axis=1)
                 lse = tl.where(row_ok, m + tl.log2(tl.where(row_ok, total, 1.0)), 0.0)
                 tl.store(dst + prow[:, None] * STRIDE + pcol[None, :], tl.exp2(x - lse[:, None]).to(dst_ptr.dtype.element_ty),
-                         mask=store_ok & (pcol < STRIDE)[None, :])
+                         mask=store_ok & (pcol < end_col)[None, :])
                 first_chunk = BLOCK_N
             else:
                 m = tl.full((BLOCK_R,), -1.0e30, dtype=tl.float32)
@@ -148,14 +162,24 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
                     total = total * tl.exp2(m - m_new) + tl.sum(tl.exp2(x - m_new[:, None]), axis=1)
                     m = m_new
                 lse = tl.where(row_ok, m + tl.log2(tl.where(row_ok, total, 1.0)), 0.0)
-        for c0 in range(first_chunk, tl.minimum((pid + 1) * BLOCK_R + EXTRA, STRIDE), BLOCK_N):
+        for c0 in range(first_chunk, end_col, BLOCK_N):
             pcol = c0 + tl.arange(0, BLOCK_N)
             if SOFTMAX:
                 x = tl.exp2(_causal_row_chunk(src, row, row_ok, pcol - COL_PAD, L, _LOG2E, float("-inf")) - lse[:, None])
             else:
                 x = _causal_row_chunk(src, row, row_ok, pcol - COL_PAD, L, 1.0, 0.0)
             tl.store(dst + prow[:, None] * STRIDE + pcol[None, :], x.to(dst_ptr.dtype.element_ty),
-                     mask=store_ok & (pcol < STRIDE)[None, :])
+                     mask=store_ok & (pcol < end_col)[None, :])
+        if BAND:
+            batch = plane // C_IN
+            zero_from = (row // ZERO_ALIGN + 1) * ZERO_ALIGN
+            zeros = tl.zeros((BLOCK_R, BLOCK_N), dtype=out_ptr.dtype.element_ty)
+            for o in range(plane % C_IN, C_OUT, C_IN):
+                out = out_ptr + (batch * C_OUT + o) * L * L + row[:, None] * L
+                for c0 in range((tl.maximum(pid * BLOCK_R - PAD, 0) // ZERO_ALIGN + 1) * ZERO_ALIGN, L, BLOCK_N):
+                    col = c0 + tl.arange(0, BLOCK_N)
+                    tl.store(out + col[None, :], zeros, mask=row_ok[:, None] & (col[None, :] >= zero_from[:, None])
+                             & (col < L)[None, :])
     elif BAND:
         if plane == 0:
             cu = pid - row_blocks
@@ -176,59 +200,90 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
 
 def _conv_configs():
     if _INTERPRET:
-        return [triton.Config({"BLOCK_M": 16, "SLOTS": 2}, num_warps=4)]
-    return [triton.Config({"BLOCK_M": m, "SLOTS": slots}, num_warps=w, num_stages=s)
-            for m, slots, w, s in [(64, 1, 4, 4), (128, 1, 4, 4), (64, 4, 4, 2), (64, 4, 4, 3), (128, 4, 8, 2),
-                                   (64, 2, 4, 3), (128, 2, 4, 3), (128, 4, 4, 2)]]
+        return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
+    return [triton.Config({"BLOCK_M": m}, num_warps=w, num_stages=s)
+            for m, w, s in [(64, 4, 2), (64, 4, 3), (64, 4, 4), (128, 8, 3)]]
+
+
+@triton.jit
+def _banded_product(acc, left, right, band_left, band_right, INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr):
+    """``acc + [left, right] @ [band_left; band_right]``: one subtile's share of one (head, tap row) pair."""
+    if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
+        left, right = left.to(tl.float32), right.to(tl.float32)
+        band_left, band_right = band_left.to(tl.float32), band_right.to(tl.float32)
+    acc = tl.dot(left, band_left, acc=acc, input_precision=INPUT_PRECISION)
+    return tl.dot(right, band_right, acc=acc, input_precision=INPUT_PRECISION)
+
+
+@triton.jit
+def _store_subtile(acc, bias, out_ptr, batch, rows, first_col, L, C_OUT: tl.constexpr, N: tl.constexpr,
+                   OUT_W: tl.constexpr):
+    """``mask0(acc + bias)`` into output columns ``first_col .. first_col + OUT_W`` of every output head."""
+    n = tl.arange(0, N)
+    o = n // OUT_W
+    cols = first_col + n % OUT_W
+    acc = tl.where(cols[None, :] <= rows[:, None], acc + bias[None, :], 0.0)
+    out_planes = (batch * C_OUT + o).to(tl.int64)
+    tl.store(out_ptr + out_planes[None, :] * L * L + rows[:, None] * L + cols[None, :], acc.to(out_ptr.dtype.element_ty),
+             mask=(rows[:, None] < L) & ((o < C_OUT) & (cols < L))[None, :])
 
 
 @triton.autotune(configs=_conv_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
 @triton.jit
 def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
                          C_IN: tl.constexpr, C_OUT: tl.constexpr, K: tl.constexpr, HAS_BIAS: tl.constexpr,
-                         A_W: tl.constexpr, N: tl.constexpr, OUT_W: tl.constexpr, INPUT_PRECISION: tl.constexpr,
-                         UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, SLOTS: tl.constexpr):
-    """``BLOCK_M x OUT_W`` output positions of every output head of one batch element, on the tensor cores.
+                         N: tl.constexpr, OUT_W: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+                         UPCAST: tl.constexpr, ZERO_ALIGN: tl.constexpr, BLOCK_M: tl.constexpr):
+    """``BLOCK_M x 4*OUT_W`` output positions (four subtiles) of every output head of one batch element.
 
-    Each (input head c, tap row u) contributes ``P_pad[c, i + u, j0 : j0 + A_W] @ band[c*K + u]``
-    to ``acc[i, o*OUT_W + j]``. A step of the run-time loop takes ``SLOTS`` consecutive
-    (c, u) pairs at once: its A tile ``[BLOCK_M, SLOTS * A_W]`` gathers their row-shifted
-    tiles side by side (16-byte aligned runs of ``A_W``), its B the matching rows of
-    ``band [C_IN*K*A_W, N]``, so a tile needs ``cdiv(C_IN*K, SLOTS)`` products, all of whose
-    loads Triton issues ahead, asynchronously, as in a GEMM. Then bias and the causal
-    mask. Tiles wholly above the diagonal store zeros.
-    Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, OUT_W), batch)``.
+    Padded P is read in ``OUT_W``-column chunks ``q = 0..4``; subtile ``t`` takes chunks ``t``
+    and ``t + 1`` (the ``2 * OUT_W = A_W`` columns its taps reach), so each (input head c, tap
+    row u) pair costs five chunk loads and one load of ``band[c*K + u]`` (its two halves), both
+    shared by the four subtiles: ``acc_t += P_pad[c, i + u, chunk t] @ band[..., :OUT_W, :] +
+    P_pad[c, i + u, chunk t+1] @ band[..., OUT_W:, :]``. Operands are aligned tiles read as they
+    lie, so Triton pipelines the loop as a GEMM's. Then bias and the causal mask. Programs
+    wholly above the diagonal store zeros up to column ``ceil(row block end, ZERO_ALIGN)``
+    and nothing beyond, where the softmax pass has written the zeros.
+    Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, 4 * OUT_W), batch)``.
     """
+    follow_previous_launch()
     pid = tl.program_id(0)
     batch = tl.program_id(1)
-    num_n = tl.cdiv(L, OUT_W)
-    rows = (pid // num_n) * BLOCK_M + tl.arange(0, BLOCK_M)
-    first_col = (pid % num_n) * OUT_W
-    n = tl.arange(0, N)
-    o = n // OUT_W
-    cols = first_col + n % OUT_W
-    acc = tl.zeros((BLOCK_M, N), dtype=tl.float32)
-    if first_col < (pid // num_n + 1) * BLOCK_M:  # the tile reaches the causal half
-        k = tl.arange(0, SLOTS * A_W)
-        tile = p_ptr + (batch * C_IN).to(tl.int64) * PLANE + rows[:, None] * STRIDE + first_col
-        band = band_ptr + k[:, None] * N + n[None, :]
-        for step in range(tl.cdiv(C_IN * K, SLOTS)):
-            slot = step * SLOTS + k // A_W  # the (c, u) pair of each column of A
-            used = slot < C_IN * K
-            offsets = (slot // K) * PLANE + (slot % K) * STRIDE + k % A_W
-            p = tl.load(tile + offsets[None, :], mask=used[None, :], other=0.0, cache_modifier=".ca")
-            w = tl.load(band + step * SLOTS * A_W * N, mask=used[:, None], other=0.0, cache_modifier=".ca")
-            if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
-                p = p.to(tl.float32)
-                w = w.to(tl.float32)
-            acc = tl.dot(p, w, acc=acc, input_precision=INPUT_PRECISION)
+    num_n = tl.cdiv(L, 4 * OUT_W)
+    row_block = pid // num_n
+    rows = row_block * BLOCK_M + tl.arange(0, BLOCK_M)
+    first_col = (pid % num_n) * 4 * OUT_W
+    acc0 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
+    acc1 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
+    acc2 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
+    acc3 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
+    if first_col < (row_block + 1) * BLOCK_M:  # the program reaches the causal half
+        a = tl.arange(0, OUT_W)
+        n = tl.arange(0, N)
+        chunk = p_ptr + (batch * C_IN).to(tl.int64) * PLANE + rows[:, None] * STRIDE + first_col + a[None, :]
+        band = band_ptr + a[:, None] * N + n[None, :]
+        for slot in range(C_IN * K):  # (c, u) = divmod(slot, K)
+            tap = chunk + (slot // K) * PLANE + (slot % K) * STRIDE
+            band_left = tl.load(band + slot * 2 * OUT_W * N)
+            band_right = tl.load(band + (slot * 2 + 1) * OUT_W * N)
+            p0 = tl.load(tap)
+            p1 = tl.load(tap + OUT_W)
+            p2 = tl.load(tap + 2 * OUT_W)
+            p3 = tl.load(tap + 3 * OUT_W)
+            p4 = tl.load(tap + 4 * OUT_W)
+            acc0 = _banded_product(acc0, p0, p1, band_left, band_right, INPUT_PRECISION, UPCAST)
+            acc1 = _banded_product(acc1, p1, p2, band_left, band_right, INPUT_PRECISION, UPCAST)
+            acc2 = _banded_product(acc2, p2, p3, band_left, band_right, INPUT_PRECISION, UPCAST)
+            acc3 = _banded_product(acc3, p3, p4, band_left, band_right, INPUT_PRECISION, UPCAST)
+    if first_col < tl.cdiv((row_block + 1) * BLOCK_M, ZERO_ALIGN) * ZERO_ALIGN:
+        o = tl.arange(0, N) // OUT_W
+        bias = tl.zeros((N,), dtype=tl.float32)
         if HAS_BIAS:
-            acc += tl.load(bias_ptr + o, mask=o < C_OUT, other=0.0).to(tl.float32)[None, :]
-        acc = tl.where(cols[None, :] <= rows[:, None], acc, 0.0)
-    out_planes = (batch * C_OUT + o).to(tl.int64)
-    ptrs = out_ptr + out_planes[None, :] * L * L + rows[:, None] * L + cols[None, :]
-    tl.store(ptrs, acc.to(out_ptr.dtype.element_ty),
-             mask=(rows[:, None] < L) & ((o < C_OUT) & (cols < L))[None, :])
+            bias = tl.load(bias_ptr + o, mask=o < C_OUT, other=0.0).to(tl.float32)
+        _store_subtile(acc0, bias, out_ptr, batch, rows, first_col, L, C_OUT, N, OUT_W)
+        _store_subtile(acc1, bias, out_ptr, batch, rows, first_col + OUT_W, L, C_OUT, N, OUT_W)
+        _store_subtile(acc2, bias, out_ptr, batch, rows, first_col + 2 * OUT_W, L, C_OUT, N, OUT_W)
+        _store_subtile(acc3, bias, out_ptr, batch, rows, first_col + 3 * OUT_W, L, C_OUT, N, OUT_W)
 
 
 # ----------------------------------------------------------------------------- backward
@@ -292,6 +347,7 @@ def _mta_bwd_reduce_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, L, STRIDE, PLANE,
     into ``acc`` (``delta [batch, C_IN, L]``, then dW, then dbias). Tiles wholly above the diagonal have
     P = 0 and g = 0 there and return at once. Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
     """
+    follow_previous_launch()
     pid = tl.program_id(0)
     batch = tl.program_id(1)
     num_n = tl.cdiv(L, BLOCK_N)
@@ -329,6 +385,7 @@ def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr
     Program (0, 0) also converts the accumulated dW and dbias to their dtype (the reduce
     kernel has finished: same stream). Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
     """
+    follow_previous_launch()
     pid = tl.program_id(0)
     batch = tl.program_id(1)
     num_n = tl.cdiv(L, BLOCK_N)
@@ -380,19 +437,23 @@ def _shape_constants(scores, weight, groups):
 
 
 def _band_shape(consts):
-    """``[C_IN * K, A_W, N]``: the forward's banded weights (see ``_mta_pad_kernel``)."""
-    return consts["C_IN"] * consts["K"], _band_width(consts["K"]), triton.next_power_of_2(consts["C_OUT"]) * _OUT_W
+    """``[C_IN * K, A_W, N]``: the forward's banded weights (see ``_mta_pad_kernel``), ``A_W = 2 * OUT_W``."""
+    out_w = _subtile_width(consts["K"])
+    return consts["C_IN"] * consts["K"], 2 * out_w, triton.next_power_of_2(consts["C_OUT"]) * out_w
 
 
-def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[torch.Tensor] = None):
+def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[torch.Tensor] = None,
+            out: Optional[torch.Tensor] = None):
     """``source [batch, heads, L, L]`` -> its zero-bordered causal softmax (or masked copy), padded by
-    ``k // 2`` rows and ``COL_PAD`` columns; with ``weight``, also the forward's banded weights (else None)."""
+    ``k // 2`` rows and ``COL_PAD`` columns; for the forward (``weight`` and its output ``out``), also the
+    banded weights (else None), and the zeros of ``out`` that the convolution does not write."""
     batch, heads, seq, _ = source.shape
     k, col_pad = consts["K"], consts["COL_PAD"]
     pad = k // 2
+    out_w = _subtile_width(k)
     band_shape = _band_shape(consts)
     rows = triton.cdiv(seq, _MAX_BLOCK_M) * _MAX_BLOCK_M + 2 * pad
-    widest = max(triton.cdiv(seq, _OUT_W) * _OUT_W - _OUT_W + band_shape[1],  # forward tiles
+    widest = max(triton.cdiv(seq, 4 * out_w) * 4 * out_w + out_w,  # forward programs: 5 chunks from 4-subtile steps
                  triton.cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + col_pad + pad)  # backward taps
     stride = triton.cdiv(widest, 64) * 64  # rows 128-byte aligned
     padded = torch.empty(batch, heads, rows, stride, device=source.device, dtype=source.dtype)
@@ -402,10 +463,11 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[
     def grid(meta):
         return (triton.cdiv(rows, meta["BLOCK_R"]) + band_programs, batch * heads)
 
-    _launch_pad(grid, (source, padded, weight if band is not None else source, band if band is not None else padded,
-                       seq, rows, stride, rows * stride),
-                PAD=pad, EXTRA=_MAX_BLOCK_M + max(_MAX_BLOCK_N, band_shape[1]) + col_pad + pad, SOFTMAX=softmax,
-                BAND=band is not None, A_W=band_shape[1], N=band_shape[2], OUT_W=_OUT_W, **consts)
+    forward = band is not None
+    _launch_pad(grid, (source, padded, weight if forward else source, band if forward else padded,
+                       out if forward else padded, seq, rows, stride, rows * stride),
+                PAD=pad, EXTRA=_MAX_BLOCK_M + max(_MAX_BLOCK_N, 5 * out_w) + col_pad + pad, SOFTMAX=softmax,
+                BAND=forward, A_W=band_shape[1], N=band_shape[2], OUT_W=out_w, ZERO_ALIGN=_MAX_BLOCK_M, **consts)
     return padded, band
 
 
@@ -416,16 +478,17 @@ class _MultiTokenAttention(torch.autograd.Function):
         weight = weight.contiguous()
         batch, heads_in, seq, _ = scores.shape
         consts = _shape_constants(scores, weight, groups)
-        probs, band = _padded(scores, consts, softmax=True, weight=weight)
         out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
+        probs, band = _padded(scores, consts, softmax=True, weight=weight, out=out)
+        out_w = band.shape[1] // 2
 
         def grid(meta):
-            return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, _OUT_W), batch)
+            return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, 4 * out_w), batch)
 
         _launch_conv_fwd(grid, (probs, band, bias if bias is not None else weight, out, seq, probs.shape[-1],
                                 probs.shape[-2] * probs.shape[-1]),
                          C_IN=heads_in, C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=bias is not None,
-                         A_W=band.shape[1], N=band.shape[2], OUT_W=_OUT_W,
+                         N=band.shape[2], OUT_W=out_w, ZERO_ALIGN=_MAX_BLOCK_M,
                          INPUT_PRECISION="ieee" if scores.dtype == torch.float32 else "tf32",
                          UPCAST=_INTERPRET and scores.dtype != torch.float32)
         ctx.save_for_backward(probs, weight, bias)
