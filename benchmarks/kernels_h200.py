@@ -227,18 +227,18 @@ def mta_stage_calls(t):
     scores, weight, bias = t["scores"].detach(), t["weight"].detach(), t["bias"].detach()
     batch, _, seq, _ = scores.shape
     consts = mta_tri._shape_constants(scores, weight, 1)
-    probs, band = mta_tri._padded(scores, consts, softmax=True, weight=weight)
     out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
+    probs, band = mta_tri._padded(scores, consts, softmax=True, weight=weight, out=out)
+    out_w = band.shape[1] // 2
 
     def conv():
-        mta_tri._launch_conv_fwd(lambda meta: (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, mta_tri._OUT_W),
-                                               batch),
+        mta_tri._launch_conv_fwd(lambda meta: (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, 4 * out_w), batch),
                                  (probs, band, bias, out, seq, probs.shape[-1], probs.shape[-2] * probs.shape[-1]),
                                  C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=True,
-                                 A_W=band.shape[1], N=band.shape[2], OUT_W=mta_tri._OUT_W, INPUT_PRECISION="tf32",
-                                 UPCAST=False)
+                                 N=band.shape[2], OUT_W=out_w, INPUT_PRECISION="tf32", UPCAST=False,
+                                 ZERO_ALIGN=mta_tri._MAX_BLOCK_M)
 
-    return {"stage_softmax_pad_band": lambda: mta_tri._padded(scores, consts, softmax=True, weight=weight),
+    return {"stage_softmax_pad_band": lambda: mta_tri._padded(scores, consts, softmax=True, weight=weight, out=out),
             "stage_conv": conv}
 
 
