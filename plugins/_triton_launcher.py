@@ -30,6 +30,7 @@ import torch
 import triton
 import triton.language as tl
 
+from runners.environment import project_revision
 from runners.types import Implementation
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
@@ -45,10 +46,14 @@ def follow_previous_launch():
         tl.extra.cuda.gdc_wait()
 
 
-def _jit_function(kernel):
+def _unwrap(kernel):
+    """``(wrappers, jit_function)``: the autotune and heuristics wrappers around a kernel, outermost first,
+    and the ``JITFunction`` under them."""
+    wrappers = []
     while not isinstance(kernel, triton.runtime.jit.JITFunction):
+        wrappers.append(kernel)
         kernel = kernel.fn
-    return kernel
+    return tuple(wrappers), kernel
 
 
 def device_time(kernel_call, quantiles):
@@ -85,10 +90,14 @@ def tuned_configs(kernels: dict) -> dict[str, list[dict]]:
 def kernelindex_implementation(kernels) -> Implementation:
     """The ``kernelindex_triton`` record of a family's Triton kernels module: the revision of its
     source file and what its ``implementation_record()`` says (versions, precision, tuned configs)."""
-    from runners.environment import project_revision
-
     return Implementation("kernelindex_triton", "KernelIndex", project_revision(kernels.__file__),
                           kernels.implementation_record())
+
+
+def kernelindex_settled_details(kernels):
+    """The ``settled_details`` of a pass of a family's Triton kernels module: its ``tuned_configs()``,
+    asked after timing, once autotuning has chosen."""
+    return lambda: {"autotuned": kernels.tuned_configs()}
 
 
 class Launcher:
@@ -101,7 +110,10 @@ class Launcher:
 
     def __init__(self, kernel):
         self.kernel = kernel
-        self.arg_names = _jit_function(kernel).arg_names if _ENABLED else ()
+        self.wrappers, self.arg_names = (), ()
+        if _ENABLED:  # the interpreter's kernels are no JITFunction, and launch the ordinary way
+            self.wrappers, function = _unwrap(kernel)
+            self.arg_names = function.arg_names
         self.compiled: dict = {}
 
     @staticmethod
@@ -118,29 +130,23 @@ class Launcher:
         """The constexpr values (constants, autotuned config, heuristics) after the positional args."""
         values = dict(zip(self.arg_names, args))
         values.update(constants)
-        node = self.kernel
-        chain = []
-        while not isinstance(node, triton.runtime.jit.JITFunction):
-            chain.append(node)
-            node = node.fn
-        for wrapper in chain:  # outermost first: the autotuner's choice, then heuristics
+        for wrapper in self.wrappers:  # outermost first: the autotuner's choice, then heuristics
             if hasattr(wrapper, "best_config") and wrapper.best_config is not None:
                 values.update(wrapper.best_config.kwargs)
-        for wrapper in chain:
+        for wrapper in self.wrappers:
             for name, rule in getattr(wrapper, "values", {}).items():
                 values[name] = rule(values)
         return values, [values[name] for name in self.arg_names[len(args):]]
 
     def __call__(self, grid, args, **constants):
-        if not _ENABLED:
-            return self.kernel[grid](*args, **constants, launch_pdl=True)
-        key = self._key(args, constants)
-        hit = self.compiled.get(key)
-        if hit is not None:
-            compiled, launch_grid, tail = hit
-            return compiled[launch_grid](*args, *tail)
+        if _ENABLED:
+            key = self._key(args, constants)
+            hit = self.compiled.get(key)
+            if hit is not None:
+                compiled, launch_grid, tail = hit
+                return compiled[launch_grid](*args, *tail)
         compiled = self.kernel[grid](*args, **constants, launch_pdl=True)
-        if isinstance(compiled, triton.compiler.CompiledKernel):
+        if _ENABLED and isinstance(compiled, triton.compiler.CompiledKernel):
             meta, tail = self._tail(args, constants)
             launch_grid = grid(meta) if callable(grid) else grid
             launch_grid = tuple(launch_grid) + (1,) * (3 - len(launch_grid))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import urllib.error
@@ -112,6 +113,8 @@ def swept_requests(requests, sweep) -> list[RerunRequest]:
 
     A changed workload reproduces no published run, so its results carry no ``rerunOf``.
     """
+    from app.manifests.documents import workload_key
+
     if not sweep:
         return requests
     swept, seen = [], set()
@@ -121,12 +124,11 @@ def swept_requests(requests, sweep) -> list[RerunRequest]:
             raise click.UsageError(f"{request.family} has no parameter {', '.join(sorted(unknown))}")
         for values in itertools.product(*sweep.values()):
             parameters = {**request.parameters, **dict(zip(sweep, values))}
-            key = (request.family, request.pass_, json.dumps(parameters, sort_keys=True), request.dtype)
+            key = (request.pass_, workload_key(request.family, parameters, request.dtype, dict(request.options)))
             if key in seen:
                 continue
             seen.add(key)
-            swept.append(RerunRequest(family=request.family, pass_=request.pass_, parameters=parameters,
-                                      dtype=request.dtype, options=request.options))
+            swept.append(dataclasses.replace(request, parameters=parameters, rerun_of={}))
     return swept
 
 

@@ -158,11 +158,15 @@ class CorrectnessRecord:
     """What a run records about its check: the largest error seen (overall and per output) and the verdict."""
 
     passed: bool
-    error: float | None
     tolerance: float
     trials: int
     uses_tf32: bool
     output_errors: Mapping[str, float]
+
+    @property
+    def error(self) -> float | None:
+        """The largest of ``output_errors``, derived so the two cannot disagree; None when no trial completed."""
+        return max(self.output_errors.values(), default=None)
 
     def as_document(self, policy: Mapping[str, Any]) -> dict[str, Any]:
         return {"policy": dict(policy), "policyText": POLICY_TEXT, "passed": self.passed,

@@ -142,16 +142,14 @@ def project_revision(source_file: str) -> str:
     ran). A commit is named only where its blob of this file is the file on disk; the
     source digest still tells two versions of a kernel apart.
     """
-    folder = os.path.dirname(os.path.abspath(source_file))
+    folder, name = os.path.split(os.path.abspath(source_file))
 
-    def git(*args):
-        return subprocess.run(["git", "-C", folder, *args], capture_output=True, text=True, timeout=10,
-                              check=True).stdout.strip()
+    def git(*args, check=True):
+        return subprocess.run(["git", "-C", folder, *args], capture_output=True, text=True, timeout=10, check=check)
 
     try:
-        head = git("rev-parse", "HEAD")
-        committed = git("rev-parse", f"HEAD:./{os.path.basename(source_file)}")
-        if head and committed == git("hash-object", os.path.basename(source_file)):
+        head = git("rev-parse", "HEAD", f"HEAD:./{name}").stdout.split()[0]  # fails where HEAD lacks the file
+        if git("diff", "--quiet", "HEAD", "--", name, check=False).returncode == 0:  # as committed (filters applied)
             return head
     except (OSError, subprocess.SubprocessError):
         pass

@@ -83,12 +83,13 @@ def build_workload(parameters: Mapping[str, Any], dtype: str, options: Mapping[s
     arguments must give the same values on every call and every host, so draw on the
     CPU from a seeded generator and then move to ``device``.
 
+    ``firstresult``: the first answer that is not None is the answer.
+
     :param parameters: the workload's parameters, by the definition's normalized names.
     :param dtype: the tensors' dtype, short form.
     :param options: the workload's options, defaults filled in.
     :param seed: the seed of this set of values.
     :param device: a torch device string (``cpu``, ``cuda:0``).
-    ``firstresult``: the first answer that is not None is the answer.
 
     :return: every tensor the family definition derives for these values (names,
         shapes and dtypes are checked against it) plus ``grad_output``: the fixed
@@ -108,6 +109,8 @@ def prepare_pass(implementation: Implementation, workload: Workload, pass_: str)
     Construction, compilation and autotuning may happen here or on the first call; all
     of it counts against the implementation's time budget.
 
+    ``firstresult``: the first answer that is not None is the answer.
+
     :param implementation: one of the records this plugin's :func:`kernel_plugin` listed.
     :param workload: the tensors to compute on, and the values that made them.
     :param pass_: ``forward``, ``backward`` (the backward of a forward made in
@@ -115,7 +118,6 @@ def prepare_pass(implementation: Implementation, workload: Workload, pass_: str)
         together). :meth:`runners.types.PreparedPass.on_workload` builds all three from a
         forward function of the workload's tensors (:meth:`~runners.types.PreparedPass.autograd`
         from any leaves).
-    ``firstresult``: the first answer that is not None is the answer.
 
     :return: a :class:`~runners.types.PreparedPass` whose ``run`` returns ``output``
         and/or ``grad_<tensor>`` outputs in the workload's dtype, freshly computed.
@@ -128,11 +130,13 @@ def reference_outputs(workload: Workload, pass_: str) -> Mapping[str, torch.Tens
 
     Fires once per correctness trial, just before the implementation under test runs
     on the same tensors. Use the family's one reference formulation, upcast to float64
-    (``PreparedPass.on_workload(..., float64=True)`` makes the copies and the upstream gradient).
+    (``PreparedPass.on_workload(..., float64=True)`` makes the copies and the upstream gradient,
+    and its ``run_once()`` returns the outputs).
+
+    ``firstresult``: the first answer that is not None is the answer.
 
     :param workload: the tensors of this trial (in the workload's dtype).
     :param pass_: the pass being checked.
-    ``firstresult``: the first answer that is not None is the answer.
 
     :return: float64 tensors under the same names :func:`prepare_pass`'s ``run``
         returns; every one of them is compared.
@@ -146,11 +150,12 @@ def workload_cost(parameters: Mapping[str, Any], dtype: str, options: Mapping[st
 
     Fires once per rerun result; must not allocate tensors or need a device.
 
+    ``firstresult``: the first answer that is not None is the answer.
+
     :param parameters: the workload's parameters.
     :param dtype: the tensors' dtype, short form (sets bytes per element).
     :param options: the workload's options.
     :param pass_: the pass timed.
-    ``firstresult``: the first answer that is not None is the answer.
 
     :return: floating-point operations (a multiply-add is 2) of the necessary work, not
         of any particular formulation, and the bytes that must cross device memory
@@ -167,9 +172,10 @@ def generate_environment(target: str, device: str) -> dict[str, Any]:
     ``nvidia-smi`` and the CPU through ``/proc/cpuinfo``; implement this only to
     replace it wholesale.
 
+    ``firstresult``: the first answer that is not None is the answer.
+
     :param target: ``cpu`` or ``cuda``.
     :param device: the torch device string timed on.
-    ``firstresult``: the first answer that is not None is the answer.
 
     :return: ``{"hardware": {...}, "software": {...}, "host": ..., "target": ...,
         "cpu": {...}}``; ``hardware`` has at least ``vendor``, ``product`` and

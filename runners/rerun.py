@@ -101,17 +101,18 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
     import torch
 
     dtype = torch_dtype(calls.dtype)
-    errors: dict[str, float] = {}
+    tolerances = {contestant.name: correctness.tolerance_for(calls.dtype, implementations[contestant.name].uses_tf32)
+                  for contestant in contestants}
     output_errors: dict[str, dict[str, float]] = {}
     for trial in range(trials):
         seed = correctness.CORRECTNESS_SEED_BASE + trial
+        phase = f"correctness trial {trial + 1}"
         reference_workload = calls.workload(seed)
         expected = calls.call("reference_outputs", workload=reference_workload, pass_=calls.pass_)
         expected = {name: tensor.detach() for name, tensor in expected.items()}
         for contestant in contestants:
             if contestant.error:
                 continue
-            phase = f"correctness trial {trial + 1}"
             try:
                 with contestant.budget.limit():
                     timing.load_inputs(contestant.tensors, reference_workload.tensors)
@@ -130,19 +131,17 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
                 continue
             worst = max(by_output, key=by_output.get)
             error = by_output[worst]
-            errors[contestant.name] = max(error, errors.get(contestant.name, 0.0))
             seen = output_errors.setdefault(contestant.name, {})
             for name, value in by_output.items():
                 seen[name] = max(value, seen.get(name, 0.0))
-            tolerance = correctness.tolerance_for(calls.dtype, implementations[contestant.name].uses_tf32)
+            tolerance = tolerances[contestant.name]
             if error > tolerance:
                 contestant.error = (f"{phase}: relative L2 error {error:.3g} of {worst} exceeds the "
                                     f"{tolerance:g} tolerance")
             progress(f"  {phase}/{trials} {contestant.name}: relative L2 error {error:.3g}")
     return {contestant.name: correctness.CorrectnessRecord(
-        passed=contestant.name in errors and contestant.error is None, error=errors.get(contestant.name),
-        tolerance=correctness.tolerance_for(calls.dtype, implementations[contestant.name].uses_tf32),
-        trials=trials, uses_tf32=implementations[contestant.name].uses_tf32,
+        passed=contestant.name in output_errors and contestant.error is None,
+        tolerance=tolerances[contestant.name], trials=trials, uses_tf32=implementations[contestant.name].uses_tf32,
         output_errors=output_errors.get(contestant.name, {})) for contestant in contestants}
 
 

@@ -30,6 +30,7 @@ that overruns or raises is stopped and reported failed, and the others go on.
 
 from __future__ import annotations
 
+import functools
 import math
 import signal
 import threading
@@ -209,32 +210,20 @@ class CudaEventTimer:
 
         self.device = torch.device(device)
         self.flush_buffer = torch.empty(flush_bytes, dtype=torch.int8, device=self.device)
-        self.cycles_per_ns = self._clock_rate()
+        self.cycles_per_ns = _clock_rate(torch.cuda.current_device())  # the device events are timed on
         self.queue_ns: dict[int, int] = {}  # id(prepared pass) -> longest host time to queue one call
-
-    def _clock_rate(self) -> float:
-        """GPU cycles per nanosecond of the delay kernel, measured once (the spin counts SM clock cycles)."""
-        import torch
-
-        cycles = 2_000_000
-        torch.cuda._sleep(cycles)  # first launch loads the kernel
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        torch.cuda._sleep(cycles)
-        end.record()
-        end.synchronize()
-        return cycles / (start.elapsed_time(end) * 1e6)
 
     def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None]) -> TimedCalls:
         import torch
 
         events = []
         host_exposed = 0
+        longest = self.queue_ns.get(id(prepared))
         for _ in range(count):
             next_inputs()
             prepared.setup()
             self.flush_buffer.zero_()
-            torch.cuda._sleep(int(queue_delay_ns(self.queue_ns.get(id(prepared))) * self.cycles_per_ns))
+            torch.cuda._sleep(int(queue_delay_ns(longest) * self.cycles_per_ns))
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             queuing = time.perf_counter_ns()
@@ -243,9 +232,11 @@ class CudaEventTimer:
             queued_in = time.perf_counter_ns() - queuing
             if start.query():
                 host_exposed += 1
-            self.queue_ns[id(prepared)] = max(self.queue_ns.get(id(prepared), 0), queued_in)
+            longest = max(longest or 0, queued_in)
             events.append((start, end))
             del outputs
+        if longest is not None:  # kept across batches: warm-up sizes the delay of the first timed call
+            self.queue_ns[id(prepared)] = longest
         torch.cuda.synchronize(self.device)
         return TimedCalls([start.elapsed_time(end) * 1e6 for start, end in events], host_exposed)
 
@@ -253,6 +244,23 @@ class CudaEventTimer:
         import torch
 
         torch.cuda.synchronize(self.device)
+
+
+@functools.cache
+def _clock_rate(index: int) -> float:
+    """GPU cycles per nanosecond of the delay kernel on CUDA device ``index`` (the spin counts SM clock
+    cycles), measured once per process rather than for every workload's timer."""
+    import torch
+
+    with torch.cuda.device(index):
+        cycles = 2_000_000
+        torch.cuda._sleep(cycles)  # first launch loads the kernel
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        end.synchronize()
+    return cycles / (start.elapsed_time(end) * 1e6)
 
 
 def make_timer(target: str, device: str):

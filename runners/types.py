@@ -168,6 +168,11 @@ class PreparedPass:
     settled_details: Callable[[], Mapping[str, Any]] | None = None
     """What the implementation settled on while running (autotuned configs), added to its details."""
 
+    def run_once(self) -> Mapping[str, Any]:
+        """``setup`` then ``run``, untimed: how a ``reference_outputs`` hook gets its float64 outputs."""
+        self.setup()
+        return self.run()
+
     @classmethod
     def autograd(cls, forward: Callable[[], Any], pass_: str, leaves: Mapping[str, Any], grad_output: Any,
                  settled_details: Callable[[], Mapping[str, Any]] | None = None) -> "PreparedPass":

@@ -8,10 +8,10 @@ import math
 
 import torch
 
-from plugins._triton_launcher import kernelindex_implementation
+from plugins._triton_launcher import kernelindex_implementation, kernelindex_settled_details
 from plugins.fused_neighborhood_attention import cpu, triton_kernels
-from plugins.fused_neighborhood_attention.cpu import (TORCH, TORCH_COMPILE, build_workload, differentiable_pass,
-                                                       reference_outputs, workload_cost)
+from plugins.fused_neighborhood_attention.cpu import (build_workload, differentiable_pass, reference_outputs,
+                                                       workload_cost)
 from plugins.fused_neighborhood_attention.definition import FUSED_NEIGHBORHOOD_ATTENTION
 from runners import hookimpl
 from runners.types import Implementation, KernelPlugin
@@ -31,7 +31,7 @@ def liger_implementation():
 
 
 def available_implementations():
-    implementations = [TORCH, TORCH_COMPILE]
+    implementations = list(cpu.PLUGIN.implementations)  # torch and torch.compile run on any device
     if LigerFusedNeighborhoodAttentionFunction is not None:
         implementations.append(liger_implementation())
     return (*implementations, kernelindex_implementation(triton_kernels))
@@ -75,5 +75,5 @@ def prepare_pass(implementation, workload, pass_):
         return differentiable_pass(liger_attention, workload, pass_)
     if implementation.name == "kernelindex_triton":
         return differentiable_pass(triton_kernels.fused_neighborhood_attention_triton, workload, pass_,
-                                   settled_details=lambda: {"autotuned": triton_kernels.tuned_configs()})
+                                   settled_details=kernelindex_settled_details(triton_kernels))
     return cpu.prepare_pass(implementation, workload, pass_)  # torch and torch.compile run on any device

@@ -7,10 +7,9 @@ import importlib.metadata
 
 import torch
 
-from plugins._triton_launcher import kernelindex_implementation
+from plugins._triton_launcher import kernelindex_implementation, kernelindex_settled_details
 from plugins.multi_token_attention import cpu, reference, triton_kernels
-from plugins.multi_token_attention.cpu import (TORCH, TORCH_COMPILE, build_workload, differentiable_pass,
-                                               reference_outputs, workload_cost)
+from plugins.multi_token_attention.cpu import build_workload, differentiable_pass, reference_outputs, workload_cost
 from plugins.multi_token_attention.definition import MULTI_TOKEN_ATTENTION
 from runners import hookimpl
 from runners.types import Implementation, KernelPlugin
@@ -29,7 +28,7 @@ def liger_implementation():
 
 
 def available_implementations():
-    implementations = [TORCH, TORCH_COMPILE]
+    implementations = list(cpu.PLUGIN.implementations)  # torch and torch.compile run on any device
     if LigerMultiTokenAttention is not None:
         implementations.append(liger_implementation())
     return (*implementations, kernelindex_implementation(triton_kernels))
@@ -70,5 +69,5 @@ def prepare_pass(implementation, workload, pass_):
         return differentiable_pass(liger_function(workload), workload, pass_)
     if implementation.name == "kernelindex_triton":
         return differentiable_pass(triton_kernels.multi_token_attention_triton, workload, pass_,
-                                   settled_details=lambda: {"autotuned": triton_kernels.tuned_configs()})
+                                   settled_details=kernelindex_settled_details(triton_kernels))
     return cpu.prepare_pass(implementation, workload, pass_)  # torch and torch.compile run on any device

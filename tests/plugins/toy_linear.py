@@ -56,9 +56,7 @@ def prepare_pass(implementation, workload, pass_):
 
 @hookimpl
 def reference_outputs(workload, pass_):
-    prepared = PreparedPass.on_workload(linear_of, workload, pass_, float64=True)
-    prepared.setup()
-    return prepared.run()
+    return PreparedPass.on_workload(linear_of, workload, pass_, float64=True).run_once()
 
 
 @hookimpl
