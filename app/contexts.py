@@ -228,12 +228,12 @@ def named_options(options: dict, external_id: str) -> dict:
     shows it. Every option stays in the workload document and the JSON twin.
     """
     parts = external_id.split("/")
-    slug = set(parts[-2].split("-")) if len(parts) >= 2 else set()
+    slug = {part.lower() for part in parts[-2].split("-")} if len(parts) >= 2 else set()
     return {name: value for name, value in options.items()
-            if f"{name}{formatting.parameter_value(value)}".lower() in {part.lower() for part in slug}}
+            if f"{name}{formatting.parameter_value(value)}".lower() in slug}
 
 
-def workload_section(workload: dict, external_id: str = "") -> dict:
+def workload_section(workload: dict, external_id: str) -> dict:
     parameters = workload.get("parameters") or {}
     options = named_options(workload.get("options") or {}, external_id)
     tensors = {tensor["name"]: tensor for tensor in workload.get("tensors") or []}
@@ -332,6 +332,10 @@ def citation(run: Run, family: Family, published: str, source: str) -> dict:
             "csl_json": csl}
 
 
+def open_issue_count(run: Run) -> int:
+    return run.issue_reports.where(IssueReport.resolved == False).count()  # noqa: E712
+
+
 def run_page(run: Run) -> dict:
     """Everything the run page shows, in the order it shows it (see the reference run page)."""
     detail = run_detail(run)
@@ -389,8 +393,7 @@ def run_page(run: Run) -> dict:
         "reruns": history_rows(reruns),
         "error": (run.details or {}).get("error"),
         "attestations": detail["attestations"],
-        "issue_count": IssueReport.select().where((IssueReport.run == run.id)
-                                                  & (IssueReport.resolved == False)).count(),  # noqa: E712
+        "issue_count": open_issue_count(run),
         "manifest_url": url_for("runs.manifest_page", run_id=run.id),
         "manifest_download_url": url_for("runs.manifest_download", run_id=run.id),
         "json_url": url_for("runs.run_page_json", run_id=run.id),
@@ -415,10 +418,10 @@ def comparison_page(group: ComparisonGroup) -> dict:
         return round(100 * (value or 0) / axis_max, 2)
 
     rows = []
-    for member in members:
+    for position, member in enumerate(members):
         low = member["p20"] if member["p20"] is not None else member["median"]
         high = member["p80"] if member["p80"] is not None else member["median"]
-        if member["id"] == members[0]["id"]:
+        if position == 0:
             standing = "#1"
         elif member["tied_with_leader"]:
             standing = "tied with #1"
@@ -511,6 +514,7 @@ FAMILY_CONTROLS = ("pass", "metric", "gpu", "implementation", "sort", "order", "
 FAMILY_SORTS = {"x": "swept parameter", "median": "median", "implementation": "implementation",
                 "observed": "observed"}
 FAMILY_PAGE_SIZE = 50
+FAMILY_DEFAULTS = {"sort": "x", "order": "asc", "page": 1}  # what an absent control means; links leave these out
 
 
 class BadFilter(ValueError):
@@ -524,6 +528,11 @@ def _prefer(counts: dict, wanted, preferred=None):
     if preferred in counts:
         return preferred
     return max(counts, key=lambda value: (counts[value], value)) if counts else None
+
+
+def _x_order(row: dict) -> tuple:
+    """Numbers on the swept parameter by value, then names (model names) alphabetically."""
+    return (0, row["x_number"], "") if row["x_number"] is not None else (1, 0, row["x_value"])
 
 
 def _config_of(row: dict) -> tuple:
@@ -563,14 +572,14 @@ def family_page(family: Family, args: dict) -> dict:
     metric = _prefer(counts(1, **{"pass": pass_}), args.get("metric"), "speed")
     gpu = _prefer(counts(2, **{"pass": pass_, "metric": metric}), args.get("gpu"))
 
-    sort = args.get("sort") or "x"
+    sort = args.get("sort") or FAMILY_DEFAULTS["sort"]
     if sort not in FAMILY_SORTS:
         raise BadFilter(f"sort must be one of {', '.join(FAMILY_SORTS)}, not {sort!r}")
-    order = args.get("order") or "asc"
+    order = args.get("order") or FAMILY_DEFAULTS["order"]
     if order not in ("asc", "desc"):
         raise BadFilter(f"order must be asc or desc, not {order!r}")
     try:
-        page = int(args.get("page") or 1)
+        page = int(args.get("page") or FAMILY_DEFAULTS["page"])
     except ValueError:
         raise BadFilter(f"page must be a whole number, not {args.get('page')!r}") from None
     if page < 1:
@@ -612,7 +621,7 @@ def family_page(family: Family, args: dict) -> dict:
         config_counts[row["config"]] = config_counts.get(row["config"], 0) + 1
     chart_config = max(config_counts, key=lambda c: (config_counts[c], c)) if config_counts else ()
     chart_rows = sorted((row for row in selected if row["config"] == chart_config and row["median"] is not None),
-                        key=lambda row: (row["x_number"] is None, row["x_number"] or 0, row["x_value"]))
+                        key=lambda row: (_x_order(row), row["x_value"]))
     unit = rows[0]["unit"] if rows else "ns"
     x_name = rows[0]["x_name"] if rows else ""
     from . import charts
@@ -627,7 +636,7 @@ def family_page(family: Family, args: dict) -> dict:
                               title=f"{family.title}: median {metric_name_for(unit, metric)} against {x_name}")
 
     def sort_key(row):
-        x = (0, row["x_number"], "") if row["x_number"] is not None else (1, 0, row["x_value"])
+        x = _x_order(row)
         return {"x": (x, row["implementation"]),
                 "median": (row["median"] is None, row["median"] or 0),
                 "implementation": (row["implementation"], x),
@@ -644,12 +653,10 @@ def family_page(family: Family, args: dict) -> dict:
     state = {"pass": pass_, "metric": metric, "gpu": gpu, "implementation": implementation, **fixed,
              "sort": sort, "order": order}
 
-    defaults = {"sort": "x", "order": "asc", "page": 1}
-
     def link(**changes):
         merged = {**state, **changes}
         return family_url(family.name, **{k: v for k, v in merged.items()
-                                          if v not in ("", None) and defaults.get(k) != v})
+                                          if v not in ("", None) and FAMILY_DEFAULTS.get(k) != v})
 
     return {
         "family": family,

@@ -137,7 +137,6 @@ class Run(BaseModel):
 
     class Meta:
         indexes = (
-            (("kernel", "pass", "metric", "gpu"), False),
             (("comparison_key", "rank"), False),
             # 002_page_indexes: family pages, search, the home page (see that migration)
             (("kernel", "pass", "metric", "gpu", "superseded_by"), False),

@@ -63,25 +63,23 @@ def build_spec() -> APISpec:
                       "400": _error("A result was rejected; nothing was stored."),
                       "401": _error("No valid rerun-host token.")}}})
 
-    twins = (
-        ("/runs/{run_id}.json", "The run page's JSON twin.", [RUN_ID], page_schemas.RunPageSchema),
-        ("/comparisons/{key}.json", "The comparison page's JSON twin.", [GROUP_KEY], page_schemas.ComparisonPageSchema),
-        ("/families/{name}.json", "The family page's JSON twin (same filters as the page).", [FAMILY],
-         page_schemas.FamilyPageSchema),
-        ("/index.json", "The home page's JSON twin.", [], page_schemas.HomePageSchema),
-        ("/search.json", "Search results.", [], page_schemas.SearchPageSchema),
-        ("/plugins.json", "Discovered plugins, and broken ones with their errors.", [], page_schemas.PluginsPageSchema),
-    )
     family_filters = [{"in": "query", "name": name, "required": False, "schema": {"type": "string"}}
                       for name in ("pass", "metric", "gpu", "implementation", "sort", "order", "page")]
     search_parameters = [{"in": "query", "name": "q", "required": False, "schema": {"type": "string"}},
                          {"in": "query", "name": "page", "required": False,
                           "schema": {"type": "integer", "minimum": 1}}]
+    twins = (
+        ("/runs/{run_id}.json", "The run page's JSON twin.", [RUN_ID], page_schemas.RunPageSchema),
+        ("/comparisons/{key}.json", "The comparison page's JSON twin.", [GROUP_KEY], page_schemas.ComparisonPageSchema),
+        ("/families/{name}.json", "The family page's JSON twin (same filters as the page).", [FAMILY, *family_filters],
+         page_schemas.FamilyPageSchema),
+        ("/index.json", "The home page's JSON twin.", [], page_schemas.HomePageSchema),
+        ("/search.json", "Search results.", search_parameters, page_schemas.SearchPageSchema),
+        ("/plugins.json", "Discovered plugins, and broken ones with their errors.", [], page_schemas.PluginsPageSchema),
+    )
     for path, summary, parameters, schema in twins:
-        extra = {page_schemas.FamilyPageSchema: family_filters,
-                 page_schemas.SearchPageSchema: search_parameters}.get(schema, [])
         spec.path(path, operations={"get": {
-            "summary": summary, "parameters": parameters + extra,
+            "summary": summary, "parameters": parameters,
             "responses": {"200": _json(schema, summary), "400": _error("A malformed filter or query."),
                           "404": _error("Nothing by that name.")}}})
     spec.path("/runs/{run_id}/manifest.json", operations={"get": {

@@ -7,11 +7,9 @@ transaction, so a failure leaves the database as it was.
 """
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from . import comparison
 from .db import database
-from .manifests import document_digest
 from .models import ComparisonGroup, Family, Manifest, Run
 from .schemas import document_errors
 
@@ -25,14 +23,10 @@ class PreparedRun:
     identity_key: str
     measurement_key: str
     documents: dict  # run, protocol, environment, workload, implementation
+    digests: dict  # each document's digest by kind, from the builder (canonicalizing is the costly part)
     fields: dict  # Run columns other than id, digests, keys and rank
     family_title: str
     group_shared: dict  # what the comparison group's members share (its key is this digest)
-
-    @cached_property
-    def digests(self) -> dict:
-        """Each document's digest, computed once (canonicalizing is the costly part of storing)."""
-        return {kind: document_digest(document) for kind, document in self.documents.items()}
 
 
 @dataclass

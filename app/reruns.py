@@ -166,16 +166,18 @@ def prepare(result: dict, families: dict, rerun_of: Run | None) -> tuple[Prepare
         "of": rerun_of.digest if rerun_of else None, "host": host,
         "trials": timing["trials"] if timing else 0, "samplesPerTrial": timing["samplesPerTrial"] if timing else 0,
         "cv": timing["cv"] if timing else None,
-        "hostExposedSamples": timing.get("hostExposedSamples", 0) if timing else 0,
+        "hostExposedSamples": timing["hostExposedSamples"] if timing else 0,
         "cost": result["cost"], "error": result["error"]}}
     timestamp = observed.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     external_id = (f"kernelindex/{family_name}/{pass_}/{implementation['name']}/{hardware.slug(gpu)}/{slug}/"
                    f"{observed:%Y-%m-%d-%H-%M-%S}-{hardware.slug(host)}")
+    digests = digest_all(documents)
     documents["run"] = run_document(
         status=result["status"], primary=primary, observed_at=timestamp, measurements=measurements,
-        source_native=None, digests=digest_all(documents), extra=extra,
+        source_native=None, digests=digests, extra=extra,
         name="kernelindex-" + hardware.slug(external_id),
         title=f"{family_title} · {implementation['name']} · {pass_} · KernelIndex rerun", labels={})
+    digests["run"] = document_digest(documents["run"])
     measurement = [family_name, implementation["name"], pass_, result["metric"], key, gpu, host]
     fields_ = {
         "external_id": external_id, "source": SOURCE, "kernel": family_name, "implementation": implementation["name"],
@@ -192,11 +194,11 @@ def prepare(result: dict, families: dict, rerun_of: Run | None) -> tuple[Prepare
     shared = comparison.group_shared(kernel=family_name, workload_key=key, pass_=pass_, metric=result["metric"],
                                      gpu=gpu, comparability_family=comparability_family,
                                      evidence="kernelindex-rerun")
-    digest_input = json.dumps([measurement, timestamp, document_digest(documents["run"])], sort_keys=True)
+    digest_input = json.dumps([measurement, timestamp, digests["run"]], sort_keys=True)
     prepared = PreparedRun(
         identity_key=hashlib.sha256(digest_input.encode()).hexdigest(),
         measurement_key=hashlib.sha256(json.dumps(measurement, sort_keys=True).encode()).hexdigest(),
-        documents=documents, fields=fields_, family_title=family_title, group_shared=shared)
+        documents=documents, digests=digests, fields=fields_, family_title=family_title, group_shared=shared)
     return prepared, policy
 
 

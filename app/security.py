@@ -117,9 +117,8 @@ def client_address() -> str:
     return request.remote_addr or "unknown"
 
 
-def enforce_rate_limit(bucket: str, limit: int | None = None):
+def enforce_rate_limit(bucket: str, limit: int):
     """Count this request against the client's ``bucket``; raise 429 when over the limit."""
-    limit = limit or int(current_app.config["POSTS_PER_MINUTE"])
     wait = limiter().hit(f"{bucket}:{client_address()}", limit)
     if wait > 0:
         seconds = max(1, math.ceil(wait))
@@ -129,13 +128,13 @@ def enforce_rate_limit(bucket: str, limit: int | None = None):
             retry_after=seconds)
 
 
-def rate_limit(bucket: str = "posts", limit_config: str = "POSTS_PER_MINUTE", default: int = 10):
+def rate_limit(bucket: str = "posts", limit_config: str = "POSTS_PER_MINUTE"):
     """Decorator: apply the per-client sliding-window limit named by ``limit_config`` to a view."""
 
     def decorate(view):
         @wraps(view)
         def limited(*args, **kwargs):
-            enforce_rate_limit(bucket, int(current_app.config.get(limit_config, default)))
+            enforce_rate_limit(bucket, int(current_app.config[limit_config]))
             return view(*args, **kwargs)
 
         return limited

@@ -40,17 +40,23 @@ def test_rollback_removes_everything(app):
         assert {m._meta.table_name for m in ALL_MODELS} <= set(db.database.obj.get_tables())
 
 
-def test_migrated_column_types_match_the_models(app, tmp_path):
-    """The migrations and the models must agree on types too (on PostgreSQL a float is not a double)."""
+def database_from_models(tmp_path):
+    """A fresh database whose tables the models create, to hold the migrated one against."""
     from playhouse.db_url import connect
 
     from .conftest import fresh_database_url
 
+    from_models = connect(fresh_database_url("ki_test_models", tmp_path))
+    with from_models.bind_ctx(ALL_MODELS):
+        from_models.create_tables(ALL_MODELS)
+    return from_models
+
+
+def test_migrated_column_types_match_the_models(app, tmp_path):
+    """The migrations and the models must agree on types too (on PostgreSQL a float is not a double)."""
     with app.app_context():
         migrated = db.database.obj
-        from_models = connect(fresh_database_url("ki_test_models", tmp_path))
-        with from_models.bind_ctx(ALL_MODELS):
-            from_models.create_tables(ALL_MODELS)
+        from_models = database_from_models(tmp_path)
         for model in ALL_MODELS:
             table = model._meta.table_name
             expected = {(c.name, c.data_type.lower(), c.null) for c in from_models.get_columns(table)}
@@ -58,3 +64,15 @@ def test_migrated_column_types_match_the_models(app, tmp_path):
             assert actual == expected, table
         from_models.close()
 
+
+def test_migrated_indexes_match_the_models(app, tmp_path):
+    """No index the models do not declare survives the migrations (a redundant one costs every insert)."""
+    with app.app_context():
+        migrated = db.database.obj
+        from_models = database_from_models(tmp_path)
+        for model in ALL_MODELS:
+            table = model._meta.table_name
+            expected = {(tuple(index.columns), index.unique) for index in from_models.get_indexes(table)}
+            actual = {(tuple(index.columns), index.unique) for index in migrated.get_indexes(table)}
+            assert actual == expected, table
+        from_models.close()

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .. import hardware
 from ..comparison import group_shared
+from ..manifests import document_digest
 from ..manifests.documents import (digest_all, environment_document, implementation_document, protocol_document,
                                    run_document, workload_document, workload_key)
 from ..db import database
@@ -237,12 +238,14 @@ class LigerCsvReader:
                          "metrics": {f"{native_unit}_{q}": figures[q] for q in ("20", "50", "80")},
                          "benchmark": f"{kernel}/{pass_}", "externalId": external_id}
         labels = {"liger_version": version} if version else {}
+        digests = digest_all(documents)
         documents["run"] = run_document(
             status="passed", primary=primary, observed_at=observed.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
             measurements=[{"unit": stored_unit, "value": value, "metric": measured, "statistic": statistic}
                           for statistic, value in (("p20", p20), ("p80", p80))],
-            source_native=source_native, digests=digest_all(documents),
+            source_native=source_native, digests=digests,
             name="liger-" + hardware.slug(external_id), title=f"{family_name} · {provider} · {pass_}", labels=labels)
+        digests["run"] = document_digest(documents["run"])
 
         fields = {
             "external_id": external_id, "source": SOURCE, "kernel": kernel, "implementation": provider,
@@ -255,8 +258,9 @@ class LigerCsvReader:
         }
         shared = group_shared(kernel=kernel, workload_key=key, pass_=pass_, metric=metric, gpu=gpu,
                               comparability_family=COMPARABILITY_FAMILY, evidence="source-reported")
-        return PreparedRun(identity_key=checked.identity_key, measurement_key=checked.measurement_key, documents=documents,
-                           fields=fields, family_title=family_name, group_shared=shared)
+        return PreparedRun(identity_key=checked.identity_key, measurement_key=checked.measurement_key,
+                           documents=documents, digests=digests, fields=fields, family_title=family_name,
+                           group_shared=shared)
 
 
 def parse_csv(data: bytes, reader: LigerCsvReader, progress=None):

@@ -14,13 +14,13 @@ from flask import Blueprint, g, jsonify, make_response, redirect, render_templat
 from marshmallow import ValidationError
 
 from .. import formatting
-from ..contexts import find_run
+from ..contexts import find_run, open_issue_count
 from ..db import database
 from ..markdown import render_markdown
 from ..models import Attestation, IssueReport, Run
 from ..schemas import ISSUE_REASONS, MEMORY_UNITS, TIME_UNITS, attestation_schema, issue_report_schema
 from ..security import rate_limit
-from .render import is_htmx, wants_json
+from .render import error_headers, error_response, is_htmx, wants_json
 
 community = Blueprint("community", __name__)
 
@@ -111,11 +111,9 @@ def attestation_section(run: Run, attestations, form: dict | None = None) -> dic
 
 
 @community.app_template_global()
-def report_issue_section(run: Run, issue_count: int | None = None, form: dict | None = None) -> dict:
+def report_issue_section(run: Run, issue_count: int, form: dict | None = None) -> dict:
     """Everything ``partials/_report_issue.html`` shows."""
     form = form or {}
-    if not isinstance(issue_count, int):  # absent from the including page's context
-        issue_count = open_issue_count(run)
     return {
         "count": issue_count,
         "count_text": (f"{issue_count} open report{'s' if issue_count != 1 else ''} on this run."
@@ -128,10 +126,6 @@ def report_issue_section(run: Run, issue_count: int | None = None, form: dict | 
         "errors": form.get("errors", {}),
         "notice": form.get("notice"),
     }
-
-
-def open_issue_count(run: Run) -> int:
-    return run.issue_reports.where(IssueReport.resolved == False).count()  # noqa: E712
 
 
 def visible_attestations(run: Run) -> list:
@@ -222,17 +216,13 @@ ALERT_TARGETS = {"community.post_attestation": ATTESTATIONS_TARGET, "community.p
 
 def htmx_alert(error):
     """For HTMX posts, put the refusal's message above the form (keeping what the reader typed)."""
-    headers = {name: value for name, value in error.get_headers() if name == "Retry-After"}
-    if wants_json():
-        response = jsonify(error=error.description, status=error.code)
-    elif is_htmx() and request.endpoint in ALERT_TARGETS:
-        response = make_response(render_template("community/_alert.html", message=error.description))
+    if is_htmx() and request.endpoint in ALERT_TARGETS and not wants_json():
+        response = make_response(render_template("community/_alert.html", message=error.description), error.code,
+                                 error_headers(error))
         response.headers["HX-Retarget"] = f"#{ALERT_TARGETS[request.endpoint]}-alert"
         response.headers["HX-Reswap"] = "innerHTML"
     else:
-        return error  # the plain error page, with its headers
-    response.status_code = error.code
-    response.headers.update(headers)
+        response = make_response(error_response(error))
     response.vary.add("HX-Request")
     return response
 

@@ -61,7 +61,7 @@ def sign_in():
 
 
 @maintainers.post("/sign-in")
-@rate_limit("sign-in", "SIGN_IN_ATTEMPTS_PER_MINUTE", default=5)
+@rate_limit("sign-in", "SIGN_IN_ATTEMPTS_PER_MINUTE")
 def sign_in_submit():
     username = request.form.get("username", "").strip()
     password = request.form.get("password", "")

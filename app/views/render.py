@@ -51,6 +51,21 @@ def respond(page: str, context: dict, *, fragment: str | None = None, twin=None,
     return response
 
 
+def error_headers(error) -> list:
+    """The error's own headers (``Retry-After``, ``Allow``), for an answer that carries its own body."""
+    return [(name, value) for name, value in error.get_headers() if name != "Content-Type"]
+
+
+def error_response(error):
+    """A clear message with the 4xx/5xx status: JSON for API and twin requests, a page otherwise."""
+    if wants_json() or request.path.startswith("/api/"):
+        return jsonify(error=error.description, status=error.code), error.code, error_headers(error)
+    response = error.get_response()
+    response.set_data(render_template("error.html", error=error, title=f"{error.code} {error.name}"))
+    response.content_type = "text/html; charset=utf-8"
+    return response
+
+
 HTMX_SCRIPT = "vendor/htmx-2.0.11.min.js"
 
 
