@@ -1,5 +1,5 @@
-"""Fixtures: ``app`` (an empty, migrated database), ``client``, ``runner``, and
-``liger_app`` (every Liger CSV in ../shared/data/liger imported once per session).
+"""Fixtures: ``app`` (an empty, migrated database), ``client``, ``runner``, ``small_app`` (``app`` holding
+tests/data/liger_small.csv) and ``liger_app`` (every Liger CSV in ../shared/data/liger imported once per session).
 
 The suite runs on SQLite, or on PostgreSQL when ``KERNELINDEX_TEST_POSTGRES`` is a
 server URL (``postgresql://user:password@host:port``): each fixture then gets its
@@ -51,6 +51,25 @@ def app(tmp_path):
     yield app
     if not db.database.is_closed():
         db.database.close()
+
+
+def import_csv(runner, *paths):
+    """Import Liger-Kernel CSV files through the CLI, one by one, each of them successfully."""
+    for path in paths:
+        result = runner.invoke(args=["import", "liger", str(path)])
+        assert result.exit_code == 0, result.output
+
+
+def import_small(runner, *names):
+    """Import tests/data/liger_small.csv, or the named files of tests/data."""
+    import_csv(runner, *(DATA / name for name in names or ("liger_small.csv",)))
+
+
+@pytest.fixture
+def small_app(app, runner):
+    """``app`` holding tests/data/liger_small.csv (9 runs). A fresh database per test, so tests may change it."""
+    import_small(runner)
+    return app
 
 
 @pytest.fixture

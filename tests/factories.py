@@ -1,6 +1,21 @@
-"""Builders for test inputs that the harness would otherwise produce on a GPU host."""
+"""Builders for test inputs: Liger-Kernel CSV files, and documents the harness would otherwise produce on a GPU host."""
 
+import csv
 import statistics
+
+# The columns of Liger-Kernel's benchmark/data/all_benchmark_data.csv, in order.
+HEADER = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name",
+          "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str", "gpu_name",
+          "timestamp", "liger_version")
+
+
+def write_liger_csv(path, rows):
+    """Write ``HEADER`` and then ``rows`` (sequences of field values) as a Liger-Kernel CSV at ``path``."""
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(HEADER)
+        writer.writerows(rows)
+    return path
 
 
 def rerun_result(run, implementation="kernelindex_triton", *, median=80_000.0, host="h200-a", status="passed",

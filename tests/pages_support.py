@@ -1,25 +1,50 @@
-"""Helpers shared by the page tests: an imported small database and HTML read as a person reads it."""
+"""Helpers shared by the page and posting tests: the small database's runs, posting with a CSRF token,
+and HTML read as a person reads it."""
 
 import html
 import re
 
-from app.models import Run
+from app.models import Attestation, IssueReport, Run
 
-from .conftest import DATA
 from .test_manifests import FNA_ID
 
 HTMX = {"HX-Request": "true"}
-
-
-def import_small(runner, *names):
-    for name in names or ("liger_small.csv",):
-        result = runner.invoke(args=["import", "liger", str(DATA / name)])
-        assert result.exit_code == 0, result.output
+TOKEN = "test-csrf-token"
 
 
 def reference_run(app) -> Run:
+    """The reference run: fused neighborhood attention, torch, forward, H100 80GB HBM3, 84.6 ms, rank 2."""
     with app.app_context():
         return Run.get(Run.external_id == FNA_ID)
+
+
+def find_run(app, **fields) -> Run:
+    """The run whose fields have these values; callers name fields that only one run has."""
+    with app.app_context():
+        return Run.get(*[getattr(Run, name) == value for name, value in fields.items()])
+
+
+def with_token(client, token=TOKEN):
+    """``client``, its session now holding ``token`` as its CSRF token."""
+    with client.session_transaction() as session:
+        session["_csrf_token"] = token
+    return client
+
+
+def token_of(client, path="/maintainers/sign-in") -> str:
+    """The CSRF token rendered in the form on ``path``."""
+    return re.search(r'name="csrf_token" value="([^"]+)"', client.get(path).get_data(as_text=True)).group(1)
+
+
+def note(body="Seen the same on my H100.", **overrides) -> dict:
+    """The form of a note, carrying ``TOKEN``."""
+    return {"csrf_token": TOKEN, "kind": "note", "body": body, **overrides}
+
+
+def counts(app) -> tuple[int, int]:
+    """How many attestations and issue reports are stored."""
+    with app.app_context():
+        return Attestation.select().count(), IssueReport.select().count()
 
 
 def text_of(markup: str) -> str:

@@ -4,17 +4,17 @@ import pytest
 
 from app.models import Run
 
-from .conftest import DATA
+from .conftest import import_small
 
 ITEM_FIELDS = {"id", "external_id", "kernel", "implementation", "pass", "metric", "gpu", "median", "p20", "p80",
                "unit", "rank", "group_size", "evidence", "observed_at"}
 
 
 @pytest.fixture
-def imported(app, runner):
-    assert runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv"),
-                               str(DATA / "liger_small_later.csv")]).exit_code == 0
-    return app
+def imported(small_app, runner):
+    """The small database and its later observations: 10 runs, one superseded."""
+    import_small(runner, "liger_small_later.csv")
+    return small_app
 
 
 def test_run_list_shape_and_filters(imported, client):

@@ -6,45 +6,15 @@ import pytest
 
 from app.models import Attestation, ComparisonGroup, IssueReport, Run
 
-from .conftest import DATA
+from .pages_support import HTMX, TOKEN, counts, find_run, note, reference_run, with_token
 
-TOKEN = "test-csrf-token"
-HTMX = {"HX-Request": "true"}
 EXPLANATION = "Community attestations. They never change the evidence level; only a KernelIndex-controlled rerun does."
-
-
-@pytest.fixture
-def small_app(app, runner):
-    result = runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv")])
-    assert result.exit_code == 0, result.output
-    return app
 
 
 @pytest.fixture
 def poster(small_app):
     """A client whose session holds a known CSRF token."""
-    client = small_app.test_client()
-    with client.session_transaction() as session:
-        session["_csrf_token"] = TOKEN
-    return client
-
-
-def find(app, **where) -> Run:
-    with app.app_context():
-        query = Run.select()
-        for name, value in where.items():
-            query = query.where(getattr(Run, name) == value)
-        return query.get()
-
-
-def torch_h100(app) -> Run:
-    """The reference run: fused neighborhood attention, torch, forward, H100, 84.6 ms, rank 2."""
-    return find(app, implementation="torch", metric="speed", gpu="NVIDIA H100 80GB HBM3")
-
-
-def counts(app) -> tuple[int, int]:
-    with app.app_context():
-        return Attestation.select().count(), IssueReport.select().count()
+    return with_token(small_app.test_client())
 
 
 def reproduction(**overrides) -> dict:
@@ -55,10 +25,6 @@ def reproduction(**overrides) -> dict:
     return {name: value for name, value in form.items() if value is not None}
 
 
-def note(body="Seen the same on my H100.", **overrides) -> dict:
-    return {"csrf_token": TOKEN, "kind": "note", "body": body, **overrides}
-
-
 def field_errors(html: str) -> dict:
     return dict(re.findall(r'class="field-error" id="[a-z]+-([a-z0-9]+)-error">([^<]*)<', html))
 
@@ -66,7 +32,7 @@ def field_errors(html: str) -> dict:
 # --- notes ---------------------------------------------------------------------------------------
 
 def test_note_posted_with_htmx_comes_back_as_the_updated_section(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     response = poster.post(f"/runs/{run.id}/attestations", data=note("Seen **the same** on my H100."), headers=HTMX)
     assert response.status_code == 200
     html = response.get_data(as_text=True)
@@ -84,7 +50,7 @@ def test_note_posted_with_htmx_comes_back_as_the_updated_section(small_app, post
 
 
 def test_note_without_javascript_redirects_back_to_the_run_page(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     response = poster.post(f"/runs/{run.id}/attestations", data=note(author="Ada"))
     assert response.status_code == 303
     assert response.headers["Location"].endswith(f"/runs/{run.id}#attestations-body")
@@ -93,7 +59,7 @@ def test_note_without_javascript_redirects_back_to_the_run_page(small_app, poste
 
 
 def test_section_lists_notes_in_posting_order_and_says_when_there_are_none(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     with small_app.test_request_context():
         from flask import render_template
         empty = render_template("partials/_attestations.html", run=run, attestations=[], issue_count=0)
@@ -114,7 +80,7 @@ def test_section_lists_notes_in_posting_order_and_says_when_there_are_none(small
     ("null \x00 byte", "Remove the control characters"),
 ])
 def test_invalid_note_is_refused_inline_and_stores_nothing(small_app, poster, body, message):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     response = poster.post(f"/runs/{run.id}/attestations", data=note(body), headers=HTMX)
     assert response.status_code == 422
     assert message in field_errors(response.get_data(as_text=True))["body"]
@@ -122,7 +88,7 @@ def test_invalid_note_is_refused_inline_and_stores_nothing(small_app, poster, bo
 
 
 def test_note_of_exactly_4000_characters_is_accepted_and_crlf_counts_once(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     assert poster.post(f"/runs/{run.id}/attestations", data=note("y" * 4000), headers=HTMX).status_code == 200
     assert poster.post(f"/runs/{run.id}/attestations", data=note("ab\r\n" * 1333), headers=HTMX).status_code == 200
     with small_app.app_context():
@@ -130,7 +96,7 @@ def test_note_of_exactly_4000_characters_is_accepted_and_crlf_counts_once(small_
 
 
 def test_note_ignores_reproduction_fields(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     poster.post(f"/runs/{run.id}/attestations", data=note(median="1", unit="ms", gpu="X"), headers=HTMX)
     with small_app.app_context():
         stored = Attestation.get()
@@ -146,7 +112,7 @@ def test_note_ignores_reproduction_fields(small_app, poster):
     ("42275104.5", "ns", "0.5× the run&#39;s median"),
 ])
 def test_reproduction_is_shown_with_its_ratio_to_the_run_in_any_time_unit(small_app, poster, median, unit, ratio):
-    run = torch_h100(small_app)  # median 84 550 209 ns
+    run = reference_run(small_app)  # median 84 550 209 ns
     response = poster.post(f"/runs/{run.id}/attestations",
                            data=reproduction(median=median, unit=unit, p20=None, p80=None), headers=HTMX)
     assert response.status_code == 200, response.get_data(as_text=True)
@@ -160,7 +126,7 @@ def test_reproduction_is_shown_with_its_ratio_to_the_run_in_any_time_unit(small_
 
 
 def test_reproduction_stores_and_shows_its_spread(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     html = poster.post(f"/runs/{run.id}/attestations", data=reproduction(), headers=HTMX).get_data(as_text=True)
     assert "88 ms" in html and "p20 87.5 ms · p80 88.4 ms" in html
     with small_app.app_context():
@@ -169,7 +135,7 @@ def test_reproduction_stores_and_shows_its_spread(small_app, poster):
 
 
 def test_reproduction_of_a_memory_run_takes_memory_units(small_app, poster):
-    run = find(small_app, metric="memory")  # 52.5 MB
+    run = find_run(small_app, metric="memory")  # 52.5 MB
     ok = poster.post(f"/runs/{run.id}/attestations", data=reproduction(median="0.105", unit="GB", p20=None, p80=None),
                      headers=HTMX)
     assert ok.status_code == 200 and "2× the run&#39;s median" in ok.get_data(as_text=True)
@@ -180,7 +146,7 @@ def test_reproduction_of_a_memory_run_takes_memory_units(small_app, poster):
 
 
 def test_latency_run_refuses_memory_units(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     response = poster.post(f"/runs/{run.id}/attestations", data=reproduction(unit="MB"), headers=HTMX)
     assert response.status_code == 422
     assert "This run measures time" in field_errors(response.get_data(as_text=True))["unit"]
@@ -205,7 +171,7 @@ def test_latency_run_refuses_memory_units(small_app, poster):
     ("author", "a" * 81, "Keep the name to 80 characters."),
 ])
 def test_malformed_reproduction_gets_an_inline_message_and_stores_nothing(small_app, poster, field, value, message):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     response = poster.post(f"/runs/{run.id}/attestations", data=reproduction(**{field: value}), headers=HTMX)
     assert response.status_code == 422
     html = response.get_data(as_text=True)
@@ -221,7 +187,7 @@ def test_malformed_reproduction_gets_an_inline_message_and_stores_nothing(small_
     ("link", "Link to your script, log or results"),
 ])
 def test_reproduction_needs_median_gpu_software_and_link(small_app, poster, missing, message):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     response = poster.post(f"/runs/{run.id}/attestations", data=reproduction(**{missing: ""}), headers=HTMX)
     assert response.status_code == 422
     assert message in field_errors(response.get_data(as_text=True))[missing]
@@ -229,7 +195,7 @@ def test_reproduction_needs_median_gpu_software_and_link(small_app, poster, miss
 
 
 def test_refused_form_keeps_what_the_reader_typed(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     html = poster.post(f"/runs/{run.id}/attestations", data=reproduction(link="not a link", gpu="RTX <b>4090</b>"),
                        headers=HTMX).get_data(as_text=True)
     assert 'value="RTX &lt;b&gt;4090&lt;/b&gt;"' in html
@@ -238,7 +204,7 @@ def test_refused_form_keeps_what_the_reader_typed(small_app, poster):
 
 
 def test_refused_post_without_javascript_rerenders_the_section_as_a_page(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     response = poster.post(f"/runs/{run.id}/attestations", data=reproduction(median="fast"))
     assert response.status_code == 400
     html = response.get_data(as_text=True)
@@ -249,7 +215,7 @@ def test_refused_post_without_javascript_rerenders_the_section_as_a_page(small_a
 
 
 def test_json_clients_get_201_or_422_with_details(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     accept = {"Accept": "application/json"}
     created = poster.post(f"/runs/{run.id}/attestations", data=reproduction(), headers=accept)
     assert created.status_code == 201
@@ -260,7 +226,7 @@ def test_json_clients_get_201_or_422_with_details(small_app, poster):
 
 @pytest.mark.parametrize("kind", ["", "review", "NOTE"])
 def test_unknown_kind_is_refused(small_app, poster, kind):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     response = poster.post(f"/runs/{run.id}/attestations", data=note(kind=kind), headers=HTMX)
     assert response.status_code == 422
     assert counts(small_app) == (0, 0)
@@ -284,7 +250,7 @@ def snapshot(app) -> dict:
 
 
 def test_attestations_and_reports_never_change_evidence_or_rank(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     assert run.rank == 2 and run.evidence == "source-reported"
     before, api_before = snapshot(small_app), poster.get(f"/api/v1/runs/{run.id}").json
     # A reproduction that would beat #1 by far, one that agrees, a note and an issue report.
@@ -303,7 +269,7 @@ def test_attestations_and_reports_never_change_evidence_or_rank(small_app, poste
 # --- hidden attestations -----------------------------------------------------------------------
 
 def test_hidden_attestations_leave_the_section_and_the_json_api(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     poster.post(f"/runs/{run.id}/attestations", data=note("spam spam spam"), headers=HTMX)
     with small_app.app_context():
         Attestation.update(hidden=True).execute()
@@ -319,7 +285,7 @@ def test_hidden_attestations_leave_the_section_and_the_json_api(small_app, poste
 # --- issue reports -------------------------------------------------------------------------------
 
 def test_issue_report_is_stored_and_counted(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     first = poster.post(f"/runs/{run.id}/issues", data={"csrf_token": TOKEN, "reason": "wrong-figure",
                                                        "body": "The p20 equals the median."}, headers=HTMX)
     assert first.status_code == 200
@@ -335,7 +301,7 @@ def test_issue_report_is_stored_and_counted(small_app, poster):
 
 
 def test_issue_report_without_javascript_redirects_to_the_run_page(small_app, poster):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     response = poster.post(f"/runs/{run.id}/issues", data={"csrf_token": TOKEN, "reason": "duplicate"})
     assert response.status_code == 303
     assert response.headers["Location"].endswith(f"/runs/{run.id}#report-issue-body")
@@ -349,7 +315,7 @@ def test_issue_report_without_javascript_redirects_to_the_run_page(small_app, po
     ({"reason": "other", "body": "z" * 4001}, "body", "Keep the description to 4000 characters."),
 ])
 def test_invalid_issue_report_is_refused_inline(small_app, poster, form, field, message):
-    run = torch_h100(small_app)
+    run = reference_run(small_app)
     response = poster.post(f"/runs/{run.id}/issues", data={"csrf_token": TOKEN, **form}, headers=HTMX)
     assert response.status_code == 422
     html = response.get_data(as_text=True)

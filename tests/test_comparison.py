@@ -7,8 +7,6 @@ import pytest
 from app import comparison
 from app.models import ComparisonGroup, Run
 
-from .conftest import DATA
-
 
 def member(median, p20=None, p80=None, evidence="source-reported", samples=None):
     return SimpleNamespace(median=median, p20=p20, p80=p80, evidence=evidence,
@@ -57,10 +55,10 @@ def test_group_key_is_the_digest_of_what_members_share():
 
 
 @pytest.fixture
-def imported(app, runner):
-    assert runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv")]).exit_code == 0
-    with app.app_context():
-        yield app
+def imported(small_app):
+    """The small database, its app context pushed for the whole test."""
+    with small_app.app_context():
+        yield small_app
 
 
 def test_reference_run_is_rank_two_of_two_behind_liger(imported):

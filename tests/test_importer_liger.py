@@ -10,9 +10,8 @@ import pytest
 from app.models import Family, Manifest, Run, SourceFile
 
 from .conftest import DATA, LIGER_DATA
+from .factories import HEADER
 
-HEADER = ("kernel_name,kernel_provider,kernel_operation_mode,metric_name,metric_unit,x_name,x_label,x_value,"
-          "y_value_50,y_value_20,y_value_80,extra_benchmark_config_str,gpu_name,timestamp,liger_version")
 FNA_CONFIG = '"{""batch_size"": 2, ""hidden_size"": 512, ""num_heads"": 8, ""kernel_size"": 7, ""dilation"": 1, ""bias"": true, ""dtype"": ""torch.float32""}"'
 
 
@@ -96,7 +95,7 @@ def test_history_in_any_order_gives_the_same_runs(tmp_path, app, runner):
 
 
 def test_malformed_rows_are_rejected_with_line_numbers(tmp_path, app, runner):
-    path = write(tmp_path, "mixed.csv", HEADER,
+    path = write(tmp_path, "mixed.csv", ",".join(HEADER),
                  fna_row("128"),
                  fna_row("256", median="fast"),
                  fna_row("512").replace("2025-05-27 19:25:08", "yesterday"),

@@ -5,10 +5,6 @@ message), outputs poisoned with NaN so an element a kernel forgets to write fail
 forward and every gradient compared with the float64 reference by relative L2 error.
 """
 
-import os
-
-os.environ.setdefault("TRITON_INTERPRET", "1")
-
 import random
 
 import pytest

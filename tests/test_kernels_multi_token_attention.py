@@ -5,10 +5,6 @@ random inputs every run (the seed is in each failure message), outputs poisoned 
 forward and every gradient compared with the float64 reference by relative L2 error.
 """
 
-import os
-
-os.environ.setdefault("TRITON_INTERPRET", "1")
-
 import random
 
 import pytest

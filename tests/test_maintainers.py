@@ -1,33 +1,25 @@
 """Moderation (app/views/maintainers.py): sign-in, issue reports, hiding attestations."""
 
-import re
-
 import pytest
 
 from app.models import Attestation, IssueReport, Run
 
-from .conftest import DATA
+from .pages_support import reference_run, token_of
 
 PASSWORD = "correct horse battery staple"
 
 
 @pytest.fixture
-def small_app(app, runner):
-    result = runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv")])
-    assert result.exit_code == 0, result.output
+def small_app(small_app, runner):
+    """The shared small database (tests/conftest.py), plus the maintainer account alice."""
     result = runner.invoke(args=["users", "create", "alice", "--password", PASSWORD])
     assert result.exit_code == 0, result.output
-    return app
+    return small_app
 
 
 @pytest.fixture
 def run(small_app):
-    with small_app.app_context():
-        return Run.select().where((Run.implementation == "torch") & (Run.metric == "speed")).get()
-
-
-def token_of(client, path="/maintainers/sign-in") -> str:
-    return re.search(r'name="csrf_token" value="([^"]+)"', client.get(path).get_data(as_text=True)).group(1)
+    return reference_run(small_app)
 
 
 def sign_in(client, username="alice", password=PASSWORD, next_url=""):

@@ -29,13 +29,6 @@ def reference_manifest():
     return json.loads(text[text.index("{"):])
 
 
-@pytest.fixture
-def small_app(app, runner):
-    result = runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv")])
-    assert result.exit_code == 0, result.output
-    return app
-
-
 def bundle_for(app, external_id):
     with app.test_request_context():
         return manifest_bundle(Run.get(Run.external_id == external_id))

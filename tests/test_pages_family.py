@@ -1,15 +1,13 @@
 """The family page: filters in the URL, a chart per GPU/pass/metric, a sortable paginated table, twin."""
 
-import csv
 import re
 
 import pytest
 
-from .pages_support import HTMX, import_small, in_order, text_of
+from .conftest import import_csv
+from .factories import write_liger_csv
+from .pages_support import HTMX, in_order, text_of
 
-HEADER = ["kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name",
-          "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str", "gpu_name",
-          "timestamp", "liger_version"]
 SEQS = (256, 512, 1024, 2048, 4096, 8192)
 
 
@@ -29,13 +27,7 @@ def sweep_rows():
 
 @pytest.fixture
 def swept(app, runner, tmp_path):
-    path = tmp_path / "sweep.csv"
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(HEADER)
-        writer.writerows(sweep_rows())
-    result = runner.invoke(args=["import", "liger", str(path)])
-    assert result.exit_code == 0, result.output
+    import_csv(runner, write_liger_csv(tmp_path / "sweep.csv", sweep_rows()))
     return app
 
 
@@ -84,16 +76,12 @@ def test_table_sorts_and_paginates_with_links_that_keep_the_filters(swept, clien
 
 
 def test_pagination_of_a_large_selection(app, runner, tmp_path, client):
-    path = tmp_path / "many.csv"
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(HEADER)
-        for seq in range(1, 121):
-            writer.writerow(["fused_neighborhood_attention", "liger", "forward", "speed", "ms", "seq_len", "seq",
-                             seq, seq / 100, seq / 101, seq / 99, '{"batch_size": 2, "hidden_size": 512, '
-                             '"num_heads": 8, "kernel_size": 7, "dilation": 2, "dtype": "torch.float32"}',
-                             "NVIDIA H100 80GB HBM3", "2025-06-01 10:00:00", "0.5.10"])
-    assert runner.invoke(args=["import", "liger", str(path)]).exit_code == 0
+    config = ('{"batch_size": 2, "hidden_size": 512, "num_heads": 8, "kernel_size": 7, "dilation": 2, '
+              '"dtype": "torch.float32"}')
+    rows = (["fused_neighborhood_attention", "liger", "forward", "speed", "ms", "seq_len", "seq", seq, seq / 100,
+             seq / 101, seq / 99, config, "NVIDIA H100 80GB HBM3", "2025-06-01 10:00:00", "0.5.10"]
+            for seq in range(1, 121))
+    import_csv(runner, write_liger_csv(tmp_path / "many.csv", rows))
     first = client.get(URL + ".json").get_json()
     assert first["total"] == 120 and first["pages"] == 3 and len(first["items"]) == 50
     assert first["items"][0]["median"] < first["items"][-1]["median"]  # sorted by seq ascending
@@ -125,7 +113,6 @@ def test_unknown_family_is_404(swept, client):
     assert client.get("/families/no_such_kernel.json").get_json()["status"] == 404
 
 
-def test_non_numeric_sweeps_are_drawn_as_categories(app, runner, client):
-    import_small(runner)
+def test_non_numeric_sweeps_are_drawn_as_categories(small_app, client):
     html = client.get("/families/cross_entropy?gpu=NVIDIA+B200").get_data(as_text=True)
     assert "categories" in html and "llama_2_7b" in html

@@ -5,16 +5,11 @@ import pytest
 from app.reruns import record_rerun_results
 
 from .factories import rerun_result
-from .pages_support import HTMX, import_small, in_order, reference_run, text_of
+from .conftest import import_small
+from .pages_support import HTMX, in_order, reference_run, text_of
 
 
-@pytest.fixture
-def imported(app, runner):
-    import_small(runner)
-    return app
-
-
-def test_home_lists_families_with_counts_gpus_imports_and_sources(imported, client):
+def test_home_lists_families_with_counts_gpus_imports_and_sources(small_app, client):
     text = text_of(client.get("/").get_data(as_text=True))
     assert in_order(text, "Kernel families", "Cross entropy", "2", "NVIDIA A100-SXM4-80GB, NVIDIA B200",
                     "Fused neighborhood attention", "4", "NVIDIA H100 80GB HBM3, NVIDIA H100 PCIe",
@@ -27,9 +22,9 @@ def test_home_lists_families_with_counts_gpus_imports_and_sources(imported, clie
         "cross_entropy": 2, "fused_neighborhood_attention": 4, "multi_token_attention": 3}
 
 
-def test_home_shows_latest_reruns(imported, client):
-    with imported.app_context():
-        record_rerun_results([rerun_result(reference_run(imported))], families={})
+def test_home_shows_latest_reruns(small_app, client):
+    with small_app.app_context():
+        record_rerun_results([rerun_result(reference_run(small_app))], families={})
     text = text_of(client.get("/").get_data(as_text=True))
     assert in_order(text, "Latest KernelIndex reruns",
                     "fused_neighborhood_attention · kernelindex_triton · NVIDIA H200")
@@ -39,49 +34,47 @@ def test_empty_database_home_says_what_to_do(client):
     assert "Nothing imported yet" in client.get("/").get_data(as_text=True)
 
 
-def test_search_box_is_live_and_pushes_the_url(imported, client):
+def test_search_box_is_live_and_pushes_the_url(small_app, client):
     html = client.get("/").get_data(as_text=True)
     assert 'hx-trigger="keyup changed delay:200ms' in html and 'hx-push-url="true"' in html
     assert 'hx-target="#search-results"' in html and '<label for="q">' in html
 
 
-def test_search_by_gpu_finds_only_that_gpu(imported, client):
+def test_search_by_gpu_finds_only_that_gpu(small_app, client):
     twin = client.get("/search.json?q=H100").get_json()
     assert twin["total"] == 4
     assert {item["gpu"] for item in twin["items"]} == {"NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe"}
     assert [f["name"] for f in twin["families"]] == ["fused_neighborhood_attention"]
 
 
-def test_every_word_must_match(imported, client):
+def test_every_word_must_match(small_app, client):
     twin = client.get("/search.json?q=liger+pcie").get_json()
     assert twin["total"] == 1 and twin["items"][0]["gpu"] == "NVIDIA H100 PCIe"
     assert client.get("/search.json?q=liger+3090+nothing").get_json()["total"] == 0
 
 
-def test_search_by_family_title_implementation_external_id_and_run_id(imported, client):
+def test_search_by_family_title_implementation_external_id_and_run_id(small_app, client):
     assert client.get("/search.json?q=multi_token").get_json()["total"] == 3
     assert client.get("/search.json?q=attention+3090").get_json()["total"] == 3
     assert client.get("/search.json?q=torch_compile").get_json()["total"] == 1
     prefix = client.get("/search.json?q=cross_entropy/forward/liger_triton/").get_json()
     assert prefix["total"] == 1 and prefix["items"][0]["implementation"] == "liger_triton"
-    run = reference_run(imported)
+    run = reference_run(small_app)
     by_id = client.get(f"/search.json?q={run.id}").get_json()
     assert [item["id"] for item in by_id["items"]] == [run.id]
     assert client.get(f"/search.json?q={run.digest}").get_json()["items"][0]["id"] == run.id
 
 
-def test_search_fragment_and_full_page(imported, client):
+def test_search_fragment_and_full_page(small_app, client):
     fragment = client.get("/search?q=B200", headers=HTMX).get_data(as_text=True)
     assert "<html" not in fragment and "1 run match" in fragment and "liger_triton" in fragment
     page = client.get("/search?q=B200").get_data(as_text=True)
     assert "<html" in page and 'value="B200"' in page and "1 run match" in page
 
 
-def test_search_paginates(imported, client):
-    from app.views.home import SEARCH_PAGE_SIZE
-
+def test_search_lists_every_match_on_one_page_newest_first(small_app, client):
     twin = client.get("/search.json?q=nvidia").get_json()
-    assert twin["total"] == 9 and len(twin["items"]) == min(9, SEARCH_PAGE_SIZE)
+    assert twin["total"] == 9 and len(twin["items"]) == 9
     observed = [item["observed_at"] for item in twin["items"]]
     assert observed == sorted(observed, reverse=True)
 
@@ -89,7 +82,7 @@ def test_search_paginates(imported, client):
 @pytest.mark.parametrize("query, message", [("q=x&page=0", "page must be 1 or more"),
                                             ("q=x&page=a", "page must be a whole number"),
                                             ("q=" + "x" * 201, "longer than 200")])
-def test_bad_search_input_is_400(imported, client, query, message):
+def test_bad_search_input_is_400(small_app, client, query, message):
     response = client.get("/search?" + query)
     assert response.status_code == 400 and message in response.get_data(as_text=True)
 
@@ -124,10 +117,14 @@ def test_plugins_page_survives_a_failing_discovery(client, monkeypatch):
 
 def test_the_real_plugin_listing_renders(client):
     assert client.get("/plugins").status_code == 200
+    twin = client.get("/plugins.json").get_json()
+    assert twin["error"] is None  # discovery did not fail (the page would still answer 200)
+    builtin = {plugin.get("family") for plugin in twin["plugins"] if plugin["origin"] == "builtin"}
+    assert {"fused_neighborhood_attention", "multi_token_attention"} <= builtin
 
 
 @pytest.mark.parametrize("url", ["/", "/search?q=h100", "/plugins"])
-def test_pages_have_landmarks_labelled_fields_and_csrf_meta(imported, client, url):
+def test_pages_have_landmarks_labelled_fields_and_csrf_meta(small_app, client, url):
     html = client.get(url).get_data(as_text=True)
     for landmark in ("<header", "<main", "<footer", "<nav", 'role="search"'):
         assert landmark in html
@@ -136,7 +133,7 @@ def test_pages_have_landmarks_labelled_fields_and_csrf_meta(imported, client, ur
 
 
 @pytest.mark.parametrize("url", ["/", "/search?q=liger", "/plugins", "/families/cross_entropy"])
-def test_every_page_answers_json_when_asked_by_accept_header(imported, client, url):
+def test_every_page_answers_json_when_asked_by_accept_header(small_app, client, url):
     response = client.get(url, headers={"Accept": "application/json"})
     assert response.is_json and response.status_code == 200
     assert "Accept" in response.headers["Vary"]
@@ -144,10 +141,10 @@ def test_every_page_answers_json_when_asked_by_accept_header(imported, client, u
     assert browser_like.mimetype == "text/html"
 
 
-def test_family_without_current_runs_still_renders(imported, client):
+def test_family_without_current_runs_still_renders(small_app, client):
     from app.models import Run
 
-    with imported.app_context():
+    with small_app.app_context():
         Run.update(superseded_by=Run.select(Run.id).where(Run.kernel == "cross_entropy").limit(1)).where(
             Run.kernel == "cross_entropy").execute()
     response = client.get("/families/cross_entropy")

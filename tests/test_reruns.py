@@ -7,16 +7,14 @@ import pytest
 from app.models import Manifest, Run
 from app.reruns import RerunRejected, record_rerun_results
 
-from .conftest import DATA
 from .factories import rerun_result
+from .pages_support import reference_run
 
 
 @pytest.fixture
-def reference(app, runner):
-    assert runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv")]).exit_code == 0
-    with app.app_context():
-        yield Run.get((Run.kernel == "fused_neighborhood_attention") & (Run.implementation == "torch")
-                      & (Run.metric == "speed"))
+def reference(small_app):
+    with small_app.app_context():
+        yield reference_run(small_app)
 
 
 def test_rerun_is_linked_and_ranks_among_reruns(app, reference):

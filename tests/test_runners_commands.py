@@ -9,18 +9,10 @@ import pytest
 
 from runners import discovery
 
-from .conftest import DATA
 
 FNA_REFERENCE = ("fused_neighborhood_attention/forward/torch/nvidia-h100-80gb-hbm3/"
                  "batch2-dilation2-heads8-hidden512-kernel_size7-seq1024-fp32/2025-05-27-19-26-55")
 SMOKE = ["--target", "cpu", "--protocol", "smoke"]
-
-
-@pytest.fixture
-def imported(app, runner):
-    result = runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv")])
-    assert result.exit_code == 0, result.output
-    return app
 
 
 def source_run(app, **where):
@@ -40,12 +32,12 @@ def reruns(app):
         return list(Run.select().where(Run.source == "kernelindex"))
 
 
-def test_rerun_of_the_fna_reference_run_records_a_linked_rerun(imported, runner):
-    original = source_run(imported, external_id=FNA_REFERENCE)
+def test_rerun_of_the_fna_reference_run_records_a_linked_rerun(small_app, runner):
+    original = source_run(small_app, external_id=FNA_REFERENCE)
     result = runner.invoke(args=["rerun", "--external-id", FNA_REFERENCE, *SMOKE, "--implementation", "torch"])
     assert result.exit_code == 0, result.output
     assert "recorded: created 1" in result.output and "1 passed, 0 failed" in result.output
-    [rerun] = reruns(imported)
+    [rerun] = reruns(small_app)
     assert rerun.rerun_of_id == original.id and rerun.evidence == "kernelindex-rerun"
     assert (rerun.kernel_id, rerun.pass_, rerun.implementation, rerun.status) == \
         ("fused_neighborhood_attention", "forward", "torch", "passed")
@@ -53,23 +45,23 @@ def test_rerun_of_the_fna_reference_run_records_a_linked_rerun(imported, runner)
     assert rerun.details["correctness"]["passed"] and rerun.details["timing"]["trials"] == 2
 
 
-def test_rerun_of_the_mta_reference_by_kernel_and_pass_writes_a_bundle(imported, runner, tmp_path):
+def test_rerun_of_the_mta_reference_by_kernel_and_pass_writes_a_bundle(small_app, runner, tmp_path):
     bundle = tmp_path / "results.jsonl"
     result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
                                  "--implementation", "torch", "--out", str(bundle)])
     assert result.exit_code == 0, result.output
     [line] = bundle.read_text().splitlines()  # one workload, however many source runs share it
     document = json.loads(line)
-    original = source_run(imported, kernel="multi_token_attention", implementation="torch", pass_="forward")
+    original = source_run(small_app, kernel="multi_token_attention", implementation="torch", pass_="forward")
     assert document["rerunOf"] == original.id
     assert document["workload"] == {"parameters": original.parameters, "dtype": "bf16", "options": original.options}
     assert document["environment"]["target"] == "cpu" and document["protocol"]["preset"] == "smoke"
     assert document["correctness"]["policy"]["tolerances"]["bf16"] >= document["correctness"]["relL2Error"]
-    assert not reruns(imported)  # --out writes the bundle instead of the database
+    assert not reruns(small_app)  # --out writes the bundle instead of the database
 
     loaded = runner.invoke(args=["import", "kernelindex", str(bundle)])
     assert loaded.exit_code == 0, loaded.output
-    assert [run.rerun_of_id for run in reruns(imported)] == [original.id]
+    assert [run.rerun_of_id for run in reruns(small_app)] == [original.id]
 
 
 @pytest.mark.parametrize("arguments, message", [
@@ -79,16 +71,16 @@ def test_rerun_of_the_mta_reference_by_kernel_and_pass_writes_a_bundle(imported,
     (["--kernel", "cross_entropy"], "no plugin implements the family 'cross_entropy'"),
     (["--kernel", "fused_neighborhood_attention", "--implementation", "cuda_graph"], "has no implementation"),
 ])
-def test_bad_input_exits_non_zero_with_a_message(imported, runner, arguments, message):
+def test_bad_input_exits_non_zero_with_a_message(small_app, runner, arguments, message):
     result = runner.invoke(args=["rerun", *arguments, *SMOKE])
     assert result.exit_code != 0
     assert message in result.output
 
 
-def test_memory_runs_are_not_rerun(imported, runner):
+def test_memory_runs_are_not_rerun(small_app, runner):
     from app.models import Run
 
-    with imported.app_context():
+    with small_app.app_context():
         memory = Run.select().where(Run.metric == "memory").get()
     result = runner.invoke(args=["rerun", memory.id, *SMOKE])
     assert result.exit_code != 0 and "measures memory" in result.output
@@ -105,9 +97,9 @@ def test_usage_errors(runner, arguments, message):
 
 
 @pytest.fixture
-def server(imported, monkeypatch):
+def server(small_app, monkeypatch):
     """Route the command's HTTP POST to the app's own API through its test client."""
-    client = imported.test_client()
+    client = small_app.test_client()
 
     def urlopen(request, timeout):
         response = client.post(request.full_url.replace("http://kernelindex.test", ""), data=request.data,
@@ -121,20 +113,20 @@ def server(imported, monkeypatch):
     return "http://kernelindex.test"
 
 
-def test_results_posted_to_the_server_need_a_valid_token(imported, runner, server, tmp_path, monkeypatch):
+def test_results_posted_to_the_server_need_a_valid_token(small_app, runner, server, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    original = source_run(imported, kernel="multi_token_attention", implementation="torch", pass_="forward")
+    original = source_run(small_app, kernel="multi_token_attention", implementation="torch", pass_="forward")
     small = ["--target", "cpu", "--protocol", "smoke", "--implementation", "torch", "--server", server]
     refused = runner.invoke(args=["rerun", original.id, *small, "--token", "kih_not_a_token"])
     assert refused.exit_code != 0 and "refused the results (401)" in refused.output
-    assert not reruns(imported)
+    assert not reruns(small_app)
     [unsent] = tmp_path.glob("kernelindex-unsent-*.jsonl")
     assert json.loads(unsent.read_text())["rerunOf"] == original.id
 
     token = runner.invoke(args=["tokens", "create", "cpu-host"]).output.strip()
     accepted = runner.invoke(args=["rerun", original.id, *small, "--token", token])
     assert accepted.exit_code == 0, accepted.output
-    assert [run.rerun_of_id for run in reruns(imported)] == [original.id]
+    assert [run.rerun_of_id for run in reruns(small_app)] == [original.id]
 
 
 def test_plugins_command_lists_plugins_and_broken_ones(runner, tmp_path, monkeypatch):
@@ -150,7 +142,7 @@ def test_plugins_command_lists_plugins_and_broken_ones(runner, tmp_path, monkeyp
     assert listing["broken"][0]["error"] == "ImportError: needs a GPU library"
 
 
-def test_param_sweeps_a_workload_beyond_the_published_rows(imported, runner, tmp_path):
+def test_param_sweeps_a_workload_beyond_the_published_rows(small_app, runner, tmp_path):
     bundle = tmp_path / "sweep.jsonl"
     result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
                                  "--implementation", "torch", "--param", "seq=16", "--param", "seq=24",
@@ -163,7 +155,7 @@ def test_param_sweeps_a_workload_beyond_the_published_rows(imported, runner, tmp
 
 
 @pytest.mark.parametrize("assignment, message", [("seq", "NAME=VALUE"), ("colour=red", "has no parameter colour")])
-def test_param_usage_errors(imported, runner, assignment, message):
+def test_param_usage_errors(small_app, runner, assignment, message):
     result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
                                  "--param", assignment])
     assert result.exit_code == 2 and message in result.output

@@ -6,36 +6,15 @@ import re
 import pytest
 
 from app.markdown import render_markdown
-from app.models import Attestation, IssueReport, Run
+from app.models import Attestation
 from app.security import SlidingWindowLimiter
 
-from .conftest import DATA
-
-TOKEN = "test-csrf-token"
-HTMX = {"HX-Request": "true"}
+from .pages_support import HTMX, TOKEN, counts, note, reference_run, token_of, with_token
 
 
 @pytest.fixture
-def run_id(app, runner):
-    result = runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv")])
-    assert result.exit_code == 0, result.output
-    with app.app_context():
-        return Run.select().where((Run.implementation == "torch") & (Run.metric == "speed")).get().id
-
-
-def with_token(client, token=TOKEN):
-    with client.session_transaction() as session:
-        session["_csrf_token"] = token
-    return client
-
-
-def stored(app) -> int:
-    with app.app_context():
-        return Attestation.select().count() + IssueReport.select().count()
-
-
-def note(body="A note.", **extra):
-    return {"csrf_token": TOKEN, "kind": "note", "body": body, **extra}
+def run_id(small_app):
+    return reference_run(small_app).id
 
 
 # --- CSRF ----------------------------------------------------------------------------------------
@@ -59,7 +38,7 @@ def test_post_without_the_session_csrf_token_is_refused_and_stores_nothing(app, 
         response = client.post(f"/runs/{run_id}/{path}", data=form, headers=headers)
         assert response.status_code == 400
         assert "security token is missing or out of date" in response.get_data(as_text=True)
-    assert stored(app) == 0
+    assert sum(counts(app)) == 0
 
 
 def test_htmx_refusal_is_put_above_the_form(app, client, run_id):
@@ -77,12 +56,11 @@ def test_token_may_come_in_the_htmx_header(app, client, run_id):
                        headers={**HTMX, "X-CSRFToken": "wrong"}).status_code == 400
     assert client.post(f"/runs/{run_id}/attestations", data=form,
                        headers={**HTMX, "X-CSRFToken": TOKEN}).status_code == 200
-    assert stored(app) == 1
+    assert sum(counts(app)) == 1
 
 
 def test_token_rendered_in_a_form_is_the_one_the_session_accepts(app, client, run_id):
-    page = client.get("/maintainers/sign-in").get_data(as_text=True)
-    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    token = token_of(client)
     assert len(token) >= 32
     response = client.post(f"/runs/{run_id}/attestations", data={"csrf_token": token, "kind": "note", "body": "ok"},
                            headers=HTMX)
@@ -90,7 +68,7 @@ def test_token_rendered_in_a_form_is_the_one_the_session_accepts(app, client, ru
     other_client = app.test_client()  # another visitor's session does not accept this token
     assert other_client.post(f"/runs/{run_id}/attestations",
                              data={"csrf_token": token, "kind": "note", "body": "x"}).status_code == 400
-    assert stored(app) == 1
+    assert sum(counts(app)) == 1
 
 
 def test_rerun_api_authenticates_by_bearer_token_not_csrf(client):
@@ -185,7 +163,7 @@ def test_oversized_request_is_413_with_a_clear_message(app, client, run_id, head
     assert response.status_code == 413
     text = response.get_data(as_text=True)
     assert f"at most {limit // 1024} KB" in text and "Nothing was saved" in text
-    assert stored(app) == 0
+    assert sum(counts(app)) == 0
 
 
 def test_oversized_request_gets_json_413_from_json_clients(app, client, run_id):
@@ -194,14 +172,14 @@ def test_oversized_request_gets_json_413_from_json_clients(app, client, run_id):
                                                            "body": "x" * app.config["MAX_CONTENT_LENGTH"]},
                            headers={"Accept": "application/json"})
     assert response.status_code == 413 and "too large" in response.json["error"]
-    assert stored(app) == 0
+    assert sum(counts(app)) == 0
 
 
 def test_note_over_4000_characters_but_under_the_request_limit_is_a_validation_error(app, client, run_id):
     with_token(client)
     response = client.post(f"/runs/{run_id}/attestations", data=note("x" * 4001), headers=HTMX)
     assert response.status_code == 422
-    assert stored(app) == 0
+    assert sum(counts(app)) == 0
 
 
 # --- rate limit ----------------------------------------------------------------------------------
@@ -218,12 +196,12 @@ def test_posts_over_the_per_minute_limit_get_429_with_retry_after(app, client, r
     htmx = client.post(f"/runs/{run_id}/attestations", data=note("one more"), headers=HTMX)
     assert htmx.status_code == 429 and htmx.headers["HX-Retarget"] == "#attestations-body-alert"
     assert "Retry-After" in htmx.headers
-    assert stored(app) == 3
+    assert sum(counts(app)) == 3
     # The limit is per client: another address may still post.
     other = client.post(f"/runs/{run_id}/attestations", data=note("from elsewhere"), headers=HTMX,
                         environ_base={"REMOTE_ADDR": "203.0.113.9"})
     assert other.status_code == 200
-    assert stored(app) == 4
+    assert sum(counts(app)) == 4
 
 
 def test_refused_posts_count_against_the_limit_too(app, client, run_id):
@@ -232,7 +210,7 @@ def test_refused_posts_count_against_the_limit_too(app, client, run_id):
     for _ in range(2):
         assert client.post(f"/runs/{run_id}/attestations", data=note(""), headers=HTMX).status_code == 422
     assert client.post(f"/runs/{run_id}/attestations", data=note("valid"), headers=HTMX).status_code == 429
-    assert stored(app) == 0
+    assert sum(counts(app)) == 0
 
 
 def test_sliding_window_forgets_hits_older_than_the_window():
@@ -269,7 +247,7 @@ def test_malformed_posts_get_a_4xx_never_a_500(app, client, run_id, kwargs):
     for path in ("attestations", "issues"):
         response = client.post(f"/runs/{run_id}/{path}", headers={"X-CSRFToken": TOKEN, **HTMX}, **kwargs)
         assert 400 <= response.status_code < 500, response.get_data(as_text=True)
-    assert stored(app) == 0
+    assert sum(counts(app)) == 0
 
 
 def test_repeated_fields_use_the_first_value(app, client, run_id):

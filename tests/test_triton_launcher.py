@@ -4,10 +4,6 @@ A kernel launched that way may start before the previous kernel in the stream ha
 so each one must wait for it (``follow_previous_launch``) before it reads anything.
 """
 
-import os
-
-os.environ.setdefault("TRITON_INTERPRET", "1")
-
 import ast
 import inspect
 import textwrap

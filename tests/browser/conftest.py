@@ -1,38 +1,61 @@
-"""Real-browser fixtures: a live server over tests/data/liger_small.csv and Debian's headless Chromium.
+"""Real-browser fixtures and helpers: live servers over tests/data/liger_small.csv, Debian's headless Chromium,
+and a marker that tells whether the page was reloaded.
 
-The server is werkzeug's, on 127.0.0.1 and a free port, in a daemon thread, over
-a database made once per session. Chromium is the system one
-(``apt-get install -y chromium``); Playwright's own browser download is never used.
+A server is werkzeug's, on 127.0.0.1 and a free port, in a daemon thread (``serving``). ``live_server``
+runs over a database made once per session, for tests that only read; a test that changes data serves
+its own ``small_app`` instead. Chromium is the system one (``apt-get install -y chromium``); Playwright's
+own browser download is never used.
 """
 
+import contextlib
 import os
 import threading
 
 import pytest
 
 from app import db
-from tests.conftest import DATA, make_app
+from tests.conftest import import_small, make_app
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run"]
 
 
-@pytest.fixture(scope="session")
-def live_server(tmp_path_factory):
-    """``(base_url, app)`` of a live server holding the small Liger fixture. Tests must not change its data."""
+@contextlib.contextmanager
+def serving(app):
+    """Serve ``app`` on 127.0.0.1 and a free port while the block runs; yields the base URL."""
     from werkzeug.serving import make_server
 
-    url = f"sqlite:///{tmp_path_factory.mktemp('browser') / 'pages.sqlite3'}"
-    app = make_app(url)
-    result = app.test_cli_runner().invoke(args=["import", "liger", str(DATA / "liger_small.csv")])
-    assert result.exit_code == 0, result.output
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_port}", app, url
-    server.shutdown()
-    thread.join(timeout=5)
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+
+
+def mark_page(page):
+    """Once htmx has loaded, set a marker that a navigation or reload would wipe out."""
+    page.wait_for_function("() => window.htmx !== undefined")
+    page.evaluate("() => { window.samePage = 'yes'; }")
+
+
+def still_same_page(page) -> bool:
+    """Whether the marker ``mark_page`` set is still there: no navigation or reload since."""
+    return page.evaluate("() => window.samePage") == "yes"
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory):
+    """``(base_url, app, database_url)`` of a live server holding the small Liger fixture. Tests must not change
+    its data."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('browser') / 'pages.sqlite3'}"
+    app = make_app(url)
+    import_small(app.test_cli_runner())
+    with serving(app) as base:
+        yield base, app, url
 
 
 @pytest.fixture

@@ -1,15 +1,14 @@
 """Posting on a run page in a real headless Chromium: notes and reproductions appear without a reload.
 
 Uses the ``page`` fixture of tests/browser/conftest.py; posting changes data, so each test gets its
-own live server over a fresh database instead of the shared read-only one.
+own live server over a fresh ``small_app`` instead of the shared read-only one.
 """
-
-import threading
 
 import pytest
 
-from app.models import Run
-from tests.conftest import DATA, make_app
+from tests.pages_support import reference_run
+
+from .conftest import mark_page, serving, still_same_page
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -17,33 +16,17 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def notes_server(tmp_path):
+def notes_server(small_app):
     """A live server over a fresh database holding tests/data/liger_small.csv: (base URL, reference run id, app)."""
-    from werkzeug.serving import make_server
-
-    app = make_app(f"sqlite:///{tmp_path / 'browser.sqlite3'}")
-    result = app.test_cli_runner().invoke(args=["import", "liger", str(DATA / "liger_small.csv")])
-    assert result.exit_code == 0, result.output
-    with app.app_context():
-        run_id = Run.select().where((Run.implementation == "torch") & (Run.metric == "speed")
-                                    & (Run.gpu == "NVIDIA H100 80GB HBM3")).get().id
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}", run_id, app
-    server.shutdown()
-    thread.join(timeout=5)
+    with serving(small_app) as base:
+        yield base, reference_run(small_app).id, small_app
 
 
 def open_run_page(page, base, run_id):
+    """Open the run page, mark it (``still_same_page``) and return its attestations section."""
     page.goto(f"{base}/runs/{run_id}")
-    page.wait_for_function("() => window.htmx !== undefined")
-    page.evaluate("() => { window.loadedOnce = 'still the same page'; }")  # gone if the page reloads
+    mark_page(page)
     return page.locator("#attestations-body")
-
-
-def same_page(page) -> bool:
-    return page.evaluate("() => window.loadedOnce") == "still the same page"
 
 
 def test_note_posted_by_keyboard_appears_without_a_reload(notes_server, page):
@@ -64,7 +47,7 @@ def test_note_posted_by_keyboard_appears_without_a_reload(notes_server, page):
     playwright_api.expect(page.locator("[role=status]", has_text="Your note is posted.")).to_be_visible()
     playwright_api.expect(section).not_to_contain_text("No attestations yet.")
     assert page.evaluate("() => window.pwned") is None
-    assert same_page(page)
+    assert still_same_page(page)
     assert page.url == f"{base}/runs/{run_id}"
     # The note is stored: a fresh load shows it.
     page.reload()
@@ -91,7 +74,7 @@ def test_reproduction_shows_its_ratio_and_a_refused_one_shows_inline_errors(note
     playwright_api.expect(reproduction).to_contain_text("88 ms")
     playwright_api.expect(reproduction).to_contain_text("1.04× the run's median")
     playwright_api.expect(error).to_have_count(0)
-    assert same_page(page)
+    assert still_same_page(page)
 
 
 def test_issue_report_is_counted_without_a_reload(notes_server, page):
@@ -102,7 +85,7 @@ def test_issue_report_is_counted_without_a_reload(notes_server, page):
     page.fill("#issue-body", "p20, median and p80 are identical.")
     page.click("button:has-text('Send report')")
     playwright_api.expect(page.locator(".issue-count")).to_have_text("1 open report on this run.")
-    assert same_page(page)
+    assert still_same_page(page)
 
 
 def test_refusal_appears_above_the_form_and_keeps_what_was_typed(notes_server, page):
@@ -118,4 +101,4 @@ def test_refusal_appears_above_the_form_and_keeps_what_was_typed(notes_server, p
     playwright_api.expect(alert).to_contain_text("Too many submissions from your address: at most 1 a minute.")
     playwright_api.expect(page.locator("#note-body")).to_have_value("second note, too soon")
     playwright_api.expect(page.locator(".attestation-note")).to_have_count(1)
-    assert same_page(page)
+    assert still_same_page(page)

@@ -4,8 +4,10 @@ import re
 
 import pytest
 
-from app.models import Run
+from tests.pages_support import reference_run
 from tests.test_manifests import FNA_ID
+
+from .conftest import mark_page, still_same_page
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -16,24 +18,9 @@ SECTIONS = ("Primary measurement", "Identity", "Correctness", "Workload", "Measu
             "Artifacts", "Replications and notes", "Canonical manifest")
 
 
-def reference_id(app) -> str:
-    with app.app_context():
-        return Run.get(Run.external_id == FNA_ID).id
-
-
-def mark_page(page):
-    """Set a marker that a navigation or reload would wipe out."""
-    page.wait_for_function("() => window.htmx !== undefined")
-    page.evaluate("() => { window.samePage = 'yes'; }")
-
-
-def still_same_page(page) -> bool:
-    return page.evaluate("() => window.samePage") == "yes"
-
-
 def test_reference_run_page_figures_and_every_section_in_order(live, page):
     base, app = live
-    run_id = reference_id(app)
+    run_id = reference_run(app).id
     page.goto(f"{base}/runs/{run_id}")
     expect(page).to_have_title(f"Run {run_id} · KernelIndex")
     expect(page.locator(".primary .figure")).to_have_text("84.6msmedian")
@@ -57,7 +44,7 @@ def test_reference_run_page_figures_and_every_section_in_order(live, page):
 
 def test_show_manifest_arrives_as_a_partial_without_navigation(live, page):
     base, app = live
-    run_id = reference_id(app)
+    run_id = reference_run(app).id
     page.goto(f"{base}/runs/{run_id}")
     mark_page(page)
     expect(page.locator("#manifest")).to_be_empty()
@@ -69,7 +56,7 @@ def test_show_manifest_arrives_as_a_partial_without_navigation(live, page):
 
 def test_show_manifest_by_keyboard(live, page):
     base, app = live
-    page.goto(f"{base}/runs/{reference_id(app)}")
+    page.goto(f"{base}/runs/{reference_run(app).id}")
     mark_page(page)
     page.get_by_role("link", name="Show manifest").focus()
     page.keyboard.press("Enter")
@@ -79,7 +66,7 @@ def test_show_manifest_by_keyboard(live, page):
 
 def test_skip_link_is_the_first_stop_and_moves_focus_to_main(live, page):
     base, app = live
-    page.goto(f"{base}/runs/{reference_id(app)}")
+    page.goto(f"{base}/runs/{reference_run(app).id}")
     page.keyboard.press("Tab")
     assert page.evaluate("() => document.activeElement.textContent") == "Skip to content"
     page.keyboard.press("Enter")
@@ -112,7 +99,7 @@ def test_shared_family_link_restores_the_filters(live, page):
 
 def test_follow_compare_with_number_one(live, page):
     base, app = live
-    run_id = reference_id(app)
+    run_id = reference_run(app).id
     page.goto(f"{base}/runs/{run_id}")
     page.get_by_role("link", name="Compare with #1 →").click()
     expect(page).to_have_url(re.compile(r"/comparisons/[0-9a-f]{64}#run-"))

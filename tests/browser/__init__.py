@@ -1,0 +1,1 @@
+"""Tests that drive headless Chromium against a live server (see conftest.py)."""
