@@ -26,28 +26,26 @@ MTA_REFERENCE=0421ba5aea66                      # forward, L 1024
 MTA_FORWARD_SWEEP="43ca16c743ce 80398a2ab244 f57cfac5f4e2 12fb0610da1a ce83d9559679"
 MTA_OTHER_PASSES="103a829f91b7 c17a988f2221"    # backward and full at L 1024
 FAST="--implementation liger --implementation kernelindex_triton"
+MTA_IMPLS="--implementation torch --implementation kernelindex_triton"
 
 # Liger-Kernel's multi-token attention kernels do not finish compiling at L 1024 within 500 s on an
 # H200 and refuse L 2048, so the mta parts leave them out (benchmarks/README.md).
+mta_long() { flask rerun $MTA_REFERENCE $MTA_IMPLS --param seq=2048 --param seq=4096 --out "$1"; }
+
 run_part() {
   case $1 in
     fna-reference) flask rerun $FNA_REFERENCE --out "$OUT_DIR/h200-fna-forward-reference.jsonl" ;;
     fna-sweep)     flask rerun $FNA_FORWARD_SWEEP $FAST --out "$OUT_DIR/h200-fna-forward-sweep.jsonl" ;;
     fna-passes)    flask rerun $FNA_OTHER_PASSES --out "$OUT_DIR/h200-fna-backward-full.jsonl" ;;
-    mta-sweep)     flask rerun $MTA_REFERENCE $MTA_FORWARD_SWEEP --implementation torch --implementation kernelindex_triton \
-                     --out "$OUT_DIR/h200-mta-forward-sweep.jsonl"
-                   flask rerun $MTA_REFERENCE --implementation torch --implementation kernelindex_triton \
-                     --param seq=2048 --param seq=4096 --out "$OUT_DIR/h200-mta-forward-long.jsonl"
+    mta-sweep)     flask rerun $MTA_REFERENCE $MTA_FORWARD_SWEEP $MTA_IMPLS --out "$OUT_DIR/h200-mta-forward-sweep.jsonl"
+                   mta_long "$OUT_DIR/h200-mta-forward-long.jsonl"
                    flask rerun $MTA_REFERENCE --implementation torch_compile --out "$OUT_DIR/h200-mta-forward-sweep.jsonl" ;;
-    mta-passes)    flask rerun $MTA_OTHER_PASSES --implementation torch --implementation kernelindex_triton \
-                     --out "$OUT_DIR/h200-mta-backward-full.jsonl" ;;
+    mta-passes)    flask rerun $MTA_OTHER_PASSES $MTA_IMPLS --out "$OUT_DIR/h200-mta-backward-full.jsonl" ;;
     reference-rounds)
                    for round in 1 2; do
                      flask rerun $FNA_REFERENCE $FAST --out "$OUT_DIR/h200-round$round-fna-forward-reference.jsonl"
-                     flask rerun $MTA_REFERENCE --implementation torch --implementation kernelindex_triton \
-                       --out "$OUT_DIR/h200-round$round-mta-forward-reference.jsonl"
-                     flask rerun $MTA_REFERENCE --implementation torch --implementation kernelindex_triton \
-                       --param seq=2048 --param seq=4096 --out "$OUT_DIR/h200-round$round-mta-forward-long.jsonl"
+                     flask rerun $MTA_REFERENCE $MTA_IMPLS --out "$OUT_DIR/h200-round$round-mta-forward-reference.jsonl"
+                     mta_long "$OUT_DIR/h200-round$round-mta-forward-long.jsonl"
                    done ;;
     *) echo "unknown part $1" >&2; return 2 ;;
   esac

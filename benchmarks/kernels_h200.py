@@ -61,6 +61,22 @@ def relative_error(value, expected):
     return ((value.double() - expected).norm() / expected.norm()).item()
 
 
+def gradient_errors(out, leaves, expected, dy=None, expected_grads=None, skip=()):
+    """Relative error of each gradient of ``out`` against the float64 reference's, leaf by leaf.
+
+    ``leaves`` maps names to the tensors ``out`` was computed from. ``dy`` (float64, the shape of
+    ``expected``) is drawn here unless given; ``expected_grads`` are the gradients of ``expected``
+    for ``dy``, computed here (w.r.t. ``leaves``, graph kept) unless given. Names in ``skip`` are left out.
+    """
+    if dy is None:
+        dy = torch.randn_like(expected)
+    grads = torch.autograd.grad(out, list(leaves.values()), dy.to(out.dtype))
+    if expected_grads is None:
+        expected_grads = torch.autograd.grad(expected, list(leaves.values()), dy, retain_graph=True)
+    return {leaf: relative_error(g, g64.double()) for leaf, g, g64 in zip(leaves, grads, expected_grads)
+            if leaf not in skip}
+
+
 def time_pass(fns, inputs, pass_, leaves_of):
     """Median, p20, p80 in ms of ``pass_`` of ``fns`` cycling over ``inputs`` (fresh sets)."""
     if pass_ == "forward":
@@ -125,6 +141,9 @@ def fna_inputs(values, count, seed):
     return sets
 
 
+FNA_UNCHECKED_GRADIENTS = {"k_bias"}  # its exact gradient is zero
+
+
 def fna_floor(values, pass_):
     return max(fna_ref.flop_count(values, pass_) / TF32_RATE, fna_ref.min_bytes(values, "fp32", pass_) / COPY_BANDWIDTH)
 
@@ -149,12 +168,7 @@ def run_fna(args):
                 out = fn(check, options)
                 errors[name] = {"forward": relative_error(out, expected)}
                 if seq in (1024, args.fna_seqs[-1]):
-                    dy = torch.randn_like(expected)
-                    grads = torch.autograd.grad(out, list(check.values()), dy.float())
-                    grads64 = torch.autograd.grad(expected, list(check.values()), dy, retain_graph=True)
-                    for leaf, g, g64 in zip(check, grads, grads64):
-                        if leaf != "k_bias":  # its exact gradient is zero
-                            errors[name][leaf] = relative_error(g, g64.double())
+                    errors[name].update(gradient_errors(out, check, expected, skip=FNA_UNCHECKED_GRADIENTS))
                 log(f"fna correctness {size} {name}: {json.dumps({k: f'{v:.2e}' for k, v in errors[name].items()})}")
             for pass_ in ("forward", "backward", "full"):
                 for name, fn in impls.items():
@@ -198,8 +212,8 @@ def diagnostics(family, size, fn, inputs, floor):
         log(f"graph replay failed: {error!r}")
 
 
-def fna_stages(t, options, size, floor):
-    """Device time of each forward stage alone (graph replay), to see where the time goes."""
+def fna_stage_calls(t, options):
+    """Each forward stage of the neighborhood attention kernels alone, on the inputs ``t``: name -> call."""
     x = t["hidden_states"].detach()
     batch, seq, hidden = x.shape
     heads, kernel_size, dilation = options["heads"], options["kernel_size"], options["dilation"]
@@ -211,15 +225,12 @@ def fna_stages(t, options, size, floor):
     out = torch.empty(batch * seq, hidden, device=x.device)
     wo, bo = t["out_weight"].detach(), t["out_bias"].detach()
     attn, _ = fna_tri._attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale)
-    stages = {
+    return {
         "stage_qkv_gemm": lambda: fna_tri._matmul(x2, [w.t() for w in weights], qkv, biases),
         "stage_attention": lambda: fna_tri._attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation,
                                                               scale),
         "stage_out_gemm": lambda: fna_tri._matmul(attn, [wo.t()], out, (bo,)),
     }
-    for name, fn in stages.items():
-        fn()
-        record("fna", "forward", size, name, graph_replay_ms(fn), floor, error=float("nan"))
 
 
 def mta_stage_calls(t):
@@ -242,10 +253,11 @@ def mta_stage_calls(t):
             "stage_conv": conv}
 
 
-def mta_stages(t, size, floor):
-    for name, fn in mta_stage_calls(t).items():
+def record_stages(family, calls, size, floor):
+    """Device time of each forward stage alone (graph replay), to see where the time goes."""
+    for name, fn in calls.items():
         fn()
-        record("mta", "forward", size, name, graph_replay_ms(fn), floor, error=float("nan"))
+        record(family, "forward", size, name, graph_replay_ms(fn), floor, error=float("nan"))
 
 
 def extras(values, options, inputs, size, expected, check):
@@ -259,8 +271,7 @@ def extras(values, options, inputs, size, expected, check):
         compiled = torch.compile(fna_ref.fused_neighborhood_attention_gather)
         began = time.time()
         out = compiled(**check, **options)
-        if DEVICE == "cuda":
-            torch.cuda.synchronize()
+        torch.cuda.synchronize()
         log(f"torch.compile of the gather formulation: {time.time() - began:.1f} s")
         timing = time_pass(lambda t: compiled(**t, **options), inputs, "forward", lambda t: list(t.values()))
         record("fna", "forward", size, "torch_compile", timing, fwd, error=relative_error(out, expected))
@@ -268,15 +279,12 @@ def extras(values, options, inputs, size, expected, check):
         log(f"torch.compile failed: {error!r}")
     triton_fn = lambda t: fna_tri.fused_neighborhood_attention_triton(**t, **options)  # noqa: E731
     diagnostics("fna", size, triton_fn, inputs, fwd)
-    fna_stages(check, options, size, fwd)
+    record_stages("fna", fna_stage_calls(check, options), size, fwd)
     fna_tri.FP32_DOT_PRECISION = "tf32x3"
     try:
         out = triton_fn(check)
         errors = {"forward": relative_error(out, expected)}
-        dy = torch.randn_like(expected)
-        grads = torch.autograd.grad(out, list(check.values()), dy.float())
-        grads64 = torch.autograd.grad(expected, list(check.values()), dy, retain_graph=True)
-        errors.update({leaf: relative_error(g, g64) for leaf, g, g64 in zip(check, grads, grads64) if leaf != "k_bias"})
+        errors.update(gradient_errors(out, check, expected, skip=FNA_UNCHECKED_GRADIENTS))
         log(f"fna correctness tf32x3: {json.dumps({k: f'{v:.2e}' for k, v in errors.items()})}")
         for pass_ in ("forward", "backward", "full"):
             timing = time_pass(triton_fn, inputs, pass_, lambda t: list(t.values()))
@@ -288,6 +296,11 @@ def extras(values, options, inputs, size, expected, check):
 
 
 # ----------------------------------------------------------------------------- multi-token attention
+
+
+def mta_values(seq):
+    """The multi-token attention workload swept here (the reference workload at L ``seq``)."""
+    return {"batch": 2, "heads_in": 4, "heads_out": 4, "k": 3, "groups": 1, "bias": True, "seq": seq}
 
 
 def mta_inputs(values, count, seed):
@@ -304,7 +317,7 @@ def run_mta(args):
         "torch": lambda t: mta_ref.multi_token_attention_torch(**t),
     }
     for seq in args.mta_seqs:
-        values = {"batch": 2, "heads_in": 4, "heads_out": 4, "k": 3, "groups": 1, "bias": True, "seq": seq}
+        values = mta_values(seq)
         size = {"L": seq}
         inputs = mta_inputs(values, args.rotate, seed=seq)
         check = inputs[0]
@@ -314,11 +327,7 @@ def run_mta(args):
             out = fn(check)
             errors[name] = {"forward": relative_error(out, expected)}
             if seq in (1024, 2048):
-                dy = torch.randn_like(expected)
-                grads = torch.autograd.grad(out, list(check.values()), dy.to(out.dtype))
-                grads64 = torch.autograd.grad(expected, list(check.values()), dy, retain_graph=True)
-                for leaf, g, g64 in zip(check, grads, grads64):
-                    errors[name][leaf] = relative_error(g, g64.double())
+                errors[name].update(gradient_errors(out, check, expected))
             log(f"mta correctness {size} {name}: {json.dumps({k: f'{v:.2e}' for k, v in errors[name].items()})}")
         for pass_ in ("forward", "backward", "full"):
             floor = mta_ref.min_bytes(values, "bf16", pass_) / COPY_BANDWIDTH
@@ -328,7 +337,7 @@ def run_mta(args):
         if seq in (1024, 4096) and DEVICE == "cuda":
             floor = mta_ref.min_bytes(values, "bf16", "forward") / COPY_BANDWIDTH
             diagnostics("mta", size, impls["kernelindex_triton"], inputs, floor)
-            mta_stages(inputs[0], size, floor)
+            record_stages("mta", mta_stage_calls(inputs[0]), size, floor)
         del inputs, expected
         if DEVICE == "cuda":
             torch.cuda.empty_cache()

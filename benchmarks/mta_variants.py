@@ -16,43 +16,23 @@ Workload: bf16, batch 2, heads 4 -> 4, k 3, groups 1, bias (the reference worklo
 
 from __future__ import annotations
 
-import itertools
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
 
 import torch  # noqa: E402
-from triton.testing import do_bench  # noqa: E402
 
 from plugins.multi_token_attention import reference  # noqa: E402
 from plugins.multi_token_attention import triton_kernels as ours  # noqa: E402
-from kernels_h200 import COPY_BANDWIDTH, QUANTILES, graph_replay_ms, mta_stage_calls  # noqa: E402  (this folder is on sys.path)
+from kernels_h200 import (COPY_BANDWIDTH, gradient_errors, graph_replay_ms, log, mta_inputs,  # noqa: E402
+                          mta_stage_calls, mta_values, relative_error, time_pass)  # (this folder is on sys.path)
 
 CHECKED = [32, 64, 128, 256, 512, 1000, 1024, 2048, 4096]
 TIMED = [1024, 2048, 4096]
 GRADIENTS_CHECKED = [1024, 4096]
 ROTATE = 4
-START = time.time()
 TABLE: list[tuple] = []
-
-
-def log(*parts):
-    print(f"[{time.time() - START:6.1f}s]", *parts, flush=True)
-
-
-def values(seq):
-    return {"batch": 2, "heads_in": 4, "heads_out": 4, "seq": seq, "k": 3, "groups": 1, "bias": True}
-
-
-def inputs(seq, seed, requires_grad=False):
-    tensors = reference.make_workload(values(seq), "bf16", "cuda", seed)
-    return {name: t.requires_grad_(requires_grad) for name, t in tensors.items()}
-
-
-def relative_error(value, expected):
-    return ((value.double() - expected).norm() / expected.norm()).item()
 
 
 def implementations():
@@ -61,7 +41,7 @@ def implementations():
 
 def check(seq, seed):
     """Forward errors (and gradient errors at GRADIENTS_CHECKED) of every implementation, same inputs."""
-    t = inputs(seq, seed, requires_grad=True)
+    (t,) = mta_inputs(mta_values(seq), 1, seed)
     t64 = {name: x.detach().double().requires_grad_(True) for name, x in t.items()}
     expected = reference.multi_token_attention_float64(**t64)
     grads = seq in GRADIENTS_CHECKED
@@ -72,28 +52,16 @@ def check(seq, seed):
         out = fn(**t)
         line = f"L {seq:5d} {name:6s} forward {relative_error(out, expected):.2e}"
         if grads:
-            got = torch.autograd.grad(out, list(t.values()), dy.to(out.dtype))
-            line += "  grads " + " ".join(f"{n} {relative_error(g, g64):.2e}"
-                                          for n, g, g64 in zip(t, got, grads64))
+            errors = gradient_errors(out, t, expected, dy=dy, expected_grads=grads64)
+            line += "  grads " + " ".join(f"{n} {error:.2e}" for n, error in errors.items())
         log(line)
     del expected, t, t64
 
 
-def forward_ms(fn, sets):
-    cycle = itertools.cycle(sets)
-    return do_bench(lambda: fn(**next(cycle)), warmup=25, rep=100, quantiles=QUANTILES)
-
-
-def backward_ms(fn, sets):
-    prepared = [(y, torch.randn_like(y)) for y in (fn(**t) for t in sets)]
-    cycle = itertools.cycle(prepared)
-
-    def run():
-        y, dy = next(cycle)
-        y.backward(dy, retain_graph=True)
-
-    leaves = [x for t in sets for x in t.values()]
-    return do_bench(run, warmup=25, rep=100, grad_to_none=leaves, quantiles=QUANTILES)
+def pass_ms(fn, sets, pass_):
+    """do_bench median (p20, p80) of ``pass_`` of ``fn`` cycling over ``sets``: ``kernels_h200.time_pass``
+    (one untimed call first, then do_bench with the leaves' gradients cleared before each repetition)."""
+    return time_pass(lambda t: fn(**t), sets, pass_, lambda t: list(t.values()))
 
 
 def stages(t):
@@ -102,7 +70,7 @@ def stages(t):
 
 
 def record(seq, what, timing):
-    floor_ms = reference.min_bytes(values(seq), "bf16") / COPY_BANDWIDTH * 1e3
+    floor_ms = reference.min_bytes(mta_values(seq), "bf16") / COPY_BANDWIDTH * 1e3
     median, p20, p80 = timing
     TABLE.append((seq, what, median * 1e3, p20 * 1e3, p80 * 1e3, median / floor_ms))
     log(f"L {seq:5d} {what:30s} {median * 1e3:9.1f} us [{p20 * 1e3:.1f}, {p80 * 1e3:.1f}] "
@@ -118,16 +86,16 @@ def main():
             log(f"L {seq}: check failed: {error!r}")
         torch.cuda.empty_cache()
     for seq in TIMED:
-        sets = [inputs(seq, seed=1000 + i, requires_grad=True) for i in range(ROTATE)]
+        sets = mta_inputs(mta_values(seq), ROTATE, seed=1000)
         for name, fn in implementations().items():
             if name == "torch" and seq > 1024:
                 continue
             try:
                 if name != "torch":  # its masked_fill copies a CPU scalar: not capturable in a graph
                     record(seq, f"{name} forward, device", graph_replay_ms(lambda: fn(**sets[0])))
-                record(seq, f"{name} forward, do_bench", forward_ms(fn, sets))
+                record(seq, f"{name} forward, do_bench", pass_ms(fn, sets, "forward"))
                 if seq == 1024:
-                    record(seq, f"{name} backward, do_bench", backward_ms(fn, sets))
+                    record(seq, f"{name} backward, do_bench", pass_ms(fn, sets, "backward"))
             except Exception as error:  # noqa: BLE001
                 log(f"L {seq} {name}: timing failed: {error!r}")
         try:

@@ -18,6 +18,7 @@ and search p95 <= 60 ms.
 
 import argparse
 import hashlib
+import itertools
 import json
 import random
 import sqlite3
@@ -68,71 +69,64 @@ def synthetic_rows(count: int, template: dict):
     start = datetime(2024, 6, 1)
     made = 0
     created = "2026-11-29 00:00:00"
-    for f in range(families):
+    # one yield per family x GPU x pass x metric; in each, a comparison group per batch size x sequence length
+    blocks = itertools.product(range(families), enumerate(GPUS), PASSES, METRICS)
+    for f, (gpu_index, gpu), pass_, (metric, unit) in blocks:
         kernel = f"synthetic_kernel_{f:02d}"
         family_row = (kernel, f"Synthetic kernel {f:02d}")
-        for gpu_index, gpu in enumerate(GPUS):
-            for pass_ in PASSES:
-                for metric, unit in METRICS:
-                    runs, groups = [], []
-                    for batch in BATCHES:
-                        for seq in SEQS:
-                            parameters = {"seq": seq, "batch": batch, "heads": 8, "hidden": 512}
-                            workload_key = "sha256:" + digest_hex("workload", kernel, batch, seq)
-                            group_key = "sha256:" + digest_hex("group", kernel, batch, seq, pass_, metric, gpu)
-                            shared = {"kernel": kernel, "workload": workload_key, "pass": pass_, "metric": metric,
-                                      "gpu": gpu, "comparabilityFamily": "liger_kernel_bench",
-                                      "evidence": "source-native"}
-                            base = (seq * batch / 50.0) * (1 + gpu_index * 0.7)
-                            current = []
-                            for i_index, implementation in enumerate(IMPLEMENTATIONS):
-                                measurement = digest_hex("m", kernel, implementation, pass_, metric, gpu, batch,
-                                                         seq)[:64]
-                                newest_id = None
-                                for observation in range(OBSERVATIONS):
-                                    if made >= count:
-                                        break
-                                    made += 1
-                                    hex_ = digest_hex("run", kernel, implementation, pass_, metric, gpu, batch,
-                                                      seq, observation)
-                                    run_id = hex_[:12]
-                                    observed = start + timedelta(days=200 * (OBSERVATIONS - observation),
-                                                                 seconds=rng.randrange(86400 * 30))
-                                    median = base * (1 + i_index * 0.35) * (1 + rng.random() * 0.05)
-                                    if unit == "ns":
-                                        median *= 1000
-                                    is_newest = observation == 0
-                                    row = [
-                                        run_id, "sha256:" + hex_, digest_hex("identity", hex_), measurement,
-                                        f"{kernel}/{pass_}/{implementation}/{gpu.lower().replace(' ', '-')}/"
-                                        f"batch{batch}-heads8-hidden512-seq{seq}-bf16/"
-                                        f"{observed:%Y-%m-%d-%H-%M-%S}",
-                                        "liger-kernel-bench", None, kernel, implementation, pass_, metric, unit, gpu,
-                                        gpu, "seq", str(seq), float(seq), json.dumps(parameters), "bf16", "{}",
-                                        median, median * 0.98, median * 1.02, "passed", "source-reported",
-                                        observed.strftime("%Y-%m-%d %H:%M:%S"), "{}",
-                                        template["protocol_digest"], template["workload_digest"],
-                                        template["environment_digest"], template["implementation_digest"],
-                                        workload_key, group_key, None, None if is_newest else newest_id, None, None,
-                                        None, created]
-                                    if is_newest:
-                                        newest_id = run_id
-                                        current.append(row)
-                                    runs.append(row)
-                            current.sort(key=lambda r: r[20])
-                            for rank, row in enumerate(current, start=1):
-                                row[33] = rank
-                            groups.append((group_key, json.dumps(shared), kernel, workload_key, gpu, "source-native",
-                                           len(current), current[0][0] if current else None))
-                            if made >= count:
-                                yield runs, groups, family_row
-                                return
-                    yield runs, groups, family_row
+        runs, groups = [], []
+        for batch, seq in itertools.product(BATCHES, SEQS):
+            parameters = {"seq": seq, "batch": batch, "heads": 8, "hidden": 512}
+            workload_key = "sha256:" + digest_hex("workload", kernel, batch, seq)
+            group_key = "sha256:" + digest_hex("group", kernel, batch, seq, pass_, metric, gpu)
+            shared = {"kernel": kernel, "workload": workload_key, "pass": pass_, "metric": metric,
+                      "gpu": gpu, "comparabilityFamily": "liger_kernel_bench", "evidence": "source-native"}
+            base = (seq * batch / 50.0) * (1 + gpu_index * 0.7)
+            current = []
+            for i_index, implementation in enumerate(IMPLEMENTATIONS):
+                measurement = digest_hex("m", kernel, implementation, pass_, metric, gpu, batch, seq)[:64]
+                newest_id = None
+                for observation in range(OBSERVATIONS):
+                    if made >= count:
+                        break
+                    made += 1
+                    hex_ = digest_hex("run", kernel, implementation, pass_, metric, gpu, batch, seq, observation)
+                    run_id = hex_[:12]
+                    observed = start + timedelta(days=200 * (OBSERVATIONS - observation),
+                                                 seconds=rng.randrange(86400 * 30))
+                    median = base * (1 + i_index * 0.35) * (1 + rng.random() * 0.05)
+                    if unit == "ns":
+                        median *= 1000
+                    is_newest = observation == 0
+                    row = [
+                        run_id, "sha256:" + hex_, digest_hex("identity", hex_), measurement,
+                        f"{kernel}/{pass_}/{implementation}/{gpu.lower().replace(' ', '-')}/"
+                        f"batch{batch}-heads8-hidden512-seq{seq}-bf16/{observed:%Y-%m-%d-%H-%M-%S}",
+                        "liger-kernel-bench", None, kernel, implementation, pass_, metric, unit, gpu,
+                        gpu, "seq", str(seq), float(seq), json.dumps(parameters), "bf16", "{}",
+                        median, median * 0.98, median * 1.02, "passed", "source-reported",
+                        observed.strftime("%Y-%m-%d %H:%M:%S"), "{}",
+                        template["protocol_digest"], template["workload_digest"],
+                        template["environment_digest"], template["implementation_digest"],
+                        workload_key, group_key, None, None if is_newest else newest_id, None, None,
+                        None, created]
+                    if is_newest:
+                        newest_id = run_id
+                        current.append(row)
+                    runs.append(row)
+            current.sort(key=lambda r: r[20])
+            for rank, row in enumerate(current, start=1):
+                row[33] = rank
+            groups.append((group_key, json.dumps(shared), kernel, workload_key, gpu, "source-native",
+                           len(current), current[0][0] if current else None))
+            if made >= count:
+                yield runs, groups, family_row
+                return
+        yield runs, groups, family_row
 
 
 def build(path: Path, runs: int, data: Path):
-    if path.exists():
-        path.unlink()
+    path.unlink(missing_ok=True)
     app = create_app({"DATABASE_URL": f"sqlite:///{path}"})
     started = time.perf_counter()
     with app.app_context():

@@ -28,15 +28,20 @@ BASELINE = {"fused_neighborhood_attention": "liger", "multi_token_attention": "t
 DEFAULT = sorted((Path(__file__).resolve().parent / "results" / "h200").glob("*.jsonl"))
 
 
-def newest_results(paths):
-    newest = {}
+def read_results(paths):
+    """Every result of the bundles at ``paths``, in order, each as (bundle path, result)."""
     for path in paths:
         for line in Path(path).read_text().splitlines():
-            result = json.loads(line)
-            key = (result["family"], result["pass"], json.dumps(result["workload"], sort_keys=True),
-                   result["implementation"]["name"])
-            if key not in newest or result["observedAt"] > newest[key]["observedAt"]:
-                newest[key] = result
+            yield Path(path), json.loads(line)
+
+
+def newest_results(paths):
+    newest = {}
+    for _, result in read_results(paths):
+        key = (result["family"], result["pass"], json.dumps(result["workload"], sort_keys=True),
+               result["implementation"]["name"])
+        if key not in newest or result["observedAt"] > newest[key]["observedAt"]:
+            newest[key] = result
     return newest.values()
 
 
@@ -78,14 +83,12 @@ def main(paths):
 
 def agreement(paths):
     repeats = {}
-    for path in paths:
-        for line in Path(path).read_text().splitlines():
-            result = json.loads(line)
-            if result["timing"]:
-                parameters = result["workload"]["parameters"]
-                key = (result["family"], result["pass"], parameters.get("dilation"), parameters["seq"],
-                       result["implementation"]["name"])
-                repeats.setdefault(key, []).append((Path(path).name, result))
+    for path, result in read_results(paths):
+        if result["timing"]:
+            parameters = result["workload"]["parameters"]
+            key = (result["family"], result["pass"], parameters.get("dilation"), parameters["seq"],
+                   result["implementation"]["name"])
+            repeats.setdefault(key, []).append((path.name, result))
     print("| family | pass | dilation | seq | implementation | medians (p20–p80), µs, by bundle | spread | agree |")
     print("|---|---|---|---|---|---|---|---|")
     for (family, pass_, dilation, seq, name), measured in sorted(repeats.items(), key=lambda item: str(item[0])):
