@@ -1,5 +1,7 @@
 """Every migration applied to an empty database gives exactly the models' schema; rollback removes it."""
 
+import pytest
+
 from app import db
 from app.models import ALL_MODELS
 
@@ -52,27 +54,22 @@ def database_from_models(tmp_path):
     return from_models
 
 
-def test_migrated_column_types_match_the_models(app, tmp_path):
-    """The migrations and the models must agree on types too (on PostgreSQL a float is not a double)."""
+def column_types(database, table):
+    return {(column.name, column.data_type.lower(), column.null) for column in database.get_columns(table)}
+
+
+def indexes(database, table):
+    return {(tuple(index.columns), index.unique) for index in database.get_indexes(table)}
+
+
+@pytest.mark.parametrize("describe", [column_types, indexes], ids=["column types", "indexes"])
+def test_migrated_schema_matches_the_models(app, tmp_path, describe):
+    """The migrations and the models agree on column types (on PostgreSQL a float is not a double)
+    and on indexes (no index the models do not declare survives: a redundant one costs every insert)."""
     with app.app_context():
         migrated = db.database.obj
         from_models = database_from_models(tmp_path)
         for model in ALL_MODELS:
             table = model._meta.table_name
-            expected = {(c.name, c.data_type.lower(), c.null) for c in from_models.get_columns(table)}
-            actual = {(c.name, c.data_type.lower(), c.null) for c in migrated.get_columns(table)}
-            assert actual == expected, table
-        from_models.close()
-
-
-def test_migrated_indexes_match_the_models(app, tmp_path):
-    """No index the models do not declare survives the migrations (a redundant one costs every insert)."""
-    with app.app_context():
-        migrated = db.database.obj
-        from_models = database_from_models(tmp_path)
-        for model in ALL_MODELS:
-            table = model._meta.table_name
-            expected = {(tuple(index.columns), index.unique) for index in from_models.get_indexes(table)}
-            actual = {(tuple(index.columns), index.unique) for index in migrated.get_indexes(table)}
-            assert actual == expected, table
+            assert describe(migrated, table) == describe(from_models, table), table
         from_models.close()
