@@ -20,13 +20,16 @@ chunks shared by neighbouring subtiles and the banded weights once for its four
 subtiles. Both operands are aligned tiles read as they lie, so the loop is a GEMM's:
 asynchronous copies into shared memory, no per-element work. P's bf16 rounding is the
 contract's, products of bf16 are exact and sums fp32, so the result is the direct
-convolution's to fp32 summation order. The softmax pass reads a row block's causal part
-once when it fits one chunk (else twice, the second mostly from L2), with 16-byte loads
-and stores (the 8-column left border keeps source and destination aligned). P_pad is
+convolution's to fp32 summation order. The softmax pass is bound by instruction issue
+(ncu on the H200: issue slots 59% busy, DRAM 19%), so lanes past the diagonal cost: a row
+block whose causal part fits a tile of ``BLOCK_N``, ``BLOCK_N / 2`` or ``BLOCK_N / 4``
+columns is read once into the narrowest of them, with one exponential per element; longer
+rows are read twice (the second time mostly from L2). Loads and stores are 16 bytes wide
+(the 8-column left border keeps source and destination aligned). P_pad is
 written only in the band the convolution reads (``EXTRA`` columns past the diagonal),
-never the far upper triangle, and is saved for the backward. The softmax pass waits on
-latency rather than bandwidth, so it also writes the output's far upper triangle; the
-convolution's programs there do nothing.
+never the far upper triangle, and is saved for the backward. The softmax pass leaves DRAM
+mostly idle, so it also writes the output's far upper triangle; the convolution's
+programs there do nothing.
 
 backward, one memset and three launches (``g = mask0(dout)``)::
 
@@ -43,9 +46,9 @@ every 64 out: ~34 MB, plus a quarter of the banded weights per subtile) and writ
 rest of the output (~9.5 MB). FLOPs: the banded products do 2 * 32 * 12 * 4 per output
 position over the causal half, 3.4 GFLOP, 3.4 us of the H200's bf16 tensor cores; the
 useful ones (2 * 36 per position and head) are 0.3 GFLOP. Measured on the H200
-(benchmarks/KERNELS.md, run 10; graph replay, warm L2): 25.6 us at L 1024 (softmax pass
-11.0, convolution 13.4), 82.7 us at 2048, 298 us at 4096; in the rerun protocol 29.1,
-86.1 and 304 us: 3.7x, 2.7x and 2.4x the floor. Autotuners time candidates by
+(benchmarks/KERNELS.md, run 11; graph replay, warm L2): 23.5 us at L 1024 (softmax pass
+8.5, convolution 13.4), 77.7 us at 2048, 290 us at 4096; in the rerun protocol 28.2,
+82.1 and 295 us: 3.6x, 2.6x and 2.3x the floor. Autotuners time candidates by
 CUDA-graph replay (:func:`plugins._triton_launcher.device_time`).
 """
 
@@ -89,8 +92,9 @@ def _pad_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_R": 8, "BLOCK_N": 32}, num_warps=4)]
     return [triton.Config({"BLOCK_R": r, "BLOCK_N": n}, num_warps=w)
-            for r, n, w in [(8, 128, 4), (8, 256, 4), (16, 128, 4), (16, 256, 8), (32, 128, 4),
-                            (2, 1024, 4), (4, 1024, 8), (4, 512, 4), (8, 512, 8), (2, 2048, 8), (1, 2048, 4)]]
+            for r, n, w in [(8, 128, 4), (8, 256, 4), (16, 128, 4), (16, 256, 8), (32, 128, 4), (4, 512, 4),
+                            (8, 512, 8), (2, 1024, 4), (4, 1024, 8), (8, 1024, 8), (1, 2048, 4), (2, 2048, 8),
+                            (4, 2048, 8), (1, 4096, 8), (2, 4096, 8)]]
 
 
 @triton.jit
@@ -103,6 +107,30 @@ def _causal_row_chunk(src, row, row_ok, col, L, scale: tl.constexpr, fill: tl.co
     return tl.where(in_row & (col[None, :] <= row[:, None]), x.to(tl.float32) * scale, fill)
 
 
+@triton.jit
+def _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD: tl.constexpr, WIDTH: tl.constexpr):
+    """P of rows whose causal part fits ``WIDTH`` source columns, from one read and one exponential per element
+    (``exp2(x - max) / sum``), stored shifted by the border; then the border's zeros and those from the tile's end
+    up to ``end_col``."""
+    col = tl.arange(0, WIDTH)
+    x = tl.load(src + row[:, None] * L + col[None, :], mask=row_ok[:, None] & ((col // 8 * 8)[None, :] <= row[:, None]),
+                other=0.0)
+    x = tl.where(col[None, :] <= row[:, None], x.to(tl.float32) * _LOG2E, float("-inf"))
+    e = tl.exp2(x - tl.maximum(tl.max(x, axis=1), -1.0e30)[:, None])
+    total = tl.sum(e, axis=1)
+    inv_total = tl.where(row_ok, 1.0 / tl.where(row_ok, total, 1.0), 0.0)
+    dtype = row_start.dtype.element_ty
+    tl.store(row_start + COL_PAD + col[None, :], (e * inv_total[:, None]).to(dtype),
+             mask=store_ok & (col + COL_PAD < end_col)[None, :])
+    border = tl.arange(0, COL_PAD)
+    tl.store(row_start + border[None, :], tl.zeros((row.shape[0], COL_PAD), dtype=dtype), mask=store_ok)
+    blank = tl.zeros((row.shape[0], WIDTH), dtype=dtype)
+    for c0 in range(WIDTH, end_col, WIDTH):  # past the tile, so past the causal part: zeros
+        pcol = c0 + tl.arange(0, WIDTH)
+        tl.store(row_start + pcol[None, :], blank,
+                 mask=store_ok & ((pcol >= WIDTH + COL_PAD) & (pcol < end_col))[None, :])
+
+
 @triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX"], do_bench=device_time)
 @triton.jit
 def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE, PLANE,
@@ -112,8 +140,11 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE,
                     OUT_W: tl.constexpr, ZERO_ALIGN: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
     """Rows ``[pid * BLOCK_R, +BLOCK_R)`` of one padded plane ``dst[pr, pc] = f(src[pr - PAD, pc - COL_PAD])``.
 
-    ``f`` is the causal softmax of the row (``SOFTMAX``; base-2 statistics from a first
-    pass over the row's causal part) or the causally masked copy. Zero outside the
+    ``f`` is the causal softmax of the row (``SOFTMAX``) or the causally masked copy. The
+    softmax reads the block's causal part once when it fits ``BLOCK_N`` columns, into the
+    narrowest tile of ``BLOCK_N``, ``BLOCK_N / 2`` or ``BLOCK_N / 4`` that holds it
+    (:func:`_softmax_once`); longer rows take base-2 statistics in a first pass over their
+    causal part and exponentiate again in a second. Zero outside the
     source, above the diagonal and in the border; written for columns up to ``EXTRA``
     past the block's last row (all that the convolutions read). Sources are read in whole
     8-column groups (16-byte loads; ``COL_PAD`` is a multiple of 8) and masked exactly after.
@@ -124,7 +155,7 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE,
     of output columns ``j0 .. j0 + OUT_W``. With ``BAND`` (the forward) the row programs
     also write the zeros of the forward's output that its convolution leaves out: row ``i``
     of every output head ``o = c (mod C_IN)`` from column ``ceil(i + 1, ZERO_ALIGN)`` on.
-    This pass waits on latency, not bandwidth, so these stores come almost free here.
+    This pass leaves DRAM mostly idle, so these 16-byte stores of zeros come almost free here.
     Grid: ``(cdiv(ROWS, BLOCK_R) + (C_IN * K if BAND else 0), planes)``; ``ROWS`` >= ``L + 2 * PAD``
     covers tile overhang.
     """
@@ -144,15 +175,17 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE,
         first_chunk = 0
         if SOFTMAX:
             causal_cols = tl.minimum((pid + 1) * BLOCK_R - PAD, L)  # source columns any row of the block keeps
-            if causal_cols + COL_PAD <= BLOCK_N:  # all in the first chunk: read once, stats and P from registers
-                pcol = tl.arange(0, BLOCK_N)
-                x = _causal_row_chunk(src, row, row_ok, pcol - COL_PAD, L, _LOG2E, float("-inf"))
-                m = tl.maximum(tl.max(x, axis=1), -1.0e30)
-                total = tl.sum(tl.exp2(x - m[:, None]), axis=1)
-                lse = tl.where(row_ok, m + tl.log2(tl.where(row_ok, total, 1.0)), 0.0)
-                tl.store(dst + prow[:, None] * STRIDE + pcol[None, :], tl.exp2(x - lse[:, None]).to(dst_ptr.dtype.element_ty),
-                         mask=store_ok & (pcol < end_col)[None, :])
-                first_chunk = BLOCK_N
+            row_start = dst + prow[:, None] * STRIDE
+            lse = tl.zeros((BLOCK_R,), dtype=tl.float32)
+            if causal_cols <= BLOCK_N // 4:  # the row block's causal part fits one tile: read once
+                _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD, BLOCK_N // 4)
+                first_chunk = STRIDE
+            elif causal_cols <= BLOCK_N // 2:
+                _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD, BLOCK_N // 2)
+                first_chunk = STRIDE
+            elif causal_cols <= BLOCK_N:
+                _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD, BLOCK_N)
+                first_chunk = STRIDE
             else:
                 m = tl.full((BLOCK_R,), -1.0e30, dtype=tl.float32)
                 total = tl.zeros((BLOCK_R,), dtype=tl.float32)
