@@ -247,7 +247,7 @@ def mta_stage_calls(t):
                                  (probs, band, bias, out, seq, probs.shape[-1], probs.shape[-2] * probs.shape[-1]),
                                  C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=True,
                                  N=band.shape[2], OUT_W=out_w, INPUT_PRECISION="tf32", UPCAST=False,
-                                 ZERO_ALIGN=mta_tri._MAX_BLOCK_M)
+                                 ZERO_ALIGN=mta_tri._ZERO_ALIGN)
 
     return {"stage_softmax_pad_band": lambda: mta_tri._padded(scores, consts, softmax=True, weight=weight, out=out),
             "stage_conv": conv}

@@ -21,15 +21,17 @@ subtiles. Both operands are aligned tiles read as they lie, so the loop is a GEM
 asynchronous copies into shared memory, no per-element work. P's bf16 rounding is the
 contract's, products of bf16 are exact and sums fp32, so the result is the direct
 convolution's to fp32 summation order. The softmax pass is bound by instruction issue
-(ncu on the H200: issue slots 59% busy, DRAM 19%), so lanes past the diagonal cost: a row
-block whose causal part fits a tile of ``BLOCK_N``, ``BLOCK_N / 2`` or ``BLOCK_N / 4``
-columns is read once into the narrowest of them, with one exponential per element; longer
-rows are read twice (the second time mostly from L2). Loads and stores are 16 bytes wide
-(the 8-column left border keeps source and destination aligned). P_pad is
-written only in the band the convolution reads (``EXTRA`` columns past the diagonal),
-never the far upper triangle, and is saved for the backward. The softmax pass leaves DRAM
-mostly idle, so it also writes the output's far upper triangle; the convolution's
-programs there do nothing.
+when its inputs sit in L2 (ncu on the H200: 3.1 instructions a cycle per SM of 4), so lanes
+that do nothing cost: a row block whose causal part fits a tile of ``BLOCK_N``,
+``BLOCK_N / 2`` or ``BLOCK_N / 4`` columns is read once into the narrowest of them, with
+one exponential per element, and stores of zeros step through narrow tiles; the one- and
+two-warp configs reduce rows without shared memory or barriers. Longer rows are read
+twice (the second time mostly from L2). Loads and stores are 16 bytes wide (the 8-column
+left border keeps source and destination aligned). P_pad is written only in the band the
+convolution reads (``EXTRA`` columns past the diagonal), never the far upper triangle, and
+is saved for the backward. The softmax pass also writes the output's far upper triangle
+(from the convolution's idle programs it was slower); the convolution's programs there do
+nothing.
 
 backward, one memset and three launches (``g = mask0(dout)``)::
 
@@ -46,10 +48,13 @@ every 64 out: ~34 MB, plus a quarter of the banded weights per subtile) and writ
 rest of the output (~9.5 MB). FLOPs: the banded products do 2 * 32 * 12 * 4 per output
 position over the causal half, 3.4 GFLOP, 3.4 us of the H200's bf16 tensor cores; the
 useful ones (2 * 36 per position and head) are 0.3 GFLOP. Measured on the H200
-(benchmarks/KERNELS.md, run 11; graph replay, warm L2): 23.5 us at L 1024 (softmax pass
-8.5, convolution 13.4), 77.7 us at 2048, 290 us at 4096; in the rerun protocol 28.2,
-82.1 and 295 us: 3.6x, 2.6x and 2.3x the floor. Autotuners time candidates by
-CUDA-graph replay (:func:`plugins._triton_launcher.device_time`).
+(benchmarks/KERNELS.md, run 12; graph replay, warm L2): 22.0 us at L 1024 (softmax pass
+6.5, convolution 13.3), 77.1 us at 2048, 287 us at 4096; in the rerun protocol 27.3..27.5,
+81.3..81.8 and 291..292 us: 3.5x, 2.6x and 2.3x the floor. The rerun protocol's flushed
+L2 is full of dirty lines, and every line the softmax pass reads or writes evicts one: that
+pass alone takes 13.4 us there against 7.3 warm, while the convolution, reading P from L2,
+takes the same. Autotuners time candidates by CUDA-graph replay
+(:func:`plugins._triton_launcher.device_time`).
 """
 
 from __future__ import annotations
@@ -67,11 +72,13 @@ from plugins._triton_launcher import tuned_configs as autotuned_choices
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 _LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
 
-_MAX_BLOCK_M = 128
+_MAX_BLOCK_M = 64
 _MAX_BLOCK_N = 64
-"""The tallest tile of any config and the widest backward tile: padded buffers are sized and written for them.
-The forward's output rows are split at multiples of ``_MAX_BLOCK_M`` columns between the convolution (left)
-and the softmax pass's zeros (right), whatever tile the convolution's autotuner picks."""
+"""The tallest tile of any config and the widest backward tile: padded buffers are sized and written for them."""
+_ZERO_ALIGN = 128
+"""The forward's output rows are split at multiples of this many columns between the convolution (left) and the
+softmax pass's zeros (right), whatever tile the convolution's autotuner picks (a multiple of ``_MAX_BLOCK_M`` and
+of every ``4 * OUT_W``)."""
 
 
 def _col_pad(k):
@@ -89,12 +96,14 @@ def _subtile_width(k):
 
 
 def _pad_configs():
+    """Tiles of ``BLOCK_R`` rows; with one or two warps a row's max and sum need no shared memory or barrier."""
     if _INTERPRET:
         return [triton.Config({"BLOCK_R": 8, "BLOCK_N": 32}, num_warps=4)]
     return [triton.Config({"BLOCK_R": r, "BLOCK_N": n}, num_warps=w)
-            for r, n, w in [(8, 128, 4), (8, 256, 4), (16, 128, 4), (16, 256, 8), (32, 128, 4), (4, 512, 4),
-                            (8, 512, 8), (2, 1024, 4), (4, 1024, 8), (8, 1024, 8), (1, 2048, 4), (2, 2048, 8),
-                            (4, 2048, 8), (1, 4096, 8), (2, 4096, 8)]]
+            for r, n, w in [(8, 128, 4), (8, 256, 4), (16, 256, 8), (4, 512, 4), (2, 1024, 4), (1, 2048, 4),
+                            (1, 4096, 8), (2, 4096, 8),
+                            (1, 512, 1), (1, 1024, 1), (2, 1024, 1), (1, 2048, 1), (1, 1024, 2), (2, 1024, 2),
+                            (1, 2048, 2), (1, 4096, 2), (1, 4096, 4), (4, 256, 1), (2, 512, 1), (4, 512, 2)]]
 
 
 @triton.jit
@@ -108,10 +117,11 @@ def _causal_row_chunk(src, row, row_ok, col, L, scale: tl.constexpr, fill: tl.co
 
 
 @triton.jit
-def _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD: tl.constexpr, WIDTH: tl.constexpr):
+def _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD: tl.constexpr, WIDTH: tl.constexpr,
+                  ZERO_W: tl.constexpr):
     """P of rows whose causal part fits ``WIDTH`` source columns, from one read and one exponential per element
     (``exp2(x - max) / sum``), stored shifted by the border; then the border's zeros and those from the tile's end
-    up to ``end_col``."""
+    up to ``end_col``, ``ZERO_W`` columns a step (a ``WIDTH``-wide step would mostly be masked off)."""
     col = tl.arange(0, WIDTH)
     x = tl.load(src + row[:, None] * L + col[None, :], mask=row_ok[:, None] & ((col // 8 * 8)[None, :] <= row[:, None]),
                 other=0.0)
@@ -124,11 +134,10 @@ def _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD: tl
              mask=store_ok & (col + COL_PAD < end_col)[None, :])
     border = tl.arange(0, COL_PAD)
     tl.store(row_start + border[None, :], tl.zeros((row.shape[0], COL_PAD), dtype=dtype), mask=store_ok)
-    blank = tl.zeros((row.shape[0], WIDTH), dtype=dtype)
-    for c0 in range(WIDTH, end_col, WIDTH):  # past the tile, so past the causal part: zeros
-        pcol = c0 + tl.arange(0, WIDTH)
-        tl.store(row_start + pcol[None, :], blank,
-                 mask=store_ok & ((pcol >= WIDTH + COL_PAD) & (pcol < end_col))[None, :])
+    blank = tl.zeros((row.shape[0], ZERO_W), dtype=dtype)
+    for c0 in range(WIDTH + COL_PAD, end_col, ZERO_W):  # past the tile, so past the causal part: zeros
+        pcol = c0 + tl.arange(0, ZERO_W)
+        tl.store(row_start + pcol[None, :], blank, mask=store_ok & (pcol < end_col)[None, :])
 
 
 @triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX"], do_bench=device_time)
@@ -155,7 +164,7 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE,
     of output columns ``j0 .. j0 + OUT_W``. With ``BAND`` (the forward) the row programs
     also write the zeros of the forward's output that its convolution leaves out: row ``i``
     of every output head ``o = c (mod C_IN)`` from column ``ceil(i + 1, ZERO_ALIGN)`` on.
-    This pass leaves DRAM mostly idle, so these 16-byte stores of zeros come almost free here.
+    These 16-byte stores cost less here than from the convolution's idle programs (benchmarks/KERNELS.md, run 12).
     Grid: ``(cdiv(ROWS, BLOCK_R) + (C_IN * K if BAND else 0), planes)``; ``ROWS`` >= ``L + 2 * PAD``
     covers tile overhang.
     """
@@ -177,15 +186,16 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE,
             causal_cols = tl.minimum((pid + 1) * BLOCK_R - PAD, L)  # source columns any row of the block keeps
             row_start = dst + prow[:, None] * STRIDE
             lse = tl.zeros((BLOCK_R,), dtype=tl.float32)
-            if causal_cols <= BLOCK_N // 4:  # the row block's causal part fits one tile: read once
-                _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD, BLOCK_N // 4)
+            if causal_cols <= BLOCK_N:  # the row block's causal part fits one tile: read once
                 first_chunk = STRIDE
-            elif causal_cols <= BLOCK_N // 2:
-                _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD, BLOCK_N // 2)
-                first_chunk = STRIDE
-            elif causal_cols <= BLOCK_N:
-                _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD, BLOCK_N)
-                first_chunk = STRIDE
+                if causal_cols <= BLOCK_N // 4:
+                    _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD, BLOCK_N // 4,
+                                  BLOCK_N // 4)
+                elif causal_cols <= BLOCK_N // 2:
+                    _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD, BLOCK_N // 2,
+                                  BLOCK_N // 4)
+                else:
+                    _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD, BLOCK_N, BLOCK_N // 4)
             else:
                 m = tl.full((BLOCK_R,), -1.0e30, dtype=tl.float32)
                 total = tl.zeros((BLOCK_R,), dtype=tl.float32)
@@ -206,11 +216,11 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE,
         if BAND:
             batch = plane // C_IN
             zero_from = (row // ZERO_ALIGN + 1) * ZERO_ALIGN
-            zeros = tl.zeros((BLOCK_R, BLOCK_N), dtype=out_ptr.dtype.element_ty)
+            zeros = tl.zeros((BLOCK_R, BLOCK_N // 4), dtype=out_ptr.dtype.element_ty)  # narrow: the last step overhangs L
             for o in range(plane % C_IN, C_OUT, C_IN):
                 out = out_ptr + (batch * C_OUT + o) * L * L + row[:, None] * L
-                for c0 in range((tl.maximum(pid * BLOCK_R - PAD, 0) // ZERO_ALIGN + 1) * ZERO_ALIGN, L, BLOCK_N):
-                    col = c0 + tl.arange(0, BLOCK_N)
+                for c0 in range((tl.maximum(pid * BLOCK_R - PAD, 0) // ZERO_ALIGN + 1) * ZERO_ALIGN, L, BLOCK_N // 4):
+                    col = c0 + tl.arange(0, BLOCK_N // 4)
                     tl.store(out + col[None, :], zeros, mask=row_ok[:, None] & (col[None, :] >= zero_from[:, None])
                              & (col < L)[None, :])
     elif BAND:
@@ -235,7 +245,7 @@ def _conv_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
     return [triton.Config({"BLOCK_M": m}, num_warps=w, num_stages=s)
-            for m, w, s in [(64, 4, 2), (64, 4, 3), (64, 4, 4), (128, 8, 3)]]
+            for m, w, s in [(64, 4, 2), (64, 4, 3), (64, 4, 4)]]
 
 
 @triton.jit
@@ -500,7 +510,7 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[
     _launch_pad(grid, (source, padded, weight if forward else source, band if forward else padded,
                        out if forward else padded, seq, rows, stride, rows * stride),
                 PAD=pad, EXTRA=_MAX_BLOCK_M + max(_MAX_BLOCK_N, 5 * out_w) + col_pad + pad, SOFTMAX=softmax,
-                BAND=forward, A_W=band_shape[1], N=band_shape[2], OUT_W=out_w, ZERO_ALIGN=_MAX_BLOCK_M, **consts)
+                BAND=forward, A_W=band_shape[1], N=band_shape[2], OUT_W=out_w, ZERO_ALIGN=_ZERO_ALIGN, **consts)
     return padded, band
 
 
@@ -521,7 +531,7 @@ class _MultiTokenAttention(torch.autograd.Function):
         _launch_conv_fwd(grid, (probs, band, bias if bias is not None else weight, out, seq, probs.shape[-1],
                                 probs.shape[-2] * probs.shape[-1]),
                          C_IN=heads_in, C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=bias is not None,
-                         N=band.shape[2], OUT_W=out_w, ZERO_ALIGN=_MAX_BLOCK_M,
+                         N=band.shape[2], OUT_W=out_w, ZERO_ALIGN=_ZERO_ALIGN,
                          INPUT_PRECISION="ieee" if scores.dtype == torch.float32 else "tf32",
                          UPCAST=_INTERPRET and scores.dtype != torch.float32)
         ctx.save_for_backward(probs, weight, bias)
