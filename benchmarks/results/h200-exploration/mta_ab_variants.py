@@ -59,13 +59,13 @@ def ab(name, fns, sets, trials=8, per=30):
         print(f"AB {name} {lab}: median {percentile(s, 50)/1e3:.2f} us  p20 {percentile(s, 20)/1e3:.2f}  p80 {percentile(s, 80)/1e3:.2f}  n {len(s)}", flush=True)
 
 def timings(kern, label):
-    print(f"  autotune {label}: best {kern.best_config}", flush=True)
+    print(f"  autotune {label}: best {getattr(kern, 'best_config', None)}", flush=True)
     ranked = sorted(getattr(kern, "configs_timings", {}).items(), key=lambda kv: kv[1][0] if isinstance(kv[1], (list, tuple)) else kv[1])
     for cfg, t in ranked[:6]:
         print(f"    {cfg}: {t}", flush=True)
 
 def registers(mod):
-    for name in ("_launch_pad", "_launch_conv_fwd"):
+    for name in [n for n in dir(mod) if n.startswith("_launch_")]:
         for key, (compiled, grid, tail) in getattr(mod, name).compiled.items():
             print(f"    {name} grid {grid} regs {compiled.n_regs} spills {compiled.n_spills} smem {compiled.metadata.shared}", flush=True)
 
@@ -80,7 +80,8 @@ for L in LENGTHS:
             outv = mod.multi_token_attention_triton(t["scores"], t["weight"], t["bias"]); torch.cuda.synchronize()
             same = all(torch.equal(mod.multi_token_attention_triton(t["scores"], t["weight"], t["bias"]), outv)
                        for _ in range(50))
-        timings(mod._mta_pad_kernel, f"{lab} pad L{L}"); timings(mod._mta_conv_fwd_kernel, f"{lab} conv L{L}"); registers(mod)
+        first = getattr(mod, "_mta_row_stats_kernel", None) or mod._mta_pad_kernel
+        timings(first, f"{lab} first pass L{L}"); timings(mod._mta_conv_fwd_kernel, f"{lab} conv L{L}"); registers(mod)
         line = f"MTA L{L} {lab}: same output over 50 calls {same} nan {torch.isnan(outv).any().item()}" + (f" vs float64 {rel(outv, ref):.3e}" if ref is not None else "")
         fns[lab] = (lambda m: (lambda s: m.multi_token_attention_triton(s["scores"], s["weight"], s["bias"])))(mod)
         print(line, f"warm graph {graph_us(lambda: fns[lab](t)):.1f} us [{time.time()-T0:.0f}s]", flush=True)
