@@ -42,6 +42,11 @@ def rel(a, b):
 
 def ab(name, fns, sets, trials=8, per=30):
     timer = CudaEventTimer("cuda")
+    if os.environ.get("FLUSH_READ") == "1":  # evict with a read: the L2 left full of clean lines, not dirty ones
+        class ReadFlush:
+            def __init__(self, buffer): self.buffer = buffer
+            def zero_(self): torch.sum(self.buffer.view(torch.int32), dtype=torch.int32)
+        timer.flush_buffer = ReadFlush(timer.flush_buffer)
     static = {k: v.clone() for k, v in sets[0].items() if v is not None}
     calls = [0]
     def next_inputs():
