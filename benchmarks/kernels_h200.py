@@ -240,17 +240,8 @@ def mta_stage_calls(t):
     consts = mta_tri._shape_constants(scores, weight, 1)
     out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
     probs, band = mta_tri._padded(scores, consts, softmax=True, weight=weight, out=out)
-    out_w = band.shape[1] // 2
-
-    def conv():
-        mta_tri._launch_conv_fwd(lambda meta: (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, 4 * out_w), batch),
-                                 (probs, band, bias, out, seq, probs.shape[-1], probs.shape[-2] * probs.shape[-1]),
-                                 C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=True,
-                                 N=band.shape[2], OUT_W=out_w, INPUT_PRECISION="tf32", UPCAST=False,
-                                 ZERO_ALIGN=mta_tri._ZERO_ALIGN)
-
     return {"stage_softmax_pad_band": lambda: mta_tri._padded(scores, consts, softmax=True, weight=weight, out=out),
-            "stage_conv": conv}
+            "stage_conv": lambda: mta_tri._convolve(probs, band, bias, out, consts)}
 
 
 def record_stages(family, calls, size, floor):

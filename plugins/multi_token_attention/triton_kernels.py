@@ -48,12 +48,16 @@ every 64 out: ~34 MB, plus a quarter of the banded weights per subtile) and writ
 rest of the output (~9.5 MB). FLOPs: the banded products do 2 * 32 * 12 * 4 per output
 position over the causal half, 3.4 GFLOP, 3.4 us of the H200's bf16 tensor cores; the
 useful ones (2 * 36 per position and head) are 0.3 GFLOP. Measured on the H200
-(benchmarks/KERNELS.md, run 12; graph replay, warm L2): 22.0 us at L 1024 (softmax pass
-6.5, convolution 13.3), 77.1 us at 2048, 287 us at 4096; in the rerun protocol 27.3..27.5,
-81.3..81.8 and 291..292 us: 3.5x, 2.6x and 2.3x the floor. The rerun protocol's flushed
-L2 is full of dirty lines, and every line the softmax pass reads or writes evicts one: that
-pass alone takes 13.4 us there against 7.3 warm, while the convolution, reading P from L2,
-takes the same. Autotuners time candidates by CUDA-graph replay
+(benchmarks/KERNELS.md, runs 12 and 13; graph replay, warm L2): 22.0 us at L 1024 (softmax
+pass 6.5, convolution 13.3), 77.1 us at 2048, 287 us at 4096; in the rerun protocol (run
+12's bundles) 26.8..27.0, 81.7..81.8 and 292..293 us: 3.4x, 2.6x and 2.3x the floor. There
+the softmax pass alone takes 13.4 us against 7.3 warm: ~4 us waiting on the scores from
+DRAM, ~1.5 us writing back the dirty lines the L2 flush leaves. The convolution takes the
+same in both (P is in L2). Its time is a chain per program, ~0.7 us for each of the 12
+(head, tap row) steps, which barely depends on the work in a step (a third of the P loads:
+-0.14 us a step; half the output heads or one accumulator wait a step: no faster), plus
+~5 us of launch, first loads and, at the end, every program's output stores at once
+(2.25 us). Autotuners time candidates by CUDA-graph replay
 (:func:`plugins._triton_launcher.device_time`).
 """
 
@@ -514,26 +518,33 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[
     return padded, band
 
 
+def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tensor], out: torch.Tensor, consts: dict):
+    """The forward's second launch: ``out`` (its far zeros already written) from padded P and the banded weights
+    that :func:`_padded` made. One function, so that timing the stage alone launches exactly what the forward does."""
+    batch, _, seq, _ = out.shape
+    out_w = band.shape[1] // 2
+
+    def grid(meta):
+        return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, 4 * out_w), batch)
+
+    _launch_conv_fwd(grid, (probs, band, bias if bias is not None else band, out, seq, probs.shape[-1],
+                            probs.shape[-2] * probs.shape[-1]),
+                     C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=bias is not None,
+                     N=band.shape[2], OUT_W=out_w, ZERO_ALIGN=_ZERO_ALIGN,
+                     INPUT_PRECISION="ieee" if out.dtype == torch.float32 else "tf32",
+                     UPCAST=_INTERPRET and out.dtype != torch.float32)
+
+
 class _MultiTokenAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, scores, weight, bias, groups):
         scores = scores.contiguous()
         weight = weight.contiguous()
-        batch, heads_in, seq, _ = scores.shape
+        batch, _, seq, _ = scores.shape
         consts = _shape_constants(scores, weight, groups)
         out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
         probs, band = _padded(scores, consts, softmax=True, weight=weight, out=out)
-        out_w = band.shape[1] // 2
-
-        def grid(meta):
-            return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, 4 * out_w), batch)
-
-        _launch_conv_fwd(grid, (probs, band, bias if bias is not None else weight, out, seq, probs.shape[-1],
-                                probs.shape[-2] * probs.shape[-1]),
-                         C_IN=heads_in, C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=bias is not None,
-                         N=band.shape[2], OUT_W=out_w, ZERO_ALIGN=_ZERO_ALIGN,
-                         INPUT_PRECISION="ieee" if scores.dtype == torch.float32 else "tf32",
-                         UPCAST=_INTERPRET and scores.dtype != torch.float32)
+        _convolve(probs, band, bias, out, consts)
         ctx.save_for_backward(probs, weight, bias)
         ctx.groups = groups
         ctx.shape = scores.shape
