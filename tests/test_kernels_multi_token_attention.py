@@ -79,9 +79,11 @@ def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, k,
     error = relative_error(out, expected)
     assert error < TOLERANCE[dtype], f"seed {seed}: forward error {error:.2e}"
 
-    grad_out = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-    out.backward(grad_out.to(dtype))
-    expected.backward(grad_out)
+    # both sides get the same gradient, already in the kernel's dtype: a sum that nearly cancels (dbias) would
+    # otherwise charge the kernel with the rounding of its input
+    grad_out = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(dtype)
+    out.backward(grad_out)
+    expected.backward(grad_out.double())
     for name, leaf in leaves.items():
         if leaf is None:
             continue
