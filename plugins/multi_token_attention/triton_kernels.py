@@ -7,7 +7,8 @@ Computes :func:`plugins.multi_token_attention.reference.multi_token_attention_to
 forward, two launches (``cp`` = ``COL_PAD``, 8 for k <= 17; ``W`` = ``OUT_W``, 16 for k <= 17)::
 
     P_pad[c, r+p, s+cp] = softmax of row r over s <= r, in the scores' dtype   _mta_pad_kernel (SOFTMAX, BAND)
-        (exactly as the torch formulation rounds it; 0 above the diagonal and in the border);
+        (exactly as the torch formulation rounds it; 0 above the diagonal and in the border;
+        stored chunk-major: W-column chunks, each a contiguous [rows, W] block);
         band[c*k+u] = w[:, c, u, :] as [2W, C_OUT*W] banded matrices;
         out[o, i, j] = 0 for j >= ceil(i + 1, 128)  (the far upper triangle)
     out[o, i, j0+tW : j0+(t+1)W] = mask0(bias[o] + sum_{c,u} P_pad[c, i+u, j0+tW : j0+(t+2)W] @ band[c*k+u])
@@ -18,7 +19,9 @@ column taps of every output head are one product with a banded matrix (``2W = 32
 columns of P in, 16 columns of each output head out). A program reads P in 16-column
 chunks shared by neighbouring subtiles and the banded weights once for its four
 subtiles. Both operands are aligned tiles read as they lie, so the loop is a GEMM's:
-asynchronous copies into shared memory, no per-element work. P's bf16 rounding is the
+asynchronous copies into shared memory, no per-element work. P is stored chunk-major so
+that each ``[64, 16]`` chunk tile is one contiguous 2 KB block: a warp's 512-byte copy
+then touches 4 cache lines, where row-major P's 32-byte row pieces touched 16. P's bf16 rounding is the
 contract's, products of bf16 are exact and sums fp32, so the result is the direct
 convolution's to fp32 summation order. The softmax pass is bound by instruction issue
 when its inputs sit in L2 (ncu on the H200: 3.1 instructions a cycle per SM of 4), so lanes
@@ -48,17 +51,17 @@ every 64 out: ~34 MB, plus a quarter of the banded weights per subtile) and writ
 rest of the output (~9.5 MB). FLOPs: the banded products do 2 * 32 * 12 * 4 per output
 position over the causal half, 3.4 GFLOP, 3.4 us of the H200's bf16 tensor cores; the
 useful ones (2 * 36 per position and head) are 0.3 GFLOP. Measured on the H200
-(benchmarks/KERNELS.md, runs 12 and 13; graph replay, warm L2): 22.0 us at L 1024 (softmax
-pass 6.5, convolution 13.3), 77.1 us at 2048, 287 us at 4096; in the rerun protocol (run
-12's bundles) 26.8..27.0, 81.7..81.8 and 292..293 us: 3.4x, 2.6x and 2.3x the floor. There
-the softmax pass alone takes 13.4 us against 7.3 warm: ~4 us waiting on the scores from
-DRAM, ~1.5 us writing back the dirty lines the L2 flush leaves. The convolution takes the
-same in both (P is in L2). Its time is a chain per program, ~0.7 us for each of the 12
-(head, tap row) steps, which barely depends on the work in a step (a third of the P loads:
--0.14 us a step; half the output heads or one accumulator wait a step: no faster), plus
-~5 us of launch, first loads and, at the end, every program's output stores at once
-(2.25 us). Autotuners time candidates by CUDA-graph replay
-(:func:`plugins._triton_launcher.device_time`).
+(benchmarks/KERNELS.md, run 14; one process against the row-major kernels): graph replay
+with a warm L2, 19.9 against 21.9 us at L 1024 (convolution 11.0 against 13.4), 70.1
+against 77.4 at 2048, 258.5 against 287.4 at 4096; the rerun protocol's timer 25.5 against
+27.0, 74.4 against 81.7 and 262.7 against 292.2 us. In that protocol the softmax pass
+alone takes ~12.5 us against ~7 warm: it waits on the scores from DRAM and writes back the
+dirty lines the L2 flush leaves. The convolution takes the same in both (P is in L2). ncu
+(run 14) puts its tensor pipe at 26% of its active cycles (38% on the busiest SM) and
+its warps mostly waiting on the copies: with row-major P, a step's copies touched ~350
+cache lines per program, and neither TMA copies, nor products with the weights in
+registers, nor one accumulator wait a step made it faster. Autotuners time candidates by
+CUDA-graph replay (:func:`plugins._triton_launcher.device_time`).
 """
 
 from __future__ import annotations
@@ -121,8 +124,18 @@ def _causal_row_chunk(src, row, row_ok, col, L, scale: tl.constexpr, fill: tl.co
 
 
 @triton.jit
-def _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD: tl.constexpr, WIDTH: tl.constexpr,
-                  ZERO_W: tl.constexpr):
+def _padded_offsets(prow, pcol, STRIDE, ROWS, CHUNK: tl.constexpr):
+    """Offsets of ``[prow, pcol]`` in a padded plane of ``ROWS x STRIDE``: row-major when ``CHUNK`` is 0, else
+    chunk-major (``CHUNK``-column chunks, each a contiguous ``ROWS x CHUNK`` block; see ``_padded``)."""
+    if CHUNK == 0:
+        return prow[:, None] * STRIDE + pcol[None, :]
+    else:
+        return prow[:, None] * CHUNK + (pcol // CHUNK * (ROWS * CHUNK) + pcol % CHUNK)[None, :]
+
+
+@triton.jit
+def _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, STRIDE, ROWS, CHUNK: tl.constexpr,
+                  COL_PAD: tl.constexpr, WIDTH: tl.constexpr, ZERO_W: tl.constexpr):
     """P of rows whose causal part fits ``WIDTH`` source columns, from one read and one exponential per element
     (``exp2(x - max) / sum``), stored shifted by the border; then the border's zeros and those from the tile's end
     up to ``end_col``, ``ZERO_W`` columns a step (a ``WIDTH``-wide step would mostly be masked off)."""
@@ -133,15 +146,17 @@ def _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD: tl
     e = tl.exp2(x - tl.maximum(tl.max(x, axis=1), -1.0e30)[:, None])
     total = tl.sum(e, axis=1)
     inv_total = tl.where(row_ok, 1.0 / tl.where(row_ok, total, 1.0), 0.0)
-    dtype = row_start.dtype.element_ty
-    tl.store(row_start + COL_PAD + col[None, :], (e * inv_total[:, None]).to(dtype),
+    dtype = dst.dtype.element_ty
+    tl.store(dst + _padded_offsets(prow, COL_PAD + col, STRIDE, ROWS, CHUNK), (e * inv_total[:, None]).to(dtype),
              mask=store_ok & (col + COL_PAD < end_col)[None, :])
     border = tl.arange(0, COL_PAD)
-    tl.store(row_start + border[None, :], tl.zeros((row.shape[0], COL_PAD), dtype=dtype), mask=store_ok)
+    tl.store(dst + _padded_offsets(prow, border, STRIDE, ROWS, CHUNK), tl.zeros((row.shape[0], COL_PAD), dtype=dtype),
+             mask=store_ok)
     blank = tl.zeros((row.shape[0], ZERO_W), dtype=dtype)
     for c0 in range(WIDTH + COL_PAD, end_col, ZERO_W):  # past the tile, so past the causal part: zeros
         pcol = c0 + tl.arange(0, ZERO_W)
-        tl.store(row_start + pcol[None, :], blank, mask=store_ok & (pcol < end_col)[None, :])
+        tl.store(dst + _padded_offsets(prow, pcol, STRIDE, ROWS, CHUNK), blank,
+                 mask=store_ok & (pcol < end_col)[None, :])
 
 
 @triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX"], do_bench=device_time)
@@ -150,7 +165,8 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE,
                     PAD: tl.constexpr, COL_PAD: tl.constexpr, EXTRA: tl.constexpr, SOFTMAX: tl.constexpr,
                     BAND: tl.constexpr, C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
                     OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, A_W: tl.constexpr, N: tl.constexpr,
-                    OUT_W: tl.constexpr, ZERO_ALIGN: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
+                    OUT_W: tl.constexpr, ZERO_ALIGN: tl.constexpr, CHUNK: tl.constexpr, BLOCK_R: tl.constexpr,
+                    BLOCK_N: tl.constexpr):
     """Rows ``[pid * BLOCK_R, +BLOCK_R)`` of one padded plane ``dst[pr, pc] = f(src[pr - PAD, pc - COL_PAD])``.
 
     ``f`` is the causal softmax of the row (``SOFTMAX``) or the causally masked copy. The
@@ -161,6 +177,7 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE,
     source, above the diagonal and in the border; written for columns up to ``EXTRA``
     past the block's last row (all that the convolutions read). Sources are read in whole
     8-column groups (16-byte loads; ``COL_PAD`` is a multiple of 8) and masked exactly after.
+    ``dst`` is chunk-major with ``CHUNK``-column chunks, or row-major when ``CHUNK`` is 0.
     With ``BAND``, the ``C_IN * K`` programs after the rows (plane 0 only) write the
     forward's weights as banded matrices, one per (input head c, tap row u):
     ``band[c*K + u, a, o*OUT_W + j] = w[o, c, u, a - j + PAD - COL_PAD]`` where that tap
@@ -188,18 +205,18 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE,
         first_chunk = 0
         if SOFTMAX:
             causal_cols = tl.minimum((pid + 1) * BLOCK_R - PAD, L)  # source columns any row of the block keeps
-            row_start = dst + prow[:, None] * STRIDE
             lse = tl.zeros((BLOCK_R,), dtype=tl.float32)
             if causal_cols <= BLOCK_N:  # the row block's causal part fits one tile: read once
                 first_chunk = STRIDE
                 if causal_cols <= BLOCK_N // 4:
-                    _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD, BLOCK_N // 4,
-                                  BLOCK_N // 4)
+                    _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, STRIDE, ROWS, CHUNK, COL_PAD,
+                                  BLOCK_N // 4, BLOCK_N // 4)
                 elif causal_cols <= BLOCK_N // 2:
-                    _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD, BLOCK_N // 2,
-                                  BLOCK_N // 4)
+                    _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, STRIDE, ROWS, CHUNK, COL_PAD,
+                                  BLOCK_N // 2, BLOCK_N // 4)
                 else:
-                    _softmax_once(src, row_start, row, row_ok, store_ok, end_col, L, COL_PAD, BLOCK_N, BLOCK_N // 4)
+                    _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, STRIDE, ROWS, CHUNK, COL_PAD,
+                                  BLOCK_N, BLOCK_N // 4)
             else:
                 m = tl.full((BLOCK_R,), -1.0e30, dtype=tl.float32)
                 total = tl.zeros((BLOCK_R,), dtype=tl.float32)
@@ -215,7 +232,7 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE,
                 x = tl.exp2(_causal_row_chunk(src, row, row_ok, pcol - COL_PAD, L, _LOG2E, float("-inf")) - lse[:, None])
             else:
                 x = _causal_row_chunk(src, row, row_ok, pcol - COL_PAD, L, 1.0, 0.0)
-            tl.store(dst + prow[:, None] * STRIDE + pcol[None, :], x.to(dst_ptr.dtype.element_ty),
+            tl.store(dst + _padded_offsets(prow, pcol, STRIDE, ROWS, CHUNK), x.to(dst_ptr.dtype.element_ty),
                      mask=store_ok & (pcol < end_col)[None, :])
         if BAND:
             batch = plane // C_IN
@@ -283,10 +300,10 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
                          UPCAST: tl.constexpr, ZERO_ALIGN: tl.constexpr, BLOCK_M: tl.constexpr):
     """``BLOCK_M x 4*OUT_W`` output positions (four subtiles) of every output head of one batch element.
 
-    Padded P is read in ``OUT_W``-column chunks ``q = 0..4``; subtile ``t`` takes chunks ``t``
-    and ``t + 1`` (the ``2 * OUT_W = A_W`` columns its taps reach), so each (input head c, tap
-    row u) pair costs five chunk loads and one load of ``band[c*K + u]`` (its two halves), both
-    shared by the four subtiles: ``acc_t += P_pad[c, i + u, chunk t] @ band[..., :OUT_W, :] +
+    Padded P (chunk-major: a chunk's rows are contiguous) is read in ``OUT_W``-column chunks
+    ``q = 0..4``; subtile ``t`` takes chunks ``t`` and ``t + 1`` (the ``2 * OUT_W = A_W``
+    columns its taps reach), so each (input head c, tap row u) pair costs five chunk loads and
+    one load of ``band[c*K + u]`` (its two halves), both shared by the four subtiles: ``acc_t += P_pad[c, i + u, chunk t] @ band[..., :OUT_W, :] +
     P_pad[c, i + u, chunk t+1] @ band[..., OUT_W:, :]``. Operands are aligned tiles read as they
     lie, so Triton pipelines the loop as a GEMM's. Then bias and the causal mask. Programs
     wholly above the diagonal store zeros up to column ``ceil(row block end, ZERO_ALIGN)``
@@ -307,17 +324,19 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
     if first_col < (row_block + 1) * BLOCK_M:  # the program reaches the causal half
         a = tl.arange(0, OUT_W)
         n = tl.arange(0, N)
-        chunk = p_ptr + (batch * C_IN).to(tl.int64) * PLANE + rows[:, None] * STRIDE + first_col + a[None, :]
+        next_chunk = PLANE // STRIDE * OUT_W  # P is chunk-major: a plane's chunk q is rows x OUT_W at q * next_chunk
+        chunk = (p_ptr + (batch * C_IN).to(tl.int64) * PLANE + (first_col // OUT_W) * next_chunk
+                 + rows[:, None] * OUT_W + a[None, :])
         band = band_ptr + a[:, None] * N + n[None, :]
         for slot in range(C_IN * K):  # (c, u) = divmod(slot, K)
-            tap = chunk + (slot // K) * PLANE + (slot % K) * STRIDE
+            tap = chunk + (slot // K) * PLANE + (slot % K) * OUT_W
             band_left = tl.load(band + slot * 2 * OUT_W * N)
             band_right = tl.load(band + (slot * 2 + 1) * OUT_W * N)
             p0 = tl.load(tap)
-            p1 = tl.load(tap + OUT_W)
-            p2 = tl.load(tap + 2 * OUT_W)
-            p3 = tl.load(tap + 3 * OUT_W)
-            p4 = tl.load(tap + 4 * OUT_W)
+            p1 = tl.load(tap + next_chunk)
+            p2 = tl.load(tap + 2 * next_chunk)
+            p3 = tl.load(tap + 3 * next_chunk)
+            p4 = tl.load(tap + 4 * next_chunk)
             acc0 = _banded_product(acc0, p0, p1, band_left, band_right, INPUT_PRECISION, UPCAST)
             acc1 = _banded_product(acc1, p1, p2, band_left, band_right, INPUT_PRECISION, UPCAST)
             acc2 = _banded_product(acc2, p2, p3, band_left, band_right, INPUT_PRECISION, UPCAST)
@@ -374,11 +393,11 @@ def _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, W_OFFSET, REPLICA, batch, ro
 
 @triton.jit
 def _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, PAD: tl.constexpr, COL_PAD: tl.constexpr,
-                    C_IN: tl.constexpr, C_IN_P: tl.constexpr):
+                    CHUNK: tl.constexpr, C_IN: tl.constexpr, C_IN_P: tl.constexpr):
     """P of the tile's own positions for every input head, ``[C_IN_P, BLOCK_M, BLOCK_N]`` (zeros are stored)."""
     ins = tl.arange(0, C_IN_P)
     planes = (batch * C_IN + ins).to(tl.int64)
-    tile = (rows[:, None] + PAD) * STRIDE + (cols[None, :] + COL_PAD)
+    tile = _padded_offsets(rows + PAD, cols + COL_PAD, STRIDE, PLANE // STRIDE, CHUNK)
     x = tl.load(p_ptr + planes[:, None, None] * PLANE + tile[None, :, :], mask=(ins < C_IN)[:, None, None],
                 other=0.0)
     return x.to(tl.float32)
@@ -388,8 +407,8 @@ def _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, PAD: tl.constexpr, 
 def _mta_bwd_reduce_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, L, STRIDE, PLANE,
                            C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
                            IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
-                           COL_PAD: tl.constexpr, HAS_BIAS: tl.constexpr, REPLICAS: tl.constexpr,
-                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                           COL_PAD: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
+                           REPLICAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """``delta[c, r] += sum_s dP * P`` over the tile's columns, and the tile's dW / dbias shares, all atomically
     into ``acc`` (``delta [batch, C_IN, L]``, then dW, then dbias). Tiles wholly above the diagonal have
     P = 0 and g = 0 there and return at once. Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
@@ -401,7 +420,7 @@ def _mta_bwd_reduce_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, L, STRIDE, PLANE,
     if (pid % num_n) * BLOCK_N < (pid // num_n + 1) * BLOCK_M:
         rows = (pid // num_n) * BLOCK_M + tl.arange(0, BLOCK_M)
         cols = (pid % num_n) * BLOCK_N + tl.arange(0, BLOCK_N)
-        probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, COL_PAD, C_IN, C_IN_P)
+        probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, COL_PAD, CHUNK, C_IN, C_IN_P)
         w_offset = tl.num_programs(1) * C_IN * L
         replica = (pid + batch * tl.num_programs(0)) % REPLICAS
         dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, w_offset, replica, batch, rows, cols, L, STRIDE, PLANE,
@@ -425,8 +444,9 @@ def _bwd_scores_configs():
 def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L, STRIDE, PLANE,
                            C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
                            IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
-                           COL_PAD: tl.constexpr, HAS_BIAS: tl.constexpr, W_NUMEL_P: tl.constexpr, REPLICAS: tl.constexpr,
-                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                           COL_PAD: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
+                           W_NUMEL_P: tl.constexpr, REPLICAS: tl.constexpr, BLOCK_M: tl.constexpr,
+                           BLOCK_N: tl.constexpr):
     """``dscores = P * (dP - delta)`` for every input head of one tile (zeros above the diagonal).
 
     Program (0, 0) also converts the accumulated dW and dbias to their dtype (the reduce
@@ -443,7 +463,7 @@ def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr
     row_ok = (ins < C_IN)[:, None] & (rows < L)[None, :]
     grad = tl.zeros((C_IN_P, BLOCK_M, BLOCK_N), dtype=tl.float32)
     if (pid % num_n) * BLOCK_N < (pid // num_n + 1) * BLOCK_M:
-        probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, COL_PAD, C_IN, C_IN_P)
+        probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, COL_PAD, CHUNK, C_IN, C_IN_P)
         dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, 0, 0, batch, rows, cols, L, STRIDE, PLANE,
                                   C_IN_P, C_OUT, IN_PER_GROUP, OUT_PER_GROUP, K, COL_PAD, False, False, BLOCK_M,
                                   BLOCK_N)
@@ -493,7 +513,14 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[
             out: Optional[torch.Tensor] = None):
     """``source [batch, heads, L, L]`` -> its zero-bordered causal softmax (or masked copy), padded by
     ``k // 2`` rows and ``COL_PAD`` columns; for the forward (``weight`` and its output ``out``), also the
-    banded weights (else None), and the zeros of ``out`` that the convolution does not write."""
+    banded weights (else None), and the zeros of ``out`` that the convolution does not write.
+
+    The softmax P is stored chunk-major, ``[batch, heads, stride / OUT_W, rows, OUT_W]``: the
+    convolution's ``[BLOCK_M, OUT_W]`` operand tiles are then contiguous 2 KB blocks, and a
+    warp's 512-byte copy touches 4 cache lines instead of 16 (one per 32-byte row piece); the
+    convolution took 11.0 instead of 13.4 us at L 1024 (benchmarks/KERNELS.md, run 14). The
+    masked copy (the backward's G, read at column shifts) stays row-major ``[batch, heads, rows, stride]``.
+    """
     batch, heads, seq, _ = source.shape
     k, col_pad = consts["K"], consts["COL_PAD"]
     pad = k // 2
@@ -503,7 +530,9 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[
     widest = max(triton.cdiv(seq, 4 * out_w) * 4 * out_w + out_w,  # forward programs: 5 chunks from 4-subtile steps
                  triton.cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + col_pad + pad)  # backward taps
     stride = triton.cdiv(widest, 64) * 64  # rows 128-byte aligned
-    padded = torch.empty(batch, heads, rows, stride, device=source.device, dtype=source.dtype)
+    chunk = out_w if softmax else 0
+    shape = (batch, heads, stride // chunk, rows, chunk) if chunk else (batch, heads, rows, stride)
+    padded = torch.empty(shape, device=source.device, dtype=source.dtype)
     band = None if weight is None else torch.empty(band_shape, device=source.device, dtype=source.dtype)
     band_programs = 0 if weight is None else band_shape[0]
 
@@ -514,7 +543,8 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[
     _launch_pad(grid, (source, padded, weight if forward else source, band if forward else padded,
                        out if forward else padded, seq, rows, stride, rows * stride),
                 PAD=pad, EXTRA=_MAX_BLOCK_M + max(_MAX_BLOCK_N, 5 * out_w) + col_pad + pad, SOFTMAX=softmax,
-                BAND=forward, A_W=band_shape[1], N=band_shape[2], OUT_W=out_w, ZERO_ALIGN=_ZERO_ALIGN, **consts)
+                BAND=forward, A_W=band_shape[1], N=band_shape[2], OUT_W=out_w, ZERO_ALIGN=_ZERO_ALIGN, CHUNK=chunk,
+                **consts)
     return padded, band
 
 
@@ -527,8 +557,8 @@ def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tens
     def grid(meta):
         return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, 4 * out_w), batch)
 
-    _launch_conv_fwd(grid, (probs, band, bias if bias is not None else band, out, seq, probs.shape[-1],
-                            probs.shape[-2] * probs.shape[-1]),
+    stride = probs.shape[-3] * probs.shape[-1]  # P is [batch, heads, stride / OUT_W, rows, OUT_W]
+    _launch_conv_fwd(grid, (probs, band, bias if bias is not None else band, out, seq, stride, probs[0, 0].numel()),
                      C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=bias is not None,
                      N=band.shape[2], OUT_W=out_w, ZERO_ALIGN=_ZERO_ALIGN,
                      INPUT_PRECISION="ieee" if out.dtype == torch.float32 else "tf32",
@@ -556,7 +586,8 @@ class _MultiTokenAttention(torch.autograd.Function):
         batch, heads_in, seq, _ = ctx.shape
         consts = _shape_constants(probs, weight, ctx.groups)
         grads, _ = _padded(grad_out.contiguous(), consts, softmax=False)
-        stride, plane = probs.shape[-1], probs.shape[-2] * probs.shape[-1]
+        stride, plane = grads.shape[-1], grads[0, 0].numel()  # P has G's rows and stride, chunk-major
+        chunk = probs.shape[-1]
         c_in_p = triton.next_power_of_2(heads_in)
         has_bias = bias is not None
         # one fp32 accumulator: delta [batch, heads_in, L], then REPLICAS copies of (dW, dbias)
@@ -564,7 +595,7 @@ class _MultiTokenAttention(torch.autograd.Function):
                           device=probs.device, dtype=torch.float32)
         block_m, block_n, warps = _REDUCE_BLOCK
         tiles = triton.cdiv(seq, block_m) * triton.cdiv(seq, block_n)
-        _launch_bwd_reduce((tiles, batch), (probs, grads, weight, acc, seq, stride, plane), C_IN_P=c_in_p,
+        _launch_bwd_reduce((tiles, batch), (probs, grads, weight, acc, seq, stride, plane), C_IN_P=c_in_p, CHUNK=chunk,
                            HAS_BIAS=has_bias, REPLICAS=_REPLICAS, BLOCK_M=block_m, BLOCK_N=block_n,
                            num_warps=warps, **consts)
         dscores = torch.empty(ctx.shape, device=probs.device, dtype=probs.dtype)
@@ -576,7 +607,8 @@ class _MultiTokenAttention(torch.autograd.Function):
 
         _launch_bwd_scores(grid, (probs, grads, weight, acc, dscores, dweight, dbias if has_bias else dweight, seq,
                                   stride, plane),
-                           C_IN_P=c_in_p, HAS_BIAS=has_bias, W_NUMEL_P=triton.next_power_of_2(weight.numel()),
+                           C_IN_P=c_in_p, CHUNK=chunk, HAS_BIAS=has_bias,
+                           W_NUMEL_P=triton.next_power_of_2(weight.numel()),
                            REPLICAS=_REPLICAS, **consts)
         return dscores, dweight, dbias, None
 
