@@ -5,13 +5,13 @@ message), outputs poisoned with NaN so an element a kernel forgets to write fail
 forward and every gradient compared with the float64 reference by relative L2 error.
 """
 
-import random
-
 import pytest
 import torch
 
 from plugins.fused_neighborhood_attention import reference
 from plugins.fused_neighborhood_attention import triton_kernels
+
+from .kernel_support import backward_both, fresh_seed, relative_error
 
 TOLERANCE = {torch.float32: 2e-3, torch.bfloat16: 2e-2}
 """Relative L2 error allowed against float64, per dtype (fp32 allows TF32 projections on a GPU)."""
@@ -26,14 +26,6 @@ CASES = [  # seq, hidden, heads, kernel_size, dilation, dtype, bias
     (70, 32, 2, 15, 4, torch.float32, True),  # a window wider than the smallest tile: fewer configs fit
     (37, 48, 3, 5, 2, torch.bfloat16, True),
 ]
-
-
-def fresh_seed() -> int:
-    return random.SystemRandom().randrange(2**31)
-
-
-def relative_error(value: torch.Tensor, expected: torch.Tensor) -> float:
-    return ((value.double() - expected).norm() / expected.norm()).item()
 
 
 def workload(seq, hidden, dtype, bias, seed):
@@ -78,11 +70,7 @@ def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, hi
     error = relative_error(out, expected)
     assert error < tolerance, f"seed {seed}: forward error {error:.2e} >= {tolerance:.0e}"
 
-    # both sides get the same gradient, already in the kernel's dtype: a sum that nearly cancels (dbias) would
-    # otherwise charge the kernel with the rounding of its input
-    grad_out = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(dtype)
-    out.backward(grad_out)
-    expected.backward(grad_out.double())
+    backward_both(out, expected, seed)
     scale = leaves64["hidden_states"].grad.norm()
     for name, leaf in leaves.items():
         if leaf is None:

@@ -5,13 +5,13 @@ random inputs every run (the seed is in each failure message), outputs poisoned 
 forward and every gradient compared with the float64 reference by relative L2 error.
 """
 
-import random
-
 import pytest
 import torch
 
 from plugins.multi_token_attention import reference
 from plugins.multi_token_attention import triton_kernels
+
+from .kernel_support import backward_both, fresh_seed, relative_error
 
 TOLERANCE = {torch.float32: 1e-5, torch.bfloat16: 1e-2}
 """Relative L2 error allowed against float64, per dtype. bf16 outputs carry their own rounding
@@ -26,14 +26,6 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (150, 3, 1, 2, 2, True, torch.bfloat16),  # three forward programs a row; zeros from column 128 by the softmax pass
     (27, 19, 1, 2, 2, True, torch.float32),  # taps past 16 columns: 32-column subtiles
 ]
-
-
-def fresh_seed() -> int:
-    return random.SystemRandom().randrange(2**31)
-
-
-def relative_error(value: torch.Tensor, expected: torch.Tensor) -> float:
-    return ((value.double() - expected).norm() / expected.norm()).item()
 
 
 def workload(seq, k, groups, heads_in, heads_out, bias, dtype, seed):
@@ -79,11 +71,7 @@ def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, k,
     error = relative_error(out, expected)
     assert error < TOLERANCE[dtype], f"seed {seed}: forward error {error:.2e}"
 
-    # both sides get the same gradient, already in the kernel's dtype: a sum that nearly cancels (dbias) would
-    # otherwise charge the kernel with the rounding of its input
-    grad_out = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(dtype)
-    out.backward(grad_out)
-    expected.backward(grad_out.double())
+    backward_both(out, expected, seed)
     for name, leaf in leaves.items():
         if leaf is None:
             continue

@@ -1,0 +1,24 @@
+"""Helpers shared by the Triton kernel tests: fresh seeds, errors against float64, and one backward for both sides."""
+
+import random
+
+import torch
+
+
+def fresh_seed() -> int:
+    return random.SystemRandom().randrange(2**31)
+
+
+def relative_error(value: torch.Tensor, expected: torch.Tensor) -> float:
+    return ((value.double() - expected).norm() / expected.norm()).item()
+
+
+def backward_both(out: torch.Tensor, expected: torch.Tensor, seed: int) -> None:
+    """Backpropagate one seeded gradient through the kernel's output and the float64 reference's.
+
+    Both sides get it already rounded to the kernel's dtype: a sum that nearly cancels (dbias)
+    would otherwise charge the kernel with the rounding of its input.
+    """
+    grad_out = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(out.dtype)
+    out.backward(grad_out)
+    expected.backward(grad_out.double())
