@@ -13,11 +13,13 @@ from 0.130 to 0.098 ms (two launches) and from 0.34 to 0.21 ms (three launches, 
 
 Every launch is a *programmatic dependent launch* (Hopper and later): the GPU may set up
 a kernel's grid while the kernel before it in the stream is still finishing, rather than
-only after it has fully drained. Each kernel therefore begins with
-:func:`follow_previous_launch`, which waits for the previous kernel's writes. Measured on
-the H200 (benchmarks/KERNELS.md, run 10), this took the three-launch neighborhood-attention
+only after it has fully drained. Each kernel therefore calls :func:`follow_previous_launch`,
+which waits for the previous kernel's writes, before it reads anything (in practice first,
+except where a program's work reads nothing the kernel before it writes). Measured on the
+H200 (benchmarks/KERNELS.md, run 10), this took the three-launch neighborhood-attention
 forward from 39.2 to 36.6 us in the rerun protocol. Letting the next grid start early
-(``gdc_launch_dependents`` at the top of each kernel) made it slower (run 10).
+(:func:`let_next_launch_start`) made that forward slower (run 10), but the multi-token
+attention forward faster (run 15), whose second kernel has work that needs no wait.
 
 Under ``TRITON_INTERPRET=1`` (no compiled kernels) every launch is an ordinary one.
 """
@@ -40,10 +42,19 @@ _DEPENDENT_LAUNCH: tl.constexpr = tl.constexpr(not _INTERPRET)  # the interprete
 
 @triton.jit
 def follow_previous_launch():
-    """The first statement of every kernel launched here: wait until the kernel before it in the stream has
-    finished and its writes are visible (a no-op when it already has, or when launched without dependency)."""
+    """Wait until the kernel before this one in the stream has finished and its writes are visible (a no-op
+    when it already has, or when launched without dependency). Every kernel launched here calls it before
+    it touches memory that the kernel before it may read or write."""
     if _DEPENDENT_LAUNCH:
         tl.extra.cuda.gdc_wait()
+
+
+@triton.jit
+def let_next_launch_start():
+    """Let the kernel after this one in the stream launch once every program of this one has started, so that
+    its programs are resident, waiting in :func:`follow_previous_launch`, when this one ends."""
+    if _DEPENDENT_LAUNCH:
+        tl.extra.cuda.gdc_launch_dependents()
 
 
 def _unwrap(kernel):

@@ -1,7 +1,8 @@
 """The launch path of KernelIndex's Triton kernels: every launch is a programmatic dependent launch.
 
 A kernel launched that way may start before the previous kernel in the stream has finished,
-so each one must wait for it (``follow_previous_launch``) before it reads anything.
+so each one must wait for it (``follow_previous_launch``) before it reads anything: on every
+path through the kernel, no load, atomic or helper call comes before that wait.
 """
 
 import ast
@@ -29,18 +30,87 @@ def python_function(kernel):
     return kernel
 
 
-def first_statement(function):
+_NO_MEMORY_READ = {"let_next_launch_start"}  # helpers a kernel may call before it waits
+
+
+def is_wait(statement):
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            and ast.unparse(statement.value.func) == "follow_previous_launch")
+
+
+def may_read(node):
+    """Whether ``node`` loads, adds atomically, or calls a helper of the kernel's module (which may load)."""
+    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+        name = ast.unparse(call.func)
+        if name == "tl.load" or name.startswith("tl.atomic_"):
+            return True
+        if isinstance(call.func, ast.Name) and name not in _NO_MEMORY_READ | {"range", "min", "max"}:
+            return True
+    return False
+
+
+def waits_before_reading(statements, waited=False):
+    """``(ok, waited)`` after running through ``statements``: ok while nothing may read before a wait,
+    following each branch of an ``if`` (a path waited only if both branches did)."""
+    for statement in statements:
+        if waited:
+            return True, True
+        if is_wait(statement):
+            waited = True
+        elif isinstance(statement, ast.If):
+            if may_read(statement.test):
+                return False, False
+            body_ok, body_waited = waits_before_reading(statement.body)
+            else_ok, else_waited = waits_before_reading(statement.orelse)
+            if not (body_ok and else_ok):
+                return False, False
+            waited = body_waited and else_waited
+        elif may_read(statement):
+            return False, False
+    return True, waited
+
+
+def kernel_body(function):
     body = ast.parse(textwrap.dedent(inspect.getsource(function))).body[0].body
     has_docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-    return body[1 if has_docstring else 0]
+    return body[1 if has_docstring else 0:]
 
 
 def test_the_plugins_launch_kernels():
     assert len(list(launched_kernels())) >= 7  # 3 fused neighborhood attention launchers, 4 multi-token attention
 
 
-@pytest.mark.parametrize("name, function", list(launched_kernels()), ids=lambda value: getattr(value, "__name__", value))
-def test_every_launched_kernel_first_waits_for_the_previous_launch(name, function):
-    statement = first_statement(function)
-    assert isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call), name
-    assert ast.unparse(statement.value) == "follow_previous_launch()", name
+@pytest.mark.parametrize("name, function", list(launched_kernels()),
+                         ids=lambda value: getattr(value, "__name__", value))
+def test_every_launched_kernel_waits_for_the_previous_launch_before_it_reads(name, function):
+    ok, _ = waits_before_reading(kernel_body(function))
+    assert ok, name
+    assert any(is_wait(node) for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(function))))), name
+
+
+def test_the_wait_check_follows_both_branches_of_an_if():
+    def parse(source):
+        return ast.parse(textwrap.dedent(source)).body
+
+    waits_in_one_branch_reads_in_the_other = parse("""
+        if pid < 4:
+            follow_previous_launch()
+            x = tl.load(p)
+        else:
+            y = tl.load(q)
+        """)
+    waits_in_one_branch_stores_in_the_other = parse("""
+        if pid < 4:
+            follow_previous_launch()
+            x = tl.load(p)
+        else:
+            tl.store(q, tl.zeros((4,), dtype=tl.float32))
+        """)
+    reads_after_a_branch_that_waited_on_one_path = parse("""
+        if pid < 4:
+            follow_previous_launch()
+        x = _helper(p)
+        """)
+    assert waits_before_reading(waits_in_one_branch_reads_in_the_other) == (False, False)
+    assert waits_before_reading(waits_in_one_branch_stores_in_the_other) == (True, False)
+    assert waits_before_reading(reads_after_a_branch_that_waited_on_one_path) == (False, False)

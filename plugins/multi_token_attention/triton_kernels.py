@@ -9,10 +9,9 @@ forward, two launches (``cp`` = ``COL_PAD``, 8 for k <= 17; ``W`` = ``OUT_W``, 1
     P_pad[c, r+p, s+cp] = softmax of row r over s <= r, in the scores' dtype   _mta_pad_kernel (SOFTMAX, BAND)
         (exactly as the torch formulation rounds it; 0 above the diagonal and in the border;
         stored chunk-major: W-column chunks, each a contiguous [rows, W] block);
-        band[c*k+u] = w[:, c, u, :] as [2W, C_OUT*W] banded matrices;
-        out[o, i, j] = 0 for j >= ceil(i + 1, 128)  (the far upper triangle)
+        band[c*k+u] = w[:, c, u, :] as [2W, C_OUT*W] banded matrices
     out[o, i, j0+tW : j0+(t+1)W] = mask0(bias[o] + sum_{c,u} P_pad[c, i+u, j0+tW : j0+(t+2)W] @ band[c*k+u])
-        for the four subtiles t of a program                                     _mta_conv_fwd_kernel
+        for the four subtiles t of a program; 0 in tiles above the diagonal     _mta_conv_fwd_kernel
 
 The convolution runs on the tensor cores: for each (input head, tap row), the ``k``
 column taps of every output head are one product with a banded matrix (``2W = 32``
@@ -21,20 +20,27 @@ chunks shared by neighbouring subtiles and the banded weights once for its four
 subtiles. Both operands are aligned tiles read as they lie, so the loop is a GEMM's:
 asynchronous copies into shared memory, no per-element work. P is stored chunk-major so
 that each ``[64, 16]`` chunk tile is one contiguous 2 KB block: a warp's 512-byte copy
-then touches 4 cache lines, where row-major P's 32-byte row pieces touched 16. P's bf16 rounding is the
-contract's, products of bf16 are exact and sums fp32, so the result is the direct
-convolution's to fp32 summation order. The softmax pass is bound by instruction issue
-when its inputs sit in L2 (ncu on the H200: 3.1 instructions a cycle per SM of 4), so lanes
-that do nothing cost: a row block whose causal part fits a tile of ``BLOCK_N``,
-``BLOCK_N / 2`` or ``BLOCK_N / 4`` columns is read once into the narrowest of them, with
-one exponential per element, and stores of zeros step through narrow tiles; the one- and
-two-warp configs reduce rows without shared memory or barriers. Longer rows are read
+then touches 4 cache lines, where row-major P's 32-byte row pieces touched 16. P's bf16
+rounding is the contract's, products of bf16 are exact and sums fp32, so the result is
+the direct convolution's to fp32 summation order. The softmax pass is bound by
+instruction issue when its inputs sit in L2 (ncu on the H200: 3.1 instructions a cycle
+per SM of 4), so lanes that do nothing cost: a row block whose causal part fits a tile
+of ``BLOCK_N``, ``BLOCK_N / 2`` or ``BLOCK_N / 4`` columns is read once into the
+narrowest of them, with one exponential (after one fused multiply-add) per element, and
+stores of zeros step through narrow tiles; the one- and two-warp configs reduce rows
+without shared memory or barriers. Longer rows are read
 twice (the second time mostly from L2). Loads and stores are 16 bytes wide (the 8-column
-left border keeps source and destination aligned). P_pad is written only in the band the
-convolution reads (``EXTRA`` columns past the diagonal), never the far upper triangle, and
-is saved for the backward. The softmax pass also writes the output's far upper triangle
-(from the convolution's idle programs it was slower); the convolution's programs there do
-nothing.
+left border keeps source and destination aligned). P_pad is written only as far as the
+tiles read it (see ``_mta_pad_kernel``), never the far upper triangle, and is saved for
+the backward.
+
+The two launches overlap. The softmax pass lets the convolution launch once all its
+programs have started (:func:`plugins._triton_launcher.let_next_launch_start`). The
+convolution's tiles wholly above the diagonal then store their zeros (~half the output)
+while the pass still runs, as they read nothing it writes, and its other programs wait,
+resident, for the pass to end. Zeros stored by idle convolution programs that waited for
+the pass had been slower than zeros from the pass (run 12); launched early, they are
+faster (run 15).
 
 backward, one memset and three launches (``g = mask0(dout)``)::
 
@@ -45,18 +51,19 @@ backward, one memset and three launches (``g = mask0(dout)``)::
 
 Traffic (bf16, B 2, heads 4 -> 4, L 1024; floor = scores read once + output written
 once = 33.6 MB = 7.9 us at 4.27 TB/s): the softmax pass reads the causal half (8.4 MB)
-and writes the P band (~9 MB) and the far upper triangle of the output (~7 MB); the
-convolution reads the P band from L2 3.75 times over (three row shifts, 80 columns for
-every 64 out: ~34 MB, plus a quarter of the banded weights per subtile) and writes the
-rest of the output (~9.5 MB). FLOPs: the banded products do 2 * 32 * 12 * 4 per output
+and writes the P band (~9 MB); the convolution reads the P band from L2 3.75 times over
+(three row shifts, 80 columns for every 64 out: ~34 MB, plus a quarter of the banded
+weights per subtile) and writes the output (16.8 MB, the zeros of ~7.5 MB of it while the
+pass runs). FLOPs: the banded products do 2 * 32 * 12 * 4 per output
 position over the causal half, 3.4 GFLOP, 3.4 us of the H200's bf16 tensor cores; the
 useful ones (2 * 36 per position and head) are 0.3 GFLOP. Measured on the H200
-(benchmarks/KERNELS.md, run 14; one process against the row-major kernels): graph replay
-with a warm L2, 19.9 against 21.9 us at L 1024 (convolution 11.0 against 13.4), 70.1
-against 77.4 at 2048, 258.5 against 287.4 at 4096; the rerun protocol's timer 25.5 against
-27.0, 74.4 against 81.7 and 262.7 against 292.2 us. In that protocol the softmax pass
-alone takes ~12.5 us against ~7 warm: it waits on the scores from DRAM and writes back the
-dirty lines the L2 flush leaves. The convolution takes the same in both (P is in L2). ncu
+(benchmarks/KERNELS.md, run 15; one process against run 14's kernels, whose pass wrote
+the far zeros and a wider P band, with no early launch): graph replay with a warm L2,
+18.2 against 19.7 us at L 1024, 65.7 against 69.9 at 2048, 241.1 against 256.7 at 4096;
+the rerun protocol's timer 23.0 against 25.2, 69.6 against 73.9 and 246.0 against 261.3
+us. In that protocol run 14's softmax pass alone took ~12.5 us against ~7 warm: it waits
+on the scores from DRAM and writes back the dirty lines the L2 flush leaves. The
+convolution takes the same in both (P is in L2). ncu
 (run 14) puts its tensor pipe at 26% of its active cycles (38% on the busiest SM) and
 its warps mostly waiting on the copies: with row-major P, a step's copies touched ~350
 cache lines per program, and neither TMA copies, nor products with the weights in
@@ -73,7 +80,7 @@ import torch
 import triton
 import triton.language as tl
 
-from plugins._triton_launcher import Launcher, device_time, follow_previous_launch
+from plugins._triton_launcher import Launcher, device_time, follow_previous_launch, let_next_launch_start
 from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
@@ -82,10 +89,6 @@ _LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
 _MAX_BLOCK_M = 64
 _MAX_BLOCK_N = 64
 """The tallest tile of any config and the widest backward tile: padded buffers are sized and written for them."""
-_ZERO_ALIGN = 128
-"""The forward's output rows are split at multiples of this many columns between the convolution (left) and the
-softmax pass's zeros (right), whatever tile the convolution's autotuner picks (a multiple of ``_MAX_BLOCK_M`` and
-of every ``4 * OUT_W``)."""
 
 
 def _col_pad(k):
@@ -140,10 +143,11 @@ def _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, STRIDE, ROW
     (``exp2(x - max) / sum``), stored shifted by the border; then the border's zeros and those from the tile's end
     up to ``end_col``, ``ZERO_W`` columns a step (a ``WIDTH``-wide step would mostly be masked off)."""
     col = tl.arange(0, WIDTH)
-    x = tl.load(src + row[:, None] * L + col[None, :], mask=row_ok[:, None] & ((col // 8 * 8)[None, :] <= row[:, None]),
-                other=0.0)
-    x = tl.where(col[None, :] <= row[:, None], x.to(tl.float32) * _LOG2E, float("-inf"))
-    e = tl.exp2(x - tl.maximum(tl.max(x, axis=1), -1.0e30)[:, None])
+    x = tl.load(src + row[:, None] * L + col[None, :],
+                mask=row_ok[:, None] & ((col // 8 * 8)[None, :] <= row[:, None]) & (col < L)[None, :], other=0.0)
+    x = tl.where(col[None, :] <= row[:, None], x.to(tl.float32), float("-inf"))
+    scaled_max = tl.maximum(tl.max(x, axis=1), -1.0e30) * _LOG2E
+    e = tl.exp2(x * _LOG2E - scaled_max[:, None])  # one fused multiply-add an element
     total = tl.sum(e, axis=1)
     inv_total = tl.where(row_ok, 1.0 / tl.where(row_ok, total, 1.0), 0.0)
     dtype = dst.dtype.element_ty
@@ -161,35 +165,39 @@ def _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, STRIDE, ROW
 
 @triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX"], do_bench=device_time)
 @triton.jit
-def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE, PLANE,
-                    PAD: tl.constexpr, COL_PAD: tl.constexpr, EXTRA: tl.constexpr, SOFTMAX: tl.constexpr,
-                    BAND: tl.constexpr, C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
-                    OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, A_W: tl.constexpr, N: tl.constexpr,
-                    OUT_W: tl.constexpr, ZERO_ALIGN: tl.constexpr, CHUNK: tl.constexpr, BLOCK_R: tl.constexpr,
-                    BLOCK_N: tl.constexpr):
+def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
+                    PAD: tl.constexpr, COL_PAD: tl.constexpr, SOFTMAX: tl.constexpr, BAND: tl.constexpr,
+                    C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr,
+                    K: tl.constexpr, A_W: tl.constexpr, N: tl.constexpr, OUT_W: tl.constexpr, CHUNK: tl.constexpr,
+                    BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
     """Rows ``[pid * BLOCK_R, +BLOCK_R)`` of one padded plane ``dst[pr, pc] = f(src[pr - PAD, pc - COL_PAD])``.
 
     ``f`` is the causal softmax of the row (``SOFTMAX``) or the causally masked copy. The
     softmax reads the block's causal part once when it fits ``BLOCK_N`` columns, into the
     narrowest tile of ``BLOCK_N``, ``BLOCK_N / 2`` or ``BLOCK_N / 4`` that holds it
     (:func:`_softmax_once`); longer rows take base-2 statistics in a first pass over their
-    causal part and exponentiate again in a second. Zero outside the
-    source, above the diagonal and in the border; written for columns up to ``EXTRA``
-    past the block's last row (all that the convolutions read). Sources are read in whole
-    8-column groups (16-byte loads; ``COL_PAD`` is a multiple of 8) and masked exactly after.
+    causal part and exponentiate again in a second. Zero outside the source, above the
+    diagonal and in the border. A padded row ``pr`` is written up to column
+    ``floor(pr / 4W) * 4W + 5W`` (``W = OUT_W``): the last that the forward's 4-subtile
+    tiles read (their taps reach one subtile past a tile) and, as ``W >= PAD + COL_PAD`` and
+    every backward tile is at most 64 columns wide, past all that the backward's tiles read
+    from P or G. Any column more would be a line allocated, and so a write-back, for nothing.
+    Sources are read in whole 8-column groups (16-byte loads; ``COL_PAD`` is a multiple of 8)
+    and masked exactly after.
     ``dst`` is chunk-major with ``CHUNK``-column chunks, or row-major when ``CHUNK`` is 0.
     With ``BAND``, the ``C_IN * K`` programs after the rows (plane 0 only) write the
     forward's weights as banded matrices, one per (input head c, tap row u):
     ``band[c*K + u, a, o*OUT_W + j] = w[o, c, u, a - j + PAD - COL_PAD]`` where that tap
     exists, so that ``P_pad[c, i + u, j0 : j0 + A_W] @ band[c*K + u]`` is the (c, u) share
-    of output columns ``j0 .. j0 + OUT_W``. With ``BAND`` (the forward) the row programs
-    also write the zeros of the forward's output that its convolution leaves out: row ``i``
-    of every output head ``o = c (mod C_IN)`` from column ``ceil(i + 1, ZERO_ALIGN)`` on.
-    These 16-byte stores cost less here than from the convolution's idle programs (benchmarks/KERNELS.md, run 12).
-    Grid: ``(cdiv(ROWS, BLOCK_R) + (C_IN * K if BAND else 0), planes)``; ``ROWS`` >= ``L + 2 * PAD``
-    covers tile overhang.
+    of output columns ``j0 .. j0 + OUT_W``. Every program first lets the next kernel launch
+    (:func:`let_next_launch_start`): in the forward, the convolution's tiles above the
+    diagonal then store their zeros while this pass runs, and its other programs are
+    resident when it ends (benchmarks/KERNELS.md, run 15).
+    Grid: ``(cdiv(ROWS, BLOCK_R) + (C_IN * K if BAND else 0), planes)``; ``ROWS`` >=
+    ``L + 2 * PAD`` covers tile overhang.
     """
     follow_previous_launch()
+    let_next_launch_start()
     pid = tl.program_id(0)
     plane = tl.program_id(1).to(tl.int64)
     row_blocks = tl.cdiv(ROWS, BLOCK_R)
@@ -200,8 +208,8 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE,
         src = src_ptr + plane * L * L
         dst = dst_ptr + plane * PLANE
         store_ok = (prow < ROWS)[:, None]
-        # the columns any convolution reads, to a multiple of 64 so that masks keep stores 16-byte vectors
-        end_col = tl.minimum(tl.cdiv((pid + 1) * BLOCK_R + EXTRA, 64) * 64, STRIDE)
+        # the columns any tile reads (a multiple of 16, so that masks keep stores 16-byte vectors)
+        end_col = tl.minimum(((pid + 1) * BLOCK_R - 1) // (4 * OUT_W) * (4 * OUT_W) + 5 * OUT_W, STRIDE)
         first_chunk = 0
         if SOFTMAX:
             causal_cols = tl.minimum((pid + 1) * BLOCK_R - PAD, L)  # source columns any row of the block keeps
@@ -229,21 +237,12 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE,
         for c0 in range(first_chunk, end_col, BLOCK_N):
             pcol = c0 + tl.arange(0, BLOCK_N)
             if SOFTMAX:
-                x = tl.exp2(_causal_row_chunk(src, row, row_ok, pcol - COL_PAD, L, _LOG2E, float("-inf")) - lse[:, None])
+                x = _causal_row_chunk(src, row, row_ok, pcol - COL_PAD, L, _LOG2E, float("-inf"))
+                x = tl.exp2(x - lse[:, None])
             else:
                 x = _causal_row_chunk(src, row, row_ok, pcol - COL_PAD, L, 1.0, 0.0)
             tl.store(dst + _padded_offsets(prow, pcol, STRIDE, ROWS, CHUNK), x.to(dst_ptr.dtype.element_ty),
                      mask=store_ok & (pcol < end_col)[None, :])
-        if BAND:
-            batch = plane // C_IN
-            zero_from = (row // ZERO_ALIGN + 1) * ZERO_ALIGN
-            zeros = tl.zeros((BLOCK_R, BLOCK_N // 4), dtype=out_ptr.dtype.element_ty)  # narrow: the last step overhangs L
-            for o in range(plane % C_IN, C_OUT, C_IN):
-                out = out_ptr + (batch * C_OUT + o) * L * L + row[:, None] * L
-                for c0 in range((tl.maximum(pid * BLOCK_R - PAD, 0) // ZERO_ALIGN + 1) * ZERO_ALIGN, L, BLOCK_N // 4):
-                    col = c0 + tl.arange(0, BLOCK_N // 4)
-                    tl.store(out + col[None, :], zeros, mask=row_ok[:, None] & (col[None, :] >= zero_from[:, None])
-                             & (col < L)[None, :])
     elif BAND:
         if plane == 0:
             cu = pid - row_blocks
@@ -263,10 +262,11 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, out_ptr, L, ROWS, STRIDE,
 
 
 def _conv_configs():
+    """2- or 3-stage pipelines at 168 registers, three programs per SM: ptxas gives some builds of the same loop
+    176..180 (two per SM), and 4 stages spill at 168 (benchmarks/KERNELS.md, runs 14 and 15)."""
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
-    return [triton.Config({"BLOCK_M": m}, num_warps=w, num_stages=s)
-            for m, w, s in [(64, 4, 2), (64, 4, 3), (64, 4, 4)]]
+    return [triton.Config({"BLOCK_M": 64}, num_warps=4, num_stages=stages, maxnreg=168) for stages in (2, 3)]
 
 
 @triton.jit
@@ -288,8 +288,8 @@ def _store_subtile(acc, bias, out_ptr, batch, rows, first_col, L, C_OUT: tl.cons
     cols = first_col + n % OUT_W
     acc = tl.where(cols[None, :] <= rows[:, None], acc + bias[None, :], 0.0)
     out_planes = (batch * C_OUT + o).to(tl.int64)
-    tl.store(out_ptr + out_planes[None, :] * L * L + rows[:, None] * L + cols[None, :], acc.to(out_ptr.dtype.element_ty),
-             mask=(rows[:, None] < L) & ((o < C_OUT) & (cols < L))[None, :])
+    tl.store(out_ptr + out_planes[None, :] * L * L + rows[:, None] * L + cols[None, :],
+             acc.to(out_ptr.dtype.element_ty), mask=(rows[:, None] < L) & ((o < C_OUT) & (cols < L))[None, :])
 
 
 @triton.autotune(configs=_conv_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
@@ -297,31 +297,32 @@ def _store_subtile(acc, bias, out_ptr, batch, rows, first_col, L, C_OUT: tl.cons
 def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
                          C_IN: tl.constexpr, C_OUT: tl.constexpr, K: tl.constexpr, HAS_BIAS: tl.constexpr,
                          N: tl.constexpr, OUT_W: tl.constexpr, INPUT_PRECISION: tl.constexpr,
-                         UPCAST: tl.constexpr, ZERO_ALIGN: tl.constexpr, BLOCK_M: tl.constexpr):
+                         UPCAST: tl.constexpr, BLOCK_M: tl.constexpr):
     """``BLOCK_M x 4*OUT_W`` output positions (four subtiles) of every output head of one batch element.
 
     Padded P (chunk-major: a chunk's rows are contiguous) is read in ``OUT_W``-column chunks
     ``q = 0..4``; subtile ``t`` takes chunks ``t`` and ``t + 1`` (the ``2 * OUT_W = A_W``
     columns its taps reach), so each (input head c, tap row u) pair costs five chunk loads and
-    one load of ``band[c*K + u]`` (its two halves), both shared by the four subtiles: ``acc_t += P_pad[c, i + u, chunk t] @ band[..., :OUT_W, :] +
-    P_pad[c, i + u, chunk t+1] @ band[..., OUT_W:, :]``. Operands are aligned tiles read as they
-    lie, so Triton pipelines the loop as a GEMM's. Then bias and the causal mask. Programs
-    wholly above the diagonal store zeros up to column ``ceil(row block end, ZERO_ALIGN)``
-    and nothing beyond, where the softmax pass has written the zeros.
+    one load of ``band[c*K + u]`` (its two halves), both shared by the four subtiles:
+    ``acc_t += P_pad[c, i + u, chunk t] @ band[..., :OUT_W, :] + P_pad[c, i + u, chunk t+1]
+    @ band[..., OUT_W:, :]``. Operands are aligned tiles read as they lie, so Triton
+    pipelines the loop as a GEMM's. Then bias and the causal mask. Programs wholly above
+    the diagonal store zeros and read nothing, so they do not wait for the softmax pass (it
+    writes no output): launched early (:func:`let_next_launch_start`), they run while it does.
     Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, 4 * OUT_W), batch)``.
     """
-    follow_previous_launch()
     pid = tl.program_id(0)
     batch = tl.program_id(1)
     num_n = tl.cdiv(L, 4 * OUT_W)
     row_block = pid // num_n
     rows = row_block * BLOCK_M + tl.arange(0, BLOCK_M)
     first_col = (pid % num_n) * 4 * OUT_W
-    acc0 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
-    acc1 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
-    acc2 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
-    acc3 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
     if first_col < (row_block + 1) * BLOCK_M:  # the program reaches the causal half
+        follow_previous_launch()  # P and the banded weights come from the softmax pass
+        acc0 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
+        acc1 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
+        acc2 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
+        acc3 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
         a = tl.arange(0, OUT_W)
         n = tl.arange(0, N)
         next_chunk = PLANE // STRIDE * OUT_W  # P is chunk-major: a plane's chunk q is rows x OUT_W at q * next_chunk
@@ -341,7 +342,6 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
             acc1 = _banded_product(acc1, p1, p2, band_left, band_right, INPUT_PRECISION, UPCAST)
             acc2 = _banded_product(acc2, p2, p3, band_left, band_right, INPUT_PRECISION, UPCAST)
             acc3 = _banded_product(acc3, p3, p4, band_left, band_right, INPUT_PRECISION, UPCAST)
-    if first_col < tl.cdiv((row_block + 1) * BLOCK_M, ZERO_ALIGN) * ZERO_ALIGN:
         o = tl.arange(0, N) // OUT_W
         bias = tl.zeros((N,), dtype=tl.float32)
         if HAS_BIAS:
@@ -350,6 +350,12 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
         _store_subtile(acc1, bias, out_ptr, batch, rows, first_col + OUT_W, L, C_OUT, N, OUT_W)
         _store_subtile(acc2, bias, out_ptr, batch, rows, first_col + 2 * OUT_W, L, C_OUT, N, OUT_W)
         _store_subtile(acc3, bias, out_ptr, batch, rows, first_col + 3 * OUT_W, L, C_OUT, N, OUT_W)
+    else:
+        cols = first_col + tl.arange(0, 4 * OUT_W)
+        zeros = tl.zeros((BLOCK_M, 4 * OUT_W), dtype=out_ptr.dtype.element_ty)
+        for head in range(C_OUT):
+            tl.store(out_ptr + (batch * C_OUT + head).to(tl.int64) * L * L + rows[:, None] * L + cols[None, :], zeros,
+                     mask=(rows[:, None] < L) & (cols < L)[None, :])
 
 
 # ----------------------------------------------------------------------------- backward
@@ -509,11 +515,9 @@ def _band_shape(consts):
     return consts["C_IN"] * consts["K"], 2 * out_w, triton.next_power_of_2(consts["C_OUT"]) * out_w
 
 
-def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[torch.Tensor] = None,
-            out: Optional[torch.Tensor] = None):
+def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[torch.Tensor] = None):
     """``source [batch, heads, L, L]`` -> its zero-bordered causal softmax (or masked copy), padded by
-    ``k // 2`` rows and ``COL_PAD`` columns; for the forward (``weight`` and its output ``out``), also the
-    banded weights (else None), and the zeros of ``out`` that the convolution does not write.
+    ``k // 2`` rows and ``COL_PAD`` columns; for the forward (``weight``), also the banded weights (else None).
 
     The softmax P is stored chunk-major, ``[batch, heads, stride / OUT_W, rows, OUT_W]``: the
     convolution's ``[BLOCK_M, OUT_W]`` operand tiles are then contiguous 2 KB blocks, and a
@@ -540,17 +544,16 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[
         return (triton.cdiv(rows, meta["BLOCK_R"]) + band_programs, batch * heads)
 
     forward = band is not None
-    _launch_pad(grid, (source, padded, weight if forward else source, band if forward else padded,
-                       out if forward else padded, seq, rows, stride, rows * stride),
-                PAD=pad, EXTRA=_MAX_BLOCK_M + max(_MAX_BLOCK_N, 5 * out_w) + col_pad + pad, SOFTMAX=softmax,
-                BAND=forward, A_W=band_shape[1], N=band_shape[2], OUT_W=out_w, ZERO_ALIGN=_ZERO_ALIGN, CHUNK=chunk,
+    _launch_pad(grid, (source, padded, weight if forward else source, band if forward else padded, seq, rows, stride,
+                       rows * stride),
+                PAD=pad, SOFTMAX=softmax, BAND=forward, A_W=band_shape[1], N=band_shape[2], OUT_W=out_w, CHUNK=chunk,
                 **consts)
     return padded, band
 
 
 def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tensor], out: torch.Tensor, consts: dict):
-    """The forward's second launch: ``out`` (its far zeros already written) from padded P and the banded weights
-    that :func:`_padded` made. One function, so that timing the stage alone launches exactly what the forward does."""
+    """The forward's second launch: ``out`` from padded P and the banded weights that :func:`_padded` made.
+    One function, so that timing the stage alone launches exactly what the forward does."""
     batch, _, seq, _ = out.shape
     out_w = band.shape[1] // 2
 
@@ -560,7 +563,7 @@ def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tens
     stride = probs.shape[-3] * probs.shape[-1]  # P is [batch, heads, stride / OUT_W, rows, OUT_W]
     _launch_conv_fwd(grid, (probs, band, bias if bias is not None else band, out, seq, stride, probs[0, 0].numel()),
                      C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=bias is not None,
-                     N=band.shape[2], OUT_W=out_w, ZERO_ALIGN=_ZERO_ALIGN,
+                     N=band.shape[2], OUT_W=out_w,
                      INPUT_PRECISION="ieee" if out.dtype == torch.float32 else "tf32",
                      UPCAST=_INTERPRET and out.dtype != torch.float32)
 
@@ -573,7 +576,7 @@ class _MultiTokenAttention(torch.autograd.Function):
         batch, _, seq, _ = scores.shape
         consts = _shape_constants(scores, weight, groups)
         out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
-        probs, band = _padded(scores, consts, softmax=True, weight=weight, out=out)
+        probs, band = _padded(scores, consts, softmax=True, weight=weight)
         _convolve(probs, band, bias, out, consts)
         ctx.save_for_backward(probs, weight, bias)
         ctx.groups = groups
