@@ -30,7 +30,7 @@ def python_function(kernel):
     return kernel
 
 
-_NO_MEMORY_READ = {"let_next_launch_start"}  # helpers a kernel may call before it waits
+_READS_NOTHING = {"let_next_launch_start", "range", "min", "max", "float", "int"}  # callable before the wait
 
 
 def is_wait(statement):
@@ -44,14 +44,15 @@ def may_read(node):
         name = ast.unparse(call.func)
         if name == "tl.load" or name.startswith("tl.atomic_"):
             return True
-        if isinstance(call.func, ast.Name) and name not in _NO_MEMORY_READ | {"range", "min", "max"}:
+        if isinstance(call.func, ast.Name) and name not in _READS_NOTHING:
             return True
     return False
 
 
-def waits_before_reading(statements, waited=False):
+def waits_before_reading(statements):
     """``(ok, waited)`` after running through ``statements``: ok while nothing may read before a wait,
     following each branch of an ``if`` (a path waited only if both branches did)."""
+    waited = False
     for statement in statements:
         if waited:
             return True, True
