@@ -85,6 +85,12 @@ class ComparisonGroup(BaseModel):
     leader = peewee.CharField(max_length=16, null=True)  # Run.id of rank 1
 
 
+SOURCE_REPORTED = "source-reported"
+KERNELINDEX_RERUN = "kernelindex-rerun"
+KERNELINDEX_REPLICATED = "kernelindex-replicated"
+EVIDENCE_LEVELS = (SOURCE_REPORTED, KERNELINDEX_RERUN, KERNELINDEX_REPLICATED)  # DESIGN.md, "Evidence levels"
+
+
 class Run(BaseModel):
     """One observation: a BenchmarkRun document plus what the registry knows about it over time.
 
@@ -149,6 +155,11 @@ class Run(BaseModel):
     @property
     def is_current(self) -> bool:
         return self.superseded_by_id is None
+
+    @classmethod
+    def current(cls, *selection):
+        """Runs that no newer observation of the same measurement supersedes: the ones that rank."""
+        return cls.select(*selection).where(cls.superseded_by.is_null())
 
 
 class Attestation(BaseModel):

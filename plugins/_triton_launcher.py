@@ -32,7 +32,7 @@ import torch
 import triton
 import triton.language as tl
 
-from runners.environment import project_revision
+from runners.revision import project_revision
 from runners.types import Implementation
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"

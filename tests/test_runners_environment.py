@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import torch
 
-from runners import environment
+from runners import environment, revision
 
 SMI_LINE = "570.86.15, 1980, 3201, 1980, 3201, 700.00\n"
 
@@ -72,11 +72,11 @@ def test_project_revision_names_the_commit_only_where_it_holds_the_file(tmp_path
     subprocess.run(["git", "add", "kernel.py"], **git)
     subprocess.run(["git", "commit", "-qm", "v1"], **git)
     head = subprocess.run(["git", "rev-parse", "HEAD"], **git).stdout.decode().strip()
-    assert environment.project_revision(str(kernel)) == head
+    assert revision.project_revision(str(kernel)) == head
 
     kernel.write_text("version = 2\n")  # newer than the commit: a copy with stale git metadata
-    changed = environment.project_revision(str(kernel))
+    changed = revision.project_revision(str(kernel))
     assert changed.startswith("source-sha256:") and changed != head
     untracked = tmp_path / "other.py"
     untracked.write_text("version = 2\n")
-    assert environment.project_revision(str(untracked)) == changed
+    assert revision.project_revision(str(untracked)) == changed
