@@ -6,8 +6,11 @@ import subprocess
 
 
 def project_revision(source_file: str) -> str:
-    """The revision of KernelIndex's own code: the git commit that holds ``source_file`` exactly as it is,
-    else a digest of ``source_file``.
+    """The revision of KernelIndex's own code: the last git commit that changed ``source_file``, where the
+    file on disk is that commit's, else a digest of ``source_file``.
+
+    The last commit that changed the file, not HEAD: an unrelated commit must not make the
+    same kernel look like a new revision (and split its reruns' implementation documents).
 
     A GPU host may run a copy of the tree whose git metadata is missing, or older than its
     files (seen on the lent H200s: the copy's HEAD was an older commit than the code that
@@ -20,9 +23,9 @@ def project_revision(source_file: str) -> str:
         return subprocess.run(["git", "-C", folder, *args], capture_output=True, text=True, timeout=10, check=check)
 
     try:
-        head = git("rev-parse", "HEAD", f"HEAD:./{name}").stdout.split()[0]  # fails where HEAD lacks the file
+        git("rev-parse", f"HEAD:./{name}")  # fails where HEAD lacks the file
         if git("diff", "--quiet", "HEAD", "--", name, check=False).returncode == 0:  # as committed (filters applied)
-            return head
+            return git("log", "-1", "--format=%H", "--", name).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         pass
     with open(source_file, "rb") as source:
