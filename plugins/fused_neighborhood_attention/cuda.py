@@ -1,6 +1,6 @@
 """Fused neighborhood attention on CUDA GPUs: torch, torch.compile, Liger-Kernel and KernelIndex's Triton kernels.
 
-Liger is listed only when ``liger_kernel`` imports. Workloads, reference and cost are the CPU plugin's.
+Liger is listed only when ``liger_kernel`` imports.
 """
 
 import importlib.metadata
@@ -9,41 +9,32 @@ import math
 import torch
 
 from plugins._triton_launcher import kernelindex_implementation, kernelindex_settled_details
-from plugins.fused_neighborhood_attention import cpu, triton_kernels
-from plugins.fused_neighborhood_attention.cpu import (build_workload, differentiable_pass, reference_outputs,
-                                                       workload_cost)
-from plugins.fused_neighborhood_attention.definition import FUSED_NEIGHBORHOOD_ATTENTION
+from plugins.fused_neighborhood_attention import triton_kernels
+from plugins.fused_neighborhood_attention.reference import FAMILY
 from runners import hookimpl
 from runners.types import Implementation, KernelPlugin
-
-__all__ = ["build_workload", "reference_outputs", "workload_cost"]  # shared hooks, registered here too
 
 try:
     from liger_kernel.ops.fused_neighborhood_attention import LigerFusedNeighborhoodAttentionFunction
 except ImportError:
     LigerFusedNeighborhoodAttentionFunction = None
 
-
-def liger_implementation():
-    return Implementation("liger", "Liger-Kernel", importlib.metadata.version("liger-kernel"),
-                          {"function": "LigerFusedNeighborhoodAttentionFunction", "tf32": True,
-                           "projections": "torch.nn.functional.linear, as in LigerFusedNeighborhoodAttention"})
-
-
-def available_implementations():
-    implementations = list(cpu.PLUGIN.implementations)  # torch and torch.compile run on any device
-    if LigerFusedNeighborhoodAttentionFunction is not None:
-        implementations.append(liger_implementation())
-    return (*implementations, kernelindex_implementation(triton_kernels))
-
+LIGER = None if LigerFusedNeighborhoodAttentionFunction is None else Implementation(
+    "liger", "Liger-Kernel", importlib.metadata.version("liger-kernel"),
+    {"function": "LigerFusedNeighborhoodAttentionFunction", "tf32": True,
+     "projections": "torch.nn.functional.linear, as in LigerFusedNeighborhoodAttention"})
 
 PLUGIN = KernelPlugin(
-    family=FUSED_NEIGHBORHOOD_ATTENTION,
+    family=FAMILY.definition,
     target="cuda",
-    implementations=available_implementations(),
+    implementations=FAMILY.implementations_with(LIGER, kernelindex_implementation(triton_kernels)),
     description="Upstream torch module, torch.compile of the gather formulation, Liger-Kernel's fused kernel "
                 "and KernelIndex's Triton kernels.",
 )
+
+build_workload = FAMILY.build_workload  # the family's hooks that every target registers
+reference_outputs = FAMILY.reference_outputs
+workload_cost = FAMILY.workload_cost
 
 
 def liger_attention(hidden_states, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, out_weight, out_bias, *,
@@ -72,8 +63,8 @@ def kernel_plugin():
 @hookimpl
 def prepare_pass(implementation, workload, pass_):
     if implementation.name == "liger":
-        return differentiable_pass(liger_attention, workload, pass_)
+        return FAMILY.prepare(liger_attention, workload, pass_)
     if implementation.name == "kernelindex_triton":
-        return differentiable_pass(triton_kernels.fused_neighborhood_attention_triton, workload, pass_,
-                                   settled_details=kernelindex_settled_details(triton_kernels))
-    return cpu.prepare_pass(implementation, workload, pass_)  # torch and torch.compile run on any device
+        return FAMILY.prepare(triton_kernels.fused_neighborhood_attention_triton, workload, pass_,
+                              settled_details=kernelindex_settled_details(triton_kernels))
+    return FAMILY.prepare_torch(implementation, workload, pass_)

@@ -27,6 +27,8 @@ Three formulations live here:
 
 Tensor names follow ``definition.py``: ``hidden_states``, ``{q,k,v,out}_weight`` and
 ``{q,k,v,out}_bias`` (biases may be ``None`` when the workload's ``bias`` option is off).
+:data:`FAMILY` binds the formulations, with the inputs and the cost, for every target
+(:mod:`plugins._family`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ import math
 from typing import Mapping, Optional
 
 import torch
+
+from plugins._family import Family, Formulation
+from plugins.fused_neighborhood_attention.definition import FUSED_NEIGHBORHOOD_ATTENTION
 
 PROJECTIONS = ("q", "k", "v", "out")
 
@@ -246,3 +251,28 @@ def min_bytes(values: Mapping, dtype="fp32", pass_: str = "forward") -> int:
     backward = 3 * activation + 2 * params
     full = 4 * activation + 2 * params
     return size * {"forward": forward, "backward": backward, "full": full}[pass_]
+
+
+# ----------------------------------------------------------------------------- the family, for every target
+
+
+def output_shape(parameters: Mapping) -> tuple[int, int, int]:
+    """The forward output's shape, ``[batch, seq, hidden]`` (and so the upstream gradient's)."""
+    return parameters["batch"], parameters["seq"], parameters["hidden"]
+
+
+FAMILY = Family(
+    definition=FUSED_NEIGHBORHOOD_ATTENTION,
+    make_inputs=make_workload,
+    arguments=("hidden_states", "q_weight", "q_bias", "k_weight", "k_bias", "v_weight", "v_bias",
+               "out_weight", "out_bias"),
+    keywords=("heads", "kernel_size", "dilation"),
+    output_shape=output_shape,
+    grad_output_draw_dtype=torch.float64,
+    eager=Formulation(fused_neighborhood_attention_torch,
+                      "dense masked attention with the mask built by a host loop (upstream module)"),
+    compiled=Formulation(fused_neighborhood_attention_gather, "neighbor gather"),
+    float64=fused_neighborhood_attention_float64,
+    flop_count=flop_count,
+    min_bytes=min_bytes,
+)

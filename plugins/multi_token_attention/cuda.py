@@ -1,6 +1,6 @@
 """Multi-token attention on CUDA GPUs: torch, torch.compile, Liger-Kernel and KernelIndex's Triton kernels.
 
-Liger is listed only when ``liger_kernel`` imports. Workloads, reference and cost are the CPU plugin's.
+Liger is listed only when ``liger_kernel`` imports.
 """
 
 import importlib.metadata
@@ -8,38 +8,30 @@ import importlib.metadata
 import torch
 
 from plugins._triton_launcher import kernelindex_implementation, kernelindex_settled_details
-from plugins.multi_token_attention import cpu, reference, triton_kernels
-from plugins.multi_token_attention.cpu import build_workload, differentiable_pass, reference_outputs, workload_cost
-from plugins.multi_token_attention.definition import MULTI_TOKEN_ATTENTION
+from plugins.multi_token_attention import triton_kernels
+from plugins.multi_token_attention.reference import FAMILY
 from runners import hookimpl
-from runners.types import Implementation, KernelPlugin
-
-__all__ = ["build_workload", "reference_outputs", "workload_cost"]  # shared hooks, registered here too
+from runners.types import Implementation, KernelPlugin, torch_dtype
 
 try:
     from liger_kernel.transformers.multi_token_attention import LigerMultiTokenAttention
 except ImportError:
     LigerMultiTokenAttention = None
 
-
-def liger_implementation():
-    return Implementation("liger", "Liger-Kernel", importlib.metadata.version("liger-kernel"),
-                          {"module": "LigerMultiTokenAttention", "padding": "k // 2"})
-
-
-def available_implementations():
-    implementations = list(cpu.PLUGIN.implementations)  # torch and torch.compile run on any device
-    if LigerMultiTokenAttention is not None:
-        implementations.append(liger_implementation())
-    return (*implementations, kernelindex_implementation(triton_kernels))
-
+LIGER = None if LigerMultiTokenAttention is None else Implementation(
+    "liger", "Liger-Kernel", importlib.metadata.version("liger-kernel"),
+    {"module": "LigerMultiTokenAttention", "padding": "k // 2"})
 
 PLUGIN = KernelPlugin(
-    family=MULTI_TOKEN_ATTENTION,
+    family=FAMILY.definition,
     target="cuda",
-    implementations=available_implementations(),
+    implementations=FAMILY.implementations_with(LIGER, kernelindex_implementation(triton_kernels)),
     description="Upstream torch module, torch.compile of it, Liger-Kernel's module and KernelIndex's Triton kernels.",
 )
+
+build_workload = FAMILY.build_workload  # the family's hooks that every target registers
+reference_outputs = FAMILY.reference_outputs
+workload_cost = FAMILY.workload_cost
 
 
 def liger_function(workload):
@@ -49,7 +41,7 @@ def liger_function(workload):
     module = LigerMultiTokenAttention(in_channels=parameters["heads_in"], out_channels=parameters["heads_out"],
                                       kernel_size=k, padding=k // 2, groups=parameters["groups"],
                                       bias=bool(workload.options.get("bias", True)))
-    module = module.to(device=workload.device, dtype=reference.torch_dtype(workload.dtype))
+    module = module.to(device=workload.device, dtype=torch_dtype(workload.dtype))
 
     def forward(scores, weight, bias, *, groups):
         tensors = {"weight": weight} if bias is None else {"weight": weight, "bias": bias}
@@ -66,8 +58,8 @@ def kernel_plugin():
 @hookimpl
 def prepare_pass(implementation, workload, pass_):
     if implementation.name == "liger":
-        return differentiable_pass(liger_function(workload), workload, pass_)
+        return FAMILY.prepare(liger_function(workload), workload, pass_)
     if implementation.name == "kernelindex_triton":
-        return differentiable_pass(triton_kernels.multi_token_attention_triton, workload, pass_,
-                                   settled_details=kernelindex_settled_details(triton_kernels))
-    return cpu.prepare_pass(implementation, workload, pass_)  # torch and torch.compile run on any device
+        return FAMILY.prepare(triton_kernels.multi_token_attention_triton, workload, pass_,
+                              settled_details=kernelindex_settled_details(triton_kernels))
+    return FAMILY.prepare_torch(implementation, workload, pass_)

@@ -18,6 +18,8 @@ convolution). Tensor names follow ``definition.py``: ``scores``, ``weight``, ``b
   (in bf16 the probabilities are rounded to bf16 before the convolution).
 * :func:`multi_token_attention_float64` is the correctness reference: the same
   function on float64 copies, returned in float64; gradients flow to the inputs.
+
+:data:`FAMILY` binds them, with the inputs and the cost, for every target (:mod:`plugins._family`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ import math
 from typing import Mapping, Optional
 
 import torch
+
+from plugins._family import Family, Formulation
+from plugins.multi_token_attention.definition import MULTI_TOKEN_ATTENTION
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "fp64": torch.float64}
 
@@ -168,3 +173,26 @@ def min_bytes(values: Mapping, dtype="bf16", pass_: str = "forward") -> int:
     backward = out + 2 * scores + 2 * params
     full = 2 * scores + 2 * out + 2 * params
     return size * {"forward": forward, "backward": backward, "full": full}[pass_]
+
+
+# ----------------------------------------------------------------------------- the family, for every target
+
+
+def output_shape(parameters: Mapping) -> tuple[int, int, int, int]:
+    """The forward output's shape, ``[batch, heads_out, seq, seq]`` (and so the upstream gradient's)."""
+    return parameters["batch"], parameters["heads_out"], parameters["seq"], parameters["seq"]
+
+
+FAMILY = Family(
+    definition=MULTI_TOKEN_ATTENTION,
+    make_inputs=make_workload,
+    arguments=("scores", "weight", "bias"),
+    keywords=("groups",),
+    output_shape=output_shape,
+    grad_output_draw_dtype=torch.float32,
+    eager=Formulation(multi_token_attention_torch, "mask, softmax, conv2d, mask (upstream module)"),
+    compiled=Formulation(multi_token_attention_torch, "mask, softmax, conv2d, mask"),
+    float64=multi_token_attention_float64,
+    flop_count=flop_count,
+    min_bytes=min_bytes,
+)

@@ -38,9 +38,7 @@ The two launches overlap. The softmax pass lets the convolution launch once all 
 programs have started (:func:`plugins._triton_launcher.let_next_launch_start`). The
 convolution's tiles wholly above the diagonal then store their zeros (~half the output)
 while the pass still runs, as they read nothing it writes, and its other programs wait,
-resident, for the pass to end. Zeros stored by idle convolution programs that waited for
-the pass had been slower than zeros from the pass (run 12); launched early, they are
-faster (run 15).
+resident, for the pass to end.
 
 backward, one memset and three launches (``g = mask0(dout)``)::
 
@@ -56,19 +54,13 @@ and writes the P band (~9 MB); the convolution reads the P band from L2 3.75 tim
 weights per subtile) and writes the output (16.8 MB, the zeros of ~7.5 MB of it while the
 pass runs). FLOPs: the banded products do 2 * 32 * 12 * 4 per output
 position over the causal half, 3.4 GFLOP, 3.4 us of the H200's bf16 tensor cores; the
-useful ones (2 * 36 per position and head) are 0.3 GFLOP. Measured on the H200
-(benchmarks/KERNELS.md, run 15; one process against run 14's kernels, whose pass wrote
-the far zeros and a wider P band, with no early launch): graph replay with a warm L2,
-18.2 against 19.7 us at L 1024, 65.7 against 69.9 at 2048, 241.1 against 256.7 at 4096;
-the rerun protocol's timer 23.0 against 25.2, 69.6 against 73.9 and 246.0 against 261.3
-us. In that protocol run 14's softmax pass alone took ~12.5 us against ~7 warm: it waits
-on the scores from DRAM and writes back the dirty lines the L2 flush leaves. The
-convolution takes the same in both (P is in L2). ncu
-(run 14) puts its tensor pipe at 26% of its active cycles (38% on the busiest SM) and
-its warps mostly waiting on the copies: with row-major P, a step's copies touched ~350
-cache lines per program, and neither TMA copies, nor products with the weights in
-registers, nor one accumulator wait a step made it faster. Autotuners time candidates by
-CUDA-graph replay (:func:`plugins._triton_launcher.device_time`).
+useful ones (2 * 36 per position and head) are 0.3 GFLOP.
+
+On the H200, in the rerun protocol (L2 flushed, host launch cost hidden), the forward takes
+22.4..22.6 / 69.0..69.4 / 246.2..246.8 us at L 1024 / 2048 / 4096: 2.85 / 2.20 / 1.96 times
+its floor. Autotuners time candidates by CUDA-graph replay
+(:func:`plugins._triton_launcher.device_time`). What was tried on the way, measured and kept
+or dropped, is in ``benchmarks/KERNELS.md``.
 """
 
 from __future__ import annotations
