@@ -1,19 +1,41 @@
 """The KernelIndex correctness policy: when a rerun's outputs count as right.
 
-The policy is a document (``policy_document``) that the registry digests and the run
-page shows beside ``POLICY_TEXT``. The check (``check_trial``) runs each
-implementation on several seeded inputs and compares every output of the pass with
-the family's float64 reference.
+The policy is a table (``Policy``) whose document (``policy_document``) the registry
+digests and the run page shows beside ``POLICY_TEXT``. The check (``check_trial``) runs
+each implementation on several seeded inputs and measures every output of the pass
+against the family's float64 reference.
+
+Version 2 is right about near-zero outputs. An error is ``||actual - reference||``
+over a denominator that is the reference's own norm unless the output is much smaller
+than its *peers*: the pass's outputs of the same kind (forward output or gradient) and
+the same shape, such as the four projection-bias gradients of neighborhood attention.
+Peers are built from the same kind of terms, so they set the scale of the rounding noise
+an output carries; one whose exact value cancels to nothing (the key-bias gradient:
+softmax ignores a shift shared by a row's scores) keeps that noise and nothing else.
+Version 1 measured such outputs against 1e-3 of the largest output of the pass
+(``NORM_FLOOR``), a scale blind to precision: Liger's TF32 key-bias gradient, off by
+1.5e-5 of its peers' scale, scored 1.5e-2 and failed the 5e-3 TF32 row. Version 2 adds
+a floor at 1e-2 of the output's largest peer (``PEER_FLOOR``): the same noise scores
+1.5e-3. The floor is low enough that an output that is small but not zero is still
+held to its value: returning zeros for a gradient 1e-3 the size of its peers scores
+1e-3 / 1e-2 = 0.1, twenty times the TF32 row and five times the bf16 row. Version 2
+only adds a term to version 1's denominator, so no version 1 pass becomes a failure.
+
+Every trial's figures (each output's shape, reference norm and distance from it) are
+recorded, so ``rejudge`` can judge a stored run again under any version without a GPU.
+Version 1 records hold only each output's worst error; ``rejudge`` recovers what it can
+from them and says when it cannot.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 TOLERANCES = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 5e-3, "bf16": 2e-2}
-"""Largest relative L2 error allowed, by the precision the arithmetic actually ran in.
+"""Largest error allowed, by the precision the arithmetic actually ran in.
 
 fp32 at 1e-4 sits well above fp32 rounding (torch's fp32 neighborhood attention is at
 6e-7 from float64) and well below TF32's (Liger's fp32 neighborhood attention, which
@@ -22,47 +44,132 @@ fp16 keep 10 mantissa bits (unit roundoff 4.9e-4): 5e-3. bf16 keeps 7 (3.9e-3): 
 """
 
 NORM_FLOOR = 1e-3
-"""An output is measured against at least this fraction of the pass's largest output scale.
+"""Version 1's floor, kept: a fraction of the largest root-mean-square value among all the pass's outputs.
 
-Some outputs are exactly zero in exact arithmetic (the key-bias gradient of
-neighborhood attention: softmax ignores a shift shared by a row's scores), so their
-float64 reference is rounding noise and dividing by it would fail any kernel.
+It is the only floor of an output without peers, so an exactly-zero output of a shape of
+its own is not judged by noise divided by nothing.
+"""
+
+PEER_FLOOR = 1e-2
+"""A fraction of the largest root-mean-square value among an output's peers (version 2).
+
+Between the noise of an honest kernel on a cancelling output (Liger's TF32 key-bias
+gradient: 1.5e-5 of its peers, so 1.5e-3 against this floor, within 5e-3) and the size
+of an output that matters (one of 1e-3 of its peers returned as zeros scores 0.1).
 """
 
 CORRECTNESS_SEED_BASE = 2000  # correctness trial t is built with seed CORRECTNESS_SEED_BASE + t
 
 POLICY_TEXT = """\
-KernelIndex correctness policy (relative L2 against float64).
+KernelIndex correctness policy, version 2 (relative L2 against float64, with a floor set by an output's peers).
 Every output of the timed pass (the forward output, each gradient) is compared with the family's one
 reference formulation evaluated in float64 on the same inputs: error = ||actual - reference|| /
-max(||reference||, 1e-3 * S * sqrt(n)), where S is the largest root-mean-square value among the pass's
-reference outputs and n the output's size (so an output that is exactly zero, such as the key-bias
-gradient of neighborhood attention, is judged by its absolute error). The run's error is the largest
-over outputs and trials. It passes when that error is at most the tolerance of its precision:
-fp32 1e-4, TF32 5e-3, fp16 5e-3, bf16 2e-2. An fp32 workload is held to the fp32 row unless the
-implementation declares that it multiplies in TF32 (its details say "tf32": true, as Liger's fp32
-kernels and Triton's default fp32 dot products do); it is then held to the TF32 row, and the run says so.
-For scale: Liger's fp32 neighborhood attention lands at 8.4e-4 from float64 on an H200 (TF32), torch's
-at 6e-7. Each implementation is checked on several seeded input sets, the same prepared code every
-time, so a result remembered from an earlier call is wrong for the next inputs. On GPUs, before each
-call, the memory the outputs will occupy is poisoned with NaN (the caching allocator hands those blocks
-straight back); on CPUs unwritten memory holds zeros or stale values, wrong for the trial's inputs.
-Right after the call returns, the outputs are copied on the calling stream: an output that is not fully
-written, or that another stream or thread writes later, fails. NaN or Inf anywhere fails. Outputs must
-be new tensors of the workload's dtype and shape; returning the reference's own tensors or an input
-fails. Every run's measured error is recorded, passed or not.
+max(||reference||, 1e-2 * P * sqrt(n), 1e-3 * S * sqrt(n)), where n is the output's size, P the largest
+root-mean-square value among its peers (the pass's reference outputs of the same kind, forward output or
+gradient, and of the same shape, itself included, such as the four projection-bias gradients of neighborhood
+attention) and S the largest among all the pass's reference outputs. So an output far smaller than its peers is
+judged by its absolute error at 1% of their scale: the key-bias gradient of neighborhood attention is exactly
+zero (softmax ignores a shift shared by a row's scores), and a kernel computes rounding noise there (Liger's
+TF32 kernel on an H200: 1.5e-5 of the largest bias gradient's scale, error 1.5e-3; version 1, without P, gave
+1.5e-2). An output that is small but not zero is still held to its value: returning zeros for a gradient 1e-3
+the size of its peers scores 0.1. The run's error is the largest over outputs and trials. It passes when that
+error is at most the tolerance of its precision: fp32 1e-4, TF32 5e-3, fp16 5e-3, bf16 2e-2. An fp32 workload
+is held to the fp32 row unless the implementation declares that it multiplies in TF32 (its details say
+"tf32": true, as Liger's fp32 kernels and Triton's default fp32 dot products do); it is then held to the TF32
+row, and the run says so. For scale: Liger's fp32 neighborhood attention lands at 8.4e-4 from float64 on an
+H200 (TF32), torch's at 6e-7. Each implementation is checked on several seeded input sets, the same prepared
+code every time, so a result remembered from an earlier call is wrong for the next inputs; every set is
+checked even after one exceeds the tolerance. On GPUs, before each call, the memory the outputs will occupy is
+poisoned with NaN (the caching allocator hands those blocks straight back); on CPUs unwritten memory holds
+zeros or stale values, wrong for the trial's inputs. Right after the call returns, the outputs are copied on
+the calling stream: an output that is not fully written, or that another stream or thread writes later,
+fails. NaN or Inf anywhere fails. Outputs must be new tensors of the workload's dtype and shape; returning
+the reference's own tensors or an input fails. Every run records, passed or not, each output's error and,
+for every input set, its shape, reference norm and distance from the reference, so a later version of this
+policy can judge it again without a GPU; the run keeps the verdict of the version it was judged under.
 """
 
 
+@dataclass(frozen=True)
+class Reference:
+    """What the policy needs of one float64 reference output: its shape (which names its peers) and norm."""
+
+    shape: tuple[int, ...]
+    norm: float
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def rms(self) -> float:
+        return self.norm / math.sqrt(max(self.size, 1))
+
+
+@dataclass(frozen=True)
+class OutputFigures:
+    """One output in one trial: its reference and its distance from it, all any version judges by."""
+
+    reference: Reference
+    difference_norm: float
+
+
+def peer_key(name: str, reference: Reference) -> tuple[bool, tuple[int, ...]]:
+    """Outputs are peers when they are of one kind (gradient or forward value) and one shape."""
+    return name.startswith("grad_"), reference.shape
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One version of the policy's table: its tolerances and the floors of its denominators."""
+
+    version: int
+    tolerances: Mapping[str, float]
+    norm_floor: float
+    peer_floor: float
+
+    @classmethod
+    def from_document(cls, document: Mapping[str, Any]) -> "Policy":
+        """The policy a stored record was judged under (version 1 documents have no peer floor)."""
+        return cls(version=document["version"], tolerances=dict(document["tolerances"]),
+                   norm_floor=document["normFloor"], peer_floor=document.get("peerFloor", 0.0))
+
+    def tolerance_for(self, dtype: str, uses_tf32: bool) -> float:
+        return self.tolerances["tf32"] if dtype == "fp32" and uses_tf32 else self.tolerances[dtype]
+
+    def denominators(self, references: Mapping[str, Reference]) -> dict[str, float]:
+        """What each output's difference norm is divided by, given all the pass's references of one trial."""
+        largest = max(reference.rms for reference in references.values())
+        largest_peer: dict[tuple, float] = {}
+        for name, reference in references.items():
+            key = peer_key(name, reference)
+            largest_peer[key] = max(largest_peer.get(key, 0.0), reference.rms)
+        return {name: max(reference.norm, 1e-300,
+                          self.norm_floor * largest * math.sqrt(reference.size),
+                          self.peer_floor * largest_peer[peer_key(name, reference)] * math.sqrt(reference.size))
+                for name, reference in references.items()}
+
+    def errors(self, trial: Mapping[str, OutputFigures]) -> dict[str, float]:
+        """Each output's error in one trial."""
+        denominators = self.denominators({name: figures.reference for name, figures in trial.items()})
+        return {name: figures.difference_norm / denominators[name] for name, figures in trial.items()}
+
+
+POLICY = Policy(version=2, tolerances=TOLERANCES, norm_floor=NORM_FLOOR, peer_floor=PEER_FLOOR)
+"""The version new reruns are judged under."""
+
+
 def policy_document(trials: int) -> dict[str, Any]:
-    """The correctness policy as the document the registry digests."""
+    """The current correctness policy as the document the registry digests."""
     return {
         "name": "kernelindex-relative-l2",
-        "version": 1,
+        "version": POLICY.version,
         "metric": "relative_l2",
         "reference": "float64",
-        "tolerances": dict(TOLERANCES),
-        "normFloor": NORM_FLOOR,
+        "tolerances": dict(POLICY.tolerances),
+        "normFloor": POLICY.norm_floor,
+        "peerFloor": POLICY.peer_floor,
+        "peers": "outputs of the pass of one kind (forward output or gradient) and one shape",
         "tf32": "fp32 workloads use the tf32 row only for implementations that declare tf32",
         "nonFinite": "fail",
         "poison": "nan",
@@ -72,7 +179,7 @@ def policy_document(trials: int) -> dict[str, Any]:
 
 
 def tolerance_for(dtype: str, uses_tf32: bool) -> float:
-    return TOLERANCES["tf32"] if dtype == "fp32" and uses_tf32 else TOLERANCES[dtype]
+    return POLICY.tolerance_for(dtype, uses_tf32)
 
 
 class IncorrectOutput(Exception):
@@ -103,25 +210,18 @@ def _storage(tensor) -> int:
     return tensor.untyped_storage().data_ptr()
 
 
-def relative_errors(actual: Mapping[str, Any], expected: Mapping[str, Any]) -> dict[str, float]:
-    """Each output's relative L2 error against its float64 reference, with the policy's norm floor."""
-    import torch
-
-    scale = max(float(reference.norm()) / math.sqrt(max(reference.numel(), 1)) for reference in expected.values())
-    errors = {}
-    for name, reference in expected.items():
-        difference = float((actual[name].detach().to(torch.float64) - reference).norm())
-        floor = NORM_FLOOR * scale * math.sqrt(reference.numel())
-        errors[name] = difference / max(float(reference.norm()), floor, 1e-300)
-    return errors
+def references_of(expected: Mapping[str, Any]) -> dict[str, Reference]:
+    """The figures of a trial's float64 reference outputs (also how old records get theirs, on a CPU)."""
+    return {name: Reference(tuple(tensor.shape), float(tensor.norm())) for name, tensor in expected.items()}
 
 
 def check_trial(outputs: Mapping[str, Any], copied: Mapping[str, Any], expected: Mapping[str, Any],
-                inputs: Mapping[str, Any], dtype) -> dict[str, float]:
-    """Each output's relative error for one call; raises IncorrectOutput when the policy is broken.
+                inputs: Mapping[str, Any], dtype) -> dict[str, OutputFigures]:
+    """Each output's figures for one call; raises IncorrectOutput when the policy is broken outright.
 
     ``copied`` is the snapshot taken right after the call; ``outputs`` are the same
-    tensors read again after the device synchronized.
+    tensors read again after the device synchronized. Whether the errors are within
+    the tolerance is the record's to say, over every trial.
     """
     import torch
 
@@ -150,25 +250,187 @@ def check_trial(outputs: Mapping[str, Any], copied: Mapping[str, Any], expected:
         if bad:
             raise IncorrectOutput(f"{name} has {bad} NaN or Inf values of {early.numel()} "
                                   "(unwritten elements keep the NaN poison)")
-    return relative_errors(copied, expected)
+    references = references_of(expected)
+    return {name: OutputFigures(references[name], float((copied[name].to(torch.float64) - reference).norm()))
+            for name, reference in expected.items()}
 
 
 @dataclass
 class CorrectnessRecord:
-    """What a run records about its check: the largest error seen (overall and per output) and the verdict."""
+    """What a run records about its check: every completed trial's figures, the errors and the verdict.
 
-    passed: bool
+    ``figures`` holds one mapping per trial that completed; a trial stops short only when
+    the policy was broken outright (``IncorrectOutput``) or the implementation failed.
+    """
+
     tolerance: float
     trials: int
     uses_tf32: bool
-    output_errors: Mapping[str, float]
+    figures: Sequence[Mapping[str, OutputFigures]]
+
+    @property
+    def output_errors(self) -> dict[str, float]:
+        """Each output's largest error over the completed trials."""
+        worst: dict[str, float] = {}
+        for trial in self.figures:
+            for name, error in POLICY.errors(trial).items():
+                worst[name] = max(error, worst.get(name, 0.0))
+        return worst
 
     @property
     def error(self) -> float | None:
-        """The largest of ``output_errors``, derived so the two cannot disagree; None when no trial completed."""
+        """The largest of ``output_errors``; None when no trial completed."""
         return max(self.output_errors.values(), default=None)
 
+    @property
+    def passed(self) -> bool:
+        return len(self.figures) == self.trials and self.error is not None and self.error <= self.tolerance
+
+    def tolerance_failure(self) -> str | None:
+        """The first trial whose error exceeds the tolerance, in words; None when none does."""
+        for trial, figures in enumerate(self.figures, start=1):
+            errors = POLICY.errors(figures)
+            worst = max(errors, key=errors.get)
+            if errors[worst] > self.tolerance:
+                return (f"correctness trial {trial}: relative L2 error {errors[worst]:.3g} of {worst} exceeds the "
+                        f"{self.tolerance:g} tolerance")
+        return None
+
     def as_document(self, policy: Mapping[str, Any]) -> dict[str, Any]:
+        names = list(self.figures[0]) if self.figures else []
+        figures = {name: {"shape": list(self.figures[0][name].reference.shape),
+                          "referenceNorms": [trial[name].reference.norm for trial in self.figures],
+                          "differenceNorms": [trial[name].difference_norm for trial in self.figures]}
+                   for name in names}
         return {"policy": dict(policy), "policyText": POLICY_TEXT, "passed": self.passed,
-                "relL2Error": self.error, "outputErrors": dict(self.output_errors), "tolerance": self.tolerance,
-                "trials": self.trials, "tf32": self.uses_tf32}
+                "relL2Error": self.error, "outputErrors": self.output_errors, "tolerance": self.tolerance,
+                "trials": self.trials, "tf32": self.uses_tf32, "outputFigures": figures}
+
+
+# ----------------------------------------------------------------------------- re-judging stored runs
+
+VERSION_1_TOLERANCE_STOP = re.compile(r"correctness trial (\d+): relative L2 error")
+"""How a version 1 result says which trial exceeded the tolerance: the harness stopped checking there."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A stored run judged again under ``policy``, from its stored figures, without a GPU.
+
+    ``status`` is ``passed``, ``failed`` or ``undetermined``; ``reasons`` says why it is not
+    ``passed``. ``errors`` maps each output to the bounds (low, high) of its error under
+    ``policy`` over the recorded trials: equal when the record determines the error,
+    apart when a version 1 record lacks figures (``high`` is infinite when nothing bounds it).
+    """
+
+    status: str
+    policy: Policy
+    tolerance: float
+    errors: Mapping[str, tuple[float, float]]
+    trials_recorded: int
+    trials: int
+    reasons: tuple[str, ...]
+
+    @property
+    def within_tolerance(self) -> bool:
+        """Every recorded error is surely within the tolerance (the record may still lack trials)."""
+        return bool(self.errors) and all(high <= self.tolerance for _, high in self.errors.values())
+
+    def as_document(self) -> dict[str, Any]:
+        return {"status": self.status, "policyVersion": self.policy.version, "tolerance": self.tolerance,
+                "errors": {name: {"low": low, "high": high if math.isfinite(high) else None}
+                           for name, (low, high) in self.errors.items()},
+                "withinTolerance": self.within_tolerance, "trialsRecorded": self.trials_recorded,
+                "trials": self.trials, "reasons": list(self.reasons)}
+
+
+def _trials_from_figures(figures: Mapping[str, Mapping[str, Any]]) -> list[dict[str, OutputFigures]]:
+    count = len(next(iter(figures.values()))["referenceNorms"]) if figures else 0
+    return [{name: OutputFigures(Reference(tuple(output["shape"]), output["referenceNorms"][trial]),
+                                 output["differenceNorms"][trial]) for name, output in figures.items()}
+            for trial in range(count)]
+
+
+def _bounds_from_worst_errors(stored: Policy, policy: Policy, worst: Mapping[str, float],
+                              references: Sequence[Mapping[str, Reference]] | None) -> dict[str, tuple[float, float]]:
+    """Bounds of each output's error under ``policy`` from its worst error under ``stored`` (version 1 records).
+
+    The worst error e was e_t = d_t / D_t in some trial t, with every e_t <= e. Under
+    ``policy`` trial t scores d_t / D'_t, so the worst lies between e * min_t(D_t / D'_t)
+    and e * max_t(D_t / D'_t), one value when the record holds one trial. Without the
+    references, D / D' is at most 1 when ``policy``'s floors are no lower than
+    ``stored``'s, and at least ``stored.norm_floor`` over the largest of it and
+    ``policy``'s floors, because a peer's scale never exceeds the largest output's.
+    """
+    if references is not None:
+        ratios: dict[str, list[float]] = {name: [] for name in worst}
+        for trial in references:
+            before, after = stored.denominators(trial), policy.denominators(trial)
+            for name in worst:
+                ratios[name].append(before[name] / after[name])
+        return {name: (error * min(ratios[name]), error * max(ratios[name])) for name, error in worst.items()}
+    highest_floor = max(policy.norm_floor, policy.peer_floor, stored.norm_floor)
+    low = stored.norm_floor / highest_floor if stored.norm_floor > 0 else 0.0
+    high = 1.0 if policy.norm_floor >= stored.norm_floor and policy.peer_floor >= stored.peer_floor else math.inf
+    return {name: (error * low, error * high) for name, error in worst.items()}
+
+
+def _recorded_bounds(result: Mapping[str, Any], policy: Policy,
+                     references: Sequence[Mapping[str, Reference]] | None) -> tuple[dict, int, bool]:
+    """Each output's error bounds under ``policy``, the trials recorded, and whether the check broke off.
+
+    The check breaks off when the policy was broken outright (no output, NaN, a late
+    write, an exception); version 1 also stopped at the first trial over its tolerance,
+    which its result's error names, and that is not a break: the recorded trials can be
+    judged again, though the later ones were never run.
+    """
+    correctness = result["correctness"]
+    trials = correctness["trials"]
+    if "outputFigures" in correctness:
+        recorded = _trials_from_figures(correctness["outputFigures"])
+        errors = [policy.errors(trial) for trial in recorded]
+        bounds = {name: (max(trial[name] for trial in errors),) * 2 for name in errors[0]} if errors else {}
+        return bounds, len(recorded), len(recorded) < trials
+    stored, worst = Policy.from_document(correctness["policy"]), correctness["outputErrors"]
+    stop = VERSION_1_TOLERANCE_STOP.match(result.get("error") or "")
+    if correctness["passed"]:
+        recorded = trials
+    elif stop:
+        recorded = int(stop.group(1))
+    else:
+        return {}, 0, True
+    if stored == policy:
+        return {name: (error, error) for name, error in worst.items()}, recorded, False
+    if references is not None and len(references) != recorded:
+        raise ValueError(f"the record holds {recorded} trials; references were given for {len(references)}")
+    return _bounds_from_worst_errors(stored, policy, worst, references), recorded, False
+
+
+def rejudge(result: Mapping[str, Any], policy: Policy = POLICY,
+            references: Sequence[Mapping[str, Reference]] | None = None) -> Verdict:
+    """Judge a stored rerun result (one bundle line) again under ``policy``, without a GPU.
+
+    Records with ``outputFigures`` (version 2 on) are judged exactly. A version 1 record
+    holds only each output's worst error; ``references`` (each recorded trial's float64
+    reference figures: ``references_of`` the family's reference, computed on a CPU from
+    the recorded seeds) make its errors exact where it holds one trial and bounded
+    otherwise. A version 1 run that failed stopped checking at the failing trial, so it
+    lacks the later trials: under a new version it can become ``undetermined``, never
+    ``passed``. A run that broke the policy outright stays ``failed``.
+    """
+    correctness = result["correctness"]
+    tolerance = policy.tolerance_for(result["workload"]["dtype"], correctness["tf32"])
+    bounds, recorded, broke_off = _recorded_bounds(result, policy, references)
+    trials = correctness["trials"]
+    over = [name for name, (low, _) in bounds.items() if low > tolerance]
+    unsettled = [name for name, (low, high) in bounds.items() if low <= tolerance < high]
+    reasons = [f"the check broke off after {recorded} of {trials} trials: {result.get('error')}"] if broke_off else []
+    reasons += [f"{name}: error at least {bounds[name][0]:.3g}, over the {tolerance:g} tolerance" for name in over]
+    reasons += [f"{name}: its stored error {correctness['outputErrors'][name]:.3g} does not settle it; the "
+                "reference figures of its recorded trials would" for name in unsettled]
+    if not broke_off and recorded < trials:
+        reasons.append(f"the record covers {recorded} of {trials} trials: version "
+                       f"{correctness['policy']['version']} stopped checking at the first one over its tolerance")
+    status = "failed" if broke_off or over else "undetermined" if reasons else "passed"
+    return Verdict(status=status, policy=policy, tolerance=tolerance, errors=bounds, trials_recorded=recorded,
+                   trials=trials, reasons=tuple(reasons))

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from runners import correctness, discovery
-from runners.correctness import IncorrectOutput, check_trial, relative_errors, tolerance_for
+from runners.correctness import POLICY, IncorrectOutput, check_trial, tolerance_for
 from runners.rerun import RerunRequest, rerun_workload
 from runners.timing import protocol_document
 
@@ -39,13 +39,13 @@ def test_tf32_is_judged_by_its_own_row_only_when_declared():
     assert tolerance_for("bf16", uses_tf32=True) == correctness.TOLERANCES["bf16"]
 
 
-def test_relative_error_uses_a_floor_for_outputs_that_are_exactly_zero():
+def test_an_output_that_is_exactly_zero_is_judged_by_its_absolute_error():
     expected = {"output": torch.ones(100, dtype=torch.float64),
                 "grad_bias": torch.full((10,), 1e-18, dtype=torch.float64)}
-    actual = {"output": torch.ones(100), "grad_bias": torch.full((10,), 1e-8)}
-    errors = relative_errors(actual, expected)
+    outputs = {"output": torch.ones(100), "grad_bias": torch.full((10,), 1e-8)}
+    errors = POLICY.errors(check_trial(outputs, correctness.snapshot(outputs), expected, {}, torch.float32))
     assert errors["output"] == 0
-    assert errors["grad_bias"] == pytest.approx(1e-8 / 1e-3, rel=1e-6)
+    assert errors["grad_bias"] == pytest.approx(1e-8 / 1e-3, rel=1e-6)  # no peers: the floor of all outputs
 
 
 def expected_and_inputs():
@@ -56,8 +56,9 @@ def expected_and_inputs():
 def test_a_correct_output_passes_with_its_error():
     expected, inputs = expected_and_inputs()
     output = {"output": (inputs["x"] * 2)}
-    errors = check_trial(output, correctness.snapshot(output), expected, inputs, torch.float32)
-    assert list(errors) == ["output"] and errors["output"] < 1e-7
+    figures = check_trial(output, correctness.snapshot(output), expected, inputs, torch.float32)
+    assert list(figures) == ["output"] and figures["output"].reference.shape == (4, 4)
+    assert POLICY.errors(figures)["output"] < 1e-7
 
 
 @pytest.mark.parametrize("tamper, message", [

@@ -11,7 +11,8 @@ from runners.timing import protocol_document
 RESULT_KEYS = {"rerunOf", "family", "pass", "metric", "implementation", "workload", "status", "error", "timing",
                "correctness", "environment", "protocol", "observedAt", "cost"}
 TIMING_KEYS = {"unit", "median", "p20", "p80", "samples", "trials", "samplesPerTrial", "cv", "hostExposedSamples"}
-CORRECTNESS_KEYS = {"policy", "policyText", "passed", "relL2Error", "outputErrors", "tolerance", "trials", "tf32"}
+CORRECTNESS_KEYS = {"policy", "policyText", "passed", "relL2Error", "outputErrors", "tolerance", "trials", "tf32",
+                    "outputFigures"}
 SMALL_FNA = RerunRequest("fused_neighborhood_attention", "backward",
                          {"seq": 40, "batch": 1, "heads": 2, "hidden": 32, "dilation": 2, "kernel_size": 5}, "fp32",
                          {"bias": True}, rerun_of={"torch": "0123456789ab"})
