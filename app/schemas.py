@@ -7,8 +7,8 @@ stable JSON of ``/api/v1`` and feed the OpenAPI document.
 
 from marshmallow import EXCLUDE, INCLUDE, Schema, ValidationError, fields, post_load, pre_load, validate, validates_schema
 
-API_VERSION = "kernelindex.dev/v1alpha1"
-EVIDENCE_LEVELS = ("source-reported", "kernelindex-rerun", "kernelindex-replicated")
+from .manifests import API_VERSION
+from .models import EVIDENCE_LEVELS
 
 
 class MetadataSchema(Schema):
@@ -150,7 +150,7 @@ class RunFilterSchema(Schema):
     source = fields.String()
     external_id = fields.String()
     page = fields.Integer(load_default=1, validate=validate.Range(min=1))
-    per_page = fields.Integer(load_default=50, validate=validate.Range(min=1, max=500))
+    per_page = fields.Integer(validate=validate.Range(min=1))  # default and maximum: API_PAGE_SIZE, API_MAX_PAGE_SIZE
 
 
 class RunItemSchema(Schema):
