@@ -11,7 +11,7 @@ from flask import g, url_for
 from .. import formatting
 from ..markdown import render_markdown
 from ..models import Attestation, Run
-from ..schemas import ISSUE_REASONS, MEMORY_UNITS, TIME_UNITS
+from ..post_schemas import ISSUE_REASONS, MEMORY_UNITS, TIME_UNITS
 from .links import run_url
 
 UNIT_LABELS = {"us": "µs"}

@@ -47,7 +47,7 @@ def member_rows(members: list) -> tuple[list, dict]:
             "implementation": implementation_title(member["implementation"]),
             "implementation_name": member["implementation"],
             "median": formatting.in_unit(member["median"], shown_unit),
-            "spread": f"{formatting.in_unit(member['p20'], shown_unit)} – {formatting.in_unit(member['p80'], shown_unit)}",
+            "spread": formatting.spread_in_unit(member["p20"], member["p80"], shown_unit),
             "bar": {"left": percent(low), "width": max(percent(high) - percent(low), 0.4),
                     "median": percent(member["median"])},
             "standing": standing(position, member),

@@ -36,7 +36,7 @@ def table_row(row: dict, family: Family, view: dict, shown_unit) -> dict:
         "implementation_title": implementation_title(row["implementation"]),
         "config_text": config_text(row["config"]),
         "median_text": formatting.in_unit(row["median"], shown_unit),
-        "spread": f"{formatting.in_unit(row['p20'], shown_unit)} – {formatting.in_unit(row['p80'], shown_unit)}",
+        "spread": formatting.spread_in_unit(row["p20"], row["p80"], shown_unit),
         "evidence_title": evidence_title(row["evidence"]), "observed": formatting.day(row["observed_at"]),
     }
 
@@ -92,7 +92,8 @@ def family_page(family: Family, args: dict) -> dict:
         "family": family,
         "title": f"All results for {family.title}",
         "selected": {**view, "implementation": implementation, "fixed": fixed},
-        "options": {"pass": sorted(facets.counts("pass")), "metric": sorted(facets.counts("metric", {"pass": view["pass"]})),
+        "options": {"pass": sorted(facets.counts("pass")),
+                    "metric": sorted(facets.counts("metric", {"pass": view["pass"]})),
                     "gpu": sorted(gpu_runs), "implementation": implementations, "parameters": parameters},
         "gpu_runs": gpu_runs,
         "x_name": x_name,

@@ -4,7 +4,7 @@ from flask import current_app
 
 from .. import formatting
 from ..models import Attestation, IssueReport, Run
-from ..schemas import ISSUE_REASONS
+from ..post_schemas import ISSUE_REASONS
 from .community import attestation_row
 from .links import run_url
 from .pagination import Pagination

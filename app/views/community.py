@@ -19,7 +19,7 @@ from ..pages.community import (ATTESTATIONS_TARGET, REPORT_TARGET, attestation_s
                                run_units)
 from ..pages.links import run_url
 from ..pages.lookup import run_or_404
-from ..schemas import attestation_schema, issue_report_schema
+from ..post_schemas import attestation_schema, issue_report_schema
 from ..security import rate_limit
 from .render import error_headers, error_response, is_htmx, wants_json
 
