@@ -11,9 +11,8 @@ from .. import formatting
 from ..models import ComparisonGroup, Family, Run
 from .api import comparison_detail
 from .links import comparison_url, family_url, run_url
-from .titles import EVIDENCE_KIND_TITLES, implementation_title, workload_summary
+from .titles import EVIDENCE_KIND_TITLES, implementation_title, short_key, workload_summary
 
-KEY_DIGEST_HEX = 16
 AXIS_HEADROOM = 1.05  # the shared axis ends a little past the largest p80
 
 
@@ -64,7 +63,7 @@ def related_groups(group: ComparisonGroup) -> list:
               .order_by(ComparisonGroup.gpu, ComparisonGroup.evidence_kind))
     return [{"url": comparison_url(other.key), "gpu": other.gpu, "size": other.size,
              "evidence": EVIDENCE_KIND_TITLES[other.evidence_kind],
-             "key_short": formatting.short_digest(other.key, KEY_DIGEST_HEX)}
+             "key_short": short_key(other.key)}
             for other in others
             if (other.shared.get("pass"), other.shared.get("metric")) == (shared.get("pass"), shared.get("metric"))]
 

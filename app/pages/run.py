@@ -15,11 +15,10 @@ from .citation import citation
 from .links import comparison_url, family_url, run_url
 from .run_sections import (correctness_section, environment_rows, flatten, measurement_rows, protocol_section,
                            rank_line, split_quantity, spread_line, workload_section)
-from .titles import evidence_title, implementation_title, source_title, workload_summary
+from .titles import evidence_title, implementation_title, short_key, source_title, workload_summary
 
 NO_LICENSE = "license not stated"
 RUN_DIGEST_HEX = 23
-KEY_DIGEST_HEX = 16
 
 
 def history_row(run: Run) -> dict:
@@ -50,7 +49,7 @@ def identity(run: Run, implementation: dict, source: str) -> dict:
         "implementation_details": flatten(implementation.get("details") or {}),
         "workload": workload_summary(run.parameters, run.dtype),
         "comparison_key": group_key,
-        "comparison_key_short": formatting.short_digest(group_key, KEY_DIGEST_HEX),
+        "comparison_key_short": short_key(group_key),
         "source": source,
         "external_id": run.external_id,
         "digest": run.digest,

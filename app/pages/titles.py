@@ -12,6 +12,14 @@ COMPARISON_KIND_TITLES = {comparison.SOURCE_NATIVE: "source-native comparison",
                           comparison.KERNELINDEX: "KernelIndex rerun comparison"}
 
 
+KEY_DIGEST_HEX = 16  # hex digits of a comparison key shown before the ellipsis
+
+
+def short_key(key: str) -> str:
+    """A comparison group's key as pages show it: ``sha256:d138ff33f3043e3d…``."""
+    return formatting.short_digest(key, KEY_DIGEST_HEX)
+
+
 def source_title(source: str) -> str:
     return SOURCE_TITLES.get(source, source)
 
