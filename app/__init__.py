@@ -11,7 +11,7 @@ from pathlib import Path
 from flask import Flask
 
 from . import config as default_config
-from .db import database, open_database
+from . import db
 
 ENV_PREFIX = "KERNELINDEX"
 
@@ -26,16 +26,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     if not app.config["DATABASE_URL"]:
         app.config["DATABASE_URL"] = "sqlite:///" + os.path.join(app.instance_path, "kernelindex.sqlite3")
-    open_database(app.config["DATABASE_URL"])
-
-    @app.before_request
-    def connect():
-        database.connect(reuse_if_open=True)
-
-    @app.teardown_request
-    def close(_exception):
-        if not database.is_closed():
-            database.close()
+    db.init_app(app)
 
     from .security import init_app as init_security
     from .views import register_blueprints

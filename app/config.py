@@ -2,8 +2,11 @@
 
 SECRET_KEY = "dev"  # overridden in production by KERNELINDEX_SECRET_KEY or the instance config
 DATABASE_URL = None  # None: SQLite file ``kernelindex.sqlite3`` in the instance folder
-PAGE_SIZE = 50
-MAX_PAGE_SIZE = 500
+API_PAGE_SIZE = 50  # runs per page of /api/v1/runs unless ``per_page`` asks for another size
+API_MAX_PAGE_SIZE = 500
+FAMILY_PAGE_SIZE = 50  # table rows per family page
+SEARCH_PAGE_SIZE = 20
+MODERATION_PAGE_SIZE = 50  # attestations per page of the maintainers' list
 MAX_CONTENT_LENGTH = 64 * 1024  # bytes of any request body; notes and reproductions are small
 POSTS_PER_MINUTE = 10  # per client, for notes, reproductions and issue reports
 IMPORT_TIMEOUT_SECONDS = 60  # for importer URLs

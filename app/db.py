@@ -27,6 +27,20 @@ def open_database(url: str) -> peewee.Database:
     return concrete
 
 
+def init_app(app) -> None:
+    """Bind the proxy to the app's ``DATABASE_URL``; a connection lives for one request (flaskr's pattern)."""
+    open_database(app.config["DATABASE_URL"])
+
+    @app.before_request
+    def connect():
+        database.connect(reuse_if_open=True)
+
+    @app.teardown_request
+    def close(_exception):
+        if not database.is_closed():
+            database.close()
+
+
 def migration_router():
     from peewee_migrate import Router
 

@@ -69,6 +69,11 @@ def in_unit(value, unit: tuple[str, float]) -> str:
     return f"{significant(value / unit[1])} {unit[0]}"
 
 
+def spread_in_unit(p20, p80, unit: tuple[str, float]) -> str:
+    """A p20–p80 spread in one unit: ``0.312 ms – 0.318 ms``."""
+    return f"{in_unit(p20, unit)} – {in_unit(p80, unit)}"
+
+
 def ratio(value) -> str:
     """A ratio to #1 as people say it: ``268× slower``, ``1.04× slower``, ``same``."""
     if value is None:

@@ -89,6 +89,7 @@ SOURCE_REPORTED = "source-reported"
 KERNELINDEX_RERUN = "kernelindex-rerun"
 KERNELINDEX_REPLICATED = "kernelindex-replicated"
 EVIDENCE_LEVELS = (SOURCE_REPORTED, KERNELINDEX_RERUN, KERNELINDEX_REPLICATED)  # DESIGN.md, "Evidence levels"
+KERNELINDEX_SOURCE = "kernelindex"  # the source of every run KernelIndex measured itself
 
 
 class Run(BaseModel):
@@ -161,6 +162,36 @@ class Run(BaseModel):
         """Runs that no newer observation of the same measurement supersedes: the ones that rank."""
         return cls.select(*selection).where(cls.superseded_by.is_null())
 
+    @classmethod
+    def matching(cls, filters: dict):
+        """Runs matching the API's filters (already validated), with their group's size, newest first.
+
+        ``gpu`` matches the name upstream gave the hardware or its product name.
+        """
+        query = cls.select(cls, ComparisonGroup.size).join(ComparisonGroup)
+        for name in ("kernel", "implementation", "pass_", "metric", "evidence", "source", "external_id"):
+            if filters.get(name):
+                query = query.where(getattr(cls, name) == filters[name])
+        if filters.get("gpu"):
+            query = query.where((cls.gpu == filters["gpu"]) | (cls.gpu_product == filters["gpu"]))
+        return query.order_by(cls.observed_at.desc(), cls.id)
+
+    def manifest_bundle(self) -> dict:
+        """The five canonical documents this run's digests name, by kind (the downloadable manifest)."""
+        digests = {"run": self.digest, "protocol": self.protocol_digest, "environment": self.environment_digest,
+                   "workload": self.workload_digest, "implementation": self.implementation_digest}
+        documents = dict(Manifest.select(Manifest.digest, Manifest.document)
+                         .where(Manifest.digest.in_(list(digests.values()))).tuples())
+        return {kind: documents[digest] for kind, digest in digests.items()}
+
+    def visible_attestations(self):
+        """This run's attestations that maintainers have not hidden, oldest first."""
+        return (self.attestations.where(Attestation.hidden == False)  # noqa: E712
+                .order_by(Attestation.created_at, Attestation.id))
+
+    def open_issue_count(self) -> int:
+        return IssueReport.unresolved().where(IssueReport.run == self).count()
+
 
 class Attestation(BaseModel):
     """A community note or reproduction. Shown beside a run; never changes its evidence or rank."""
@@ -188,6 +219,10 @@ class IssueReport(BaseModel):
     body = peewee.TextField(default="")
     resolved = peewee.BooleanField(default=False)
     created_at = peewee.DateTimeField(default=utcnow)
+
+    @classmethod
+    def unresolved(cls):
+        return cls.select().where(cls.resolved == False)  # noqa: E712
 
 
 class Maintainer(BaseModel):

@@ -12,7 +12,7 @@ from flask import Blueprint, current_app, jsonify
 from . import page_schemas, schemas
 
 OPENAPI_VERSION = "3.0.3"
-API_VERSION = "v1"
+DOCUMENT_VERSION = "v1"  # the version of the API described: its paths start /api/v1
 
 openapi = Blueprint("openapi", __name__)
 
@@ -35,7 +35,7 @@ FAMILY = _path_parameter("name", "The kernel family's name, e.g. `fused_neighbor
 
 
 def build_spec() -> APISpec:
-    spec = APISpec(title="KernelIndex", version=API_VERSION, openapi_version=OPENAPI_VERSION,
+    spec = APISpec(title="KernelIndex", version=DOCUMENT_VERSION, openapi_version=OPENAPI_VERSION,
                    plugins=[MarshmallowPlugin()],
                    info={"description": "GPU-kernel benchmark results with their provenance. Every HTML page "
                                         "has a JSON twin (`<page>.json` or `Accept: application/json`)."})

@@ -1,6 +1,7 @@
 """Marshmallow schemas of the pages' JSON twins (``<page>.json`` or ``Accept: application/json``).
 
-A twin carries what its page shows: the record data at full precision (as the
+Each schema dumps the very context its page's template renders (``app.pages``): a
+twin carries what its page shows, the record data at full precision (as the
 ``/api/v1`` shapes have it) plus the figures as the page words them. The run and
 comparison twins extend the API's schemas, so a client of one reads the other.
 The OpenAPI document (``app/openapi.py``) is generated from these and ``app.schemas``.
@@ -47,16 +48,6 @@ class ThroughputSchema(Schema):
     bound = fields.String(allow_none=True)
 
 
-class HistoryEntrySchema(Schema):
-    id = fields.String()
-    url = fields.String()
-    observed = fields.String()
-    median = fields.String()
-    evidence = fields.String()
-    status = fields.String()
-    host = fields.String(allow_none=True)
-
-
 class CitationSchema(Schema):
     permalink = fields.String()
     digest = fields.String()
@@ -72,6 +63,9 @@ class FooterSchema(Schema):
     license = fields.String()
 
 
+HISTORY = ("superseded_by", "supersedes", "rerun_of", "reruns")
+
+
 class RunPageSchema(RunDetailSchema):
     """The run page: the API's run detail plus the page's worded figures and sections."""
 
@@ -82,14 +76,15 @@ class RunPageSchema(RunDetailSchema):
     spread_line = fields.String()
     identity = fields.Dict(keys=fields.String())
     correctness = fields.Nested(CorrectnessSchema)
-    workload_rows = fields.List(Row(), attribute="workload_parameters")
-    tensors = fields.List(Row())
-    comparator = fields.String()
+    workload_rows = fields.List(Row(), attribute="workload.rows")
+    tensors = fields.List(Row(), attribute="workload.tensors")
+    comparator = fields.String(attribute="workload.comparator")
     measurements = fields.List(Row())
     throughput = fields.Nested(ThroughputSchema, allow_none=True)
     protocol = fields.Dict()
     environment = fields.List(Row())
-    history = fields.Dict(keys=fields.String())
+    history = fields.Function(lambda page: {name: page[name] for name in HISTORY}, metadata={
+        "description": "superseded_by, supersedes, rerun_of and reruns as the page lists them"})
     issue_count = fields.Integer()
     citation = fields.Nested(CitationSchema)
     footer = fields.Nested(FooterSchema)
@@ -139,17 +134,17 @@ class FamilyPageSchema(Schema):
     options = fields.Dict(metadata={"description": "the values each filter can take here"})
     x_name = fields.String()
     chart_config = fields.String()
-    x_scale = fields.String()
-    y_scale = fields.String()
+    x_scale = fields.String(attribute="chart.x_scale")
+    y_scale = fields.String(attribute="chart.y_scale")
     series = fields.List(fields.Nested(ChartSeriesSchema))
     unit = fields.String()
-    items = fields.List(fields.Nested(RunItemSchema))
+    items = fields.List(fields.Nested(RunItemSchema), attribute="rows")
     total = fields.Integer()
     page = fields.Integer()
     pages = fields.Integer()
     sort = fields.String()
     order = fields.String()
-    next = fields.String(allow_none=True)
+    next = fields.String(allow_none=True, attribute="next_url")
 
 
 class HomeFamilySchema(Schema):

@@ -2,13 +2,15 @@
 
 Schema instances are made once here and shared. Record-kind schemas validate a
 document's structure (the digest is computed elsewhere); API schemas define the
-stable JSON of ``/api/v1`` and feed the OpenAPI document.
+stable JSON of ``/api/v1`` and feed the OpenAPI document. What readers post
+(notes, reproductions, issue reports) has its schemas in ``app.post_schemas``.
 """
 
-from marshmallow import EXCLUDE, INCLUDE, Schema, ValidationError, fields, post_load, pre_load, validate, validates_schema
+from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
-API_VERSION = "kernelindex.dev/v1alpha1"
-EVIDENCE_LEVELS = ("source-reported", "kernelindex-rerun", "kernelindex-replicated")
+from .manifests import API_VERSION
+from .models import EVIDENCE_LEVELS
+from .post_schemas import AttestationSchema
 
 
 class MetadataSchema(Schema):
@@ -150,7 +152,7 @@ class RunFilterSchema(Schema):
     source = fields.String()
     external_id = fields.String()
     page = fields.Integer(load_default=1, validate=validate.Range(min=1))
-    per_page = fields.Integer(load_default=50, validate=validate.Range(min=1, max=500))
+    per_page = fields.Integer(validate=validate.Range(min=1))  # default and maximum: API_PAGE_SIZE, API_MAX_PAGE_SIZE
 
 
 class RunItemSchema(Schema):
@@ -185,148 +187,6 @@ class ComparisonSummarySchema(Schema):
     size = fields.Integer()
     leader = fields.String(allow_none=True)
     kind = fields.String()
-
-
-TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}  # factor to the run's ns
-MEMORY_UNITS = {"MB": 1.0, "GB": 1e3}  # factor to the run's MB, as pages show memory (formatting.py)
-ATTESTATION_UNITS = (*TIME_UNITS, *MEMORY_UNITS)
-UNIT_SPELLINGS = {"µs": "us", "μs": "us", "sec": "s", "mb": "MB", "gb": "GB"}
-ISSUE_REASONS = {
-    "wrong-figure": "The figures look wrong",
-    "wrong-metadata": "The identity, workload or environment is wrong",
-    "not-comparable": "It should not be ranked with this group",
-    "duplicate": "It duplicates another run",
-    "abuse": "A note here is spam or abuse",
-    "other": "Something else",
-}
-MAX_POST_BODY_CHARS = 4000
-CONTROL_CHARACTERS = frozenset(chr(c) for c in range(32) if chr(c) not in "\n\t") | {"\x7f"}
-
-
-def _clean_form_text(data: dict, optional: tuple) -> dict:
-    """Posted form text as the schema wants it: trimmed, newlines as \\n, empty optional fields absent."""
-    cleaned = {}
-    for name, value in dict(data).items():
-        if isinstance(value, str):
-            value = value.replace("\r\n", "\n").replace("\r", "\n")
-            value = value.lstrip("\n").rstrip() if name == "body" else value.strip()  # keep markdown indents
-            if value == "" and name in optional:
-                continue
-        cleaned[name] = value
-    return cleaned
-
-
-def _at_most(characters: int, what: str) -> validate.Length:
-    return validate.Length(max=characters, error=f"Keep {what} to {characters} characters.")
-
-
-def _number_messages(what: str, hint: str) -> dict:
-    return {"invalid": f"Enter {what} as a number, {hint}.", "special": f"Enter {what} as a finite number, {hint}."}
-
-
-def _refuse_control_characters(data: dict, names: tuple):
-    for name in names:
-        value = data.get(name)
-        if isinstance(value, str) and any(ch in CONTROL_CHARACTERS for ch in value):
-            raise ValidationError("Remove the control characters (only text, tabs and new lines are allowed).", name)
-
-
-class AttestationSchema(Schema):
-    """A community note or reproduction: what a reader posts and what the API shows.
-
-    A note is markdown text. A reproduction is the reader's own measurement of the
-    run's workload: median with its unit (a time unit for latency runs, MB/GB for
-    memory runs; the view checks it against the run), the GPU, the software
-    versions and a link to the evidence, optionally the p20/p80 spread and a
-    comment. Neither ever changes the run's evidence level or rank.
-    """
-
-    class Meta:
-        unknown = EXCLUDE  # the form's csrf_token and submit button
-
-    TEXT_FIELDS = ("author", "body", "gpu", "software", "link")
-    REPRODUCTION_FIELDS = ("median", "p20", "p80", "unit", "gpu", "software", "link")
-
-    id = fields.Integer(dump_only=True)
-    kind = fields.String(required=True, validate=validate.OneOf(("note", "reproduction")),
-                         error_messages={"required": "Choose a note or a reproduction."})
-    author = fields.String(allow_none=True, validate=_at_most(80, "the name"))
-    body = fields.String(load_default="", validate=_at_most(MAX_POST_BODY_CHARS, "the text"))
-    median = fields.Float(allow_none=True,
-                          validate=validate.Range(min=0, min_inclusive=False, error="The median must be above 0."),
-                          error_messages=_number_messages("the median", "e.g. 84.6"))
-    p20 = fields.Float(allow_none=True, validate=validate.Range(min=0, error="p20 cannot be negative."),
-                       error_messages=_number_messages("p20", "or leave it empty"))
-    p80 = fields.Float(allow_none=True, validate=validate.Range(min=0, error="p80 cannot be negative."),
-                       error_messages=_number_messages("p80", "or leave it empty"))
-    unit = fields.String(allow_none=True, validate=validate.OneOf(
-        ATTESTATION_UNITS, error="Choose a unit: ns, µs, ms or s (MB or GB for memory)."))
-    gpu = fields.String(allow_none=True, validate=_at_most(120, "the GPU name"))
-    software = fields.String(allow_none=True, validate=_at_most(500, "the versions"))
-    link = fields.Url(allow_none=True, schemes={"http", "https"}, validate=_at_most(2000, "the link"),
-                      error_messages={"invalid": "Enter a full http:// or https:// address."})
-    created_at = fields.DateTime(dump_only=True, format="iso")
-
-    @pre_load
-    def clean_form(self, data, **kwargs):
-        data = _clean_form_text(data, optional=("author", "median", "p20", "p80", "unit", "gpu", "software", "link"))
-        if isinstance(data.get("unit"), str):
-            data["unit"] = UNIT_SPELLINGS.get(data["unit"], data["unit"])
-        return data
-
-    @validates_schema
-    def complete_and_consistent(self, data, **kwargs):
-        _refuse_control_characters(data, self.TEXT_FIELDS)
-        errors = {}
-        if data.get("kind") == "note" and not data.get("body", "").strip():
-            errors["body"] = ["Write the note (it is empty)."]
-        if data.get("kind") == "reproduction":
-            for name, message in (("median", "Give the median you measured."),
-                                  ("unit", "Choose the median's unit."),
-                                  ("gpu", "Name the GPU you measured on."),
-                                  ("software", "Give the software versions you ran "
-                                               "(e.g. torch 2.6, triton 3.2, CUDA 12.4)."),
-                                  ("link", "Link to your script, log or results (http or https).")):
-                if data.get(name) is None:
-                    errors[name] = [message]
-            median, p20, p80 = data.get("median"), data.get("p20"), data.get("p80")
-            if median is not None and p20 is not None and p20 > median:
-                errors["p20"] = ["p20 cannot be above the median."]
-            if median is not None and p80 is not None and p80 < median:
-                errors["p80"] = ["p80 cannot be below the median."]
-        if errors:
-            raise ValidationError(errors)
-
-    @post_load
-    def drop_reproduction_fields_from_notes(self, data, **kwargs):
-        if data["kind"] == "note":
-            for name in self.REPRODUCTION_FIELDS:
-                data.pop(name, None)
-        return data
-
-
-class IssueReportSchema(Schema):
-    """A reader's report that something about a run is wrong; ``other`` needs a description."""
-
-    class Meta:
-        unknown = EXCLUDE
-
-    id = fields.Integer(dump_only=True)
-    reason = fields.String(required=True, validate=validate.OneOf(tuple(ISSUE_REASONS), error="Choose what is wrong."),
-                           error_messages={"required": "Choose what is wrong."})
-    body = fields.String(load_default="", validate=_at_most(MAX_POST_BODY_CHARS, "the description"))
-    resolved = fields.Boolean(dump_only=True)
-    created_at = fields.DateTime(dump_only=True, format="iso")
-
-    @pre_load
-    def clean_form(self, data, **kwargs):
-        return _clean_form_text(data, optional=())
-
-    @validates_schema
-    def described_when_other(self, data, **kwargs):
-        _refuse_control_characters(data, ("body",))
-        if data.get("reason") == "other" and not data.get("body", "").strip():
-            raise ValidationError("Describe the problem.", "body")
 
 
 class RunDetailSchema(Schema):
@@ -372,9 +232,6 @@ class ErrorSchema(Schema):
 
 
 run_filter_schema = RunFilterSchema()
-run_item_schema = RunItemSchema()
 run_list_schema = RunListSchema()
 run_detail_schema = RunDetailSchema()
 comparison_schema = ComparisonSchema()
-attestation_schema = AttestationSchema()
-issue_report_schema = IssueReportSchema()

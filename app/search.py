@@ -12,6 +12,7 @@ start of an external id; a 12-digit hex string or a ``sha256:`` digest as a run.
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import peewee
@@ -78,48 +79,63 @@ def _newest_runs(entries, offset: int, limit: int) -> list:
     """The page of current runs of these combinations, newest first."""
     if not entries:
         return []
+    newest_first = (Run.observed_at.desc(), Run.id)
     if len(entries) <= FEW_COMBINATIONS:
-        queries = [Run.select().where((Run.kernel == e.kernel) & (Run.implementation == e.implementation)
-                                      & (Run.gpu == e.gpu) & Run.superseded_by.is_null())
-                   .order_by(Run.observed_at.desc(), Run.id).limit(offset + limit) for e in entries]
+        queries = [Run.current().where((Run.kernel == e.kernel) & (Run.implementation == e.implementation)
+                                       & (Run.gpu == e.gpu)).order_by(*newest_first).limit(offset + limit)
+                   for e in entries]
         runs = [run for query in queries for run in query]
         runs.sort(key=lambda run: (run.observed_at, run.id), reverse=True)
         return runs[offset:offset + limit]
     combinations = [(e.kernel, e.implementation, e.gpu) for e in entries]
-    return list(Run.select().where(peewee.Tuple(Run.kernel, Run.implementation, Run.gpu).in_(combinations)
-                                   & Run.superseded_by.is_null())
-                .order_by(Run.observed_at.desc(), Run.id).offset(offset).limit(limit))
+    return list(Run.current().where(peewee.Tuple(Run.kernel, Run.implementation, Run.gpu).in_(combinations))
+                .order_by(*newest_first).offset(offset).limit(limit))
 
 
-def search(query: str, page: int, per_page: int) -> dict:
-    """Families and runs matching ``query``: ``{"families", "gpus", "runs", "total"}``."""
-    query = query.strip()[:MAX_QUERY]
-    result = {"families": [], "gpus": [], "runs": [], "total": 0}
-    if not query:
-        return result
-    exact = None
-    lowered = query.lower()
+@dataclass(frozen=True)
+class Matches:
+    """What a query matches: families and GPUs with their run counts, the total, and pages of runs."""
+
+    families: list  # (name, title, runs), most runs first
+    gpus: list  # (gpu, runs), most runs first
+    total: int
+    runs: Callable[[int, int], list]  # (offset, limit) -> runs, in the order the pages list them
+
+
+NOTHING = Matches([], [], 0, lambda offset, limit: [])
+
+
+def _exact_run(lowered: str):
+    """The run a 12-digit id or a ``sha256:`` digest names, if any."""
     if RUN_ID.match(lowered):
-        exact = Run.get_or_none(Run.id == lowered)
-    elif lowered.startswith("sha256:"):
-        exact = Run.get_or_none(Run.digest == lowered)
+        return Run.get_or_none(Run.id == lowered)
+    if lowered.startswith("sha256:"):
+        return Run.get_or_none(Run.digest == lowered)
+    return None
+
+
+def _external_id_prefix(query: str) -> Matches:
+    prefix = (Run.external_id >= query) & (Run.external_id < query + "\U0010ffff")
+    return Matches([], [], Run.select().where(prefix).count(),
+                   lambda offset, limit: list(Run.select().where(prefix).order_by(Run.external_id)
+                                              .offset(offset).limit(limit)))
+
+
+def search(query: str) -> Matches:
+    """Families and runs matching ``query`` (see the module's docstring)."""
+    query = query.strip()[:MAX_QUERY]
+    if not query:
+        return NOTHING
+    exact = _exact_run(query.lower())
     if exact is not None:
-        result.update(runs=[exact], total=1)
-        return result
+        return Matches([], [], 1, lambda offset, limit: [exact][offset:offset + limit])
     if "/" in query:
-        prefix = (Run.external_id >= query) & (Run.external_id < query + "\U0010ffff")
-        result["total"] = Run.select().where(prefix).count()
-        result["runs"] = list(Run.select().where(prefix).order_by(Run.external_id)
-                              .offset((page - 1) * per_page).limit(per_page))
-        return result
+        return _external_id_prefix(query)
     entries = matching_entries(query.split())
     families, gpus = {}, {}
     for entry in entries:
         families.setdefault(entry.kernel, [entry.title, 0])[1] += entry.count
         gpus[entry.gpu] = gpus.get(entry.gpu, 0) + entry.count
-    result["families"] = sorted(((name, title, count) for name, (title, count) in families.items()),
-                                key=lambda item: -item[2])
-    result["gpus"] = sorted(gpus.items(), key=lambda item: -item[1])
-    result["total"] = sum(entry.count for entry in entries)
-    result["runs"] = _newest_runs(entries, (page - 1) * per_page, per_page)
-    return result
+    return Matches(sorted(((name, title, count) for name, (title, count) in families.items()), key=lambda f: -f[2]),
+                   sorted(gpus.items(), key=lambda item: -item[1]), sum(entry.count for entry in entries),
+                   lambda offset, limit: _newest_runs(entries, offset, limit))

@@ -62,7 +62,9 @@ def test_section_lists_notes_in_posting_order_and_says_when_there_are_none(small
     run = reference_run(small_app)
     with small_app.test_request_context():
         from flask import render_template
-        empty = render_template("partials/_attestations.html", run=run, attestations=[], issue_count=0)
+
+        from app.pages.community import attestation_section
+        empty = render_template("partials/_attestations.html", attestation_section=attestation_section(run))
     assert "No attestations yet." in empty and EXPLANATION in empty
     assert 'hx-post="/runs/%s/attestations"' % run.id in empty and 'action="/runs/%s/attestations"' % run.id in empty
     for label in ("note-body", "reproduction-median", "reproduction-unit", "reproduction-gpu",

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from app.contexts import manifest_bundle
 from app.manifests import canonical_bytes, document_digest, sha256_digest
 from app.models import Run
 
@@ -31,7 +30,7 @@ def reference_manifest():
 
 def bundle_for(app, external_id):
     with app.test_request_context():
-        return manifest_bundle(Run.get(Run.external_id == external_id))
+        return Run.get(Run.external_id == external_id).manifest_bundle()
 
 
 def test_canonical_form_is_rfc8785():

@@ -1,9 +1,10 @@
 """The JSON API, ``/api/v1``: stable, pinned by tests."""
 
-from flask import Blueprint, abort, current_app, jsonify, request, url_for
+from flask import Blueprint, abort, current_app, jsonify, request
 from marshmallow import ValidationError
 
-from .. import contexts
+from ..pages import api as pages
+from ..pages.lookup import group_or_404, run_or_404
 from ..schemas import comparison_schema, run_detail_schema, run_filter_schema, run_list_schema
 
 api = Blueprint("api", __name__, url_prefix="/api/v1")
@@ -20,25 +21,21 @@ def validated_filters() -> dict:
 
 @api.get("/runs")
 def run_list():
-    filters = validated_filters()
-    query = contexts.filtered_runs(filters)
-    total = query.count()
-    page, per_page = filters["page"], filters["per_page"]
-    runs = query.paginate(page, per_page)
-    more = page * per_page < total
-    next_url = url_for("api.run_list", **{**request.args.to_dict(), "page": page + 1}, _external=True) if more else None
-    return jsonify(run_list_schema.dump({"items": [contexts.run_item(run) for run in runs], "total": total,
-                                          "next": next_url}))
+    try:
+        page = pages.run_list(validated_filters(), request.args.to_dict())
+    except pages.BadQuery as error:
+        abort(400, description=f"bad query: {error}")
+    return jsonify(run_list_schema.dump(page))
 
 
 @api.get("/runs/<run_id>")
 def run_detail(run_id):
-    return jsonify(run_detail_schema.dump(contexts.run_detail(contexts.find_run(run_id))))
+    return jsonify(run_detail_schema.dump(pages.run_detail(run_or_404(run_id))))
 
 
 @api.get("/comparisons/<path:key>")
 def comparison_detail(key):
-    return jsonify(comparison_schema.dump(contexts.comparison_detail(contexts.find_group(key))))
+    return jsonify(comparison_schema.dump(pages.comparison_detail(group_or_404(key))))
 
 
 def authenticated_host():

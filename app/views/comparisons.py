@@ -4,8 +4,9 @@ import re
 
 from flask import Blueprint, abort
 
-from .. import contexts
 from ..page_schemas import comparison_page_schema
+from ..pages.comparison import comparison_page as comparison_context
+from ..pages.lookup import group_or_404
 from .render import install, respond
 
 comparisons = Blueprint("comparisons", __name__)
@@ -14,17 +15,12 @@ comparisons.record_once(install)
 GROUP_KEY = re.compile(r"^(sha256:)?[0-9a-f]{64}$")
 
 
-def comparison_twin(context: dict) -> dict:
-    return comparison_page_schema.dump({**context["detail"], "title": context["title"], "rows": context["rows"],
-                                        "related": context["related"]})
-
-
 @comparisons.get("/comparisons/<key>")
 def comparison_page(key):
     if not GROUP_KEY.match(key):
         abort(400, description=f"a comparison key is 64 hex digits (optionally after sha256:), not {key!r}")
-    return respond("comparisons/comparison.html", contexts.comparison_page(contexts.find_group(key)),
-                   twin=comparison_twin)
+    return respond("comparisons/comparison.html", comparison_context(group_or_404(key)),
+                   twin=comparison_page_schema.dump)
 
 
 @comparisons.get("/comparisons/<key>.json")

@@ -13,16 +13,15 @@ from functools import wraps
 from flask import Blueprint, abort, g, redirect, render_template, request, session, url_for
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from .. import formatting
-from ..models import Attestation, IssueReport, Maintainer, Run
-from ..schemas import ISSUE_REASONS
+from ..models import Attestation, IssueReport, Maintainer
+from ..pages.lookup import get_or_404
+from ..pages.moderation import attestations_page, issues_page
+from ..pages.pagination import BadPage, page_number
 from ..security import rate_limit
-from .community import attestation_row, run_page_url
 
 maintainers = Blueprint("maintainers", __name__, url_prefix="/maintainers")
 
 SESSION_KEY = "maintainer_id"
-PER_PAGE = 50
 # Checked when the username is unknown, so a wrong name takes as long as a wrong password.
 _UNKNOWN_USER_HASH = generate_password_hash("not a password of anyone")
 
@@ -82,42 +81,18 @@ def sign_out():
     return redirect(url_for("maintainers.sign_in"), code=303)
 
 
-def issue_row(report: IssueReport) -> dict:
-    run = report.run
-    return {
-        "id": report.id,
-        "reason": ISSUE_REASONS.get(report.reason, report.reason),
-        "body": report.body,
-        "resolved": report.resolved,
-        "reported": formatting.moment(report.created_at),
-        "run_id": run.id,
-        "run_url": run_page_url(run),
-        "run_summary": f"{run.kernel_id} · {run.implementation} · {run.pass_} · {run.metric} · {run.gpu}",
-        "run_external_id": run.external_id,
-    }
-
-
 @maintainers.get("/")
 @maintainer_required
 def issues():
     """Issue reports with their runs: open ones by default, ``?state=resolved`` for the others."""
-    resolved = request.args.get("state") == "resolved"
-    reports = (IssueReport.select(IssueReport, Run).join(Run)
-               .where(IssueReport.resolved == resolved)
-               .order_by(IssueReport.created_at.desc(), IssueReport.id.desc()))
-    counts = {"open": IssueReport.select().where(IssueReport.resolved == False).count(),  # noqa: E712
-              "resolved": IssueReport.select().where(IssueReport.resolved == True).count()}  # noqa: E712
-    return render_template("maintainers/issues.html", rows=[issue_row(r) for r in reports],
-                           state="resolved" if resolved else "open", counts=counts)
+    return render_template("maintainers/issues.html", **issues_page(resolved=request.args.get("state") == "resolved"))
 
 
 @maintainers.post("/issues/<int:report_id>/resolve")
 @maintainer_required
 def resolve_issue(report_id):
     """Mark a report resolved (``resolved=0`` reopens it)."""
-    report = IssueReport.get_or_none(IssueReport.id == report_id)
-    if report is None:
-        abort(404, description=f"no issue report {report_id}")
+    report = get_or_404(IssueReport, IssueReport.id == report_id, description=f"no issue report {report_id}")
     report.resolved = request.form.get("resolved", "1") != "0"
     report.save()
     return redirect(safe_next(request.form.get("next")) or url_for("maintainers.issues"), code=303)
@@ -128,28 +103,19 @@ def resolve_issue(report_id):
 def attestations():
     """Every attestation, newest first (``?hidden=1``: only hidden ones), to hide or show again."""
     try:
-        page = max(1, int(request.args.get("page", 1)))
-    except ValueError:
-        abort(400, description="page must be a whole number")
-    only_hidden = request.args.get("hidden") == "1"
-    query = (Attestation.select(Attestation, Run).join(Run)
-             .order_by(Attestation.created_at.desc(), Attestation.id.desc()))
-    if only_hidden:
-        query = query.where(Attestation.hidden == True)  # noqa: E712
-    total = query.count()
-    rows = [{**attestation_row(a, a.run), "run_id": a.run.id, "run_url": run_page_url(a.run)}
-            for a in query.paginate(page, PER_PAGE)]
-    return render_template("maintainers/attestations.html", rows=rows, only_hidden=only_hidden, page=page,
-                           more=page * PER_PAGE < total, total=total)
+        page = page_number(request.args.get("page"))
+    except BadPage as error:
+        abort(400, description=str(error))
+    return render_template("maintainers/attestations.html",
+                           **attestations_page(only_hidden=request.args.get("hidden") == "1", page_wanted=page))
 
 
 @maintainers.post("/attestations/<int:attestation_id>/hidden")
 @maintainer_required
 def set_attestation_hidden(attestation_id):
     """Hide an attestation (``hidden=1``) or show it again (``hidden=0``)."""
-    attestation = Attestation.get_or_none(Attestation.id == attestation_id)
-    if attestation is None:
-        abort(404, description=f"no attestation {attestation_id}")
+    attestation = get_or_404(Attestation, Attestation.id == attestation_id,
+                             description=f"no attestation {attestation_id}")
     if request.form.get("hidden") not in ("0", "1"):
         abort(400, description="hidden must be 1 (hide) or 0 (show)")
     attestation.hidden = request.form["hidden"] == "1"

@@ -4,7 +4,6 @@ import json
 import tempfile
 from pathlib import Path
 
-from app.contexts import manifest_bundle
 from app.manifests import canonical_bytes, document_digest
 from app.models import Run
 from tests.conftest import DATA, make_app
@@ -15,7 +14,7 @@ with tempfile.TemporaryDirectory() as folder:
     assert app.test_cli_runner().invoke(args=["import", "liger", str(DATA / "liger_small.csv")]).exit_code == 0
     for external_id, name in ((FNA_ID, "fna_reference.json"), (MTA_ID, "mta_reference.json")):
         with app.test_request_context():
-            bundle = manifest_bundle(Run.get(Run.external_id == external_id))
+            bundle = Run.get(Run.external_id == external_id).manifest_bundle()
         golden = {"canonical": {kind: canonical_bytes(doc).decode() for kind, doc in bundle.items()},
                   "digests": {kind: document_digest(doc) for kind, doc in bundle.items()}}
         (Path(__file__).parent / name).write_text(json.dumps(golden, indent=2, ensure_ascii=False) + "\n")

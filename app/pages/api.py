@@ -1,0 +1,73 @@
+"""The JSON API's documents (``/api/v1``): a page of runs, one run, one comparison group.
+
+The run and comparison pages build on :func:`run_detail` and :func:`comparison_detail`,
+so their twins carry the API's fields under the same names.
+"""
+
+from flask import current_app, url_for
+
+from .. import comparison
+from ..models import ComparisonGroup, Run
+from .links import run_api_url
+from .pagination import Pagination
+from .titles import comparison_kind
+
+
+class BadQuery(ValueError):
+    """A run-list query the API cannot answer; the view answers 400 with its message."""
+
+
+def run_item(run: Run) -> dict:
+    group_size = getattr(run, "size", None)
+    if group_size is None:
+        group_size = run.comparison_key.size
+    return {**run.__data__, "kernel_id": run.kernel_id, "group_size": group_size, "url": run_api_url(run.id)}
+
+
+def run_list(filters: dict, args: dict) -> dict:
+    """One page of the runs matching ``filters`` (loaded by ``run_filter_schema``) and the next page's URL."""
+    per_page = filters.get("per_page", current_app.config["API_PAGE_SIZE"])
+    if per_page > current_app.config["API_MAX_PAGE_SIZE"]:
+        raise BadQuery(f"per_page: at most {current_app.config['API_MAX_PAGE_SIZE']}")
+    query = Run.matching(filters)
+    page = Pagination(filters["page"], per_page, query.count())
+    next_url = (url_for("api.run_list", **{**args, "page": page.page + 1}, _external=True)
+                if page.has_next else None)
+    return {"items": [run_item(run) for run in page.of(query)], "total": page.total, "next": next_url}
+
+
+def run_detail(run: Run) -> dict:
+    group = run.comparison_key
+    return {
+        "id": run.id,
+        "run": run,
+        "group": group,
+        "manifest": run.manifest_bundle(),
+        "evidence": run.evidence,
+        "status": run.status,
+        "comparison": {"key": group.key, "rank": run.rank, "size": group.size, "leader": group.leader,
+                       "kind": comparison_kind(run.evidence)},
+        "superseded_by": run.superseded_by_id,
+        "supersedes": [r.id for r in run.supersedes.order_by(Run.observed_at.desc())],
+        "rerun_of": run.rerun_of_id,
+        "reruns": [r.id for r in run.reruns.order_by(Run.observed_at.desc())],
+        "attestations": list(run.visible_attestations()),
+        "links": {
+            "self": run_api_url(run.id),
+            "comparison": url_for("api.comparison_detail", key=group.key, _external=True),
+        },
+    }
+
+
+def comparison_detail(group: ComparisonGroup) -> dict:
+    described = comparison.describe_group(group)
+    members = [{
+        **member["run"].__data__,
+        "rank": member["rank"],
+        "ratio": member["ratio"],
+        "within_noise_of_leader": member["within_noise_of_leader"],
+        "tied_with_leader": member["tied_with_leader"],
+        "url": run_api_url(member["run"].id),
+    } for member in described["members"]]
+    return {"key": group.key, "shared": group.shared, "size": group.size, "leader": group.leader,
+            "group": group, "members": members, "within_noise": [list(pair) for pair in described["noise_pairs"]]}

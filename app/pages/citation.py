@@ -1,0 +1,40 @@
+"""A run's record cited three ways: plain text, BibTeX and CSL-JSON."""
+
+import json
+from datetime import date
+
+from flask import url_for
+
+from ..models import Family, Run
+from .titles import implementation_title
+
+
+def csl_json(run: Run, title: str, permalink: str, published: str, accessed: str, source: str) -> str:
+    year, month, day = (int(part) for part in published.split("-")) if published else (0, 0, 0)
+    return json.dumps({
+        "id": f"kernelindex-{run.id}", "type": "dataset", "title": title,
+        "author": [{"literal": "KernelIndex"}], "publisher": "KernelIndex", "source": source,
+        "URL": permalink, "note": f"digest {run.digest}",
+        "issued": {"date-parts": [[year, month, day]]},
+        "accessed": {"date-parts": [[int(part) for part in accessed.split("-")]]},
+    }, indent=2, ensure_ascii=False)
+
+
+def citation(run: Run, family: Family, published: str, source: str) -> dict:
+    """The citations of ``run``; the access date is today's."""
+    permalink = url_for("runs.run_page", run_id=run.id, _external=True)
+    accessed = date.today().isoformat()
+    title = f"{family.title} · {implementation_title(run.implementation)} · {run.pass_} · {run.gpu}"
+    plain = (f"KernelIndex. “{title}” (run {run.id}). {source}, published {published}. {permalink} "
+             f"(digest {run.digest}; accessed {accessed}).")
+    bibtex = "\n".join([
+        f"@misc{{kernelindex_{run.id},",
+        f"  title        = {{{title}}},",
+        "  author       = {{KernelIndex}},",
+        f"  year         = {{{published[:4]}}},",
+        f"  howpublished = {{\\url{{{permalink}}}}},",
+        f"  note         = {{Run {run.id}, {source}, digest {run.digest}, accessed {accessed}}},",
+        "}",
+    ])
+    return {"permalink": permalink, "digest": run.digest, "accessed": accessed, "plain": plain, "bibtex": bibtex,
+            "csl_json": csl_json(run, title, permalink, published, accessed, source)}

@@ -1,0 +1,77 @@
+"""What the family page reads from the database: which views a family has, and one view's runs.
+
+A *view* is one pass, metric and GPU; only current runs count. Each run comes back as a
+plain row (a dict of the columns the page and its twin use) with its ``config``: what
+fixes its point in the sweep.
+"""
+
+import peewee
+
+from .. import formatting
+from ..models import Family, Run
+from .titles import by_length_then_name
+
+VIEW_FIELDS = ("pass", "metric", "gpu")
+ROW_COLUMNS = (Run.id, Run.implementation, Run.x_name, Run.x_value, Run.x_number, Run.parameters, Run.dtype,
+               Run.options, Run.median, Run.p20, Run.p80, Run.unit, Run.evidence, Run.observed_at, Run.rank,
+               Run.status, Run.external_id)
+
+
+class Facets:
+    """How many current runs a family has in each view (pass, metric, GPU)."""
+
+    def __init__(self, family: Family):
+        self.runs = dict(((pass_, metric, gpu), count) for pass_, metric, gpu, count in (
+            Run.current(Run.pass_, Run.metric, Run.gpu, peewee.fn.COUNT(Run.id))
+            .where(Run.kernel == family.name).group_by(Run.pass_, Run.metric, Run.gpu).tuples()))
+
+    def values(self, field: str) -> set:
+        return {view[VIEW_FIELDS.index(field)] for view in self.runs}
+
+    def counts(self, field: str, fixed: dict | None = None) -> dict:
+        """Runs per value of ``field`` among the views with the ``fixed`` values (``{"pass": "forward"}``)."""
+        position = VIEW_FIELDS.index(field)
+        totals = {}
+        for view, count in self.runs.items():
+            if all(view[VIEW_FIELDS.index(name)] == value for name, value in (fixed or {}).items()):
+                totals[view[position]] = totals.get(view[position], 0) + count
+        return totals
+
+
+def config_of(row: dict) -> tuple:
+    """What fixes a run's point in the sweep: every parameter but the swept one, the dtype and options."""
+    items = [(name, formatting.parameter_value(value)) for name, value in row["parameters"].items()
+             if name != row["x_name"]]
+    items += [(name, formatting.parameter_value(value)) for name, value in (row["options"] or {}).items()]
+    if row["dtype"]:
+        items.append(("dtype", row["dtype"]))
+    return tuple(sorted(items, key=lambda item: (len(item[0]), item[0])))
+
+
+def config_text(config: tuple) -> str:
+    """``heads = 8 · hidden = 512 · fp32``: a configuration as the page words it."""
+    return " · ".join(f"{name} = {value}" if name != "dtype" else value for name, value in config)
+
+
+def x_order(row: dict) -> tuple:
+    """Numbers on the swept parameter by value, then names (model names) alphabetically."""
+    return (0, row["x_number"], "") if row["x_number"] is not None else (1, 0, row["x_value"])
+
+
+def view_rows(family: Family, pass_: str, metric: str, gpu: str) -> list:
+    """The current runs of one view, as rows with their ``config``."""
+    names = [column.name for column in ROW_COLUMNS]
+    rows = [dict(zip(names, values)) for values in Run.current(*ROW_COLUMNS).where(
+        (Run.kernel == family.name) & (Run.pass_ == pass_) & (Run.metric == metric) & (Run.gpu == gpu)).tuples()]
+    for row in rows:
+        row["config"] = config_of(row)
+    return rows
+
+
+def parameter_values(rows: list) -> dict:
+    """Each fixed parameter of these rows (name order as the run page lists them) and its values."""
+    values = {}
+    for row in rows:
+        for name, value in row["config"]:
+            values.setdefault(name, set()).add(value)
+    return {name: sorted(values[name], key=lambda v: (len(v), v)) for name in by_length_then_name(values)}

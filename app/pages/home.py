@@ -1,0 +1,58 @@
+"""The home page: every family with its runs, GPUs and implementations; recent imports and reruns; sources."""
+
+import peewee
+
+from .. import formatting, search
+from ..models import KERNELINDEX_SOURCE, Run, SourceFile
+from .links import family_url
+from .run import history_row
+from .titles import source_title
+
+RECENT = 5  # imports and reruns listed
+
+
+def family_rows() -> list:
+    """One row per family with current runs, from the search vocabulary (no query of its own)."""
+    families = {}
+    for entry in search.vocabulary().entries:
+        family = families.setdefault(entry.kernel, {"name": entry.kernel, "title": entry.title, "runs": 0,
+                                                    "gpus": set(), "implementations": set()})
+        family["runs"] += entry.count
+        family["gpus"].add(entry.gpu)
+        family["implementations"].add(entry.implementation)
+    return [{**f, "gpus": sorted(f["gpus"]), "implementations": sorted(f["implementations"]),
+             "url": family_url(f["name"])} for f in sorted(families.values(), key=lambda f: f["title"].lower())]
+
+
+def recent_imports() -> list:
+    files = SourceFile.select().order_by(SourceFile.imported_at.desc(), SourceFile.id.desc()).limit(RECENT)
+    return [{"location": f.location, "source": source_title(f.source), "imported": formatting.day(f.imported_at),
+             "rows": f.rows_read, "created": f.runs_created, "commit": f.commit} for f in files]
+
+
+def recent_reruns() -> list:
+    reruns = Run.select().where(Run.source == KERNELINDEX_SOURCE).order_by(Run.created_at.desc()).limit(RECENT)
+    return [{**history_row(r), "title": f"{r.kernel_id} · {r.implementation} · {r.gpu}"} for r in reruns]
+
+
+def sources() -> list:
+    """Each source with its repository, license, files imported and runs created."""
+    totals = (SourceFile.select(SourceFile.source, SourceFile.repository, SourceFile.license,
+                                peewee.fn.COUNT(SourceFile.id).alias("files"),
+                                peewee.fn.SUM(SourceFile.runs_created).alias("runs"))
+              .group_by(SourceFile.source, SourceFile.repository, SourceFile.license))
+    by_source = {row.source: {"source": row.source, "title": source_title(row.source), "repository": row.repository,
+                              "license": row.license, "files": row.files, "runs": row.runs or 0} for row in totals}
+    return list(by_source.values())
+
+
+def home_page() -> dict:
+    families = family_rows()
+    return {
+        "q": "",
+        "families": families,
+        "total_runs": sum(f["runs"] for f in families),
+        "imports": recent_imports(),
+        "reruns": recent_reruns(),
+        "sources": sources(),
+    }

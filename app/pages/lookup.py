@@ -1,0 +1,25 @@
+"""Finding the record a URL names, or answering 404 with what was not found."""
+
+import peewee
+from flask import abort
+
+from ..models import ComparisonGroup, Run
+
+
+def get_or_404(model, *conditions, description: str):
+    """The one row of ``model`` meeting ``conditions``; a 404 saying ``description`` when there is none."""
+    try:
+        return model.get(*conditions)
+    except peewee.DoesNotExist:
+        abort(404, description=description)
+
+
+def run_or_404(run_id: str) -> Run:
+    return get_or_404(Run, Run.id == run_id, description=f"no run with id {run_id!r}")
+
+
+def group_or_404(key: str) -> ComparisonGroup:
+    """The comparison group whose key is ``key``, with or without its ``sha256:`` prefix."""
+    if not key.startswith("sha256:"):
+        key = "sha256:" + key
+    return get_or_404(ComparisonGroup, ComparisonGroup.key == key, description=f"no comparison group with key {key!r}")

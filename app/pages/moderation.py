@@ -1,0 +1,46 @@
+"""The maintainers' pages: open (or resolved) issue reports, and every attestation to hide or show."""
+
+from flask import current_app
+
+from .. import formatting
+from ..models import Attestation, IssueReport, Run
+from ..post_schemas import ISSUE_REASONS
+from .community import attestation_row
+from .links import run_url
+from .pagination import Pagination
+
+
+def issue_row(report: IssueReport) -> dict:
+    run = report.run
+    return {
+        "id": report.id,
+        "reason": ISSUE_REASONS.get(report.reason, report.reason),
+        "body": report.body,
+        "resolved": report.resolved,
+        "reported": formatting.moment(report.created_at),
+        "run_id": run.id,
+        "run_url": run_url(run.id),
+        "run_summary": f"{run.kernel_id} · {run.implementation} · {run.pass_} · {run.metric} · {run.gpu}",
+        "run_external_id": run.external_id,
+    }
+
+
+def issues_page(resolved: bool) -> dict:
+    """Issue reports with their runs, newest first: the open ones, or the resolved ones."""
+    reports = (IssueReport.select(IssueReport, Run).join(Run)
+               .where(IssueReport.resolved == resolved)
+               .order_by(IssueReport.created_at.desc(), IssueReport.id.desc()))
+    unresolved = IssueReport.unresolved().count()
+    return {"rows": [issue_row(report) for report in reports], "state": "resolved" if resolved else "open",
+            "counts": {"open": unresolved, "resolved": IssueReport.select().count() - unresolved}}
+
+
+def attestations_page(only_hidden: bool, page_wanted: int) -> dict:
+    """Every attestation (or only hidden ones), newest first, a page at a time."""
+    query = (Attestation.select(Attestation, Run).join(Run)
+             .order_by(Attestation.created_at.desc(), Attestation.id.desc()))
+    if only_hidden:
+        query = query.where(Attestation.hidden == True)  # noqa: E712
+    page = Pagination(page_wanted, current_app.config["MODERATION_PAGE_SIZE"], query.count())
+    rows = [{**attestation_row(a, a.run), "run_id": a.run.id, "run_url": run_url(a.run.id)} for a in page.of(query)]
+    return {"rows": rows, "only_hidden": only_hidden, "page": page.page, "more": page.has_next, "total": page.total}

@@ -1,0 +1,55 @@
+"""One page of a longer listing: which page, how many per page, how many in all.
+
+Every paginated page (the API's run list, search, the family table, moderation) reads its
+page number with :func:`page_number` and slices with :class:`Pagination`, so their page
+numbers, links and refusals agree.
+"""
+
+import math
+from dataclasses import dataclass
+
+
+class BadPage(ValueError):
+    """A page number that is not a whole number of at least 1; views answer 400 with its message."""
+
+
+def page_number(text) -> int:
+    """The page a query argument asks for; absent or empty means the first."""
+    if text in (None, ""):
+        return 1
+    try:
+        page = int(text)
+    except ValueError:
+        raise BadPage(f"page must be a whole number, not {text!r}") from None
+    if page < 1:
+        raise BadPage("page must be 1 or more")
+    return page
+
+
+@dataclass(frozen=True)
+class Pagination:
+    page: int
+    per_page: int
+    total: int
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / self.per_page))
+
+    @property
+    def offset(self) -> int:
+        return (self.page - 1) * self.per_page
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.page * self.per_page < self.total
+
+    def of(self, items):
+        """This page of ``items``: a peewee query (paginated in SQL) or a list (sliced)."""
+        if isinstance(items, list):
+            return items[self.offset:self.offset + self.per_page]
+        return items.paginate(self.page, self.per_page)

@@ -1,0 +1,11 @@
+"""The plugin listing: every kernel plugin found, and those that failed to load with why."""
+
+
+def plugins_page() -> dict:
+    try:
+        from runners.discovery import plugin_listing
+
+        listing = plugin_listing()
+    except Exception as error:  # the web must show the listing's failure, not fail with it
+        return {"plugins": [], "broken": [], "error": f"{type(error).__name__}: {error}"}
+    return {**listing, "error": None}

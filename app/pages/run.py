@@ -1,0 +1,108 @@
+"""The run page: what was measured, how, on what, how sure we are and how it ranks.
+
+Its context is the API's run detail (``app.pages.api.run_detail``) with the page's worded
+figures and sections added; the history entries (``superseded_by``, ``supersedes``,
+``rerun_of``, ``reruns``) replace the detail's bare ids with what the page shows of each run.
+"""
+
+from flask import url_for
+
+from .. import datasheet, formatting
+from ..models import Family, Run, SourceFile
+from . import community
+from .api import run_detail
+from .citation import citation
+from .links import comparison_url, family_url, run_url
+from .run_sections import (correctness_section, environment_rows, flatten, measurement_rows, protocol_section,
+                           rank_line, split_quantity, spread_line, workload_section)
+from .titles import evidence_title, implementation_title, short_key, source_title, workload_summary
+
+NO_LICENSE = "license not stated"
+RUN_DIGEST_HEX = 23
+
+
+def history_row(run: Run) -> dict:
+    return {"id": run.id, "url": run_url(run.id), "observed": formatting.day(run.observed_at),
+            "median": formatting.quantity(run.median, run.unit), "evidence": evidence_title(run.evidence),
+            "host": run.host, "status": run.status}
+
+
+def history(run: Run) -> dict:
+    """The other observations of this measurement, and the runs this one reruns or is rerun by."""
+    superseded_by = Run.get_or_none(Run.id == run.superseded_by_id) if run.superseded_by_id else None
+    rerun_of = Run.get_or_none(Run.id == run.rerun_of_id) if run.rerun_of_id else None
+    return {
+        "superseded_by": history_row(superseded_by) if superseded_by else None,
+        "supersedes": [history_row(r) for r in run.supersedes.order_by(Run.observed_at.desc())],
+        "rerun_of": history_row(rerun_of) if rerun_of else None,
+        "reruns": [history_row(r) for r in run.reruns.order_by(Run.observed_at.desc())],
+    }
+
+
+def identity(run: Run, implementation: dict, source: str) -> dict:
+    group_key = run.comparison_key_id
+    return {
+        "implementation": implementation_title(implementation.get("name", run.implementation)),
+        "implementation_name": run.implementation,
+        "project": implementation.get("project", ""),
+        "revision": implementation.get("revision", "unknown"),
+        "implementation_details": flatten(implementation.get("details") or {}),
+        "workload": workload_summary(run.parameters, run.dtype),
+        "comparison_key": group_key,
+        "comparison_key_short": short_key(group_key),
+        "source": source,
+        "external_id": run.external_id,
+        "digest": run.digest,
+        "digest_short": formatting.short_digest(run.digest, RUN_DIGEST_HEX),
+    }
+
+
+def leader_url(run: Run, group) -> str | None:
+    """Where "Compare with #1 →" goes: the leader's row on the comparison page, for runs not ranked first."""
+    if run.rank is not None and run.rank > 1 and group.leader:
+        return comparison_url(group.key, _anchor=f"run-{group.leader}")
+    return None
+
+
+def run_page(run: Run) -> dict:
+    """Everything the run page shows, in the order it shows it (see the reference run page)."""
+    detail = run_detail(run)
+    group, manifest = detail["group"], detail["manifest"]
+    spec = manifest["run"]["spec"]
+    family = Family.get_by_id(run.kernel_id)
+    source_file = SourceFile.get_or_none(SourceFile.id == run.source_file_id) if run.source_file_id else None
+    published = formatting.day(source_file.imported_at if source_file else run.created_at)
+    source = source_title(run.source)
+    issue_section = community.report_issue_section(run)
+    return {
+        **detail,
+        **history(run),
+        "family": family,
+        "family_url": family_url(family.name),
+        "title": f"Run {run.id}",
+        "headline": f"{family.title} · {implementation_title(run.implementation)} · {run.pass_} · {run.gpu}",
+        "evidence_title": evidence_title(run.evidence),
+        "primary": {**split_quantity(run.median, run.unit), "statistic": "median"},
+        "rank_line": rank_line(run),
+        "leader_url": leader_url(run, group),
+        "comparison_url": comparison_url(group.key),
+        "spread_line": spread_line(run, spec),
+        "identity": identity(run, manifest["implementation"]["spec"], source),
+        "correctness": correctness_section(run, spec),
+        "workload": workload_section(manifest["workload"]["spec"], run.external_id),
+        "measurements": measurement_rows(run, spec),
+        "throughput": datasheet.achieved(run),
+        "protocol": protocol_section(manifest["protocol"]["spec"]),
+        "environment": environment_rows(manifest["environment"]["spec"]),
+        "artifacts": spec.get("artifacts") or [],
+        "error": (run.details or {}).get("error"),
+        "attestation_section": community.attestation_section(run),
+        "issue_section": issue_section,
+        "issue_count": issue_section["count"],
+        "manifest_url": url_for("runs.manifest_page", run_id=run.id),
+        "manifest_download_url": url_for("runs.manifest_download", run_id=run.id),
+        "json_url": url_for("runs.run_page_json", run_id=run.id),
+        "citation": citation(run, family, published, source),
+        "footer": {"published": published, "source": source,
+                   "license": (source_file.license if source_file and source_file.license else NO_LICENSE)},
+    }

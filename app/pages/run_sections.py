@@ -1,0 +1,151 @@
+"""The sections of a run page, each read from the run's canonical documents (see the reference run page)."""
+
+from .. import formatting
+from ..models import Manifest, Run
+from .titles import by_length_then_name, comparison_kind, metric_name
+
+SOURCE_CORRECTNESS = "Marked passed by the source; the correctness policy was not published."
+
+
+def split_quantity(value, unit: str) -> dict:
+    """``{"value": "84.6", "unit": "ms"}`` for the large figure at the top of a run page."""
+    text = formatting.quantity(value, unit)
+    number, _, shown_unit = text.partition(" ")
+    return {"value": number, "unit": shown_unit, "text": text}
+
+
+def rank_line(run: Run) -> str:
+    """``Rank 2 in its comparison group · source-native comparison · observed 2025-05-27``."""
+    if run.rank is not None:
+        standing = f"Rank {run.rank} in its comparison group"
+    elif run.superseded_by_id:
+        standing = "Not ranked: a newer observation of this measurement supersedes it"
+    elif run.status != "passed":
+        standing = f"Not ranked: the run {run.status}"
+    else:
+        standing = "Not ranked"
+    return f"{standing} · {comparison_kind(run.evidence)} · observed {formatting.day(run.observed_at)}"
+
+
+def spread_line(run: Run, spec: dict) -> str:
+    """The source's own figures at full precision (``ms 20 84.55… · ms 50 …``), or a rerun's spread."""
+    native = (spec.get("sourceNative") or {}).get("metrics") or {}
+    if native:
+        return " · ".join(f"{name.replace('_', ' ')} {value}" for name, value in sorted(native.items()))
+    rerun = spec.get("rerun") or {}
+    parts = [f"p20 {formatting.quantity(run.p20, run.unit)}", f"p80 {formatting.quantity(run.p80, run.unit)}"]
+    if rerun.get("trials"):
+        parts.append(f"{rerun['trials']} trials × {rerun.get('samplesPerTrial')} samples")
+    if rerun.get("cv") is not None:
+        parts.append(f"cv {formatting.significant(rerun['cv'] * 100, 2)}%")
+    if rerun.get("hostExposedSamples"):
+        parts.append(f"{rerun['hostExposedSamples']} samples waited on the host")
+    return " · ".join(parts) if run.median is not None else ""
+
+
+def correctness_section(run: Run, spec: dict) -> dict:
+    """Status and policy: the source's unpublished one, or the rerun's published, digested policy."""
+    checked = spec.get("correctness")
+    if not checked:
+        return {"published": False, "sentence": SOURCE_CORRECTNESS, "status": run.status}
+    details = (run.details or {}).get("correctness") or {}
+    policy_digest = checked.get("policyDigest")
+    policy = Manifest.get_or_none(Manifest.digest == policy_digest) if policy_digest else None
+    policy_spec = policy.document["spec"] if policy else {}
+    error = details.get("relL2Error", checked.get("relL2Error"))
+    tolerance = details.get("tolerance", checked.get("tolerance"))
+    passed = details.get("passed", checked.get("passed"))
+    if error is not None and tolerance is not None:
+        measured = (f"relative L2 error {formatting.significant(error, 3)} against tolerance "
+                    f"{formatting.significant(tolerance, 3)}")
+    else:
+        measured = "no error was measured"
+    return {
+        "published": True,
+        "sentence": ("Passed" if passed else "Failed") + " the KernelIndex correctness policy: " + measured + ".",
+        "status": run.status,
+        "policy_text": policy_spec.get("text") or details.get("policyText", ""),
+        "policy_name": (policy_spec.get("policy") or {}).get("name"),
+        "policy_digest": policy_digest,
+        "trials": details.get("trials", checked.get("trials")),
+        "reason": details.get("reason"),
+    }
+
+
+def named_options(options: dict, external_id: str) -> dict:
+    """The options a run's external id names: those its source counts as not the family's default.
+
+    The reference page lists none for ``bias = true`` (FNA's default); a run with ``bias = false``
+    shows it. Every option stays in the workload document and the JSON twin.
+    """
+    parts = external_id.split("/")
+    slug = {part.lower() for part in parts[-2].split("-")} if len(parts) >= 2 else set()
+    return {name: value for name, value in options.items()
+            if f"{name}{formatting.parameter_value(value)}".lower() in slug}
+
+
+def named_rows(values: dict) -> list:
+    """``(name, text)`` rows in the reference page's order."""
+    return [(name, formatting.parameter_value(values[name])) for name in by_length_then_name(values)]
+
+
+def workload_section(workload: dict, external_id: str) -> dict:
+    """Parameters, named options, tensors and comparator; ``rows`` is every setting, dtype last."""
+    parameters = named_rows(workload.get("parameters") or {})
+    options = named_rows(named_options(workload.get("options") or {}, external_id))
+    dtype = workload.get("dtype")
+    tensors = {tensor["name"]: tensor for tensor in workload.get("tensors") or []}
+    return {
+        "parameters": parameters,
+        "options": options,
+        "dtype": dtype,
+        "rows": parameters + options + ([("dtype", dtype)] if dtype else []),
+        "tensors": [(name, f"{tensors[name]['dtype']} {formatting.shape(tensors[name]['shape'])}")
+                    for name in by_length_then_name(tensors)],
+        "comparator": (workload.get("definition") or {}).get("comparator", "not_asserted"),
+    }
+
+
+def measurement_rows(run: Run, spec: dict) -> list:
+    metric = metric_name(run.unit, run.metric)
+    rows = [(f"{metric} · median", formatting.quantity(run.median, run.unit))] if run.median is not None else []
+    for measurement in spec.get("measurements") or []:
+        rows.append((f"{measurement['metric']} · {measurement['statistic']}",
+                     formatting.quantity(measurement["value"], measurement["unit"])))
+    return rows
+
+
+def flatten(value, prefix="") -> list:
+    """Nested settings as ``(name, text)`` rows: ``{"a": {"b": 1}}`` → ``[("a.b", "1")]``."""
+    if isinstance(value, dict):
+        rows = []
+        for name, inner in value.items():
+            rows.extend(flatten(inner, f"{prefix}.{name}" if prefix else name))
+        return rows
+    if isinstance(value, list):
+        return [(prefix, ", ".join(formatting.parameter_value(item) for item in value))]
+    return [(prefix, formatting.parameter_value(value))]
+
+
+def protocol_section(protocol: dict) -> dict:
+    harness = protocol.get("harness") or {}
+    comparability = protocol.get("comparability") or {}
+    rows = flatten(dict(protocol.get("measurement") or {}))
+    rows.append(("comparabilityFamily", comparability.get("family", "")))
+    return {"harness": harness.get("name", ""), "repository": harness.get("repository"), "rows": rows,
+            "notes": comparability.get("notes", "")}
+
+
+def environment_rows(environment: dict) -> list:
+    hardware = environment.get("hardware") or {}
+    gpu = hardware.get("product") or hardware.get("name") or "unknown"
+    if hardware.get("architecture"):
+        gpu = f"{gpu} ({hardware['architecture']})"
+    rows = [("gpu", gpu)]
+    if hardware.get("formFactor"):
+        rows.append(("form factor", hardware["formFactor"]))
+    rows.extend(flatten(environment.get("software") or {}))
+    for name in ("host", "target", "cpu"):
+        if name in environment:
+            rows.extend(flatten(environment[name], name))
+    return rows

@@ -1,0 +1,47 @@
+"""The search page: families, GPUs and a page of runs matching the words typed.
+
+Each listed run is a row of the API's run fields (what the twin lists) plus how the page
+words it.
+"""
+
+from flask import current_app, url_for
+
+from .. import formatting, search
+from ..models import Run
+from .links import family_url, run_twin_url, run_url
+from .pagination import Pagination, page_number
+from .titles import implementation_title, metric_name, workload_summary
+
+
+class BadSearch(ValueError):
+    """A search the page will not run; the view answers 400 with its message."""
+
+
+def result_row(run: Run) -> dict:
+    return {
+        **run.__data__, "kernel_id": run.kernel_id, "url": run_twin_url(run.id),
+        "page_url": run_url(run.id), "implementation_title": implementation_title(run.implementation),
+        "workload": workload_summary(run.parameters, run.dtype),
+        "median_text": f"{metric_name(run.unit, run.metric)} {formatting.quantity(run.median, run.unit)}",
+        "observed": formatting.day(run.observed_at),
+    }
+
+
+def search_page(q: str, page_text) -> dict:
+    """The matches of ``q`` and page ``page_text`` of their runs, newest first."""
+    if len(q) > search.MAX_QUERY:
+        raise BadSearch(f"the search is longer than {search.MAX_QUERY} characters")
+    matches = search.search(q)
+    page = Pagination(page_number(page_text), current_app.config["SEARCH_PAGE_SIZE"], matches.total)
+    return {
+        "q": q,
+        "page": page.page,
+        "total": page.total,
+        "families": [{"name": name, "title": title, "runs": count, "url": family_url(name)}
+                     for name, title, count in matches.families],
+        "gpus": [{"gpu": gpu, "runs": count} for gpu, count in matches.gpus],
+        "items": [result_row(run) for run in matches.runs(page.offset, page.per_page)],
+        "next_url": url_for("home.search_page", q=q, page=page.page + 1) if page.has_next else None,
+        "previous_url": url_for("home.search_page", q=q, page=page.page - 1) if page.has_previous else None,
+        "next": url_for("home.search_page_json", q=q, page=page.page + 1, _external=True) if page.has_next else None,
+    }
