@@ -63,7 +63,16 @@ class FooterSchema(Schema):
     license = fields.String()
 
 
-HISTORY = ("superseded_by", "supersedes", "rerun_of", "reruns")
+class HistoryEntrySchema(Schema):
+    """A run the page links to as superseding, superseded, reproduced or reproducing this one."""
+
+    id = fields.String()
+    url = fields.String()
+    observed = fields.String()
+    median = fields.String(allow_none=True)
+    evidence = fields.String()
+    host = fields.String(allow_none=True)
+    status = fields.String()
 
 
 class RunPageSchema(RunDetailSchema):
@@ -83,8 +92,10 @@ class RunPageSchema(RunDetailSchema):
     throughput = fields.Nested(ThroughputSchema, allow_none=True)
     protocol = fields.Dict()
     environment = fields.List(Row())
-    history = fields.Function(lambda page: {name: page[name] for name in HISTORY}, metadata={
-        "description": "superseded_by, supersedes, rerun_of and reruns as the page lists them"})
+    superseded_by = fields.Nested(HistoryEntrySchema, allow_none=True)
+    supersedes = fields.List(fields.Nested(HistoryEntrySchema))
+    rerun_of = fields.Nested(HistoryEntrySchema, allow_none=True)
+    reruns = fields.List(fields.Nested(HistoryEntrySchema))
     issue_count = fields.Integer()
     citation = fields.Nested(CitationSchema)
     footer = fields.Nested(FooterSchema)

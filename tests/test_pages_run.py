@@ -143,7 +143,7 @@ def test_superseded_run_links_to_the_newer_observation_and_back(small_app, runne
     assert "Compare with #1" not in old_text
     new_text = text_of(client.get(f"/runs/{newer.id}").get_data(as_text=True))
     assert f"Supersedes run {old.id}" in new_text and "80 ms" in new_text
-    assert client.get(f"/runs/{old.id}.json").get_json()["history"]["superseded_by"]["id"] == newer.id
+    assert client.get(f"/runs/{old.id}.json").get_json()["superseded_by"]["id"] == newer.id
 
 
 def test_rerun_page_shows_policy_error_throughput_and_links_both_ways(small_app, client):
