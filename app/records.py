@@ -33,6 +33,11 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+def family_title(name: str, family: FamilyDefinition | None) -> str:
+    """The family's title, or one made from its name where KernelIndex does not know the family."""
+    return family.title if family else name.replace("_", " ").capitalize()
+
+
 def slug_value(value) -> str:
     if isinstance(value, bool):
         return str(value).lower()

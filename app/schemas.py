@@ -7,8 +7,8 @@ stable JSON of ``/api/v1`` and feed the OpenAPI document.
 
 from marshmallow import EXCLUDE, INCLUDE, Schema, ValidationError, fields, post_load, pre_load, validate, validates_schema
 
-API_VERSION = "kernelindex.dev/v1alpha1"
-EVIDENCE_LEVELS = ("source-reported", "kernelindex-rerun", "kernelindex-replicated")
+from .manifests import API_VERSION
+from .models import EVIDENCE_LEVELS
 
 
 class MetadataSchema(Schema):

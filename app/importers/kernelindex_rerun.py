@@ -24,7 +24,8 @@ from ..db import database
 from ..manifests import document_digest, make_document
 from ..manifests.documents import environment_document, implementation_document, protocol_document
 from ..models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, Run
-from ..records import Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, prepare, slug, workload_document_for
+from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, family_title, prepare, slug,
+                       workload_document_for)
 from ..registry import store_runs
 
 SOURCE = "kernelindex"
@@ -117,7 +118,7 @@ def policy_document(correctness: dict) -> dict:
                                                      "title": "KernelIndex correctness policy"})
 
 
-def rerun_documents(result: dict, gpu: str, host: str, point: WorkloadPoint, family, family_title: str) -> dict:
+def rerun_documents(result: dict, gpu: str, host: str, point: WorkloadPoint, family, title: str) -> dict:
     """The protocol, workload, environment, implementation and correctness-policy documents of a result."""
     protocol_in, environment_in, implementation = result["protocol"], result["environment"], result["implementation"]
     return {
@@ -129,7 +130,7 @@ def rerun_documents(result: dict, gpu: str, host: str, point: WorkloadPoint, fam
                                     "family": comparability_family(result)}},
             name=protocol_in.get("name", "kernelindex-rerun"),
             title=f"KernelIndex rerun protocol · {protocol_in.get('preset', protocol_in.get('name', 'custom'))}"),
-        "workload": workload_document_for(point, family, family_title, COMPARATOR),
+        "workload": workload_document_for(point, family, title, COMPARATOR),
         "environment": environment_document(
             hardware=environment_in.get("hardware") or {}, software=environment_in.get("software") or {},
             extra={key: environment_in[key] for key in ("host", "target", "cpu") if key in environment_in},
@@ -164,7 +165,7 @@ def rerun_record(result: dict, families: dict, rerun_of: Run | None) -> RunRecor
     parameters, dtype, options = (result["workload"][key] for key in ("parameters", "dtype", "options"))
     environment, timing = result["environment"], result["timing"]
     family = families.get(family_name)
-    family_title = family.title if family else family_name.replace("_", " ").capitalize()
+    title = family_title(family_name, family)
     gpu, host = gpu_name(environment), environment.get("host") or "unknown"
     point = WorkloadPoint(family=family_name, parameters=parameters, dtype=dtype, options=options,
                           x_name="seq" if "seq" in parameters else next(iter(parameters), ""),
@@ -173,12 +174,12 @@ def rerun_record(result: dict, families: dict, rerun_of: Run | None) -> RunRecor
     median, p20, p80 = (timing["median"], timing["p20"], timing["p80"]) if timed else (None, None, None)
     measurement = Measurement(metric=result["metric"], unit="ns", median=median, p20=p20, p80=p80,
                               status=result["status"])
-    documents = rerun_documents(result, gpu, host, point, family, family_title)
+    documents = rerun_documents(result, gpu, host, point, family, title)
     return RunRecord(
         source=RERUNS, identity=Identity([family_name, implementation["name"], result["pass_"], result["metric"],
                                           point.key, gpu, host],
                                          result["observedAt"].astimezone(timezone.utc).replace(tzinfo=None)),
-        kernel=family_name, family_title=family_title, implementation=implementation["name"],
+        kernel=family_name, family_title=title, implementation=implementation["name"],
         pass_=result["pass_"], gpu=gpu, gpu_product=(environment.get("hardware") or {}).get("product", gpu),
         workload=point, measurement=measurement, documents=documents,
         comparability_family=comparability_family(result),

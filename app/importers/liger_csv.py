@@ -28,7 +28,7 @@ from runners.hardware import describe_gpu, short_name
 from ..db import database
 from ..manifests.documents import environment_document, implementation_document, protocol_document
 from ..models import SOURCE_REPORTED, SourceFile
-from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, prepare, slug,
+from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, family_title, prepare, slug,
                        workload_document_for)
 from ..registry import existing_identity_keys, store_runs
 from . import ImportFailed, ImportSummary, RejectedRow, read_location, sha256_hex
@@ -99,11 +99,11 @@ def protocol_for(pass_: str, metric: str, unit: str) -> dict:
 
 
 class RowRejected(Exception):
-    pass
+    """A row that cannot become a run; it is reported with its line number."""
 
 
 class LigerCsvReader:
-    """Turns CSV rows into prepared runs; caches the documents many rows share."""
+    """Turns CSV rows into run records; caches the documents many rows share."""
 
     def __init__(self, families: dict):
         self.families = families
@@ -179,9 +179,8 @@ class LigerCsvReader:
                        row["metric_name"], row["x_name"], x_value, config, row["gpu_name"].strip()]
         return CheckedRow(row, config, figures, x_value, Identity(measurement, observed))
 
-    def documents(self, checked: "CheckedRow", family, point: WorkloadPoint, family_title: str) -> dict:
+    def documents(self, row: dict, family, point: WorkloadPoint, title: str) -> dict:
         """The protocol, workload, environment and implementation documents, shared by many rows."""
-        row = checked.row
         kernel, provider, pass_ = row["kernel_name"], row["kernel_provider"], row["kernel_operation_mode"]
         metric, unit, gpu = row["metric_name"], row["metric_unit"], row["gpu_name"].strip()
         version = row.get("liger_version") or ""
@@ -189,7 +188,7 @@ class LigerCsvReader:
         return {
             "protocol": self._cached(("protocol", pass_, metric, unit), lambda: protocol_for(pass_, metric, unit)),
             "workload": self._cached(("workload", point.key), lambda: workload_document_for(
-                point, family, family_title, "not_asserted")),
+                point, family, title, "not_asserted")),
             "environment": self._cached(("environment", gpu), lambda: environment_document(
                 hardware=describe_gpu(gpu), software={}, name=f"liger-bench-{slug(gpu)}",
                 title=f"Liger benchmark host · {short_name(gpu)}")),
@@ -202,7 +201,7 @@ class LigerCsvReader:
         row, figures = checked.row, checked.figures
         kernel, metric, unit, gpu = row["kernel_name"], row["metric_name"], row["metric_unit"], row["gpu_name"].strip()
         family, parameters, dtype, options = self.normalize(row, checked.config, checked.x_value)
-        family_title = family.title if family else kernel.replace("_", " ").capitalize()
+        title = family_title(kernel, family)
         point = WorkloadPoint(family=kernel, parameters=parameters, dtype=dtype, options=options,
                               x_name=self.swept_parameter(row), x_value=checked.x_value,
                               defaults=dict(family.defaults) if family else {})
@@ -212,11 +211,11 @@ class LigerCsvReader:
             median, p20, p80 = (round(value * 1e6) for value in (median, p20, p80))
         version = row.get("liger_version") or ""
         record = RunRecord(
-            source=LIGER, identity=checked.identity, kernel=kernel, family_title=family_title,
+            source=LIGER, identity=checked.identity, kernel=kernel, family_title=title,
             implementation=row["kernel_provider"], pass_=row["kernel_operation_mode"], gpu=gpu,
             gpu_product=describe_gpu(gpu)["product"], workload=point,
             measurement=Measurement(metric=metric, unit=unit, median=median, p20=p20, p80=p80),
-            documents=self.documents(checked, family, point, family_title),
+            documents=self.documents(row, family, point, title),
             comparability_family=COMPARABILITY_FAMILY, labels={"liger_version": version} if version else {})
         native_unit = re.sub(r"[^a-z0-9]+", "_", row["metric_unit"].lower())
         record.sections = {"sourceNative": {
