@@ -14,6 +14,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
 from runners.types import FamilyDefinition
 
@@ -63,12 +64,12 @@ class Identity:
     measurement: list
     observed_at: datetime
 
-    @property
+    @cached_property
     def measurement_key(self) -> str:
         """Runs sharing it are one measurement's history; only the newest ranks."""
         return key_digest(self.measurement)
 
-    @property
+    @cached_property
     def identity_key(self) -> str:
         """What makes imports idempotent: the same observation is stored once."""
         return key_digest([self.measurement_key, self.observed_at.isoformat()])
@@ -86,11 +87,11 @@ class WorkloadPoint:
     x_value: object
     defaults: dict = field(default_factory=dict)  # left out of the slug (groups=1, bias=True)
 
-    @property
+    @cached_property
     def key(self) -> str:
         return workload_key(self.family, self.parameters, self.dtype, self.options)
 
-    @property
+    @cached_property
     def slug(self) -> str:
         """``batch2-heads8-seq1024-fp32``: sorted name+value pairs other than defaults, then the dtype."""
         items = sorted((name, value) for name, value in {**self.parameters, **self.options}.items()
