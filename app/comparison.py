@@ -17,11 +17,11 @@ import random
 import statistics
 
 from .manifests import sha256_digest
-from .models import ComparisonGroup, Run
+from .models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, SOURCE_REPORTED, ComparisonGroup, Run
 
 SOURCE_NATIVE = "source-native"
 KERNELINDEX = "kernelindex"
-EVIDENCE_KIND = {"source-reported": SOURCE_NATIVE, "kernelindex-rerun": KERNELINDEX, "kernelindex-replicated": KERNELINDEX}
+EVIDENCE_KIND = {SOURCE_REPORTED: SOURCE_NATIVE, KERNELINDEX_RERUN: KERNELINDEX, KERNELINDEX_REPLICATED: KERNELINDEX}
 
 RERUN_TIE_FRACTION = 0.02
 BOOTSTRAP_RESAMPLES = 2000
@@ -100,8 +100,8 @@ def within_noise(a, b) -> bool:
 
 
 def ranked_members(key):
-    return list(Run.select().where((Run.comparison_key == key) & Run.superseded_by.is_null()
-                                   & (Run.status == "passed")).order_by(Run.median, Run.id))
+    return list(Run.current().where((Run.comparison_key == key) & (Run.status == "passed"))
+                .order_by(Run.median, Run.id))
 
 
 def rerank(keys) -> None:

@@ -1,4 +1,4 @@
-"""Storing prepared runs: the one path from an importer or a rerun into the database.
+"""Storing prepared runs (``app.records.prepare``): the one path from an importer into the database.
 
 ``store_runs`` is idempotent (a run whose identity is already stored is counted
 as unchanged), links superseded observations of the same measurement to the

@@ -125,9 +125,21 @@ class ImplementationSchema(DocumentSchema):
     spec = fields.Nested(ImplementationSpecSchema, required=True)
 
 
+class CorrectnessPolicySpecSchema(Schema):
+    policy = fields.Dict(required=True)
+    text = fields.String(required=True)
+
+
+class CorrectnessPolicySchema(DocumentSchema):
+    """The policy a rerun's outputs were judged under; its run cites it by digest."""
+
+    kind_name = "CorrectnessPolicy"
+    spec = fields.Nested(CorrectnessPolicySpecSchema, required=True)
+
+
 DOCUMENT_SCHEMAS = {schema.kind_name: schema for schema in (
     BenchmarkRunSchema(), BenchmarkProtocolSchema(), ExecutionEnvironmentSchema(), WorkloadSchema(),
-    ImplementationSchema())}
+    ImplementationSchema(), CorrectnessPolicySchema())}
 
 
 def document_errors(document: dict) -> dict:

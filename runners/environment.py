@@ -17,6 +17,7 @@ import subprocess
 from typing import Any
 
 from runners import hookimpl
+from runners.hardware import describe_gpu
 
 NVIDIA_SMI_FIELDS = {
     "driver_version": "driver",
@@ -77,15 +78,6 @@ def nvidia_smi_readings(index: int) -> dict[str, Any]:
     return readings
 
 
-def describe_gpu_name(name: str) -> dict[str, Any]:
-    """Vendor, product and form factor from the registry's GPU-name table, when the app is importable."""
-    try:
-        from app.hardware import describe_gpu
-    except ImportError:
-        return {"vendor": "nvidia" if name.upper().startswith("NVIDIA") else "unknown", "product": name}
-    return describe_gpu(name)
-
-
 def gpu_description(device: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(hardware, software)`` of the CUDA device ``device``."""
     import torch
@@ -93,7 +85,7 @@ def gpu_description(device: str) -> tuple[dict[str, Any], dict[str, Any]]:
     index = torch.device(device).index or 0
     properties = torch.cuda.get_device_properties(index)
     major, minor = torch.cuda.get_device_capability(index)
-    hardware = describe_gpu_name(properties.name)
+    hardware = describe_gpu(properties.name)
     hardware.update({
         "name": properties.name,
         "architecture": f"sm_{major}{minor}",

@@ -1,20 +1,23 @@
 """Rerun orchestration: rebuild a workload, check it, time it, describe the host, report.
 
 ``rerun_workload`` does one workload and pass for every requested implementation
-at once (so they are timed interleaved) and returns one result document per
-implementation, in the shape ``app.reruns.record_rerun_results`` records and
-``flask rerun --out`` writes as JSON lines.
+at once (so they are timed interleaved) and returns one ``RerunResult`` per
+implementation. The harness knows no database: its host (``flask rerun``) says
+what to rerun through ``RerunRequest``s and decides where the results go.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping, Sequence
 
 from runners import correctness, timing
 from runners.discovery import LoadedPlugin, PluginRegistry, get_registry
-from runners.types import PASSES, Workload, dtype_name, torch_dtype
+from runners.types import PASSES, Implementation, RerunResult, Workload, dtype_name, torch_dtype
 
 METRIC = "speed"
 
@@ -37,6 +40,47 @@ class RerunRequest:
     dtype: str
     options: Mapping[str, Any] = field(default_factory=dict)
     rerun_of: Mapping[str, str] = field(default_factory=dict)  # implementation name -> run id
+
+
+def sweep_requests(requests: Sequence[RerunRequest], sweep: Mapping[str, Sequence[Any]]) -> list[RerunRequest]:
+    """The requests' workloads with parameters replaced by every combination of ``sweep``'s values.
+
+    A changed workload reproduces no published run, so its results carry no ``rerun_of``.
+    """
+    if not sweep:
+        return list(requests)
+    swept, seen = [], set()
+    for request in requests:
+        unknown = set(sweep) - set(request.parameters)
+        if unknown:
+            raise RerunError(f"{request.family} has no parameter {', '.join(sorted(unknown))}")
+        for values in itertools.product(*sweep.values()):
+            changed = dataclasses.replace(request, parameters={**request.parameters, **dict(zip(sweep, values))},
+                                          rerun_of={})
+            key = json.dumps([changed.family, changed.pass_, changed.parameters, changed.dtype, changed.options],
+                             sort_keys=True, default=dict)
+            if key not in seen:
+                seen.add(key)
+                swept.append(changed)
+    return swept
+
+
+def _plugin_and_implementations(registry: PluginRegistry, family: str, target: str,
+                                names: Sequence[str] | None) -> tuple[LoadedPlugin, dict[str, Implementation]]:
+    """The plugin of ``family`` on ``target`` and the named implementations (all it has when none are named)."""
+    try:
+        plugin = registry.find(family, target)
+        record = plugin.record
+        return plugin, {name: record.implementation(name) for name in names or record.implementation_names}
+    except (LookupError, KeyError) as error:
+        raise RerunError(error.args[0]) from error
+
+
+def check_requests(requests: Sequence[RerunRequest], target: str, implementations: Sequence[str] | None,
+                   registry: PluginRegistry) -> None:
+    """Refuse a request no plugin can run (unknown family or implementation) before any timing starts."""
+    for request in requests:
+        _plugin_and_implementations(registry, request.family, target, implementations)
 
 
 def device_for(target: str, index: int) -> str:
@@ -143,34 +187,46 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
     return records
 
 
-def _implementation_document(implementation, prepared) -> dict[str, Any]:
-    document = implementation.as_document()
-    if prepared is not None and prepared.settled_details is not None:
+def _prepared_contestants(calls: _PluginCalls, chosen: Mapping[str, Implementation],
+                          budget_seconds: float) -> list[timing.Contestant]:
+    """One contestant per implementation, each prepared on its own tensors; a failure is kept, not raised."""
+    contestants = []
+    for name, implementation in chosen.items():
+        workload = calls.workload(seed=0)
+        contestant = timing.Contestant(name=name, prepared=None, tensors=workload.tensors,
+                                       budget=timing.Budget(budget_seconds))
+        contestants.append(contestant)
         try:
-            document["details"].update(prepared.settled_details())
-        except Exception as error:  # a report about details must not cost the run
-            document["details"]["settledDetailsError"] = f"{type(error).__name__}: {error}"
-    return document
+            with contestant.budget.limit():
+                contestant.prepared = calls.call("prepare_pass", implementation=implementation, workload=workload,
+                                                 pass_=calls.pass_)
+            if contestant.prepared is None:
+                contestant.error = f"prepare: the plugin prepared nothing for {name}"
+        except Exception as error:
+            contestant.fail("prepare", error)
+    return contestants
+
+
+def _settled_implementation(implementation: Implementation, prepared) -> Implementation:
+    """The implementation with what it settled on while running (autotuned configs) added to its details."""
+    if prepared is None or prepared.settled_details is None:
+        return implementation
+    try:
+        settled = dict(prepared.settled_details())
+    except Exception as error:  # a report about details must not cost the run
+        settled = {"settledDetailsError": f"{type(error).__name__}: {error}"}
+    return dataclasses.replace(implementation, details={**implementation.details, **settled})
 
 
 def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
                    implementations: Sequence[str] | None = None, protocol: Mapping[str, Any],
                    environment: Mapping[str, Any] | None = None, registry: PluginRegistry | None = None,
-                   progress: Callable[[str], None] = lambda message: None) -> list[dict[str, Any]]:
+                   progress: Callable[[str], None] = lambda message: None) -> list[RerunResult]:
     """Re-measure one workload and pass with every requested implementation; one result per implementation."""
     registry = registry or get_registry()
     if request.pass_ not in PASSES:
         raise RerunError(f"pass must be one of {', '.join(PASSES)}, not {request.pass_!r}")
-    try:
-        plugin = registry.find(request.family, target)
-    except LookupError as error:
-        raise RerunError(str(error)) from error
-    record = plugin.record
-    names = list(implementations or record.implementation_names)
-    try:
-        chosen = {name: record.implementation(name) for name in names}
-    except KeyError as error:
-        raise RerunError(error.args[0]) from error
+    plugin, chosen = _plugin_and_implementations(registry, request.family, target, implementations)
     device = device_for(target, device_index)
     if target == "cuda":
         import torch
@@ -182,21 +238,8 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     policy = correctness.policy_document(protocol["correctnessTrials"])
 
     progress(f"{request.family} {request.pass_} {calls.dtype} "
-             + " ".join(f"{k}={v}" for k, v in sorted(calls.parameters.items())) + f" on {device}: {', '.join(names)}")
-    contestants = []
-    for name in names:
-        workload = calls.workload(seed=0)
-        contestant = timing.Contestant(name=name, prepared=None, tensors=workload.tensors,
-                                       budget=timing.Budget(protocol["budgetSeconds"]))
-        contestants.append(contestant)
-        try:
-            with contestant.budget.limit():
-                contestant.prepared = calls.call("prepare_pass", implementation=chosen[name], workload=workload,
-                                                 pass_=request.pass_)
-            if contestant.prepared is None:
-                contestant.error = f"prepare: the plugin prepared nothing for {name}"
-        except Exception as error:
-            contestant.fail("prepare", error)
+             + " ".join(f"{k}={v}" for k, v in sorted(calls.parameters.items())) + f" on {device}: {', '.join(chosen)}")
+    contestants = _prepared_contestants(calls, chosen, protocol["budgetSeconds"])
     records = _check_correctness(calls, contestants, chosen, protocol["correctnessTrials"], progress)
     input_sets = [calls.tensors(seed) for seed in protocol["inputSeeds"]]
     timer = timing.make_timer(target, device)
@@ -209,24 +252,15 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     results = []
     for contestant in contestants:
         passed = contestant.error is None and bool(contestant.samples)
-        results.append({
-            "rerunOf": request.rerun_of.get(contestant.name),
-            "family": request.family,
-            "pass": request.pass_,
-            "metric": METRIC,
-            "implementation": _implementation_document(chosen[contestant.name], contestant.prepared),
-            "workload": {"parameters": dict(request.parameters), "dtype": request.dtype,
-                         "options": dict(request.options)},
-            "status": "passed" if passed else "failed",
-            "error": contestant.error,
-            "timing": timing.timing_summary(contestant.samples, contestant.host_exposed) if passed else None,
-            "correctness": records[contestant.name].as_document(policy),
-            "environment": dict(environment),
-            "protocol": dict(protocol),
-            "observedAt": observed_at,
-            "cost": cost.as_document(),
-        })
-        outcome = (f"median {results[-1]['timing']['median'] / 1e6:.4g} ms" if passed
+        results.append(RerunResult(
+            family=request.family, pass_=request.pass_, parameters=request.parameters, dtype=request.dtype,
+            options=request.options, metric=METRIC, rerun_of=request.rerun_of.get(contestant.name),
+            implementation=_settled_implementation(chosen[contestant.name], contestant.prepared),
+            status="passed" if passed else "failed", error=contestant.error,
+            timing=timing.timing_summary(contestant.samples, contestant.host_exposed) if passed else None,
+            correctness=records[contestant.name].as_document(policy), environment=environment,
+            protocol=protocol, observed_at=observed_at, cost=cost))
+        outcome = (f"median {results[-1].timing['median'] / 1e6:.4g} ms" if passed
                    else f"failed: {contestant.error}")
         progress(f"  {contestant.name}: {outcome}")
     return results

@@ -1,11 +1,13 @@
-"""Frozen records that cross the plugin boundary.
+"""Frozen records that cross the plugin boundary, and the result a rerun hands to its host.
 
 They are plain data so the web app can show a plugin the same way the CLI does,
-and so the importer can derive a workload's tensors without touching a GPU.
+so the importer can derive a workload's tensors without touching a GPU, and so
+a rerun's result travels as one bundle line from a GPU host to the index.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
@@ -235,6 +237,62 @@ class WorkloadCost:
 
     def as_document(self) -> dict[str, int]:
         return {"flops": int(self.flops), "bytes": int(self.bytes)}
+
+
+@dataclass(frozen=True)
+class RerunResult:
+    """One implementation's result on one workload and pass: what a rerun hands to its host.
+
+    ``timing`` is ``runners.timing.timing_summary`` (None when the run failed), and
+    ``correctness`` the correctness record with the policy it was judged under. Its one
+    serialized form is the bundle line (:meth:`bundle_line`), the JSON of
+    :meth:`as_document`: what ``flask rerun --out`` appends, what a rerun host posts to
+    ``/api/v1/reruns`` and what the app's rerun importer records.
+    """
+
+    family: str
+    pass_: str
+    parameters: Mapping[str, Any]
+    dtype: str
+    options: Mapping[str, Any]
+    implementation: Implementation
+    status: str
+    error: str | None
+    timing: Mapping[str, Any] | None
+    correctness: Mapping[str, Any]
+    environment: Mapping[str, Any]
+    protocol: Mapping[str, Any]
+    observed_at: str
+    cost: WorkloadCost
+    metric: str = "speed"
+    rerun_of: str | None = None
+    """The id of the published run this result reproduces (None for a workload no run had)."""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def as_document(self) -> dict[str, Any]:
+        return {
+            "rerunOf": self.rerun_of,
+            "family": self.family,
+            "pass": self.pass_,
+            "metric": self.metric,
+            "implementation": self.implementation.as_document(),
+            "workload": {"parameters": dict(self.parameters), "dtype": self.dtype, "options": dict(self.options)},
+            "status": self.status,
+            "error": self.error,
+            "timing": self.timing,
+            "correctness": dict(self.correctness),
+            "environment": dict(self.environment),
+            "protocol": dict(self.protocol),
+            "observedAt": self.observed_at,
+            "cost": self.cost.as_document(),
+        }
+
+    def bundle_line(self) -> str:
+        """One line of a JSON-lines bundle (keys sorted, as every committed bundle has them)."""
+        return json.dumps(self.as_document(), sort_keys=True)
 
 
 DTYPE_NAMES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}

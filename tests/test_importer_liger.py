@@ -235,7 +235,7 @@ def test_whole_history_one_run_per_observation_and_ranks_match_newest_csv(tmp_pa
         assert Run.select().where(Run.superseded_by.is_null(False)).count() == 120
         expected = newest_csv_groups()
         runs = {}
-        for run in Run.select(Run, Run.comparison_key).where(Run.superseded_by.is_null()):
+        for run in Run.current(Run, Run.comparison_key):
             runs[run.external_id] = run
         checked = 0
         from app.importers.liger_csv import LigerCsvReader
@@ -244,7 +244,7 @@ def test_whole_history_one_run_per_observation_and_ranks_match_newest_csv(tmp_pa
         reader = LigerCsvReader(family_definitions())
         for row in csv.DictReader(io.open(LIGER_DATA / "all_benchmark_data.csv", newline="")):
             checked_row = reader.check(row)
-            run = Run.get(Run.identity_key == checked_row.identity_key)
+            run = Run.get(Run.identity_key == checked_row.identity.identity_key)
             key = (row["kernel_name"], row["kernel_provider"], row["kernel_operation_mode"], row["metric_name"],
                    row["x_value"], row["extra_benchmark_config_str"], row["gpu_name"], row["timestamp"])
             assert (run.rank, run.comparison_key.size) == expected[key], run.external_id

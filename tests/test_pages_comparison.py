@@ -3,7 +3,7 @@
 import pytest
 
 from app.models import ComparisonGroup, Run
-from app.reruns import record_rerun_results
+from app.importers.kernelindex_rerun import record_rerun_results
 
 from .factories import rerun_result
 from .pages_support import find_run, in_order, reference_run, text_of

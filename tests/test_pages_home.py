@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.reruns import record_rerun_results
+from app.importers.kernelindex_rerun import record_rerun_results
 
 from .factories import rerun_result
 from .conftest import import_small

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from app.models import Run
-from app.reruns import record_rerun_results
+from app.importers.kernelindex_rerun import record_rerun_results
 
 from .factories import rerun_result
 from .conftest import import_small

@@ -43,8 +43,8 @@ def test_torch_passes_correctness_on_every_upstream_configuration(config, pass_,
     request = RerunRequest(FAMILY, pass_, {**config, "seq": 64}, "fp32", {"bias": True})
     [result] = rerun_workload(request, target="cpu", implementations=["torch"], environment=environment,
                               protocol=protocol_document("smoke", "cpu"))
-    assert result["status"] == "passed", result["error"]
-    assert result["correctness"]["relL2Error"] < 1e-5
+    assert result.status == "passed", result.error
+    assert result.correctness["relL2Error"] < 1e-5
 
 
 def test_workload_without_bias_has_no_bias_tensors(environment):
@@ -52,7 +52,7 @@ def test_workload_without_bias_has_no_bias_tensors(environment):
                            {"bias": False})
     [result] = rerun_workload(request, target="cpu", implementations=["torch"], environment=environment,
                               protocol=protocol_document("smoke", "cpu"))
-    assert result["status"] == "passed", result["error"]
+    assert result.status == "passed", result.error
 
 
 def cuda_plugin_outputs(implementation, pass_, parameters):

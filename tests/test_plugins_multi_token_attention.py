@@ -36,8 +36,8 @@ def test_torch_passes_correctness_on_the_upstream_sweep(seq, pass_, environment)
     request = RerunRequest(FAMILY, pass_, {**UPSTREAM_CONFIG, "seq": seq}, "bf16", {"bias": True})
     [result] = rerun_workload(request, target="cpu", implementations=["torch"], environment=environment,
                               protocol=protocol_document("smoke", "cpu"))
-    assert result["status"] == "passed", result["error"]
-    assert result["correctness"]["relL2Error"] < 1e-2
+    assert result.status == "passed", result.error
+    assert result.correctness["relL2Error"] < 1e-2
 
 
 @pytest.mark.parametrize("parameters, dtype, options", [
@@ -48,7 +48,7 @@ def test_any_parameters_the_definition_allows(parameters, dtype, options, enviro
     request = RerunRequest(FAMILY, "full", parameters, dtype, options)
     [result] = rerun_workload(request, target="cpu", implementations=["torch"], environment=environment,
                               protocol=protocol_document("smoke", "cpu"))
-    assert result["status"] == "passed", result["error"]
+    assert result.status == "passed", result.error
 
 
 @pytest.mark.parametrize("pass_", PASSES)

@@ -22,7 +22,7 @@ def adversarial_results():
         patch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(TEST_PLUGINS))
         results = rerun_workload(ADVERSARIAL, target="cpu",
                                  protocol=protocol_document("smoke", "cpu", budget_seconds=1))
-    return {result["implementation"]["name"]: result for result in results}
+    return {result.implementation.name: result.as_document() for result in results}
 
 
 def test_policy_is_a_serializable_document_with_text():

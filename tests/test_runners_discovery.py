@@ -64,8 +64,8 @@ def test_a_dropped_in_plugin_is_discovered_listed_and_runs(plugins_dir):
 
     request = RerunRequest("toy_linear", "full", {"rows": 8, "features": 4}, "fp32", {"bias": True})
     [result] = rerun_workload(request, target="cpu", protocol=protocol_document("smoke", "cpu"))
-    assert result["status"] == "passed", result["error"]
-    assert result["correctness"]["relL2Error"] < 1e-5
+    assert result.status == "passed", result.error
+    assert result.correctness["relL2Error"] < 1e-5
 
 
 def test_broken_plugins_are_reported_and_skipped(plugins_dir):

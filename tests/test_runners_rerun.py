@@ -1,4 +1,4 @@
-"""Rerun orchestration on the CPU: result documents in the shape ``app.reruns`` records."""
+"""Rerun orchestration on the CPU: typed results, and their bundle form the rerun importer records."""
 
 import json
 import re
@@ -24,10 +24,21 @@ def environment():
 
 
 @pytest.fixture(scope="module")
-def fna_result(environment):
+def fna_rerun(environment):
     [result] = rerun_workload(SMALL_FNA, target="cpu", implementations=["torch"],
                               protocol=protocol_document("smoke", "cpu"), environment=environment)
     return result
+
+
+@pytest.fixture(scope="module")
+def fna_result(fna_rerun):
+    return fna_rerun.as_document()
+
+
+def test_the_bundle_line_is_the_document_with_sorted_keys(fna_rerun, fna_result):
+    assert fna_rerun.passed and fna_rerun.implementation.name == "torch"
+    assert fna_rerun.bundle_line() == json.dumps(fna_result, sort_keys=True)
+    assert json.loads(fna_rerun.bundle_line()) == fna_result
 
 
 def test_result_has_exactly_the_documented_shape(fna_result):
@@ -72,8 +83,8 @@ def test_unlinked_implementations_report_no_rerun_of(environment):
                            {"bias": True})
     [result] = rerun_workload(request, target="cpu", implementations=["torch"],
                               protocol=protocol_document("smoke", "cpu"), environment=environment)
-    assert result["rerunOf"] is None and result["status"] == "passed"
-    assert result["correctness"]["tolerance"] == result["correctness"]["policy"]["tolerances"]["bf16"]
+    assert result.rerun_of is None and result.passed
+    assert result.correctness["tolerance"] == result.correctness["policy"]["tolerances"]["bf16"]
 
 
 @pytest.mark.parametrize("request_, target, implementations, message", [

@@ -1,4 +1,4 @@
-"""Importers of upstream sources: each turns a file into prepared runs for ``app.registry``."""
+"""Importers, one module per source: each reads its source into run records (``app.records``) and stores them."""
 
 import hashlib
 import urllib.error

@@ -15,7 +15,6 @@ names a measurement, whose older observations are superseded by the newest.
 """
 
 import csv
-import hashlib
 import io
 import json
 import math
@@ -24,18 +23,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .. import hardware
-from ..comparison import group_shared
-from ..manifests import document_digest
-from ..manifests.documents import (digest_all, environment_document, implementation_document, protocol_document,
-                                   run_document, workload_document, workload_key)
+from runners.hardware import describe_gpu, short_name
+
 from ..db import database
-from ..models import SourceFile
-from ..registry import PreparedRun, existing_identity_keys, store_runs
+from ..manifests.documents import environment_document, implementation_document, protocol_document
+from ..models import SOURCE_REPORTED, SourceFile
+from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, family_title, prepare, slug,
+                       workload_document_for)
+from ..registry import existing_identity_keys, store_runs
 from . import ImportFailed, ImportSummary, RejectedRow, read_location, sha256_hex
 
 SOURCE = "liger-kernel-bench"
-SOURCE_TITLE = "Liger-Kernel benchmarks"
+LIGER = RecordSource(name=SOURCE, run_name_prefix="liger", evidence=SOURCE_REPORTED)
 REPOSITORY = "https://github.com/linkedin/Liger-Kernel"
 LICENSE = "BSD-2-Clause"
 MAIN_FILE = "benchmark/data/all_benchmark_data.csv"
@@ -59,18 +58,13 @@ PASS_PHRASES = {"forward": "the module forward pass", "backward": "the backward 
 
 @dataclass
 class CheckedRow:
+    """A row that passed validation, with its parsed values and its identity (computed before the rest)."""
+
     row: dict
     config: dict
     figures: dict
-    observed: datetime
     x_value: object
-    identity_key: str
-    measurement_key: str
-
-
-def identity_hash(value) -> str:
-    """A stable hash of parsed values (keys sorted): the config is compared as data, never as text."""
-    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    identity: Identity
 
 
 def parse_number(text: str):
@@ -82,12 +76,6 @@ def parse_number(text: str):
     if not math.isfinite(number):
         return text
     return int(number) if number.is_integer() and "e" not in text.lower() else number
-
-
-def slug_value(value) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    return re.sub(r"[^A-Za-z0-9_.]+", "_", str(value))
 
 
 def protocol_for(pass_: str, metric: str, unit: str) -> dict:
@@ -111,11 +99,11 @@ def protocol_for(pass_: str, metric: str, unit: str) -> dict:
 
 
 class RowRejected(Exception):
-    pass
+    """A row that cannot become a run; it is reported with its line number."""
 
 
 class LigerCsvReader:
-    """Turns CSV rows into prepared runs; caches the documents many rows share."""
+    """Turns CSV rows into run records; caches the documents many rows share."""
 
     def __init__(self, families: dict):
         self.families = families
@@ -186,81 +174,54 @@ class LigerCsvReader:
         except ValueError:
             raise RowRejected(f"timestamp is not YYYY-MM-DD HH:MM:SS: {row['timestamp']!r}") from None
         x_value = parse_number(row["x_value"].strip())
+        # the config is compared as data, never as text
         measurement = [row["kernel_name"], row["kernel_provider"], row["kernel_operation_mode"],
                        row["metric_name"], row["x_name"], x_value, config, row["gpu_name"].strip()]
-        measurement_key = identity_hash(measurement)
-        identity_key = identity_hash([measurement_key, observed.isoformat()])
-        return CheckedRow(row, config, figures, observed, x_value, identity_key, measurement_key)
+        return CheckedRow(row, config, figures, x_value, Identity(measurement, observed))
 
-    def prepare(self, checked: "CheckedRow") -> PreparedRun:
-        row, config, figures, observed, x_value = (checked.row, checked.config, checked.figures, checked.observed,
-                                                    checked.x_value)
+    def documents(self, row: dict, family, point: WorkloadPoint, title: str) -> dict:
+        """The protocol, workload, environment and implementation documents, shared by many rows."""
         kernel, provider, pass_ = row["kernel_name"], row["kernel_provider"], row["kernel_operation_mode"]
         metric, unit, gpu = row["metric_name"], row["metric_unit"], row["gpu_name"].strip()
-        family, parameters, dtype, options = self.normalize(row, config, x_value)
-        family_name = family.title if family else kernel.replace("_", " ").capitalize()
-
-        defaults = family.defaults if family else {}
-        slug_items = sorted((name, value) for name, value in {**parameters, **options}.items()
-                            if defaults.get(name, object()) != value)
-        slug = "-".join(f"{name}{slug_value(value)}" for name, value in slug_items)
-        if dtype:
-            slug = f"{slug}-{dtype}" if slug else dtype
-        timestamp_slug = observed.strftime("%Y-%m-%d-%H-%M-%S")
-        external_id = f"{kernel}/{pass_}/{provider}/{hardware.slug(gpu)}/{slug}/{timestamp_slug}"
-
-        key = workload_key(kernel, parameters, dtype, options)
-        workload = self._cached(("workload", key), lambda: workload_document(
-            family=kernel, family_title=family_name, parameters=parameters, dtype=dtype, options=options,
-            tensors=[t.as_document() for t in family.tensors({**parameters, **options}, dtype or "fp32")] if family else None,
-            comparator="not_asserted", slug=slug))
-        protocol = self._cached(("protocol", pass_, metric, unit), lambda: protocol_for(pass_, metric, unit))
-        environment = self._cached(("environment", gpu), lambda: environment_document(
-            hardware=hardware.describe_gpu(gpu), software={}, name=f"liger-bench-{hardware.slug(gpu)}",
-            title=f"Liger benchmark host · {hardware.short_name(gpu)}"))
         version = row.get("liger_version") or ""
         revision = version if provider.startswith("liger") and version else "unknown"
-        implementation = self._cached(("implementation", kernel, provider, revision), lambda: implementation_document(
-            name=provider, family=kernel, project=PROJECTS.get(provider, provider), revision=revision))
-        documents = {"protocol": protocol, "workload": workload, "environment": environment,
-                     "implementation": implementation}
-
-        median, p20, p80 = figures["50"], figures["20"], figures["80"]
-        if metric == "speed" and unit == "ms":
-            median, p20, p80 = (round(value * 1e6) for value in (median, p20, p80))
-            stored_unit, primary = "ns", {"timing": {"latencyNs": {"median": median}, "primaryStatistic": "median"}}
-            measured = "latency"
-        else:
-            stored_unit, measured = unit, metric
-            primary = {metric: {"peak": {"unit": unit, "median": median}, "primaryStatistic": "median"}}
-        native_unit = re.sub(r"[^a-z0-9]+", "_", unit.lower())
-        source_native = {"source": SOURCE,
-                         "metrics": {f"{native_unit}_{q}": figures[q] for q in ("20", "50", "80")},
-                         "benchmark": f"{kernel}/{pass_}", "externalId": external_id}
-        labels = {"liger_version": version} if version else {}
-        digests = digest_all(documents)
-        documents["run"] = run_document(
-            status="passed", primary=primary, observed_at=observed.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
-            measurements=[{"unit": stored_unit, "value": value, "metric": measured, "statistic": statistic}
-                          for statistic, value in (("p20", p20), ("p80", p80))],
-            source_native=source_native, digests=digests,
-            name="liger-" + hardware.slug(external_id), title=f"{family_name} · {provider} · {pass_}", labels=labels)
-        digests["run"] = document_digest(documents["run"])
-
-        fields = {
-            "external_id": external_id, "source": SOURCE, "kernel": kernel, "implementation": provider,
-            "pass_": pass_, "metric": metric, "unit": stored_unit, "gpu": gpu,
-            "gpu_product": hardware.describe_gpu(gpu)["product"], "x_name": self.swept_parameter(row),
-            "x_value": str(x_value), "x_number": x_value if isinstance(x_value, (int, float)) else None,
-            "parameters": parameters, "dtype": dtype, "options": options, "median": median, "p20": p20, "p80": p80,
-            "status": "passed", "evidence": "source-reported", "observed_at": observed, "labels": labels,
-            "workload_key": key,
+        return {
+            "protocol": self._cached(("protocol", pass_, metric, unit), lambda: protocol_for(pass_, metric, unit)),
+            "workload": self._cached(("workload", point.key), lambda: workload_document_for(
+                point, family, title, "not_asserted")),
+            "environment": self._cached(("environment", gpu), lambda: environment_document(
+                hardware=describe_gpu(gpu), software={}, name=f"liger-bench-{slug(gpu)}",
+                title=f"Liger benchmark host · {short_name(gpu)}")),
+            "implementation": self._cached(("implementation", kernel, provider, revision), lambda: (
+                implementation_document(name=provider, family=kernel, project=PROJECTS.get(provider, provider),
+                                        revision=revision))),
         }
-        shared = group_shared(kernel=kernel, workload_key=key, pass_=pass_, metric=metric, gpu=gpu,
-                              comparability_family=COMPARABILITY_FAMILY, evidence="source-reported")
-        return PreparedRun(identity_key=checked.identity_key, measurement_key=checked.measurement_key,
-                           documents=documents, digests=digests, fields=fields, family_title=family_name,
-                           group_shared=shared)
+
+    def record(self, checked: "CheckedRow") -> RunRecord:
+        row, figures = checked.row, checked.figures
+        kernel, metric, unit, gpu = row["kernel_name"], row["metric_name"], row["metric_unit"], row["gpu_name"].strip()
+        family, parameters, dtype, options = self.normalize(row, checked.config, checked.x_value)
+        title = family_title(kernel, family)
+        point = WorkloadPoint(family=kernel, parameters=parameters, dtype=dtype, options=options,
+                              x_name=self.swept_parameter(row), x_value=checked.x_value,
+                              defaults=dict(family.defaults) if family else {})
+        median, p20, p80 = figures["50"], figures["20"], figures["80"]
+        if metric == "speed" and unit == "ms":  # latencies are stored in ns
+            unit = "ns"
+            median, p20, p80 = (round(value * 1e6) for value in (median, p20, p80))
+        version = row.get("liger_version") or ""
+        record = RunRecord(
+            source=LIGER, identity=checked.identity, kernel=kernel, family_title=title,
+            implementation=row["kernel_provider"], pass_=row["kernel_operation_mode"], gpu=gpu,
+            gpu_product=describe_gpu(gpu)["product"], workload=point,
+            measurement=Measurement(metric=metric, unit=unit, median=median, p20=p20, p80=p80),
+            documents=self.documents(row, family, point, title),
+            comparability_family=COMPARABILITY_FAMILY, labels={"liger_version": version} if version else {})
+        native_unit = re.sub(r"[^a-z0-9]+", "_", row["metric_unit"].lower())
+        record.sections = {"sourceNative": {
+            "source": SOURCE, "metrics": {f"{native_unit}_{q}": figures[q] for q in ("20", "50", "80")},
+            "benchmark": f"{kernel}/{row['kernel_operation_mode']}", "externalId": record.external_id}}
+        return record
 
 
 def parse_csv(data: bytes, reader: LigerCsvReader, progress=None):
@@ -321,13 +282,13 @@ def import_file(location: str, *, families: dict, commit: str | None = None, tim
     reader = LigerCsvReader(families)
     read, checked, rejected = parse_csv(data, reader, progress)
     summary = ImportSummary(location=location, read=read, rejected=rejected)
-    stored_keys = existing_identity_keys([row.identity_key for _, row in checked])
+    stored_keys = existing_identity_keys([row.identity.identity_key for _, row in checked])
     prepared = []
     for line, row in checked:
-        if row.identity_key in stored_keys:
+        if row.identity.identity_key in stored_keys:
             continue
         try:
-            prepared.append(reader.prepare(row))
+            prepared.append(prepare(reader.record(row)))
         except RowRejected as error:
             rejected.append(RejectedRow(line, str(error)))
     rejected.sort(key=lambda r: r.line)

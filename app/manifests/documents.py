@@ -42,14 +42,12 @@ def protocol_document(*, spec: dict, name: str, title: str) -> dict:
     return make_document("BenchmarkProtocol", spec, {"name": name, "title": title})
 
 
-def run_document(*, status: str, primary: dict, observed_at: str, measurements: list, source_native: dict | None,
-                 digests: dict, name: str, title: str, labels: dict, extra: dict | None = None) -> dict:
-    """A BenchmarkRun. ``primary`` is the ``timing`` (latency) or ``memory`` section;
-    ``digests`` maps protocol/workload/environment/implementation to their digests."""
-    spec = {"status": status, **primary, "observedAt": observed_at, "measurements": measurements}
-    if source_native:
-        spec["sourceNative"] = source_native
-    spec.update(extra or {})
+def run_document(*, status: str, primary: dict, observed_at: str, measurements: list, sections: dict,
+                 digests: dict, name: str, title: str, labels: dict) -> dict:
+    """A BenchmarkRun. ``primary`` is the ``timing`` (latency) or ``memory`` section; ``sections`` follow
+    the measurements (``sourceNative``, or a rerun's ``correctness`` and ``rerun``); ``digests`` maps
+    protocol/workload/environment/implementation to their digests."""
+    spec = {"status": status, **primary, "observedAt": observed_at, "measurements": measurements, **sections}
     for kind in ("protocol", "workload", "environment", "implementation"):
         spec[f"{kind}Digest"] = digests[kind]
     metadata = {"name": name[:100], "title": title}

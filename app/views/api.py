@@ -54,7 +54,7 @@ def authenticated_host():
 @api.post("/reruns")
 def record_reruns():
     """Record rerun results from a GPU host (a JSON list of result documents)."""
-    from ..reruns import RerunRejected, record_rerun_results
+    from ..importers.kernelindex_rerun import RerunRejected, record_rerun_results
 
     authenticated_host()
     request.max_content_length = current_app.config["RERUN_MAX_CONTENT_LENGTH"]

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from app.models import Manifest, Run
-from app.reruns import RerunRejected, record_rerun_results
+from app.importers.kernelindex_rerun import RerunRejected, record_rerun_results
 
 from .factories import rerun_result
 from .pages_support import reference_run

@@ -1,9 +1,12 @@
-"""``flask rerun`` and ``flask plugins``: the harness's command line, registered by ``app.cli``."""
+"""``flask rerun``: the app hosting the harness on a GPU host.
 
-from __future__ import annotations
+It looks the named runs up in the database, turns them into the harness's
+``RerunRequest``s, calls ``runners.rerun`` workload by workload, and sends each
+workload's results on at once (so a run cut short keeps what it measured): into
+this database, appended to an ``--out`` bundle, or posted to a ``--server``. All
+three carry the same bundle lines, and all three end in the rerun importer.
+"""
 
-import dataclasses
-import itertools
 import json
 import urllib.error
 import urllib.request
@@ -13,12 +16,13 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from runners.discovery import PLUGINS_DIR_VARIABLE, get_registry
-from runners.rerun import METRIC, RerunError, RerunRequest, capture_environment, device_for, rerun_workload
+from runners.discovery import get_registry
+from runners.rerun import (METRIC, RerunError, RerunRequest, capture_environment, check_requests, device_for,
+                           rerun_workload, sweep_requests)
 from runners.timing import PROTOCOL_PRESETS, protocol_document
-from runners.types import PASSES, TARGETS
+from runners.types import PASSES, TARGETS, RerunResult
 
-SOURCE_REPORTED = "source-reported"
+from ..models import SOURCE_REPORTED, Run
 
 
 def progress(message: str) -> None:
@@ -31,10 +35,8 @@ def default_target() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def select_runs(run_ids, external_ids, kernels, passes):
+def select_runs(run_ids, external_ids, kernels, passes) -> list[Run]:
     """The runs named on the command line; every source-reported speed run of ``kernels`` (and ``passes``)."""
-    from app.models import Run
-
     selected = []
     for run_id in run_ids:
         run = Run.get_or_none(Run.id == run_id)
@@ -52,7 +54,7 @@ def select_runs(run_ids, external_ids, kernels, passes):
             query = query.where(Run.pass_.in_(passes))
         runs = list(query.order_by(Run.observed_at, Run.id))
         if not runs:
-            raise click.ClickException(f"no source-reported {METRIC} runs of {kernel}"
+            raise click.ClickException(f"no {SOURCE_REPORTED} {METRIC} runs of {kernel}"
                                        + (f" for pass {', '.join(passes)}" if passes else ""))
         selected.extend(runs)
     for run in selected:
@@ -61,7 +63,7 @@ def select_runs(run_ids, external_ids, kernels, passes):
     return selected
 
 
-def _preferred(runs, gpu_product):
+def _preferred(runs, gpu_product) -> Run:
     """The run a result reproduces: one on this host's GPU product if any, else the newest."""
     return max(runs, key=lambda run: (run.gpu_product == gpu_product, run.observed_at, run.id))
 
@@ -72,8 +74,6 @@ def rerun_requests(runs, gpu_product) -> list[RerunRequest]:
     Runs named on the command line are linked first; the other implementations are linked
     to the source-reported run of the same workload, pass and implementation, if any.
     """
-    from app.models import Run
-
     grouped = {}
     for run in runs:
         grouped.setdefault((run.kernel_id, run.pass_, run.workload_key), []).append(run)
@@ -108,33 +108,10 @@ def parse_sweep(assignments) -> dict[str, list]:
     return sweep
 
 
-def swept_requests(requests, sweep) -> list[RerunRequest]:
-    """The requests' workloads with parameters replaced by every combination of ``sweep``.
-
-    A changed workload reproduces no published run, so its results carry no ``rerunOf``.
-    """
-    from app.manifests.documents import workload_key
-
-    if not sweep:
-        return requests
-    swept, seen = [], set()
-    for request in requests:
-        unknown = set(sweep) - set(request.parameters)
-        if unknown:
-            raise click.UsageError(f"{request.family} has no parameter {', '.join(sorted(unknown))}")
-        for values in itertools.product(*sweep.values()):
-            parameters = {**request.parameters, **dict(zip(sweep, values))}
-            key = (request.pass_, workload_key(request.family, parameters, request.dtype, dict(request.options)))
-            if key in seen:
-                continue
-            seen.add(key)
-            swept.append(dataclasses.replace(request, parameters=parameters, rerun_of={}))
-    return swept
-
-
-def post_results(server: str, token: str, results: list[dict]) -> str:
+def post_results(server: str, token: str, results: list[RerunResult]) -> str:
+    body = json.dumps([result.as_document() for result in results]).encode("utf-8")
     request = urllib.request.Request(
-        server.rstrip("/") + "/api/v1/reruns", data=json.dumps(results).encode("utf-8"), method="POST",
+        server.rstrip("/") + "/api/v1/reruns", data=body, method="POST",
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
     try:
         with urllib.request.urlopen(request, timeout=120) as response:
@@ -146,13 +123,24 @@ def post_results(server: str, token: str, results: list[dict]) -> str:
         raise click.ClickException(f"could not reach {server}: {error.reason}") from error
 
 
-def append_bundle(path: str, results: list[dict]) -> None:
+def append_bundle(path: str, results: list[RerunResult]) -> None:
     with Path(path).open("a", encoding="utf-8") as bundle:
         for result in results:
-            bundle.write(json.dumps(result, sort_keys=True) + "\n")
+            bundle.write(result.bundle_line() + "\n")
 
 
-def record_results(results: list[dict], out: str | None, server: str | None, token: str | None) -> None:
+def record_locally(results: list[RerunResult]) -> None:
+    from ..importers.kernelindex_rerun import RerunRejected, record_rerun_results
+
+    try:
+        summary = record_rerun_results([result.as_document() for result in results])
+    except RerunRejected as error:
+        raise click.ClickException(f"the database refused the results: {error}") from error
+    progress(f"recorded: {summary.line()}")
+
+
+def send_results(results: list[RerunResult], out: str | None, server: str | None, token: str | None) -> None:
+    """Append to ``out``, post to ``server``, or (neither given) record in this database."""
     if out:
         append_bundle(out, results)
         progress(f"appended {len(results)} result(s) to {out}")
@@ -167,13 +155,14 @@ def record_results(results: list[dict], out: str | None, server: str | None, tok
             raise
         progress(f"posted {len(results)} result(s) to {server}: {reply.strip()[:300]}")
     if not out and not server:
-        from app.reruns import RerunRejected, record_rerun_results
+        record_locally(results)
 
-        try:
-            summary = record_rerun_results(results)
-        except RerunRejected as error:
-            raise click.ClickException(f"the database refused the results: {error}") from error
-        progress(f"recorded: {summary.line()}")
+
+def chosen_target(target: str | None) -> str:
+    available = default_target()
+    if target == "cuda" and available != "cuda":
+        raise click.ClickException("--target cuda, but torch sees no CUDA device here")
+    return target or available
 
 
 @click.command("rerun")
@@ -205,23 +194,20 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
         raise click.UsageError("name runs to rerun: RUN_ID..., --external-id or --kernel")
     if server and not token:
         raise click.UsageError("--server needs --token (or KERNELINDEX_RERUN_TOKEN)")
-    target = target or default_target()
-    if target == "cuda" and default_target() != "cuda":
-        raise click.ClickException("--target cuda, but torch sees no CUDA device here")
-
+    target = chosen_target(target)
     runs = select_runs(run_ids, external_ids, kernels, passes)
     registry = get_registry()
     protocol = protocol_document(preset, target, budget)
     environment = capture_environment(target, device_for(target, device_index), registry)
-    requests = swept_requests(rerun_requests(runs, (environment.get("hardware") or {}).get("product")),
-                              parse_sweep(assignments))
-    for request in requests:  # refuse bad input before any timing starts
-        try:
-            plugin = registry.find(request.family, target)
-            for name in implementations:
-                plugin.record.implementation(name)
-        except (LookupError, KeyError) as error:
-            raise click.ClickException(error.args[0]) from error
+    requests = rerun_requests(runs, (environment.get("hardware") or {}).get("product"))
+    try:
+        requests = sweep_requests(requests, parse_sweep(assignments))
+    except RerunError as error:
+        raise click.UsageError(str(error)) from error
+    try:
+        check_requests(requests, target, implementations, registry)
+    except RerunError as error:
+        raise click.ClickException(str(error)) from error
     progress(f"{len(requests)} workload(s) from {len(runs)} run(s), protocol {protocol['name']}, "
              f"on {environment['hardware'].get('product', 'unknown')} ({target})")
 
@@ -234,33 +220,7 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
                                      environment=environment, registry=registry, progress=progress)
         except RerunError as error:
             raise click.ClickException(str(error)) from error
-        record_results(results, out, server, token)  # per workload: a run cut short keeps what it measured
-        failed += sum(result["status"] == "failed" for result in results)
-        passed += sum(result["status"] == "passed" for result in results)
+        send_results(results, out, server, token)
+        passed += sum(result.passed for result in results)
+        failed += sum(not result.passed for result in results)
     progress(f"results: {passed} passed, {failed} failed")
-
-
-@click.command("plugins")
-@click.option("--json", "as_json", is_flag=True, help="Print the listing as JSON.")
-def plugins_command(as_json):
-    """List kernel plugins: family, target, implementations and origin, and broken ones."""
-    registry = get_registry()
-    if as_json:
-        click.echo(json.dumps({"plugins": [plugin.as_document() for plugin in registry.plugins],
-                               "broken": [plugin.as_document() for plugin in registry.broken]}, indent=2))
-        return
-    for plugin in registry.plugins:
-        if plugin.record:
-            record = plugin.record
-            click.echo(f"{record.family.name}  {record.target}  {', '.join(record.implementation_names)}  "
-                       f"[{plugin.origin}: {plugin.name}]")
-        else:
-            click.echo(f"(harness hooks)  [{plugin.origin}: {plugin.name}]")
-    for plugin in registry.broken:
-        click.echo(f"BROKEN [{plugin.origin}: {plugin.name}]: {plugin.error}")
-    if registry.broken:
-        click.echo(f"{len(registry.broken)} plugin(s) could not be loaded; check {PLUGINS_DIR_VARIABLE} "
-                   "and installed packages.", err=True)
-
-
-__all__ = ["rerun_command", "plugins_command"]
