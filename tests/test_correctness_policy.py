@@ -87,7 +87,7 @@ def attention_bias_results():
         results = rerun_workload(RerunRequest("adversarial_attention_bias", "backward", {"rows": 64, "features": 32},
                                               "fp32"),
                                  target="cpu", protocol=protocol_document("smoke", "cpu", budget_seconds=5))
-    return {result["implementation"]["name"]: result for result in results}
+    return {result.implementation.name: result.as_document() for result in results}
 
 
 def test_honest_and_tf32_noise_on_a_zero_gradient_pass(attention_bias_results):
