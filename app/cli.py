@@ -90,9 +90,12 @@ def import_kernelindex(bundles):
 def create_user(username, password):
     """Create a maintainer account."""
     from .models import Maintainer
+    from .security import password_problem
 
     if Maintainer.get_or_none(Maintainer.username == username):
         raise click.ClickException(f"maintainer {username!r} already exists")
+    if problem := password_problem(password, username):
+        raise click.ClickException(problem)
     Maintainer.create(username=username, password_hash=generate_password_hash(password))
     click.echo(f"created maintainer {username}")
 
