@@ -39,7 +39,7 @@ from functools import wraps
 from urllib.parse import urlsplit
 
 from flask import current_app, request, session
-from werkzeug.exceptions import BadRequest, RequestEntityTooLarge, TooManyRequests
+from werkzeug.exceptions import BadRequest, RequestEntityTooLarge, SecurityError, TooManyRequests
 
 from .db import database
 from .models import SignInAttempt, utcnow
@@ -119,6 +119,23 @@ def password_problem(password: str, username: str = "") -> str | None:
         return ("The password is too easy to guess (a common password, a few repeated characters, "
                 "or the username in it); choose another.")
     return None
+
+
+def refuse_untrusted_host():
+    """``before_request``, before the other checks: stop a request for a host not in ``TRUSTED_HOSTS``.
+
+    Flask records the refusal while routing and would raise it only after every ``before_request``
+    ran; raising it first keeps CSRF checks and page templates (which build URLs, impossible for
+    an untrusted host) away from the request.
+    """
+    if isinstance(request.routing_exception, SecurityError):
+        raise request.routing_exception
+
+
+def untrusted_host_response(_error):
+    """A plain-text 400 for an untrusted ``Host:``: no template, since no URL can be built for it."""
+    return "400 Bad Request: this server does not answer for that host name.\n", 400, {
+        "Content-Type": "text/plain; charset=utf-8"}
 
 
 def add_security_headers(response):
@@ -275,5 +292,7 @@ def init_app(app):
     app.jinja_env.globals["csrf_token"] = csrf_token
     if not app.config.get("SESSION_COOKIE_SAMESITE"):
         app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
+    app.before_request(refuse_untrusted_host)
+    app.register_error_handler(SecurityError, untrusted_host_response)
     app.before_request(check_csrf)
     app.after_request(add_security_headers)

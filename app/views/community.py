@@ -28,9 +28,8 @@ UNIT_LABELS = {"us": "µs"}
 ATTESTATIONS_TARGET = "attestations-body"
 REPORT_TARGET = "report-issue-body"
 # htmx leaves 4xx answers unswapped; these carry a message for the reader (inline errors, refusals).
+# Partials list them in ``data-swap-statuses``; static/kernelindex.js swaps them in (no inline script).
 SWAPPED_ERROR_STATUSES = (400, 413, 422, 429)
-SWAP_REFUSALS_SCRIPT = (f"if([{','.join(map(str, SWAPPED_ERROR_STATUSES))}].includes(event.detail.xhr.status))"
-                        "{event.detail.shouldSwap=true;event.detail.isError=false}")
 
 
 # --- what the partials show --------------------------------------------------------------------
@@ -233,4 +232,5 @@ for status in (400, 413, 429):
 
 @community.app_context_processor
 def community_template_helpers():
-    return {"swap_refusals_script": SWAP_REFUSALS_SCRIPT, "signed_in_maintainer": g.get("maintainer")}
+    return {"swapped_error_statuses": ",".join(map(str, SWAPPED_ERROR_STATUSES)),
+            "signed_in_maintainer": g.get("maintainer")}
