@@ -3,6 +3,7 @@
 SECRET_KEY = None  # required: KERNELINDEX_SECRET_KEY (``make serve`` keeps one in instance/secret_key)
 PUBLIC_URL = None  # e.g. https://kernelindex.example: absolute URLs (API links, permalinks) use it, never Host:
 TRUSTED_HOSTS = None  # Host: values served (others get 400); defaults to PUBLIC_URL's host
+PROXIES = 0  # reverse proxies in front of the app: trust that many X-Forwarded-For/-Proto hops
 DATABASE_URL = None  # None: SQLite file ``kernelindex.sqlite3`` in the instance folder
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500

@@ -11,9 +11,9 @@ Rate limit: a sliding window per client (the remote address), kept in process.
 ``rate_limit("posts")`` allows ``POSTS_PER_MINUTE`` requests per client per
 window and answers the rest with 429 and ``Retry-After``. Each worker process
 keeps its own window, so with N workers a client may get up to N times the
-limit; that bounds abuse without shared state. Behind a reverse proxy, wrap the
-WSGI app in ``werkzeug.middleware.proxy_fix.ProxyFix`` so that the remote
-address is the client's, not the proxy's.
+limit; that bounds abuse without shared state. Behind reverse proxies, set
+``PROXIES`` to their number so that the remote address is the client's, not the
+proxy's (werkzeug's ``ProxyFix`` then reads ``X-Forwarded-For``).
 
 Maintainer sign-in is throttled apart, in the database, so that every worker
 counts the same attempts: per account (from any address) and per address.
@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 
 from flask import current_app, request, session
 from werkzeug.exceptions import BadRequest, RequestEntityTooLarge, SecurityError, TooManyRequests
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from .db import database
 from .models import SignInAttempt, utcnow
@@ -288,6 +289,8 @@ def rate_limit(bucket: str = "posts", limit_config: str = "POSTS_PER_MINUTE"):
 
 
 def init_app(app):
+    if proxies := int(app.config.get("PROXIES") or 0):
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)
     app.extensions["kernelindex_limiter"] = SlidingWindowLimiter()
     app.jinja_env.globals["csrf_token"] = csrf_token
     if not app.config.get("SESSION_COOKIE_SAMESITE"):

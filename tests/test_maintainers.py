@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from app import create_app
+from app import create_app, db
 from app.models import Attestation, IssueReport, Run, SignInAttempt
 
 from .pages_support import reference_run, token_of
@@ -253,3 +253,18 @@ def test_bad_hide_requests_are_4xx(small_app, maintainer, posted, attestation, h
 
 def test_attestation_list_rejects_a_bad_page_number(small_app, maintainer):
     assert maintainer.get("/maintainers/attestations?page=x").status_code == 400
+
+
+def test_behind_a_proxy_the_throttle_counts_the_forwarded_client_address(tmp_path):
+    app = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{tmp_path / 'proxied.sqlite3'}",
+                      "SECRET_KEY": "test", "PROXIES": 1, "SIGN_IN_ATTEMPTS_PER_MINUTE": 1})
+    with app.app_context():
+        db.upgrade()
+    client = app.test_client()
+    proxy = {"REMOTE_ADDR": "10.0.0.1"}  # every request arrives from the proxy
+    assert sign_in(client, password="guess", environ_base=proxy,
+                   headers={"X-Forwarded-For": "203.0.113.1"}).status_code == 401
+    assert sign_in(client, username="bob", password="guess", environ_base=proxy,
+                   headers={"X-Forwarded-For": "203.0.113.2"}).status_code == 401  # another client
+    assert sign_in(client, username="carol", password="guess", environ_base=proxy,
+                   headers={"X-Forwarded-For": "203.0.113.1"}).status_code == 429
