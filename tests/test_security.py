@@ -320,7 +320,8 @@ def test_request_for_an_untrusted_host_is_400(public_app, host):
         response = public_app.test_client().get(path, headers={"Host": host})
         assert response.status_code == 400, path
         assert host not in response.get_data(as_text=True)
-    posted = public_app.test_client().post("/maintainers/sign-in", data={"username": "a"}, headers={"Host": "evil.example"})
+    posted = public_app.test_client().post("/maintainers/sign-in", data={"username": "a"},
+                                           headers={"Host": "evil.example"})
     assert posted.status_code == 400 and "does not answer for that host name" in posted.get_data(as_text=True)
 
 
