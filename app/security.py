@@ -75,7 +75,8 @@ class ConfigurationError(RuntimeError):
 
 
 def configure_public_url(app):
-    """Build absolute URLs from ``PUBLIC_URL`` and accept only its host (or ``TRUSTED_HOSTS``) in ``Host:``."""
+    """Build absolute URLs from ``PUBLIC_URL`` and accept only its host (or ``TRUSTED_HOSTS``) in ``Host:``;
+    an https address also keeps the session cookie to https."""
     public_url = app.config.get("PUBLIC_URL")
     if public_url:
         parts = urlsplit(str(public_url))
@@ -85,6 +86,8 @@ def configure_public_url(app):
                                      f"https://kernelindex.example, not {public_url!r}.")
         app.config["SERVER_NAME"] = parts.netloc
         app.config["PREFERRED_URL_SCHEME"] = parts.scheme
+        if parts.scheme == "https":
+            app.config["SESSION_COOKIE_SECURE"] = True  # the session never travels unencrypted
         if not app.config.get("TRUSTED_HOSTS"):
             app.config["TRUSTED_HOSTS"] = [parts.hostname]
     hosts = app.config.get("TRUSTED_HOSTS")

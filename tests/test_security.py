@@ -334,6 +334,7 @@ def test_absolute_urls_come_from_the_public_url_never_from_host(public_app):
         page = client.get(f"/runs/{run_id}", headers={"Host": host}).get_data(as_text=True)
         assert f'<a href="https://kernelindex.example/runs/{run_id}">' in page  # the citation's permalink
         assert "localhost" not in page
+    assert public_app.config["SESSION_COOKIE_SECURE"] is True  # an https public URL: https-only session cookie
 
 
 # --- security headers ----------------------------------------------------------------------------
