@@ -2,6 +2,8 @@
 #   make serve   install, create the database, import the Liger data and reruns, serve on 127.0.0.1:5000
 #   make test    install (Chromium too) and run the whole test suite
 # KERNELINDEX_DATABASE_URL picks the database (default: SQLite in instance/).
+# make serve is local development mode: it generates a secret key once, keeps it in
+# instance/secret_key (mode 600) and serves PUBLIC_URL (make serve PUBLIC_URL=http://name:5000).
 
 PYTHON ?= python3
 VENV := .venv
@@ -9,6 +11,11 @@ BIN := $(VENV)/bin
 LIGER_DATA ?= $(wildcard ../shared/data/liger)
 HOST ?= 127.0.0.1
 PORT ?= 5000
+PUBLIC_URL ?= http://$(HOST):$(PORT)
+SECRET_FILE := instance/secret_key
+# The flask commands of make data/serve: a secret from the environment or instance/secret_key, and the public URL.
+LOCAL_FLASK = KERNELINDEX_SECRET_KEY="$${KERNELINDEX_SECRET_KEY:-$$(cat $(SECRET_FILE))}" \
+	KERNELINDEX_PUBLIC_URL="$${KERNELINDEX_PUBLIC_URL:-$(PUBLIC_URL)}" $(BIN)/flask --app wsgi
 
 .PHONY: install serve data test browser-deps
 
@@ -23,15 +30,20 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 
 install: $(VENV)/.installed
 
-data: install
-	$(BIN)/flask --app wsgi db upgrade
-	@if [ -n "$(LIGER_DATA)" ]; then $(BIN)/flask --app wsgi import liger $(LIGER_DATA); \
+$(SECRET_FILE):
+	@mkdir -p $(dir $@)
+	@umask 077 && $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(32))' > $@
+	@echo "generated a secret key for local use in $@"
+
+data: install $(SECRET_FILE)
+	$(LOCAL_FLASK) db upgrade
+	@if [ -n "$(LIGER_DATA)" ]; then $(LOCAL_FLASK) import liger $(LIGER_DATA); \
 	else echo "no Liger data given: make serve LIGER_DATA=<path, folder or URL>"; fi
 	@bundles="$$(find benchmarks/results -name '*.jsonl' | sort)"; \
-	if [ -n "$$bundles" ]; then $(BIN)/flask --app wsgi import kernelindex $$bundles; fi
+	if [ -n "$$bundles" ]; then $(LOCAL_FLASK) import kernelindex $$bundles; fi
 
 serve: data
-	$(BIN)/flask --app wsgi run --host $(HOST) --port $(PORT)
+	$(LOCAL_FLASK) run --host $(HOST) --port $(PORT)
 
 browser-deps:
 	@test -x /usr/bin/chromium || (apt-get update -q && apt-get install -y -q chromium)

@@ -2,7 +2,8 @@
 
 ``create_app`` wires configuration (defaults, instance ``config.py``,
 ``KERNELINDEX_*`` environment variables), the database, the blueprints and the
-CLI. Nothing here touches a GPU.
+CLI. It refuses to start without a secret key and a public URL (or trusted hosts)
+outside tests: see ``security.check_configuration``. Nothing here touches a GPU.
 """
 
 import os
@@ -12,6 +13,8 @@ from flask import Flask
 
 from . import config as default_config
 from . import db
+from .security import check_configuration
+from .security import init_app as init_security
 
 ENV_PREFIX = "KERNELINDEX"
 
@@ -23,12 +26,12 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.config.from_prefixed_env(ENV_PREFIX)
     if test_config:
         app.config.update(test_config)
+    check_configuration(app)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     if not app.config["DATABASE_URL"]:
         app.config["DATABASE_URL"] = "sqlite:///" + os.path.join(app.instance_path, "kernelindex.sqlite3")
     db.init_app(app)
 
-    from .security import init_app as init_security
     from .views import register_blueprints
 
     init_security(app)

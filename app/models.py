@@ -226,11 +226,59 @@ class IssueReport(BaseModel):
 
 
 class Maintainer(BaseModel):
-    """A maintainer account (created from the CLI); only maintainers moderate."""
+    """A maintainer account (created from the CLI); only maintainers moderate.
+
+    A signed-in session carries ``session_version``; signing out increments it, so every
+    session issued before (a copied cookie included) stops working on the server side.
+    """
 
     username = peewee.CharField(max_length=80, unique=True)
     password_hash = peewee.TextField()
+    session_version = peewee.IntegerField(default=0)
     created_at = peewee.DateTimeField(default=utcnow)
+
+    @classmethod
+    def from_session(cls, maintainer_id, session_version):
+        """The maintainer a session names, or None if it names none or was signed out since."""
+        if maintainer_id is None or session_version is None:
+            return None
+        return cls.get_or_none((cls.id == maintainer_id) & (cls.session_version == session_version))
+
+    def end_sessions(self):
+        """Sign out every session of this maintainer (an atomic increment, safe across workers)."""
+        Maintainer.update(session_version=Maintainer.session_version + 1).where(Maintainer.id == self.id).execute()
+
+
+class SignInAttempt(BaseModel):
+    """One maintainer sign-in attempt, kept while the sign-in throttle (app/security.py) counts it.
+
+    Stored in the database rather than in process memory so that every worker counts the same
+    attempts. ``account`` is the username as typed, known or not; a successful sign-in deletes
+    its account's attempts, and attempts older than the longest window are deleted as new ones come.
+    """
+
+    account = peewee.CharField(max_length=80)
+    address = peewee.CharField(max_length=64)  # the client's address
+    attempted_at = peewee.DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("account", "attempted_at"), False), (("address", "attempted_at"), False))
+
+    @classmethod
+    def times_since(cls, condition, since: datetime, other_than: int) -> list[datetime]:
+        """When the attempts matching ``condition`` were made since ``since`` (oldest first), but one."""
+        query = (cls.select(cls.attempted_at)
+                 .where(condition & (cls.attempted_at >= since) & (cls.id != other_than))
+                 .order_by(cls.attempted_at))
+        return [attempt.attempted_at for attempt in query]
+
+    @classmethod
+    def forget_before(cls, moment: datetime):
+        cls.delete().where(cls.attempted_at < moment).execute()
+
+    @classmethod
+    def forget_account(cls, account: str):
+        cls.delete().where(cls.account == account).execute()
 
 
 class HostToken(BaseModel):
@@ -250,4 +298,5 @@ class HostToken(BaseModel):
         return cls.get_or_none((cls.token_hash == cls.hash(token)) & (cls.revoked == False))  # noqa: E712
 
 
-ALL_MODELS = (Manifest, Family, SourceFile, ComparisonGroup, Run, Attestation, IssueReport, Maintainer, HostToken)
+ALL_MODELS = (Manifest, Family, SourceFile, ComparisonGroup, Run, Attestation, IssueReport, Maintainer, HostToken,
+              SignInAttempt)

@@ -11,9 +11,21 @@ Rate limit: a sliding window per client (the remote address), kept in process.
 ``rate_limit("posts")`` allows ``POSTS_PER_MINUTE`` requests per client per
 window and answers the rest with 429 and ``Retry-After``. Each worker process
 keeps its own window, so with N workers a client may get up to N times the
-limit; that bounds abuse without shared state. Behind a reverse proxy, wrap the
-WSGI app in ``werkzeug.middleware.proxy_fix.ProxyFix`` so that the remote
-address is the client's, not the proxy's.
+limit; that bounds abuse without shared state. Behind reverse proxies, set
+``PROXIES`` to their number so that the remote address is the client's, not the
+proxy's (werkzeug's ``ProxyFix`` then reads ``X-Forwarded-For``).
+
+Maintainer sign-in is throttled apart, in the database, so that every worker
+counts the same attempts: per account (from any address) and per address.
+
+Configuration that must not default (``check_configuration``): outside tests the
+app refuses to start without a long ``SECRET_KEY`` (anyone knowing it can sign a
+maintainer session) and without ``PUBLIC_URL`` or ``TRUSTED_HOSTS`` (absolute
+URLs would otherwise echo any ``Host:`` header); a request for another host is a 400.
+
+Every response carries a strict Content-Security-Policy (scripts and styles only
+from the site's own files: no inline script, ``style=`` or ``hx-on``) and the
+headers that forbid sniffing, framing and leaking full URLs to other sites.
 """
 
 import hmac
@@ -22,10 +34,16 @@ import secrets
 import threading
 import time
 from collections import deque
+from datetime import timedelta
 from functools import wraps
+from urllib.parse import urlsplit
 
 from flask import current_app, request, session
-from werkzeug.exceptions import BadRequest, RequestEntityTooLarge, TooManyRequests
+from werkzeug.exceptions import BadRequest, RequestEntityTooLarge, SecurityError, TooManyRequests
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from .db import database
+from .models import SignInAttempt, utcnow
 
 CSRF_SESSION_KEY = "_csrf_token"
 CSRF_FORM_FIELD = "csrf_token"
@@ -33,6 +51,102 @@ CSRF_HEADER = "X-CSRFToken"
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 CSRF_EXEMPT_PREFIXES = ("/api/v1/reruns",)  # bearer-token API: no cookies, so no CSRF
 WINDOW_SECONDS = 60.0
+MIN_SECRET_KEY_LENGTH = 32
+MIN_PASSWORD_LENGTH = 12
+# Long passwords that are still among the first an attacker tries.
+COMMON_PASSWORDS = frozenset({
+    "123456789012", "1234567890123", "12345678901234", "password1234", "password12345", "passwordpassword",
+    "qwertyuiop12", "qwertyuiopasdf", "qwerty123456", "1q2w3e4r5t6y", "abcdefghijkl", "iloveyou1234",
+    "letmein12345", "administrator", "changeme1234", "kernelindex1", "kernelindex123",
+})
+CONTENT_SECURITY_POLICY = "; ".join((
+    "default-src 'self'", "script-src 'self'", "style-src 'self'", "object-src 'none'", "base-uri 'none'",
+    "form-action 'self'", "frame-ancestors 'none'"))
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "strict-origin-when-cross-origin",
+}
+
+
+class ConfigurationError(RuntimeError):
+    """The app refuses to start: a setting that production needs is missing or unsafe."""
+
+
+def configure_public_url(app):
+    """Build absolute URLs from ``PUBLIC_URL`` and accept only its host (or ``TRUSTED_HOSTS``) in ``Host:``;
+    an https address also keeps the session cookie to https."""
+    public_url = app.config.get("PUBLIC_URL")
+    if public_url:
+        parts = urlsplit(str(public_url))
+        if (parts.scheme not in ("http", "https") or not parts.hostname or parts.username
+                or parts.path.strip("/") or parts.query or parts.fragment):
+            raise ConfigurationError(f"KERNELINDEX_PUBLIC_URL must be a scheme and a host, such as "
+                                     f"https://kernelindex.example, not {public_url!r}.")
+        app.config["SERVER_NAME"] = parts.netloc
+        app.config["PREFERRED_URL_SCHEME"] = parts.scheme
+        if parts.scheme == "https":
+            app.config["SESSION_COOKIE_SECURE"] = True  # the session never travels unencrypted
+        if not app.config.get("TRUSTED_HOSTS"):
+            app.config["TRUSTED_HOSTS"] = [parts.hostname]
+    hosts = app.config.get("TRUSTED_HOSTS")
+    if isinstance(hosts, str):  # KERNELINDEX_TRUSTED_HOSTS=a.example,b.example (a JSON list works too)
+        app.config["TRUSTED_HOSTS"] = [host.strip() for host in hosts.split(",") if host.strip()]
+
+
+def check_configuration(app):
+    """Refuse to start with a missing or short secret, or with no known public host (tests may omit the host)."""
+    configure_public_url(app)
+    problems = []
+    secret = app.config.get("SECRET_KEY")
+    if not secret or (not app.testing and len(str(secret)) < MIN_SECRET_KEY_LENGTH):
+        problems.append(f"KERNELINDEX_SECRET_KEY is missing or shorter than {MIN_SECRET_KEY_LENGTH} characters. "
+                        "Set it to a long random value and keep it private, e.g. "
+                        "python -c 'import secrets; print(secrets.token_urlsafe(32))'. "
+                        "(`make serve` keeps one for local use in instance/secret_key.)")
+    if not app.testing and not app.config.get("TRUSTED_HOSTS"):
+        problems.append("KERNELINDEX_PUBLIC_URL is not set: set it to the address readers use "
+                        "(e.g. https://kernelindex.example), or list the Host: names to serve in "
+                        "KERNELINDEX_TRUSTED_HOSTS (e.g. kernelindex.example,www.kernelindex.example).")
+    if problems:
+        raise ConfigurationError("KernelIndex will not start:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+def password_problem(password: str, username: str = "") -> str | None:
+    """Why ``password`` may not protect a maintainer account, or None when it may."""
+    if len(password) < MIN_PASSWORD_LENGTH:
+        return (f"The password must have at least {MIN_PASSWORD_LENGTH} characters (this one has {len(password)}); "
+                "a few unrelated words make a good one.")
+    folded = password.lower()
+    if folded in COMMON_PASSWORDS or len(set(folded)) < 4 or (username and username.lower() in folded):
+        return ("The password is too easy to guess (a common password, a few repeated characters, "
+                "or the username in it); choose another.")
+    return None
+
+
+def refuse_untrusted_host():
+    """``before_request``, before the other checks: stop a request for a host not in ``TRUSTED_HOSTS``.
+
+    Flask records the refusal while routing and would raise it only after every ``before_request``
+    ran; raising it first keeps CSRF checks and page templates (which build URLs, impossible for
+    an untrusted host) away from the request.
+    """
+    if isinstance(request.routing_exception, SecurityError):
+        raise request.routing_exception
+
+
+def untrusted_host_response(_error):
+    """A plain-text 400 for an untrusted ``Host:``: no template, since no URL can be built for it."""
+    return "400 Bad Request: this server does not answer for that host name.\n", 400, {
+        "Content-Type": "text/plain; charset=utf-8"}
+
+
+def add_security_headers(response):
+    """``after_request``: CSP and the anti-sniffing, anti-framing and referrer headers on every response."""
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response
 
 
 class CSRFError(BadRequest):
@@ -117,6 +231,41 @@ def client_address() -> str:
     return request.remote_addr or "unknown"
 
 
+def throttle_sign_in(account: str):
+    """Record a sign-in attempt for ``account`` from this client; raise 429 once the account (from any
+    address) or the address (for any account) has used its attempts in its window.
+
+    The attempt is stored before it is counted, so concurrent attempts in other workers see it;
+    a refused attempt is not kept, so waiting out the window always works. A successful sign-in
+    calls ``SignInAttempt.forget_account``.
+    """
+    config = current_app.config
+    address = client_address()[:64]
+    limits = (
+        ("for this account", SignInAttempt.account == account, int(config["SIGN_IN_ATTEMPTS_PER_ACCOUNT"]),
+         timedelta(seconds=float(config["SIGN_IN_ACCOUNT_WINDOW_SECONDS"]))),
+        ("from your address", SignInAttempt.address == address, int(config["SIGN_IN_ATTEMPTS_PER_MINUTE"]),
+         timedelta(seconds=WINDOW_SECONDS)),
+    )
+    now = utcnow()
+    with database.atomic():
+        SignInAttempt.forget_before(now - max(window for *_, window in limits))
+        attempt = SignInAttempt.create(account=account, address=address, attempted_at=now)
+        for where, condition, limit, window in limits:
+            earlier = SignInAttempt.times_since(condition, now - window, other_than=attempt.id)
+            if len(earlier) >= limit:
+                attempt.delete_instance()
+                wait = (earlier[len(earlier) - limit] + window - now).total_seconds()
+                break
+        else:
+            return
+    seconds = max(1, math.ceil(wait))
+    raise TooManyRequests(
+        description=(f"Too many sign-in attempts {where}. "
+                     f"Try again in {seconds} second{'s' if seconds != 1 else ''}."),
+        retry_after=seconds)
+
+
 def enforce_rate_limit(bucket: str, limit: int):
     """Count this request against the client's ``bucket``; raise 429 when over the limit."""
     wait = limiter().hit(f"{bucket}:{client_address()}", limit)
@@ -143,8 +292,13 @@ def rate_limit(bucket: str = "posts", limit_config: str = "POSTS_PER_MINUTE"):
 
 
 def init_app(app):
+    if proxies := int(app.config.get("PROXIES") or 0):
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)
     app.extensions["kernelindex_limiter"] = SlidingWindowLimiter()
     app.jinja_env.globals["csrf_token"] = csrf_token
     if not app.config.get("SESSION_COOKIE_SAMESITE"):
         app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
+    app.before_request(refuse_untrusted_host)
+    app.register_error_handler(SecurityError, untrusted_host_response)
     app.before_request(check_csrf)
+    app.after_request(add_security_headers)

@@ -21,6 +21,7 @@ import hashlib
 import itertools
 import json
 import random
+import secrets
 import sqlite3
 import statistics
 import sys
@@ -32,6 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app import create_app, db  # noqa: E402
+
+# Served to the test client only: a throwaway secret and its default host.
+IN_PROCESS = {"SECRET_KEY": secrets.token_urlsafe(32), "PUBLIC_URL": "http://localhost"}
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "liger"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -127,7 +131,7 @@ def synthetic_rows(count: int, template: dict):
 
 def build(path: Path, runs: int, data: Path):
     path.unlink(missing_ok=True)
-    app = create_app({"DATABASE_URL": f"sqlite:///{path}"})
+    app = create_app({**IN_PROCESS, "DATABASE_URL": f"sqlite:///{path}"})
     started = time.perf_counter()
     with app.app_context():
         db.database.connect(reuse_if_open=True)
@@ -200,7 +204,7 @@ def main():
     path = RESULTS / f"pages-{options.runs}.db"
     if options.rebuild or not path.exists():
         build(path, options.runs, Path(options.data))
-    app = create_app({"DATABASE_URL": f"sqlite:///{path}"})
+    app = create_app({**IN_PROCESS, "DATABASE_URL": f"sqlite:///{path}"})
     client = app.test_client()
     connection = sqlite3.connect(path)
     rng = random.Random(11)

@@ -26,10 +26,10 @@ def test_tokens_are_shown_once_and_stored_hashed(app, runner):
 
 
 def test_maintainer_accounts(app, runner):
-    result = runner.invoke(args=["users", "create", "ada"], input="s3cret-pass\ns3cret-pass\n")
+    result = runner.invoke(args=["users", "create", "ada"], input="s3cret-passphrase\ns3cret-passphrase\n")
     assert result.exit_code == 0, result.output
     with app.app_context():
         user = Maintainer.get(Maintainer.username == "ada")
-        assert user.password_hash != "s3cret-pass" and user.password_hash.startswith(("scrypt:", "pbkdf2:"))
+        assert user.password_hash != "s3cret-passphrase" and user.password_hash.startswith(("scrypt:", "pbkdf2:"))
     again = runner.invoke(args=["users", "create", "ada"], input="x\nx\n")
     assert again.exit_code != 0 and "already exists" in again.output

@@ -1,8 +1,11 @@
-"""Moderation (app/views/maintainers.py): sign-in, issue reports, hiding attestations."""
+"""Moderation (app/views/maintainers.py): sign-in and its throttle, sign-out, issue reports, hiding attestations."""
+
+from datetime import timedelta
 
 import pytest
 
-from app.models import Attestation, IssueReport, Run
+from app import create_app, db
+from app.models import Attestation, IssueReport, Run, SignInAttempt
 
 from .pages_support import reference_run, token_of
 
@@ -22,9 +25,9 @@ def run(small_app):
     return reference_run(small_app)
 
 
-def sign_in(client, username="alice", password=PASSWORD, next_url=""):
+def sign_in(client, username="alice", password=PASSWORD, next_url="", **kwargs):
     return client.post("/maintainers/sign-in", data={"csrf_token": token_of(client), "username": username,
-                                                     "password": password, "next": next_url})
+                                                     "password": password, "next": next_url}, **kwargs)
 
 
 @pytest.fixture
@@ -98,11 +101,78 @@ def test_sign_in_attempts_are_rate_limited(small_app, client):
     assert refused.status_code == 429 and "Retry-After" in refused.headers
 
 
+def test_sign_in_throttle_counts_attempts_on_an_account_from_every_address(small_app, client):
+    small_app.config["SIGN_IN_ATTEMPTS_PER_ACCOUNT"] = 3
+    for n in range(3):
+        response = sign_in(client, password=f"guess {n}", environ_base={"REMOTE_ADDR": f"198.51.100.{n}"})
+        assert response.status_code == 401
+    refused = sign_in(client, environ_base={"REMOTE_ADDR": "198.51.100.99"})
+    assert refused.status_code == 429
+    assert 1 <= int(refused.headers["Retry-After"]) <= small_app.config["SIGN_IN_ACCOUNT_WINDOW_SECONDS"]
+    assert "Too many sign-in attempts for this account" in refused.get_data(as_text=True)
+    assert sign_in(client, username="bob", password="x", environ_base={"REMOTE_ADDR": "198.51.100.99"}
+                   ).status_code == 401  # other accounts are not locked
+
+
+def test_sign_in_throttle_is_shared_by_every_worker(small_app):
+    """Two app instances over one database stand for two gunicorn workers: the attempts add up."""
+    small_app.config["SIGN_IN_ATTEMPTS_PER_ACCOUNT"] = 2
+    other_worker = create_app({"TESTING": True, "DATABASE_URL": small_app.config["DATABASE_URL"],
+                               "SECRET_KEY": "test", "SIGN_IN_ATTEMPTS_PER_ACCOUNT": 2})
+    assert sign_in(small_app.test_client(), password="guess 1").status_code == 401
+    assert sign_in(other_worker.test_client(), password="guess 2").status_code == 401
+    assert sign_in(small_app.test_client()).status_code == 429
+    assert sign_in(other_worker.test_client()).status_code == 429
+
+
+def test_refused_attempts_are_not_kept_and_a_success_clears_the_account(small_app, client):
+    small_app.config["SIGN_IN_ATTEMPTS_PER_ACCOUNT"] = 2
+    assert sign_in(client, password="guess 1").status_code == 401
+    assert sign_in(client).status_code == 303
+    assert sign_in(small_app.test_client(), password="guess 2").status_code == 401  # the success reset the count
+    assert sign_in(small_app.test_client(), password="guess 3").status_code == 401
+    for _ in range(3):
+        assert sign_in(small_app.test_client()).status_code == 429
+    with small_app.app_context():
+        assert SignInAttempt.select().where(SignInAttempt.account == "alice").count() == 2
+
+
+def test_sign_in_attempts_outside_the_window_are_forgotten(small_app, client):
+    small_app.config["SIGN_IN_ATTEMPTS_PER_ACCOUNT"] = 1
+    assert sign_in(client, password="guess").status_code == 401
+    with small_app.app_context():
+        window = timedelta(seconds=small_app.config["SIGN_IN_ACCOUNT_WINDOW_SECONDS"])
+        for attempt in SignInAttempt.select():
+            attempt.attempted_at -= window
+            attempt.save()
+    assert sign_in(client).status_code == 303
+    with small_app.app_context():
+        assert SignInAttempt.select().count() == 0
+
+
+@pytest.mark.parametrize("username", ["\x00alice", "a" * 500])
+def test_odd_usernames_get_a_4xx(small_app, client, username):
+    assert sign_in(client, username=username).status_code in (400, 401)
+
+
 def test_sign_out_ends_the_session(small_app, maintainer):
     assert maintainer.get("/maintainers/").status_code == 200
     token = token_of(maintainer, "/maintainers/")
     assert maintainer.post("/maintainers/sign-out", data={"csrf_token": token}).status_code == 303
     assert maintainer.get("/maintainers/").status_code == 302
+
+
+def test_sign_out_revokes_copies_of_the_session_cookie(small_app, maintainer):
+    copied = small_app.test_client()
+    copied.set_cookie("session", maintainer.get_cookie("session").value)
+    assert copied.get("/maintainers/").status_code == 200
+    token = token_of(maintainer, "/maintainers/")
+    assert maintainer.post("/maintainers/sign-out", data={"csrf_token": token}).status_code == 303
+    assert copied.get("/maintainers/").status_code == 302
+    assert copied.post("/maintainers/attestations/1/hidden",
+                       data={"csrf_token": token_of(copied), "hidden": "1"}).status_code == 401
+    again = small_app.test_client()  # signing in again works, with a new session version
+    assert sign_in(again).status_code == 303 and again.get("/maintainers/").status_code == 200
 
 
 # --- issue reports -------------------------------------------------------------------------------
@@ -183,3 +253,18 @@ def test_bad_hide_requests_are_4xx(small_app, maintainer, posted, attestation, h
 
 def test_attestation_list_rejects_a_bad_page_number(small_app, maintainer):
     assert maintainer.get("/maintainers/attestations?page=x").status_code == 400
+
+
+def test_behind_a_proxy_the_throttle_counts_the_forwarded_client_address(tmp_path):
+    app = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{tmp_path / 'proxied.sqlite3'}",
+                      "SECRET_KEY": "test", "PROXIES": 1, "SIGN_IN_ATTEMPTS_PER_MINUTE": 1})
+    with app.app_context():
+        db.upgrade()
+    client = app.test_client()
+    proxy = {"REMOTE_ADDR": "10.0.0.1"}  # every request arrives from the proxy
+    assert sign_in(client, password="guess", environ_base=proxy,
+                   headers={"X-Forwarded-For": "203.0.113.1"}).status_code == 401
+    assert sign_in(client, username="bob", password="guess", environ_base=proxy,
+                   headers={"X-Forwarded-For": "203.0.113.2"}).status_code == 401  # another client
+    assert sign_in(client, username="carol", password="guess", environ_base=proxy,
+                   headers={"X-Forwarded-For": "203.0.113.1"}).status_code == 429

@@ -1,14 +1,17 @@
 """Trust and safety of public posting: CSRF, safe rendering, size limits, rate limits (app/security.py,
-app/markdown.py). A refused post gets a clear 4xx and stores nothing; nothing answers 500."""
+app/markdown.py). A refused post gets a clear 4xx and stores nothing; nothing answers 500. Also what
+production must configure (secret, public URL), the security headers and the password policy."""
 
 import re
 
 import pytest
 
+from app import create_app, db
 from app.markdown import render_markdown
-from app.models import Attestation
-from app.security import SlidingWindowLimiter
+from app.models import Attestation, Maintainer
+from app.security import ConfigurationError, SlidingWindowLimiter, password_problem
 
+from .conftest import import_small
 from .pages_support import HTMX, TOKEN, counts, note, reference_run, token_of, with_token
 
 
@@ -257,3 +260,128 @@ def test_repeated_fields_use_the_first_value(app, client, run_id):
     assert response.status_code == 200
     with app.app_context():
         assert [(a.kind, a.body) for a in Attestation.select()] == [("note", "first")]
+
+
+# --- configuration that must not default ----------------------------------------------------------
+
+LONG_SECRET = "s" * 40
+
+
+@pytest.fixture
+def bare_environment(monkeypatch, tmp_path):
+    """No KERNELINDEX_* secret or host settings from the environment; a throwaway SQLite database."""
+    for name in ("SECRET_KEY", "PUBLIC_URL", "TRUSTED_HOSTS"):
+        monkeypatch.delenv(f"KERNELINDEX_{name}", raising=False)
+    return f"sqlite:///{tmp_path / 'bare.sqlite3'}"
+
+
+@pytest.mark.parametrize("secret", [None, "", "dev", "x" * 31])
+def test_app_refuses_to_start_without_a_long_secret(bare_environment, secret):
+    with pytest.raises(ConfigurationError, match="KERNELINDEX_SECRET_KEY is missing or shorter than 32"):
+        create_app({"DATABASE_URL": bare_environment, "SECRET_KEY": secret, "PUBLIC_URL": "https://ki.example"})
+
+
+def test_app_refuses_to_start_without_a_public_url_or_trusted_hosts(bare_environment):
+    with pytest.raises(ConfigurationError, match="KERNELINDEX_PUBLIC_URL is not set") as refused:
+        create_app({"DATABASE_URL": bare_environment, "SECRET_KEY": LONG_SECRET})
+    assert "KERNELINDEX_SECRET_KEY" not in str(refused.value)  # only what is wrong is listed
+
+
+@pytest.mark.parametrize("public_url", ["kernelindex.example", "ftp://kernelindex.example",
+                                        "https://kernelindex.example/sub/path", "https://user@kernelindex.example"])
+def test_public_url_must_be_a_scheme_and_a_host(bare_environment, public_url):
+    with pytest.raises(ConfigurationError, match="must be a scheme and a host"):
+        create_app({"DATABASE_URL": bare_environment, "SECRET_KEY": LONG_SECRET, "PUBLIC_URL": public_url})
+
+
+def test_app_starts_from_environment_variables(bare_environment, monkeypatch):
+    monkeypatch.setenv("KERNELINDEX_SECRET_KEY", LONG_SECRET)
+    monkeypatch.setenv("KERNELINDEX_TRUSTED_HOSTS", "kernelindex.example, www.kernelindex.example")
+    app = create_app({"DATABASE_URL": bare_environment})
+    assert app.secret_key == LONG_SECRET
+    assert app.config["TRUSTED_HOSTS"] == ["kernelindex.example", "www.kernelindex.example"]
+
+
+@pytest.fixture
+def public_app(tmp_path):
+    """The small database, served as https://kernelindex.example (also reachable as localhost)."""
+    app = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{tmp_path / 'public.sqlite3'}",
+                      "SECRET_KEY": "test", "PUBLIC_URL": "https://kernelindex.example",
+                      "TRUSTED_HOSTS": ["kernelindex.example", "localhost"]})
+    with app.app_context():
+        db.upgrade()
+    import_small(app.test_cli_runner())
+    return app
+
+
+@pytest.mark.parametrize("host", ["evil.example", "kernelindex.example.evil.example", "localhost.evil"])
+def test_request_for_an_untrusted_host_is_400(public_app, host):
+    for path in ("/", "/api/v1/runs", f"/runs/{reference_run(public_app).id}"):
+        response = public_app.test_client().get(path, headers={"Host": host})
+        assert response.status_code == 400, path
+        assert host not in response.get_data(as_text=True)
+    posted = public_app.test_client().post("/maintainers/sign-in", data={"username": "a"},
+                                           headers={"Host": "evil.example"})
+    assert posted.status_code == 400 and "does not answer for that host name" in posted.get_data(as_text=True)
+
+
+def test_absolute_urls_come_from_the_public_url_never_from_host(public_app):
+    client = public_app.test_client()
+    run_id = reference_run(public_app).id
+    for host in ("localhost", "kernelindex.example"):
+        listing = client.get("/api/v1/runs?per_page=1", headers={"Host": host}).json
+        assert listing["next"].startswith("https://kernelindex.example/api/v1/runs?"), listing["next"]
+        page = client.get(f"/runs/{run_id}", headers={"Host": host}).get_data(as_text=True)
+        assert f'<a href="https://kernelindex.example/runs/{run_id}">' in page  # the citation's permalink
+        assert "localhost" not in page
+    assert public_app.config["SESSION_COOKIE_SECURE"] is True  # an https public URL: https-only session cookie
+
+
+# --- security headers ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["/", "/maintainers/sign-in", "/api/v1/runs", "/static/kernelindex.js",
+                                  "/no-such-page"])
+def test_every_response_carries_the_security_headers(small_app, client, path):
+    headers = client.get(path).headers
+    policy = headers["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "style-src 'self'" in policy and "unsafe" not in policy
+    assert "frame-ancestors 'none'" in policy and "object-src 'none'" in policy
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["X-Frame-Options"] == "DENY"
+    assert headers["Referrer-Policy"] == "strict-origin-when-cross-origin"
+
+
+def test_pages_hold_no_inline_script_style_or_handlers(small_app, client, run_id):
+    """What the policy would block in a browser (tests/browser/test_security.py checks there too)."""
+    with_token(client)
+    client.post(f"/runs/{run_id}/attestations", data=note("a note"), headers=HTMX)
+    paths = ["/", f"/runs/{run_id}", "/plugins", "/search?q=torch", "/maintainers/sign-in",
+             f"/families/{reference_run(small_app).kernel_id}"]
+    for path in paths:
+        html = client.get(path).get_data(as_text=True)
+        assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", html), path
+        assert not re.search(r"<style\b|\sstyle=|\shx-on|\son[a-z]+=", html, re.I), path
+
+
+# --- passwords -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("password, problem", [
+    ("x", "at least 12 characters (this one has 1)"),
+    ("short pass!", "at least 12 characters (this one has 11)"),
+    ("Password1234", "too easy to guess"),
+    ("aaaaaaaaaaaaaaaa", "too easy to guess"),
+    ("alice-the-maintainer", "too easy to guess"),  # holds the username
+])
+def test_weak_passwords_are_refused_with_the_reason(password, problem):
+    assert problem in password_problem(password, "alice")
+
+
+def test_a_long_uncommon_password_passes():
+    assert password_problem("violet kettle orbit 42", "alice") is None
+
+
+def test_users_create_refuses_a_weak_password_and_stores_nothing(app, runner):
+    result = runner.invoke(args=["users", "create", "bob", "--password", "hunter2"])
+    assert result.exit_code != 0 and "at least 12 characters" in result.output
+    with app.app_context():
+        assert Maintainer.select().count() == 0

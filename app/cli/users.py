@@ -13,8 +13,11 @@ users_cli = AppGroup("users", help="Manage maintainer accounts.")
 def create_user(username, password):
     """Create a maintainer account."""
     from ..models import Maintainer
+    from ..security import password_problem
 
     if Maintainer.get_or_none(Maintainer.username == username):
         raise click.ClickException(f"maintainer {username!r} already exists")
+    if problem := password_problem(password, username):
+        raise click.ClickException(problem)
     Maintainer.create(username=username, password_hash=generate_password_hash(password))
     click.echo(f"created maintainer {username}")

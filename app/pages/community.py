@@ -18,9 +18,8 @@ UNIT_LABELS = {"us": "µs"}
 ATTESTATIONS_TARGET = "attestations-body"
 REPORT_TARGET = "report-issue-body"
 # htmx leaves 4xx answers unswapped; these carry a message for the reader (inline errors, refusals).
-SWAPPED_ERROR_STATUSES = (400, 413, 422, 429)
-SWAP_REFUSALS_SCRIPT = (f"if([{','.join(map(str, SWAPPED_ERROR_STATUSES))}].includes(event.detail.xhr.status))"
-                        "{event.detail.shouldSwap=true;event.detail.isError=false}")
+# Partials list them in ``data-swap-statuses``; static/kernelindex.js swaps them in (no inline script).
+SWAPPED_ERROR_STATUSES = ",".join(map(str, (400, 413, 422, 429)))
 
 
 def run_units(run: Run) -> dict:
@@ -92,7 +91,7 @@ def attestation_section(run: Run, form: dict | None = None) -> dict:
         "action": url_for("community.post_attestation", run_id=run.id),
         "page_url": run_url(run.id, _anchor=ATTESTATIONS_TARGET),
         "target": ATTESTATIONS_TARGET,
-        "swap_refusals_script": SWAP_REFUSALS_SCRIPT,
+        "swapped_error_statuses": SWAPPED_ERROR_STATUSES,
         "kind": form.get("kind"),
         "submitted": values,
         "errors": form.get("errors", {}),
@@ -112,7 +111,7 @@ def report_issue_section(run: Run, form: dict | None = None) -> dict:
                     for value, label in ISSUE_REASONS.items()],
         "action": url_for("community.post_issue", run_id=run.id),
         "target": REPORT_TARGET,
-        "swap_refusals_script": SWAP_REFUSALS_SCRIPT,
+        "swapped_error_statuses": SWAPPED_ERROR_STATUSES,
         "submitted": form.get("values", {}),
         "errors": form.get("errors", {}),
         "notice": form.get("notice"),

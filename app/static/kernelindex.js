@@ -1,5 +1,6 @@
 // KernelIndex page behaviour. Everything works without it; it adds the CSRF header to
-// htmx requests and copy buttons for citations.
+// htmx requests, swaps in the refusals that carry a message, and copy buttons for citations.
+// The Content-Security-Policy allows no inline script: page behaviour belongs here.
 (function () {
   "use strict";
 
@@ -12,6 +13,20 @@
     var token = csrfToken();
     if (token) {
       event.detail.headers["X-CSRFToken"] = token;
+    }
+  });
+
+  // htmx leaves 4xx answers unswapped; an element listing statuses in data-swap-statuses
+  // (its own or its alert's swap) shows those answers, which carry a message for the reader.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var box = event.target.closest("[data-swap-statuses]");
+    if (!box) {
+      return;
+    }
+    var statuses = box.getAttribute("data-swap-statuses").split(",");
+    if (statuses.indexOf(String(event.detail.xhr.status)) !== -1) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
     }
   });
 

@@ -1,7 +1,11 @@
 """Moderation: maintainer sign-in, open issue reports, hiding attestations.
 
 Accounts are created from the CLI (``flask users create NAME``); the password is
-checked against its werkzeug hash and the session then remembers the account.
+checked against its werkzeug hash and the session then remembers the account and
+its session version. Signing out increments the version, which ends every
+session of that maintainer on the server, not only the cookie in this browser.
+Sign-in attempts are throttled in the database (``security.throttle_sign_in``),
+per account and per address, the same for every worker.
 Every page here needs a signed-in maintainer: a page request without one is
 redirected to the sign-in form, any other request gets 401. Hiding an
 attestation keeps it stored (a maintainer can show it again) but takes it off
@@ -13,23 +17,24 @@ from functools import wraps
 from flask import Blueprint, abort, g, redirect, render_template, request, session, url_for
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from ..models import Attestation, IssueReport, Maintainer
+from ..models import Attestation, IssueReport, Maintainer, SignInAttempt
 from ..pages.lookup import get_or_404
 from ..pages.moderation import attestations_page, issues_page
 from ..pages.pagination import BadPage, page_number
-from ..security import rate_limit
+from ..security import throttle_sign_in
 
 maintainers = Blueprint("maintainers", __name__, url_prefix="/maintainers")
 
 SESSION_KEY = "maintainer_id"
+SESSION_VERSION_KEY = "maintainer_session_version"
+USERNAME_LENGTH = 80  # Maintainer.username's and SignInAttempt.account's column
 # Checked when the username is unknown, so a wrong name takes as long as a wrong password.
 _UNKNOWN_USER_HASH = generate_password_hash("not a password of anyone")
 
 
 @maintainers.before_app_request
 def load_maintainer():
-    maintainer_id = session.get(SESSION_KEY)
-    g.maintainer = Maintainer.get_or_none(Maintainer.id == maintainer_id) if maintainer_id else None
+    g.maintainer = Maintainer.from_session(session.get(SESSION_KEY), session.get(SESSION_VERSION_KEY))
 
 
 def safe_next(target: str | None) -> str | None:
@@ -60,23 +65,29 @@ def sign_in():
 
 
 @maintainers.post("/sign-in")
-@rate_limit("sign-in", "SIGN_IN_ATTEMPTS_PER_MINUTE")
 def sign_in_submit():
     username = request.form.get("username", "").strip()
     password = request.form.get("password", "")
+    if "\x00" in username:
+        abort(400, description="A username cannot contain a NUL character.")
+    throttle_sign_in(username[:USERNAME_LENGTH])
     maintainer = Maintainer.get_or_none(Maintainer.username == username) if username else None
     valid = check_password_hash(maintainer.password_hash if maintainer else _UNKNOWN_USER_HASH, password)
     next_url = safe_next(request.form.get("next"))
     if maintainer is None or not valid:
         return render_template("maintainers/sign_in.html", next=next_url or "", username=username,
                                error="Unknown username or wrong password."), 401
+    SignInAttempt.forget_account(username)
     session.clear()  # a fresh session (and CSRF token) for the signed-in maintainer
     session[SESSION_KEY] = maintainer.id
+    session[SESSION_VERSION_KEY] = maintainer.session_version
     return redirect(next_url or url_for("maintainers.issues"), code=303)
 
 
 @maintainers.post("/sign-out")
 def sign_out():
+    if g.maintainer is not None:
+        g.maintainer.end_sessions()
     session.clear()
     return redirect(url_for("maintainers.sign_in"), code=303)
 
