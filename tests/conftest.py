@@ -27,6 +27,7 @@ def fresh_database_url(name: str, tmp_path: Path) -> str:
         return f"sqlite:///{tmp_path / (name + '.sqlite3')}"
     import psycopg2
 
+    name = f"{name}_{os.getpid()}"  # suites running side by side on one server never share a database
     admin = psycopg2.connect(POSTGRES.rstrip("/") + "/postgres")
     admin.autocommit = True
     with admin.cursor() as cursor:
