@@ -116,7 +116,7 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
             if contestant.error:
                 continue
             try:
-                with contestant.budget.limit():
+                with contestant.budget.limit(), contestant.prepared.context():
                     timing.load_inputs(contestant.tensors, reference_workload.tensors)
                     contestant.prepared.setup()
                     correctness.poison_allocator(expected, dtype, calls.device)
@@ -143,14 +143,27 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
     return records
 
 
-def _implementation_document(implementation, prepared) -> dict[str, Any]:
-    document = implementation.as_document()
+def _implementation_document(implementation, prepared, dtype: str) -> dict[str, Any]:
+    document = implementation.as_document(dtype)
     if prepared is not None and prepared.settled_details is not None:
         try:
             document["details"].update(prepared.settled_details())
         except Exception as error:  # a report about details must not cost the run
             document["details"]["settledDetailsError"] = f"{type(error).__name__}: {error}"
     return document
+
+
+def _implementations_running(record, dtype: str) -> list[str]:
+    """The plugin's implementations that run workloads of ``dtype``: what a rerun times when none are named."""
+    return [implementation.name for implementation in record.implementations if implementation.runs(dtype)]
+
+
+def _check_dtypes(chosen, dtype: str) -> None:
+    """Refuse, before anything runs, an implementation named for a dtype it does not run (``torch+tf32`` on bf16)."""
+    refused = [f"{implementation.name} runs only {'/'.join(implementation.dtypes)}"
+               for implementation in chosen if not implementation.runs(dtype)]
+    if refused:
+        raise RerunError(f"{'; '.join(refused)} workloads, not {dtype}")
 
 
 def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
@@ -166,11 +179,12 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     except LookupError as error:
         raise RerunError(str(error)) from error
     record = plugin.record
-    names = list(implementations or record.implementation_names)
+    names = list(implementations or _implementations_running(record, request.dtype))
     try:
         chosen = {name: record.implementation(name) for name in names}
     except KeyError as error:
         raise RerunError(error.args[0]) from error
+    _check_dtypes(chosen.values(), request.dtype)
     device = device_for(target, device_index)
     if target == "cuda":
         import torch
@@ -201,6 +215,7 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     input_sets = [calls.tensors(seed) for seed in protocol["inputSeeds"]]
     timer = timing.make_timer(target, device)
     timing.warm_up(contestants, protocol, timer, input_sets)
+    timing.check_host_synchronization(contestants, target, timer, input_sets)
     timing.run_trials(contestants, protocol, timer, input_sets, progress)
     cost = calls.call("workload_cost", parameters=calls.parameters, dtype=calls.dtype, options=calls.options,
                       pass_=request.pass_)
@@ -214,12 +229,13 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
             "family": request.family,
             "pass": request.pass_,
             "metric": METRIC,
-            "implementation": _implementation_document(chosen[contestant.name], contestant.prepared),
+            "implementation": _implementation_document(chosen[contestant.name], contestant.prepared, request.dtype),
             "workload": {"parameters": dict(request.parameters), "dtype": request.dtype,
                          "options": dict(request.options)},
             "status": "passed" if passed else "failed",
             "error": contestant.error,
-            "timing": timing.timing_summary(contestant.samples, contestant.host_exposed) if passed else None,
+            "timing": timing.timing_summary(contestant.samples, contestant.host_exposed, contestant.host_inclusive,
+                                            contestant.host_synchronization) if passed else None,
             "correctness": records[contestant.name].as_document(policy),
             "environment": dict(environment),
             "protocol": dict(protocol),
