@@ -264,9 +264,9 @@ class CudaEventTimer:
             outputs = prepared.run()
             end.record()
             queued_in = time.perf_counter_ns() - queuing
-            if behind_delay and start.query():
-                host_exposed += 1
-            longest = max(longest or 0, queued_in)
+            if behind_delay:  # host-inclusive calls leave the delay's sizing to the calls it delays
+                host_exposed += int(start.query())
+                longest = max(longest or 0, queued_in)
             events.append((start, end))
             del outputs
         if longest is not None:  # kept across batches: warm-up sizes the delay of the first timed call

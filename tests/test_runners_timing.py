@@ -221,3 +221,48 @@ def test_setup_runs_outside_the_timed_call():
     timed = PerfCounterTimer("cpu").time_calls(prepared, 2, lambda: calls.append("inputs"))
     assert calls == ["inputs", "setup", "run"] * 2
     assert all(sample < 0.05e9 for sample in timed.samples) and timed.host_exposed == 0
+
+
+def test_gpu_timer_queues_timed_calls_behind_a_delay_and_host_inclusive_ones_back_to_back(monkeypatch):
+    """The CUDA timer with torch.cuda stood in for: only device-time calls sleep and count host exposure."""
+    log = []
+
+    class Event:
+        def __init__(self, enable_timing):
+            assert enable_timing
+
+        def record(self):
+            log.append("record")
+
+        def query(self):
+            return True  # the GPU already reached the start event: a host-exposed call, if delayed
+
+        def elapsed_time(self, other):
+            return 0.002  # ms
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: log.append("sleep"))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: log.append("synchronize"))
+    timer = object.__new__(timing.CudaEventTimer)  # no device: skip the flush buffer and clock measurement
+    timer.device, timer.flush_buffer, timer.cycles_per_ns, timer.queue_ns = "cuda:0", torch.zeros(4), 1.5, {}
+    prepared = PreparedPass(run=lambda: log.append("run") or {})
+
+    delayed = timer.time_calls(prepared, 2, lambda: None)
+    assert log == ["sleep", "record", "run", "record"] * 2 + ["synchronize"]
+    assert delayed.samples == [2000.0, 2000.0] and delayed.host_exposed == 2
+    sized = dict(timer.queue_ns)
+    log.clear()
+    back_to_back = timer.time_calls(prepared, 2, lambda: None, behind_delay=False)
+    assert log == ["record", "run", "record"] * 2 + ["synchronize"]
+    assert back_to_back.host_exposed == 0 and timer.queue_ns == sized
+
+
+def test_cuda_synchronization_check_sets_error_mode_and_restores_the_previous_one(monkeypatch):
+    modes = ["warn"]
+    monkeypatch.setattr(torch.cuda, "get_sync_debug_mode", lambda: modes[-1])
+    monkeypatch.setattr(torch.cuda, "set_sync_debug_mode", modes.append)
+    with pytest.raises(RuntimeError):
+        with timing.cuda_synchronizations_raise():
+            assert modes[-1] == "error"
+            raise RuntimeError("called a synchronizing CUDA operation")
+    assert modes == ["warn", "error", "warn"]
