@@ -25,7 +25,7 @@ FNA_OTHER_PASSES="9c2c3b7b8fe0 8bc9ef4bd778"    # backward and full at the refer
 MTA_REFERENCE=0421ba5aea66                      # forward, L 1024
 MTA_FORWARD_SWEEP="43ca16c743ce 80398a2ab244 f57cfac5f4e2 12fb0610da1a ce83d9559679"
 MTA_OTHER_PASSES="103a829f91b7 c17a988f2221"    # backward and full at L 1024
-FAST="--implementation liger --implementation kernelindex_triton"
+FAST="--implementation liger --implementation liger+tf32 --implementation kernelindex_triton"
 MTA_IMPLS="--implementation torch --implementation kernelindex_triton"
 
 # Liger-Kernel's multi-token attention kernels do not finish compiling at L 1024 within 500 s on an

@@ -11,11 +11,17 @@ here, once, as a :class:`Family`. Three hooks do not depend on the target
 A target module writes only what is its own: its :class:`~runners.types.KernelPlugin`
 record (``kernel_plugin``) and ``prepare_pass`` for the implementations it adds to the
 torch ones, which run on every target.
+
+Every pass prepared here makes its implementation's math mode true by setting torch's
+TF32 flags for its own calls (:func:`tf32_flags`): IEEE fp32 for an implementation as
+named, TF32 for its ``+tf32`` variant (:func:`with_tf32`), which a CUDA target offers for
+comparators whose fp32 matrix products torch can run in TF32.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 import torch
@@ -28,13 +34,53 @@ GRAD_OUTPUT_SEED_OFFSET = 7_919
 """The upstream gradient is drawn from its own seed, ``seed + 7919``, apart from the inputs."""
 
 
+TF32_SUFFIX = "+tf32"
+"""How a variant that lets torch multiply fp32 in TF32 is named: ``liger+tf32``."""
+
+
+@contextmanager
+def tf32_flags(allowed: bool):
+    """cuBLAS matrix products and cuDNN convolutions of fp32 tensors in TF32 (``allowed``) or IEEE fp32
+    while inside; both flags are restored after. torch.compile reads them when it compiles (its own
+    matmul kernels) and cuBLAS and cuDNN on every call, so the whole warm-up and timing run inside."""
+    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    previous = matmul.allow_tf32, cudnn.allow_tf32
+    matmul.allow_tf32 = cudnn.allow_tf32 = allowed
+    try:
+        yield
+    finally:
+        matmul.allow_tf32, cudnn.allow_tf32 = previous
+
+
+def with_tf32(implementation: Implementation) -> Implementation:
+    """The ``+tf32`` variant of an implementation: the same code with torch's TF32 flags on, for fp32 only."""
+    return replace(implementation, name=implementation.name + TF32_SUFFIX, fp32_math_mode="tf32", dtypes=("fp32",),
+                   details={**implementation.details, "tf32": True,
+                            "tf32Flags": "torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32 "
+                                         "on for its calls only"})
+
+
+def variant_of(name: str) -> tuple[str, bool]:
+    """The implementation a name is a variant of, and whether it is the ``+tf32`` variant."""
+    return name.removesuffix(TF32_SUFFIX), name.endswith(TF32_SUFFIX)
+
+
 @dataclass(frozen=True)
 class Formulation:
     """A function of a workload's tensors as the reference module writes it, and the words that the
-    implementation documents of its ``torch`` or ``torch_compile`` run use for it."""
+    implementation documents of its ``torch`` or ``torch_compile`` run use for it.
+
+    ``constants(workload)``, when given, builds what the function would otherwise build on every
+    call (masks, index tensors) once, when the pass is prepared; they are passed as keywords, so
+    no timed call makes them again or copies anything from the host.
+    """
 
     function: Callable[..., torch.Tensor]
     description: str
+    constants: Callable[[Workload], Mapping[str, Any]] | None = None
+
+    def prepared_constants(self, workload: Workload) -> dict[str, Any]:
+        return dict(self.constants(workload)) if self.constants else {}
 
 
 @dataclass(frozen=True)
@@ -80,21 +126,27 @@ class Family:
 
     def prepare(self, function: Callable[..., torch.Tensor], workload: Workload, pass_: str,
                 settled_details: Callable[[], Mapping[str, Any]] | None = None,
-                float64: bool = False) -> PreparedPass:
-        """``function`` called on the workload's tensors as a prepared pass (see :meth:`PreparedPass.on_workload`)."""
-        keywords = {name: workload.parameters[name] for name in self.keywords}
+                float64: bool = False, constants: Mapping[str, Any] | None = None, tf32: bool = False) -> PreparedPass:
+        """``function`` called on the workload's tensors (and ``constants``, as keywords) as a prepared pass
+        (see :meth:`PreparedPass.on_workload`) whose calls run with torch's TF32 flags set to ``tf32``."""
+        keywords = {**{name: workload.parameters[name] for name in self.keywords}, **(constants or {})}
 
         def forward(leaves):
             return function(*(leaves.get(name) for name in self.arguments), **keywords)
 
-        return PreparedPass.on_workload(forward, workload, pass_, settled_details, float64)
+        prepared = PreparedPass.on_workload(forward, workload, pass_, settled_details, float64)
+        return replace(prepared, context=lambda: tf32_flags(tf32))
 
     def prepare_torch(self, implementation: Implementation, workload: Workload, pass_: str) -> PreparedPass | None:
-        """The pass of ``torch`` or ``torch_compile`` (compiled afresh, as each prepared pass is); None for others."""
-        if implementation.name == "torch":
-            return self.prepare(self.eager.function, workload, pass_)
-        if implementation.name == "torch_compile":
-            return self.prepare(torch.compile(self.compiled.function), workload, pass_)
+        """The pass of ``torch`` or ``torch_compile`` (compiled afresh, as each prepared pass is) or of their
+        ``+tf32`` variants, with the formulation's constants built here; None for other implementations."""
+        name, tf32 = variant_of(implementation.name)
+        if name == "torch":
+            return self.prepare(self.eager.function, workload, pass_, constants=self.eager.prepared_constants(workload),
+                                tf32=tf32)
+        if name == "torch_compile":
+            return self.prepare(torch.compile(self.compiled.function), workload, pass_,
+                                constants=self.compiled.prepared_constants(workload), tf32=tf32)
         return None
 
     @hookimpl

@@ -37,6 +37,23 @@ Two kinds of hooks live here:
   called on every plugin. KernelIndex implements its own defaults as a built-in
   plugin (:mod:`runners.environment`); a plugin overrides or extends them.
 
+**Fair comparison.** Each :class:`~runners.types.Implementation` declares its *math mode*
+on fp32 workloads (``fp32_math_mode``: ``ieee-fp32``, ``tf32`` or ``tf32-partial``; a bf16
+or fp16 workload's mode is ``bf16`` or ``fp16``; the vocabulary is
+:data:`runners.types.MATH_MODES`). It is resolved from the workload dtype, not at prepare
+time, so a listing shows it (``mathModes`` by dtype) and every result records it
+(``implementation.mathMode``). Where a comparator can be run in a faster mode (torch's
+TF32 flags for fp32 matrix products), offer that configuration as a variant named
+``<name>+tf32``, declared ``fp32_math_mode="tf32"`` and ``dtypes=("fp32",)``. A pass
+whose precision depends on global settings sets them in its
+:attr:`~runners.types.PreparedPass.context`, which the harness enters around each batch
+of that pass's calls only, so the settings neither cost time per call nor leak into
+another implementation. A pass builds its constants (masks, fill values, index
+tensors) in :func:`prepare_pass`, not in every call, unless the upstream code under
+test does so on purpose (then say so in the implementation's details): the harness
+runs one call with host synchronisations made errors and records any it finds
+(``timing.hostSynchronization``).
+
 Names used throughout: ``dtype`` is a short dtype name (``fp32``, ``bf16``, ``fp16``);
 ``parameters`` holds the family definition's normalized parameter names
 (``seq``, ``batch``, ...); ``options`` holds configuration that changes the tensors
@@ -63,7 +80,9 @@ def kernel_plugin() -> KernelPlugin:
     Fires once, when discovery registers the plugin; the answer is kept and shown by
     ``flask plugins`` and the web. List only implementations that can run here (say
     ``liger`` only when ``liger_kernel`` imports), so that listing a plugin never
-    promises a run that cannot happen.
+    promises a run that cannot happen. Each states its math mode, and a variant that
+    runs only some dtypes (``liger+tf32``: fp32) says which; a rerun that names no
+    implementations runs those that run the workload's dtype.
 
     ``firstresult``: the first answer that is not None is the answer.
 
@@ -107,7 +126,10 @@ def prepare_pass(implementation: Implementation, workload: Workload, pass_: str)
     ``workload.tensors`` between calls, so ``run`` must read the tensors each time
     (share their storage, e.g. ``torch.nn.Parameter(tensor)``, never copy them here).
     Construction, compilation and autotuning may happen here or on the first call; all
-    of it counts against the implementation's time budget.
+    of it counts against the implementation's time budget. Build the pass's constants
+    here, and set any global state it needs (TF32 flags) in the returned pass's
+    ``context`` rather than inside ``run``: the harness enters it around correctness,
+    warm-up and each batch of timed calls of this pass only.
 
     ``firstresult``: the first answer that is not None is the answer.
 
@@ -120,7 +142,8 @@ def prepare_pass(implementation: Implementation, workload: Workload, pass_: str)
         from any leaves).
 
     :return: a :class:`~runners.types.PreparedPass` whose ``run`` returns ``output``
-        and/or ``grad_<tensor>`` outputs in the workload's dtype, freshly computed.
+        and/or ``grad_<tensor>`` outputs in the workload's dtype, freshly computed, computed
+        in the implementation's declared math mode for the workload's dtype.
     """
 
 

@@ -65,22 +65,30 @@ def sweep_requests(requests: Sequence[RerunRequest], sweep: Mapping[str, Sequenc
     return swept
 
 
-def _plugin_and_implementations(registry: PluginRegistry, family: str, target: str,
-                                names: Sequence[str] | None) -> tuple[LoadedPlugin, dict[str, Implementation]]:
-    """The plugin of ``family`` on ``target`` and the named implementations (all it has when none are named)."""
+def _plugin_and_implementations(registry: PluginRegistry, family: str, target: str, names: Sequence[str] | None,
+                                dtype: str) -> tuple[LoadedPlugin, dict[str, Implementation]]:
+    """The plugin of ``family`` on ``target`` and the named implementations; when none are named, all it has
+    that run workloads of ``dtype``. An implementation named for a dtype it does not run (``torch+tf32`` on
+    bf16) is refused before anything runs."""
     try:
         plugin = registry.find(family, target)
         record = plugin.record
-        return plugin, {name: record.implementation(name) for name in names or record.implementation_names}
+        chosen = [record.implementation(name) for name in names] if names else [
+            implementation for implementation in record.implementations if implementation.runs(dtype)]
     except (LookupError, KeyError) as error:
         raise RerunError(error.args[0]) from error
+    refused = [f"{implementation.name} runs only {'/'.join(implementation.dtypes)}"
+               for implementation in chosen if not implementation.runs(dtype)]
+    if refused:
+        raise RerunError(f"{'; '.join(refused)} workloads, not {dtype}")
+    return plugin, {implementation.name: implementation for implementation in chosen}
 
 
 def check_requests(requests: Sequence[RerunRequest], target: str, implementations: Sequence[str] | None,
                    registry: PluginRegistry) -> None:
     """Refuse a request no plugin can run (unknown family or implementation) before any timing starts."""
     for request in requests:
-        _plugin_and_implementations(registry, request.family, target, implementations)
+        _plugin_and_implementations(registry, request.family, target, implementations, request.dtype)
 
 
 def device_for(target: str, index: int) -> str:
@@ -160,7 +168,7 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
             if contestant.error:
                 continue
             try:
-                with contestant.budget.limit():
+                with contestant.budget.limit(), contestant.prepared.context():
                     timing.load_inputs(contestant.tensors, reference_workload.tensors)
                     contestant.prepared.setup()
                     correctness.poison_allocator(expected, dtype, calls.device)
@@ -226,7 +234,7 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     registry = registry or get_registry()
     if request.pass_ not in PASSES:
         raise RerunError(f"pass must be one of {', '.join(PASSES)}, not {request.pass_!r}")
-    plugin, chosen = _plugin_and_implementations(registry, request.family, target, implementations)
+    plugin, chosen = _plugin_and_implementations(registry, request.family, target, implementations, request.dtype)
     device = device_for(target, device_index)
     if target == "cuda":
         import torch
@@ -244,6 +252,7 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     input_sets = [calls.tensors(seed) for seed in protocol["inputSeeds"]]
     timer = timing.make_timer(target, device)
     timing.warm_up(contestants, protocol, timer, input_sets)
+    timing.check_host_synchronization(contestants, target, timer, input_sets)
     timing.run_trials(contestants, protocol, timer, input_sets, progress)
     cost = calls.call("workload_cost", parameters=calls.parameters, dtype=calls.dtype, options=calls.options,
                       pass_=request.pass_)
@@ -257,7 +266,8 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
             options=request.options, metric=METRIC, rerun_of=request.rerun_of.get(contestant.name),
             implementation=_settled_implementation(chosen[contestant.name], contestant.prepared),
             status="passed" if passed else "failed", error=contestant.error,
-            timing=timing.timing_summary(contestant.samples, contestant.host_exposed) if passed else None,
+            timing=timing.timing_summary(contestant.samples, contestant.host_exposed, contestant.host_inclusive,
+                                         contestant.host_synchronization) if passed else None,
             correctness=records[contestant.name].as_document(policy), environment=environment,
             protocol=protocol, observed_at=observed_at, cost=cost))
         outcome = (f"median {results[-1].timing['median'] / 1e6:.4g} ms" if passed

@@ -22,7 +22,21 @@ workload:
    that waits on the GPU itself (a host synchronisation) still pays for it; such
    samples are counted (``hostExposedSamples``);
 5. the primary statistic is the median of all samples, with p20 and p80 and the
-   coefficient of variation; every raw sample is kept, per trial.
+   coefficient of variation; every raw sample is kept, per trial;
+6. host-inclusive time, the second figure (``hostInclusive``): in each trial, right after
+   an implementation's timed calls, ``samplesPerTrial`` more calls back to back with no
+   device-side delay, a device synchronisation only at the end of the batch, as
+   ``triton.testing.do_bench`` times them (inputs, setup and L2 flush as in step 3). A
+   call then takes what an eager caller pays: its device time or the host's time to
+   issue it, whichever is longer. On a CPU every call is host time already, so this is
+   the primary measurement repeated the same way;
+7. on a GPU, after warm-up, one untimed call runs with every synchronising CUDA call
+   made an error (``torch.cuda.set_sync_debug_mode("error")``, restored after), so a pass
+   that waits on the host (``.item()``, a copy from pageable memory) is recorded as such
+   (``hostSynchronization``) rather than found by its noisy timing.
+
+An implementation's :attr:`~runners.types.PreparedPass.context` (its TF32 flags) is
+entered around each batch of its calls: correctness trials, warm-up, timed batches.
 
 Each implementation has ``budgetSeconds`` for all of it, compilation included; one
 that overruns or raises is stopped and reported failed, and the others go on.
@@ -35,8 +49,10 @@ import math
 import signal
 import threading
 import time
+import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from runners.types import PreparedPass
@@ -59,6 +75,14 @@ so its results form comparison groups of their own and never rank beside standar
 
 INPUT_SEED_BASE = 1000  # input set i is built with seed INPUT_SEED_BASE + i
 TIMERS = {"cuda": "cuda_events", "cpu": "perf_counter_ns"}
+HOST_INCLUSIVE_METHODS = {
+    "cuda": "CUDA events around each call, back to back with no device-side delay, one device synchronisation "
+            "per batch (as triton.testing.do_bench)",
+    "cpu": "perf_counter_ns around each call, as the primary figure (a CPU call is host time already)",
+}
+"""How the host-inclusive second figure is timed on each target."""
+HOST_SYNCHRONIZATION_CHECK = ("one untimed call after warm-up under torch.cuda.set_sync_debug_mode('error'); "
+                              "a synchronising CUDA call inside the pass is recorded, not failed")
 
 
 def protocol_document(preset: str, target: str, budget_seconds: float | None = None) -> dict[str, Any]:
@@ -80,12 +104,16 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
         "interleaving": "round-robin by trial, first implementation rotating",
         "l2FlushBytes": L2_FLUSH_BYTES if target == "cuda" else None,
         "launchQueue": dict(LAUNCH_QUEUE) if target == "cuda" else None,
+        "hostInclusive": {"method": HOST_INCLUSIVE_METHODS[target], "samplesPerTrial": parameters["samplesPerTrial"],
+                          "statistics": ["median", "p20", "p80"]},
+        "hostSynchronizationCheck": HOST_SYNCHRONIZATION_CHECK if target == "cuda" else None,
         "notes": ("Timed: one call of the pass (forward; backward of a fixed forward with a fixed upstream "
                   "gradient; or both), with autograd recording as in training. Inputs rotate through seeded "
                   "sets copied in before each call; the L2 is "
                   "flushed before each call on GPUs; setup, copies and flush are outside the timed region. "
                   "On GPUs the call is queued behind a device-side delay, so the host's launch cost is not "
                   "timed unless the call waits on the GPU itself (counted as hostExposedSamples). "
+                  "Host-inclusive time (back-to-back calls, no delay) is recorded beside it as a second figure. "
                   "Comparable only within one kernel, workload, timed pass and hardware."),
     }
 
@@ -177,7 +205,9 @@ class PerfCounterTimer:
     def __init__(self, device: str):
         self.device = device
 
-    def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None]) -> TimedCalls:
+    def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None],
+                   behind_delay: bool = True) -> TimedCalls:
+        """``count`` calls, each timed alone; ``behind_delay`` is the GPU timer's and changes nothing here."""
         samples = []
         for _ in range(count):
             next_inputs()
@@ -213,7 +243,10 @@ class CudaEventTimer:
         self.cycles_per_ns = _clock_rate(torch.cuda.current_device())  # the device events are timed on
         self.queue_ns: dict[int, int] = {}  # id(prepared pass) -> longest host time to queue one call
 
-    def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None]) -> TimedCalls:
+    def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None],
+                   behind_delay: bool = True) -> TimedCalls:
+        """``count`` calls, each behind the device-side delay (device time) or, without ``behind_delay``,
+        back to back as an eager caller makes them (host-inclusive time)."""
         import torch
 
         events = []
@@ -223,16 +256,17 @@ class CudaEventTimer:
             next_inputs()
             prepared.setup()
             self.flush_buffer.zero_()
-            torch.cuda._sleep(int(queue_delay_ns(longest) * self.cycles_per_ns))
+            if behind_delay:
+                torch.cuda._sleep(int(queue_delay_ns(longest) * self.cycles_per_ns))
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             queuing = time.perf_counter_ns()
             outputs = prepared.run()
             end.record()
             queued_in = time.perf_counter_ns() - queuing
-            if start.query():
-                host_exposed += 1
-            longest = max(longest or 0, queued_in)
+            if behind_delay:  # host-inclusive calls leave the delay's sizing to the calls it delays
+                host_exposed += int(start.query())
+                longest = max(longest or 0, queued_in)
             events.append((start, end))
             del outputs
         if longest is not None:  # kept across batches: warm-up sizes the delay of the first timed call
@@ -280,6 +314,8 @@ class Contestant:
     budget: Budget
     samples: list[list[float]] = field(default_factory=list)
     host_exposed: int = 0
+    host_inclusive: list[float] = field(default_factory=list)
+    host_synchronization: dict[str, Any] | None = None
     error: str | None = None
     calls: int = 0
 
@@ -302,11 +338,70 @@ def warm_up(contestants: Sequence[Contestant], protocol: Mapping[str, Any], time
         if contestant.error:
             continue
         try:
-            with contestant.budget.limit():
+            with contestant.budget.limit(), contestant.prepared.context():
                 timer.time_calls(contestant.prepared, protocol["warmupReps"], _input_rotation(contestant, input_sets))
                 timer.synchronize()
         except Exception as error:
             contestant.fail("warm-up", error)
+
+
+@contextmanager
+def cuda_synchronizations_raise():
+    """Every synchronising CUDA call raises while inside (``torch.cuda.set_sync_debug_mode("error")``);
+    the previous mode is restored after."""
+    import torch
+
+    previous = torch.cuda.get_sync_debug_mode()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        yield
+    finally:
+        torch.cuda.set_sync_debug_mode(previous)
+
+
+SYNCHRONIZATIONS_RAISE = {"cuda": cuda_synchronizations_raise}
+"""By target, a context in which a host synchronisation raises; a target without one is not checked."""
+
+
+def host_synchronization(prepared: PreparedPass, next_inputs: Callable[[], None],
+                         synchronizations_raise: Callable[[], Any]) -> dict[str, Any]:
+    """Whether one untimed call of ``prepared`` waits on the host, and where: the pass runs once inside
+    ``synchronizations_raise()``, and an error that names a synchronisation is the answer, not a failure.
+
+    :return: ``{"detected": bool, "detail": str | None}``, detail naming the error and the last line of
+        Python that made it.
+    """
+    next_inputs()
+    with prepared.context():
+        prepared.setup()
+        try:
+            with synchronizations_raise():
+                prepared.run()
+        except RuntimeError as error:
+            if "synchroniz" not in str(error):
+                raise
+            frame = traceback.extract_tb(error.__traceback__)[-1]
+            return {"detected": True, "detail": f"{str(error).splitlines()[0]} "
+                                                f"(at {Path(frame.filename).name}:{frame.lineno} in {frame.name})"}
+    return {"detected": False, "detail": None}
+
+
+def check_host_synchronization(contestants: Sequence[Contestant], target: str, timer,
+                               input_sets: Sequence[Mapping[str, Any]]) -> None:
+    """Record, for every contestant still standing, whether its pass waits on the host (targets with a check)."""
+    synchronizations_raise = SYNCHRONIZATIONS_RAISE.get(target)
+    if synchronizations_raise is None:
+        return
+    for contestant in contestants:
+        if contestant.error:
+            continue
+        try:
+            with contestant.budget.limit():
+                contestant.host_synchronization = host_synchronization(
+                    contestant.prepared, _input_rotation(contestant, input_sets), synchronizations_raise)
+                timer.synchronize()
+        except Exception as error:
+            contestant.fail("host-synchronization check", error)
 
 
 def run_trials(contestants: Sequence[Contestant], protocol: Mapping[str, Any], timer,
@@ -318,14 +413,17 @@ def run_trials(contestants: Sequence[Contestant], protocol: Mapping[str, Any], t
             if contestant.error:
                 continue
             try:
-                with contestant.budget.limit():
+                with contestant.budget.limit(), contestant.prepared.context():
                     timed = timer.time_calls(contestant.prepared, protocol["samplesPerTrial"],
                                              _input_rotation(contestant, input_sets))
+                    host_inclusive = timer.time_calls(contestant.prepared, protocol["samplesPerTrial"],
+                                                      _input_rotation(contestant, input_sets), behind_delay=False)
             except Exception as error:
                 contestant.fail(f"timing trial {trial + 1}", error)
                 continue
             contestant.samples.append(timed.samples)
             contestant.host_exposed += timed.host_exposed
+            contestant.host_inclusive.extend(host_inclusive.samples)
             progress(f"  trial {trial + 1}/{protocol['trials']} {contestant.name}: "
                      f"median {percentile(timed.samples, 50) / 1e6:.4g} ms")
 
@@ -344,8 +442,18 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def timing_summary(samples: list[list[float]], host_exposed: int = 0) -> dict[str, Any]:
-    """The timing section of a rerun result: statistics over all samples, and the samples by trial."""
+def host_inclusive_summary(samples: Sequence[float]) -> dict[str, Any] | None:
+    """The ``hostInclusive`` figure of a timing section: median, p20, p80 and how many calls (None without)."""
+    if not samples:
+        return None
+    return {"median": percentile(samples, 50), "p20": percentile(samples, 20), "p80": percentile(samples, 80),
+            "samples": len(samples)}
+
+
+def timing_summary(samples: list[list[float]], host_exposed: int = 0, host_inclusive: Sequence[float] = (),
+                   host_synchronization: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The timing section of a rerun result: statistics over all samples, and the samples by trial; then
+    the host-inclusive figure and the host-synchronisation check (None where not measured or checked)."""
     pooled = [sample for trial in samples for sample in trial]
     mean = sum(pooled) / len(pooled)
     variance = sum((sample - mean) ** 2 for sample in pooled) / (len(pooled) - 1) if len(pooled) > 1 else 0.0
@@ -359,4 +467,6 @@ def timing_summary(samples: list[list[float]], host_exposed: int = 0) -> dict[st
         "samplesPerTrial": len(samples[0]),
         "cv": math.sqrt(variance) / mean if mean else 0.0,
         "hostExposedSamples": host_exposed,
+        "hostInclusive": host_inclusive_summary(host_inclusive),
+        "hostSynchronization": None if host_synchronization is None else dict(host_synchronization),
     }

@@ -8,6 +8,7 @@ a rerun's result travels as one bundle line from a GPU host to the index.
 from __future__ import annotations
 
 import json
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
@@ -64,29 +65,85 @@ PASSES = ("forward", "backward", "full")
 """What a rerun times: the forward call, the backward of a fixed forward, or both in one call."""
 
 
+MATH_MODES = {
+    "ieee-fp32": "fp32 inputs; every product and sum in IEEE single precision (no TF32 anywhere)",
+    "tf32": "fp32 inputs; every matrix product (matmul, convolution) on TF32 tensor cores: operands rounded to "
+            "a 10-bit mantissa, sums in fp32",
+    "tf32-partial": "fp32 inputs; some matrix products in TF32, the others in IEEE fp32 (e.g. a TF32 kernel "
+                    "between IEEE fp32 projections)",
+    "bf16": "bf16 inputs and outputs; products of bf16 operands, sums in fp32 (tensor cores)",
+    "fp16": "fp16 inputs and outputs; products of fp16 operands, sums in fp32 (tensor cores)",
+}
+"""The math modes an implementation can declare: how it multiplies, given the workload's dtype.
+
+A result records its implementation's mode as ``implementation.mathMode``, so that a
+comparison can say when its members compute differently. The mode is resolved from the
+workload dtype alone (:meth:`Implementation.math_mode`), never at prepare time, so it is
+known before anything runs: a listing, an importer and the correctness policy see the
+same mode. An implementation whose precision depends on global settings (torch's TF32
+flags) makes its declaration true by setting them in its pass's
+:attr:`PreparedPass.context`."""
+
+WORKLOAD_DTYPES = ("fp32", "bf16", "fp16")
+"""The dtypes a workload's tensors can have."""
+
+FP32_MATH_MODES = ("ieee-fp32", "tf32", "tf32-partial")
+"""The modes an fp32 workload can run in; a bf16 or fp16 workload's mode is its dtype."""
+
+
 @dataclass(frozen=True)
 class Implementation:
     """One way to compute a family, stated as data: what it is called, whose code it is, which release.
 
     ``details`` is shown and digested with the implementation (autotune choice,
     ``tf32: True`` when fp32 inputs are multiplied in TF32, the compiler backend).
+    ``fp32_math_mode`` is its math mode on fp32 workloads (one of :data:`FP32_MATH_MODES`);
+    left out, it is ``tf32`` when ``details`` declares ``tf32`` and ``ieee-fp32`` otherwise,
+    and a declared mode must agree with that detail (the correctness policy reads it).
+    ``dtypes`` limits the workload dtypes it runs (a TF32 variant means nothing for bf16);
+    empty, it runs all of them.
     """
 
     name: str
     project: str
     revision: str = "unknown"
     details: Mapping[str, Any] = field(default_factory=dict)
+    fp32_math_mode: str | None = None
+    dtypes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "details", _frozen_mapping(self.details))
+        object.__setattr__(self, "dtypes", tuple(self.dtypes))
+        declared = "tf32" if self.uses_tf32 else "ieee-fp32"
+        mode = self.fp32_math_mode or declared
+        if mode not in FP32_MATH_MODES:
+            raise ValueError(f"{self.name}: fp32 math mode must be one of {', '.join(FP32_MATH_MODES)}, not {mode!r}")
+        if (mode == "ieee-fp32") != (declared == "ieee-fp32"):
+            raise ValueError(f"{self.name}: fp32 math mode {mode!r} disagrees with details tf32={self.uses_tf32}")
+        object.__setattr__(self, "fp32_math_mode", mode)
 
     @property
     def uses_tf32(self) -> bool:
         return bool(self.details.get("tf32", False))
 
-    def as_document(self) -> dict[str, Any]:
-        return {"name": self.name, "project": self.project, "revision": self.revision,
-                "details": dict(self.details)}
+    def runs(self, dtype: str) -> bool:
+        """Whether it runs workloads of ``dtype`` (every dtype unless ``dtypes`` says otherwise)."""
+        return not self.dtypes or dtype in self.dtypes
+
+    def math_mode(self, dtype: str) -> str:
+        """Its :data:`MATH_MODES` entry on workloads of ``dtype``."""
+        return self.fp32_math_mode if dtype == "fp32" else dtype
+
+    def as_document(self, dtype: str | None = None) -> dict[str, Any]:
+        """The implementation as shown and recorded: for one workload ``dtype`` with its ``mathMode``
+        (a result), or without one with ``mathModes`` for each dtype it runs (a plugin listing)."""
+        document = {"name": self.name, "project": self.project, "revision": self.revision,
+                    "details": dict(self.details)}
+        if dtype is not None:
+            document["mathMode"] = self.math_mode(dtype)
+        else:
+            document["mathModes"] = {name: self.math_mode(name) for name in self.dtypes or WORKLOAD_DTYPES}
+        return document
 
 
 @dataclass(frozen=True)
@@ -169,6 +226,10 @@ class PreparedPass:
     setup: Callable[[], None] = _do_nothing
     settled_details: Callable[[], Mapping[str, Any]] | None = None
     """What the implementation settled on while running (autotuned configs), added to its details."""
+    context: Callable[[], AbstractContextManager] = nullcontext
+    """Global settings its calls need (TF32 flags), made fresh for each entry: the harness enters it around
+    each batch of this pass's calls (a correctness trial, the warm-up, a batch of timed calls), outside
+    the timed region, so the settings cost no time per call and never leak into another implementation."""
 
     def run_once(self) -> Mapping[str, Any]:
         """``setup`` then ``run``, untimed: how a ``reference_outputs`` hook gets its float64 outputs."""
@@ -278,7 +339,7 @@ class RerunResult:
             "family": self.family,
             "pass": self.pass_,
             "metric": self.metric,
-            "implementation": self.implementation.as_document(),
+            "implementation": self.implementation.as_document(self.dtype),
             "workload": {"parameters": dict(self.parameters), "dtype": self.dtype, "options": dict(self.options)},
             "status": self.status,
             "error": self.error,

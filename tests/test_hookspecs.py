@@ -10,7 +10,8 @@ import torch
 from runners import hookspecs
 from runners.discovery import get_registry
 from runners.rerun import capture_environment
-from runners.types import Implementation, KernelPlugin, PreparedPass, Workload, WorkloadCost
+from runners.types import (FP32_MATH_MODES, MATH_MODES, WORKLOAD_DTYPES, Implementation, KernelPlugin, PreparedPass,
+                           Workload, WorkloadCost)
 
 HOOKS = sorted(name for name, function in vars(hookspecs).items()
                if inspect.isfunction(function) and hasattr(function, "kernelindex_spec"))
@@ -134,6 +135,24 @@ def test_implementation_record_is_data():
     implementation = Implementation("liger", "Liger-Kernel", "0.5.10", {"tf32": True})
     assert implementation.uses_tf32
     assert implementation.as_document() == {"name": "liger", "project": "Liger-Kernel", "revision": "0.5.10",
-                                            "details": {"tf32": True}}
+                                            "details": {"tf32": True},
+                                            "mathModes": {"fp32": "tf32", "bf16": "bf16", "fp16": "fp16"}}
+    assert implementation.as_document("fp32")["mathMode"] == "tf32"
     with pytest.raises(TypeError):
         implementation.details["tf32"] = False
+
+
+def test_math_mode_is_declared_once_and_resolved_by_dtype():
+    torch_ = Implementation("torch", "PyTorch")
+    partial = Implementation("liger", "Liger-Kernel", details={"tf32": True}, fp32_math_mode="tf32-partial")
+    variant = Implementation("torch+tf32", "PyTorch", details={"tf32": True}, dtypes=("fp32",))
+    assert [torch_.math_mode("fp32"), partial.math_mode("fp32"), variant.math_mode("fp32")] == \
+        ["ieee-fp32", "tf32-partial", "tf32"]
+    assert torch_.math_mode("bf16") == partial.math_mode("bf16") == "bf16"
+    assert set(MATH_MODES) >= {*FP32_MATH_MODES, *WORKLOAD_DTYPES} - {"fp32"}
+    assert variant.as_document()["mathModes"] == {"fp32": "tf32"}
+    assert variant.runs("fp32") and not variant.runs("bf16") and torch_.runs("fp16")
+    with pytest.raises(ValueError, match="disagrees"):
+        Implementation("liar", "X", fp32_math_mode="tf32")  # TF32 without the detail the policy reads
+    with pytest.raises(ValueError, match="must be one of"):
+        Implementation("odd", "X", fp32_math_mode="fp8")

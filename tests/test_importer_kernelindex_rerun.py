@@ -58,6 +58,20 @@ def test_samples_that_waited_on_the_host_are_kept_and_shown(app, reference, clie
     assert shown == {"torch": (20, True), "kernelindex_triton": (0, False)}
 
 
+def test_results_with_the_fair_comparison_fields_are_recorded(app, reference):
+    """A result of issue 17's harness (math mode, host-inclusive figure, synchronization check) imports; the
+    fields are kept in the run's details."""
+    result = rerun_result(reference, "torch+tf32", median=90_000.0)
+    result["implementation"]["mathMode"] = "tf32"
+    result["timing"]["hostInclusive"] = {"median": 250_000.0, "p20": 240_000.0, "p80": 260_000.0, "samples": 20}
+    result["timing"]["hostSynchronization"] = {"detected": False, "detail": None}
+    [created] = record_rerun_results([result]).created
+    details = Run.get_by_id(created).details
+    assert details["implementation"]["mathMode"] == "tf32"
+    assert details["timing"]["hostInclusive"]["median"] == 250_000.0
+    assert details["timing"]["hostSynchronization"] == {"detected": False, "detail": None}
+
+
 def test_failed_correctness_is_recorded_without_timing(app, reference):
     summary = record_rerun_results([rerun_result(reference, "cheater", status="failed")])
     failed = Run.get_by_id(summary.created[0])

@@ -1,11 +1,18 @@
 """The fused neighborhood attention plugins: every upstream configuration, every pass, both targets."""
 
+import importlib.metadata
+import importlib.util
+import sys
+from types import ModuleType
+
 import pytest
 import torch
 
+from plugins.fused_neighborhood_attention import reference
 from runners import correctness
 from runners.discovery import get_registry
-from runners.rerun import RerunRequest, _PluginCalls, capture_environment, rerun_workload
+from runners.rerun import RerunError, RerunRequest, _PluginCalls, capture_environment, \
+    rerun_workload
 from runners.timing import protocol_document
 
 FAMILY = "fused_neighborhood_attention"
@@ -83,3 +90,83 @@ def test_cuda_plugin_triton_kernels_match_the_reference_in_interpreter_mode(pass
         correctness.check_trial(outputs, correctness.snapshot(outputs), expected, {}, torch.float32))
     assert set(errors) == set(expected) and max(errors.values()) < correctness.TOLERANCES["tf32"]
     assert "autotuned" in prepared.settled_details()
+
+
+SMALL = {"seq": 13, "batch": 1, "heads": 2, "hidden": 16, "dilation": 2, "kernel_size": 3}
+VARIANTS = ("torch+tf32", "torch_compile+tf32")
+
+
+def test_tf32_variants_are_offered_on_cuda_for_fp32_only():
+    cuda, cpu = get_registry().find(FAMILY, "cuda").record, get_registry().find(FAMILY, "cpu").record
+    assert set(VARIANTS) <= set(cuda.implementation_names) and not set(VARIANTS) & set(cpu.implementation_names)
+    for name in VARIANTS:
+        variant = cuda.implementation(name)
+        assert variant.as_document()["mathModes"] == {"fp32": "tf32"} and variant.uses_tf32
+    assert cuda.implementation("torch").math_mode("fp32") == "ieee-fp32"
+    assert cuda.implementation("kernelindex_triton").math_mode("fp32") == "tf32"
+    assert not {name for name in VARIANTS if cuda.implementation(name).runs("bf16")}
+    with pytest.raises(RerunError, match=r"torch\+tf32 runs only fp32 workloads, not bf16"):
+        rerun_workload(RerunRequest(FAMILY, "forward", SMALL, "bf16"), target="cuda", implementations=["torch+tf32"],
+                       protocol=protocol_document("smoke", "cuda"), environment={})
+
+
+def test_liger_variant_is_listed_when_liger_imports(monkeypatch):
+    """The cuda module loaded afresh beside a stand-in ``liger_kernel``: ``liger`` (TF32 kernel, IEEE projections)
+    and ``liger+tf32``."""
+    for name in ("liger_kernel", "liger_kernel.ops"):
+        monkeypatch.setitem(sys.modules, name, ModuleType(name))
+    kernel = ModuleType("liger_kernel.ops.fused_neighborhood_attention")
+    kernel.LigerFusedNeighborhoodAttentionFunction = object
+    monkeypatch.setitem(sys.modules, kernel.__name__, kernel)
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.0-stand-in")
+    spec = importlib.util.spec_from_file_location("fna_cuda_with_liger", reference.__file__.replace("reference", "cuda"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    names = module.PLUGIN.implementation_names
+    assert names.index("liger") + 1 == names.index("liger+tf32")
+    assert module.PLUGIN.implementation("liger").math_mode("fp32") == "tf32-partial"
+    assert module.PLUGIN.implementation("liger+tf32").math_mode("fp32") == "tf32"
+
+
+@pytest.mark.parametrize("name, allowed", [("torch", False), ("torch+tf32", True)])
+def test_a_pass_sets_torch_tf32_flags_for_its_own_calls_only(name, allowed, monkeypatch):
+    seen = []
+    linear = torch.nn.functional.linear
+
+    def recording_linear(*args, **kwargs):
+        seen.append((torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32))
+        return linear(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "linear", recording_linear)
+    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    process_flags = matmul.allow_tf32, cudnn.allow_tf32
+    matmul.allow_tf32 = cudnn.allow_tf32 = not allowed  # the opposite of the pass's, to see them set and restored
+    try:
+        registry = get_registry()
+        plugin = registry.find(FAMILY, "cuda")
+        calls = _PluginCalls(registry, plugin, RerunRequest(FAMILY, "forward", SMALL, "fp32", {"bias": True}), "cpu")
+        prepared = calls.call("prepare_pass", implementation=plugin.record.implementation(name),
+                              workload=calls.workload(5), pass_="forward")
+        with prepared.context():
+            prepared.run_once()
+        assert seen and set(seen) == {(allowed, allowed)}
+        assert (matmul.allow_tf32, cudnn.allow_tf32) == (not allowed, not allowed)
+    finally:
+        matmul.allow_tf32, cudnn.allow_tf32 = process_flags
+
+
+def test_gather_formulation_builds_its_neighbor_index_once_with_the_same_results(monkeypatch):
+    workload = _PluginCalls(get_registry(), get_registry().find(FAMILY, "cpu"),
+                            RerunRequest(FAMILY, "forward", SMALL, "fp32", {"bias": True}), "cpu").workload(2)
+    tensors = {name: tensor for name, tensor in workload.tensors.items() if name != "grad_output"}
+    keywords = {name: SMALL[name] for name in reference.FAMILY.keywords}
+    arguments = [tensors.get(name) for name in reference.FAMILY.arguments]
+    constants = reference.FAMILY.compiled.prepared_constants(workload)
+    built = []
+    for name in ("tensor", "arange"):
+        original = getattr(torch, name)
+        monkeypatch.setattr(torch, name, lambda *args, _name=name, _original=original, **kwargs:
+                            built.append(_name) or _original(*args, **kwargs))
+    prepared_output = reference.fused_neighborhood_attention_gather(*arguments, **keywords, **constants)
+    assert built == []
+    assert torch.equal(prepared_output, reference.fused_neighborhood_attention_gather(*arguments, **keywords))

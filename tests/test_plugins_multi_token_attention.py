@@ -3,10 +3,12 @@
 import pytest
 import torch
 
+from plugins.multi_token_attention import reference
 from runners import correctness
 from runners.discovery import get_registry
 from runners.rerun import RerunRequest, _PluginCalls, capture_environment, rerun_workload
 from runners.timing import protocol_document
+from runners.types import PreparedPass
 
 FAMILY = "multi_token_attention"
 UPSTREAM_CONFIG = {"batch": 2, "heads_in": 4, "heads_out": 4, "k": 3, "groups": 1}  # swept over seq
@@ -66,3 +68,40 @@ def test_cuda_plugin_triton_kernels_match_the_reference_in_interpreter_mode(pass
     errors = correctness.POLICY.errors(
         correctness.check_trial(outputs, correctness.snapshot(outputs), expected, {}, torch.bfloat16))
     assert set(errors) == set(expected) and max(errors.values()) < correctness.TOLERANCES["bf16"]
+
+
+def upstream_formulation(scores, weight, bias, *, groups=1):
+    """The torch formulation as it was, building its mask and fill values on every call (issue 17)."""
+    seq = scores.shape[-1]
+    mask = torch.tril(torch.ones(seq, seq, dtype=torch.bool, device=scores.device)).view(1, 1, seq, seq)
+    filled = scores.masked_fill(~mask, torch.tensor(reference.MASK_FILL, dtype=scores.dtype, device=scores.device))
+    probs = torch.softmax(filled, dim=-1)
+    mixed = torch.nn.functional.conv2d(probs, weight, bias, stride=1, padding=weight.shape[-1] // 2, groups=groups)
+    return mixed.masked_fill(~mask, torch.tensor(0.0, dtype=scores.dtype, device=scores.device))
+
+
+@pytest.mark.parametrize("dtype", ("fp32", "bf16", "fp16"))
+def test_torch_formulation_builds_its_constants_once_with_the_same_results(dtype, monkeypatch):
+    registry = get_registry()
+    plugin = registry.find(FAMILY, "cpu")
+    parameters = {"seq": 10, "batch": 1, "heads_in": 2, "heads_out": 2, "k": 3, "groups": 1}
+    calls = _PluginCalls(registry, plugin, RerunRequest(FAMILY, "full", parameters, dtype, {"bias": True}), "cpu")
+    prepared = calls.call("prepare_pass", implementation=plugin.record.implementation("torch"),
+                          workload=calls.workload(3), pass_="full")
+    built = []
+    for name in ("tensor", "ones", "tril", "full", "zeros"):
+        original = getattr(torch, name)
+        monkeypatch.setattr(torch, name, lambda *args, _name=name, _original=original, **kwargs:
+                            built.append(_name) or _original(*args, **kwargs))
+    with prepared.context():
+        outputs = prepared.run_once()
+    monkeypatch.undo()
+    assert built == []
+
+    expected = PreparedPass.on_workload(
+        lambda leaves: upstream_formulation(leaves["scores"], leaves["weight"], leaves["bias"]),
+        calls.workload(3), "full").run_once()
+    assert set(outputs) == set(expected)
+    for name in expected:
+        assert torch.equal(outputs[name], expected[name]), name
+    assert reference.FAMILY.compiled.constants is reference.FAMILY.eager.constants  # torch_compile's too

@@ -54,6 +54,14 @@ def test_cuda_plugins_list_only_what_imports():
         assert "kernelindex_triton" not in registry.find(family, "cpu").record.implementation_names
 
 
+def test_every_listed_implementation_states_its_math_modes():
+    from runners.types import MATH_MODES
+
+    for plugin in plugin_listing()["plugins"]:
+        for implementation in plugin.get("implementations", ()):
+            assert implementation["mathModes"] and set(implementation["mathModes"].values()) <= set(MATH_MODES)
+
+
 def test_a_dropped_in_plugin_is_discovered_listed_and_runs(plugins_dir):
     shutil.copy(TEST_PLUGINS / "toy_linear.py", plugins_dir)
     listing = plugin_listing()

@@ -4,15 +4,22 @@ import json
 import re
 
 import pytest
+import torch
 
+from runners import timing
 from runners.rerun import RerunError, RerunRequest, capture_environment, rerun_workload
 from runners.timing import protocol_document
+from tests.timing_support import SynchronizingItem
 
 RESULT_KEYS = {"rerunOf", "family", "pass", "metric", "implementation", "workload", "status", "error", "timing",
                "correctness", "environment", "protocol", "observedAt", "cost"}
-TIMING_KEYS = {"unit", "median", "p20", "p80", "samples", "trials", "samplesPerTrial", "cv", "hostExposedSamples"}
+TIMING_KEYS = {"unit", "median", "p20", "p80", "samples", "trials", "samplesPerTrial", "cv", "hostExposedSamples",
+               "hostInclusive", "hostSynchronization"}
 CORRECTNESS_KEYS = {"policy", "policyText", "passed", "relL2Error", "outputErrors", "tolerance", "trials", "tf32",
                     "outputFigures"}
+SMALL_MTA = RerunRequest("multi_token_attention", "forward",
+                         {"seq": 16, "batch": 1, "heads_in": 2, "heads_out": 2, "k": 3, "groups": 1}, "bf16",
+                         {"bias": True})
 SMALL_FNA = RerunRequest("fused_neighborhood_attention", "backward",
                          {"seq": 40, "batch": 1, "heads": 2, "hidden": 32, "dilation": 2, "kernel_size": 5}, "fp32",
                          {"bias": True}, rerun_of={"torch": "0123456789ab"})
@@ -45,7 +52,7 @@ def test_result_has_exactly_the_documented_shape(fna_result):
     assert set(fna_result) == RESULT_KEYS
     assert set(fna_result["timing"]) == TIMING_KEYS
     assert set(fna_result["correctness"]) == CORRECTNESS_KEYS
-    assert set(fna_result["implementation"]) == {"name", "project", "revision", "details"}
+    assert set(fna_result["implementation"]) == {"name", "project", "revision", "details", "mathMode"}
     assert {"hardware", "software", "host", "target", "cpu"} <= set(fna_result["environment"])
     assert json.loads(json.dumps(fna_result)) == fna_result
 
@@ -69,6 +76,40 @@ def test_result_timing_follows_the_protocol(fna_result):
     assert 0 < timing["p20"] <= timing["median"] <= timing["p80"]
 
 
+def test_result_records_the_math_mode_of_its_dtype(fna_result, environment):
+    assert fna_result["implementation"]["mathMode"] == "ieee-fp32"
+    [bf16] = rerun_workload(SMALL_MTA, target="cpu", implementations=["torch"],
+                            protocol=protocol_document("smoke", "cpu"), environment=environment)
+    assert bf16.as_document()["implementation"]["mathMode"] == "bf16"
+
+
+def test_result_records_host_inclusive_time_and_no_synchronization_check_on_a_cpu(fna_result):
+    timing_, protocol = fna_result["timing"], fna_result["protocol"]
+    host = timing_["hostInclusive"]
+    assert host["samples"] == protocol["trials"] * protocol["hostInclusive"]["samplesPerTrial"]
+    assert 0 < host["p20"] <= host["median"] <= host["p80"]
+    assert timing_["hostSynchronization"] is None and protocol["hostSynchronizationCheck"] is None
+
+
+def test_a_pass_that_waits_on_the_host_is_recorded_not_failed(monkeypatch, environment):
+    """``.item()`` inside the timed call, found by the check's CPU stand-in; the run still passes."""
+    monkeypatch.setitem(timing.SYNCHRONIZATIONS_RAISE, "cpu", SynchronizingItem())
+    conv2d = torch.nn.functional.conv2d
+
+    def conv2d_reading_back(probs, *args, **kwargs):
+        probs.sum().item()
+        return conv2d(probs, *args, **kwargs)
+
+    [clean] = rerun_workload(SMALL_MTA, target="cpu", implementations=["torch"],
+                             protocol=protocol_document("smoke", "cpu"), environment=environment)
+    monkeypatch.setattr(torch.nn.functional, "conv2d", conv2d_reading_back)
+    [waits] = rerun_workload(SMALL_MTA, target="cpu", implementations=["torch"],
+                             protocol=protocol_document("smoke", "cpu"), environment=environment)
+    assert clean.timing["hostSynchronization"] == {"detected": False, "detail": None}
+    assert waits.passed and waits.timing["hostSynchronization"]["detected"] is True
+    assert "synchronizing" in waits.timing["hostSynchronization"]["detail"]
+
+
 def test_result_correctness_records_policy_and_error(fna_result):
     check = fna_result["correctness"]
     assert check["passed"] and check["tf32"] is False
@@ -78,10 +119,7 @@ def test_result_correctness_records_policy_and_error(fna_result):
 
 
 def test_unlinked_implementations_report_no_rerun_of(environment):
-    request = RerunRequest("multi_token_attention", "forward",
-                           {"seq": 16, "batch": 1, "heads_in": 2, "heads_out": 2, "k": 3, "groups": 1}, "bf16",
-                           {"bias": True})
-    [result] = rerun_workload(request, target="cpu", implementations=["torch"],
+    [result] = rerun_workload(SMALL_MTA, target="cpu", implementations=["torch"],
                               protocol=protocol_document("smoke", "cpu"), environment=environment)
     assert result.rerun_of is None and result.passed
     assert result.correctness["tolerance"] == result.correctness["policy"]["tolerances"]["bf16"]

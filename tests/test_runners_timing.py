@@ -2,6 +2,7 @@
 
 import json
 import time
+from contextlib import contextmanager
 
 import pytest
 import torch
@@ -9,6 +10,7 @@ import torch
 from runners import timing
 from runners.timing import Budget, BudgetExceeded, Contestant, PerfCounterTimer, percentile, protocol_document
 from runners.types import PreparedPass
+from tests.timing_support import SynchronizingItem
 
 
 def test_protocol_document_is_the_parameters():
@@ -94,20 +96,100 @@ def test_trials_interleave_implementations_and_rotate_inputs():
     contestants = [recording_contestant(name, log, {"x": torch.zeros(2)}) for name in "AB"]
     protocol = {"trials": 2, "samplesPerTrial": 2}
     timing.run_trials(contestants, protocol, PerfCounterTimer("cpu"), input_sets)
-    assert [name for name, _ in log] == ["A", "A", "B", "B", "B", "B", "A", "A"]
-    assert [value for name, value in log if name == "A"] == [10, 20, 30, 10]
+    # each turn: samplesPerTrial timed calls, then as many host-inclusive ones
+    assert [name for name, _ in log] == ["A"] * 4 + ["B"] * 8 + ["A"] * 4
+    assert [value for name, value in log if name == "A"] == [10, 20, 30, 10, 20, 30, 10, 20]
     assert all(len(trial) == 2 and all(sample > 0 for sample in trial)
                for contestant in contestants for trial in contestant.samples)
+    assert all(len(contestant.host_inclusive) == 4 and min(contestant.host_inclusive) > 0
+               for contestant in contestants)
+
+
+def test_host_inclusive_calls_run_back_to_back_after_the_timed_ones():
+    batches = []
+
+    class RecordingTimer:
+        def time_calls(self, prepared, count, next_inputs, behind_delay=True):
+            batches.append(behind_delay)
+            return timing.TimedCalls([100.0 if behind_delay else 300.0] * count)
+
+    contestant = recording_contestant("A", [], {"x": torch.zeros(2)})
+    timing.run_trials([contestant], {"trials": 2, "samplesPerTrial": 3}, RecordingTimer(), [{"x": torch.ones(2)}])
+    assert batches == [True, False, True, False]
+    summary = timing.timing_summary(contestant.samples, host_inclusive=contestant.host_inclusive)
+    assert summary["median"] == 100.0
+    assert summary["hostInclusive"] == {"median": 300.0, "p20": 300.0, "p80": 300.0, "samples": 6}
+    assert summary["hostSynchronization"] is None
+
+
+def test_protocol_lists_the_host_inclusive_measurement_and_the_synchronization_check():
+    cuda, cpu = protocol_document("standard", "cuda"), protocol_document("standard", "cpu")
+    assert cuda["hostInclusive"]["samplesPerTrial"] == cuda["samplesPerTrial"]
+    assert "no device-side delay" in cuda["hostInclusive"]["method"]
+    assert "primary" in cpu["hostInclusive"]["method"]
+    assert "set_sync_debug_mode('error')" in cuda["hostSynchronizationCheck"]
+    assert cpu["hostSynchronizationCheck"] is None
+
+
+def test_host_synchronization_is_detected_where_the_pass_waits_on_the_host():
+    tensors = {"x": torch.ones(2)}
+
+    def waits():
+        return {"output": tensors["x"] * tensors["x"].sum().item()}
+
+    raising = SynchronizingItem()
+    found = timing.host_synchronization(PreparedPass(run=waits), lambda: None, raising)
+    assert found["detected"] is True and raising.entered == 1
+    # the innermost Python frame: on a GPU the caller of the synchronizing C++ call; here, the stand-in's raise
+    assert found["detail"].startswith("called a synchronizing CUDA operation (at timing_support.py:")
+    assert torch.ones(1).item() == 1.0  # the mode is restored
+    clean = timing.host_synchronization(PreparedPass(run=lambda: {"output": tensors["x"] * 2}), lambda: None, raising)
+    assert clean == {"detected": False, "detail": None}
+
+
+def test_host_synchronization_check_reports_other_errors_as_failures(monkeypatch):
+    monkeypatch.setitem(timing.SYNCHRONIZATIONS_RAISE, "cpu", SynchronizingItem())
+
+    def breaks():
+        raise RuntimeError("illegal memory access")
+
+    broken = Contestant(name="broken", prepared=PreparedPass(run=breaks), tensors={}, budget=Budget(30))
+    fine = recording_contestant("fine", [], {"x": torch.zeros(2)})
+    timing.check_host_synchronization([broken, fine], "cpu", PerfCounterTimer("cpu"), [{"x": torch.ones(2)}])
+    assert broken.error == "host-synchronization check: RuntimeError: illegal memory access"
+    assert fine.host_synchronization == {"detected": False, "detail": None}
+
+
+def test_no_host_synchronization_check_on_a_target_without_one():
+    contestant = recording_contestant("A", [], {"x": torch.zeros(2)})
+    timing.check_host_synchronization([contestant], "cpu", PerfCounterTimer("cpu"), [{"x": torch.ones(2)}])
+    assert contestant.host_synchronization is None and contestant.calls == 0
+
+
+def test_a_pass_context_surrounds_each_batch_of_its_calls():
+    events = []
+
+    @contextmanager
+    def flags():
+        events.append("enter")
+        yield
+        events.append("exit")
+
+    prepared = PreparedPass(run=lambda: events.append("run") or {}, context=flags)
+    contestant = Contestant(name="A", prepared=prepared, tensors={}, budget=Budget(30))
+    timing.warm_up([contestant], {"warmupReps": 2}, PerfCounterTimer("cpu"), [{}])
+    timing.run_trials([contestant], {"trials": 1, "samplesPerTrial": 2}, PerfCounterTimer("cpu"), [{}])
+    assert events == ["enter", "run", "run", "exit", "enter"] + ["run"] * 4 + ["exit"]
 
 
 def test_host_exposed_samples_add_up_over_trials():
     class ExposingTimer:
         """Every other call 'waited on the host', as a synchronising implementation's would."""
 
-        def time_calls(self, prepared, count, next_inputs):
+        def time_calls(self, prepared, count, next_inputs, behind_delay=True):
             for _ in range(count):
                 next_inputs()
-            return timing.TimedCalls([1.0] * count, host_exposed=count // 2)
+            return timing.TimedCalls([1.0] * count, host_exposed=count // 2 if behind_delay else 0)
 
     contestant = recording_contestant("A", [], {"x": torch.zeros(2)})
     timing.run_trials([contestant], {"trials": 3, "samplesPerTrial": 4}, ExposingTimer(), [{"x": torch.ones(2)}])
@@ -139,3 +221,48 @@ def test_setup_runs_outside_the_timed_call():
     timed = PerfCounterTimer("cpu").time_calls(prepared, 2, lambda: calls.append("inputs"))
     assert calls == ["inputs", "setup", "run"] * 2
     assert all(sample < 0.05e9 for sample in timed.samples) and timed.host_exposed == 0
+
+
+def test_gpu_timer_queues_timed_calls_behind_a_delay_and_host_inclusive_ones_back_to_back(monkeypatch):
+    """The CUDA timer with torch.cuda stood in for: only device-time calls sleep and count host exposure."""
+    log = []
+
+    class Event:
+        def __init__(self, enable_timing):
+            assert enable_timing
+
+        def record(self):
+            log.append("record")
+
+        def query(self):
+            return True  # the GPU already reached the start event: a host-exposed call, if delayed
+
+        def elapsed_time(self, other):
+            return 0.002  # ms
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: log.append("sleep"))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: log.append("synchronize"))
+    timer = object.__new__(timing.CudaEventTimer)  # no device: skip the flush buffer and clock measurement
+    timer.device, timer.flush_buffer, timer.cycles_per_ns, timer.queue_ns = "cuda:0", torch.zeros(4), 1.5, {}
+    prepared = PreparedPass(run=lambda: log.append("run") or {})
+
+    delayed = timer.time_calls(prepared, 2, lambda: None)
+    assert log == ["sleep", "record", "run", "record"] * 2 + ["synchronize"]
+    assert delayed.samples == [2000.0, 2000.0] and delayed.host_exposed == 2
+    sized = dict(timer.queue_ns)
+    log.clear()
+    back_to_back = timer.time_calls(prepared, 2, lambda: None, behind_delay=False)
+    assert log == ["record", "run", "record"] * 2 + ["synchronize"]
+    assert back_to_back.host_exposed == 0 and timer.queue_ns == sized
+
+
+def test_cuda_synchronization_check_sets_error_mode_and_restores_the_previous_one(monkeypatch):
+    modes = ["warn"]
+    monkeypatch.setattr(torch.cuda, "get_sync_debug_mode", lambda: modes[-1])
+    monkeypatch.setattr(torch.cuda, "set_sync_debug_mode", modes.append)
+    with pytest.raises(RuntimeError):
+        with timing.cuda_synchronizations_raise():
+            assert modes[-1] == "error"
+            raise RuntimeError("called a synchronizing CUDA operation")
+    assert modes == ["warn", "error", "warn"]

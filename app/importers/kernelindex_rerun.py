@@ -49,6 +49,8 @@ class TimingSchema(Schema):
     samplesPerTrial = fields.Integer(required=True, validate=validate.Range(min=1))
     cv = fields.Float(required=True)
     hostExposedSamples = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    hostInclusive = fields.Dict(allow_none=True)  # runners.timing: {median, p20, p80, samples}; absent before it
+    hostSynchronization = fields.Dict(allow_none=True)  # {detected, detail}; None where not checked (CPU)
 
 
 class WorkloadInputSchema(Schema):

@@ -1,6 +1,10 @@
 """Fused neighborhood attention on CUDA GPUs: torch, torch.compile, Liger-Kernel and KernelIndex's Triton kernels.
 
-Liger is listed only when ``liger_kernel`` imports.
+Liger is listed only when ``liger_kernel`` imports. KernelIndex's kernels multiply fp32 in
+TF32, so each comparator whose fp32 products torch can run in TF32 is also offered in that
+mode, on fp32 workloads: ``torch+tf32``, ``torch_compile+tf32`` and ``liger+tf32`` (its
+projections in TF32 too; plain ``liger`` runs its attention kernel in TF32 and its
+projections in IEEE fp32, as torch's defaults leave them: ``tf32-partial``).
 """
 
 import importlib.metadata
@@ -8,6 +12,7 @@ import math
 
 import torch
 
+from plugins._family import variant_of, with_tf32
 from plugins._triton_launcher import kernelindex_implementation, kernelindex_settled_details
 from plugins.fused_neighborhood_attention import triton_kernels
 from plugins.fused_neighborhood_attention.reference import FAMILY
@@ -22,14 +27,17 @@ except ImportError:
 LIGER = None if LigerFusedNeighborhoodAttentionFunction is None else Implementation(
     "liger", "Liger-Kernel", importlib.metadata.version("liger-kernel"),
     {"function": "LigerFusedNeighborhoodAttentionFunction", "tf32": True,
-     "projections": "torch.nn.functional.linear, as in LigerFusedNeighborhoodAttention"})
+     "projections": "torch.nn.functional.linear, as in LigerFusedNeighborhoodAttention"},
+    fp32_math_mode="tf32-partial")
+LIGER_TF32 = None if LIGER is None else with_tf32(LIGER)
 
 PLUGIN = KernelPlugin(
     family=FAMILY.definition,
     target="cuda",
-    implementations=FAMILY.implementations_with(LIGER, kernelindex_implementation(triton_kernels)),
+    implementations=FAMILY.implementations_with(*map(with_tf32, FAMILY.torch_implementations), LIGER, LIGER_TF32,
+                                                kernelindex_implementation(triton_kernels)),
     description="Upstream torch module, torch.compile of the gather formulation, Liger-Kernel's fused kernel "
-                "and KernelIndex's Triton kernels.",
+                "(each also with TF32 allowed, on fp32) and KernelIndex's Triton kernels.",
 )
 
 build_workload = FAMILY.build_workload  # the family's hooks that every target registers
@@ -62,8 +70,9 @@ def kernel_plugin():
 
 @hookimpl
 def prepare_pass(implementation, workload, pass_):
-    if implementation.name == "liger":
-        return FAMILY.prepare(liger_attention, workload, pass_)
+    name, tf32 = variant_of(implementation.name)
+    if name == "liger":
+        return FAMILY.prepare(liger_attention, workload, pass_, tf32=tf32)
     if implementation.name == "kernelindex_triton":
         return FAMILY.prepare(triton_kernels.fused_neighborhood_attention_triton, workload, pass_,
                               settled_details=kernelindex_settled_details(triton_kernels))
