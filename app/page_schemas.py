@@ -164,6 +164,7 @@ class HomeFamilySchema(Schema):
     runs = fields.Integer()
     gpus = fields.List(fields.String())
     implementations = fields.List(fields.String())
+    implementation_titles = fields.List(fields.String())
     url = fields.String()
 
 

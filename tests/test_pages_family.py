@@ -42,7 +42,7 @@ def test_default_view_picks_forward_speed_and_the_busiest_gpu_and_draws_a_line_p
     assert in_order(text, "All results for Fused neighborhood attention", "Filters", "Pass", "forward", "Metric",
                     "speed", "GPU")
     series = re.findall(r'<g class="series" data-label="([^"]+)"', html)
-    assert sorted(series) == ["PyTorch", "liger"]
+    assert sorted(series) == ["Liger-Kernel", "PyTorch"]
     assert len(re.findall(r"<circle ", html)) == 2 * len(SEQS)  # one configuration drawn: 6 points per line
     assert "log₂" in html and "log₁₀" in html  # seq spans 32×, latency spans 1280×: both axes go log
     assert "Runs (24)" in text.replace("\n", " ")  # both batch sizes of both implementations on one GPU

@@ -15,7 +15,7 @@ from .family_filters import (FAMILY_DEFAULTS, FAMILY_SORTS, BadFilter, chosen_im
 from .family_query import Facets, config_text, parameter_values, view_rows, x_order
 from .links import family_url, run_twin_url, run_url
 from .pagination import Pagination
-from .titles import evidence_title, implementation_title
+from .titles import evidence_title, family_ref, implementation_title
 
 
 def sorted_rows(rows: list, sort: str, order: str) -> list:
@@ -74,6 +74,7 @@ def family_links(family: Family, state: dict, page: int, pages: int) -> dict:
 
 def family_page(family: Family, args: dict) -> dict:
     """One view of ``family`` as the query arguments ``args`` choose it; a bad argument raises BadFilter."""
+    family = family_ref(family)
     facets = Facets(family)
     view = chosen_view(family.title, facets, args)
     sort, order, page = table_order(args)
