@@ -183,3 +183,8 @@ def test_bad_hide_requests_are_4xx(small_app, maintainer, posted, attestation, h
 
 def test_attestation_list_rejects_a_bad_page_number(small_app, maintainer):
     assert maintainer.get("/maintainers/attestations?page=x").status_code == 400
+
+
+def test_footer_says_who_is_signed_in(maintainer):
+    html = maintainer.get("/about/evidence").get_data(as_text=True)
+    assert "Signed in as <strong>alice</strong>" in html and "Maintainer sign-in" not in html

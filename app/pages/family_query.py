@@ -14,7 +14,7 @@ from .titles import FamilyRef, by_length_then_name
 VIEW_FIELDS = ("pass", "metric", "gpu")
 ROW_COLUMNS = (Run.id, Run.implementation, Run.x_name, Run.x_value, Run.x_number, Run.parameters, Run.dtype,
                Run.options, Run.median, Run.p20, Run.p80, Run.unit, Run.evidence, Run.observed_at, Run.rank,
-               Run.status, Run.external_id)
+               Run.status, Run.external_id, Run.comparison_key)
 
 
 class Facets:
@@ -69,9 +69,14 @@ def view_rows(family: FamilyRef, pass_: str, metric: str, gpu: str) -> list:
 
 
 def parameter_values(rows: list) -> dict:
-    """Each fixed parameter of these rows (name order as the run page lists them) and its values."""
+    """Each parameter of these rows and its values: the swept one first, then the others as the run page
+    lists them."""
     values = {}
+    swept = {}
+    for row in rows:
+        swept.setdefault(row["x_name"], {})[row["x_value"]] = x_order(row)
     for row in rows:
         for name, value in row["config"]:
             values.setdefault(name, set()).add(value)
-    return {name: sorted(values[name], key=lambda v: (len(v), v)) for name in by_length_then_name(values)}
+    return {**{name: sorted(found, key=found.get) for name, found in swept.items()},
+            **{name: sorted(values[name], key=lambda v: (len(v), v)) for name in by_length_then_name(values)}}

@@ -38,6 +38,11 @@ FAMILY_TITLES = {  # upstream kernel name -> display name, for families without 
 }
 EVIDENCE_TITLES = {SOURCE_REPORTED: "Source-reported", KERNELINDEX_RERUN: "KernelIndex rerun",
                    KERNELINDEX_REPLICATED: "KernelIndex replicated"}
+EVIDENCE_SUMMARIES = {  # a badge's title text; /about/evidence says more
+    SOURCE_REPORTED: "Published and marked passed by the source; its correctness policy is unpublished.",
+    KERNELINDEX_RERUN: "Re-measured by KernelIndex under a published protocol and correctness policy.",
+    KERNELINDEX_REPLICATED: "Re-measured by KernelIndex on two or more different hosts whose results agree.",
+}
 EVIDENCE_KIND_TITLES = {comparison.SOURCE_NATIVE: "source-native", comparison.KERNELINDEX: "KernelIndex reruns"}
 COMPARISON_KIND_TITLES = {comparison.SOURCE_NATIVE: "source-native comparison",
                           comparison.KERNELINDEX: "KernelIndex rerun comparison"}
