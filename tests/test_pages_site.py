@@ -45,3 +45,15 @@ def test_display_names_come_from_the_plugin_then_the_table():
     assert [implementation_title(name) for name in ("liger", "kernelindex_triton", "huggingface", "torch",
                                                     "torch_compile")] == [
         "Liger-Kernel", "KernelIndex Triton", "Hugging Face", "PyTorch", "torch.compile"]
+
+
+def test_family_links_keep_the_runs_context(small_app, client):
+    from app.pages.links import family_url_of_run
+
+    with small_app.test_request_context():
+        url = family_url_of_run(reference_run(small_app))
+    assert url.startswith("/families/fused_neighborhood_attention?pass=forward&metric=speed&gpu=NVIDIA+H100+80GB+HBM3")
+    assert "batch=2" in url and "heads=8" in url and "seq=" not in url  # the sweep stays free
+    twin = client.get(url.replace("/fused_neighborhood_attention?", "/fused_neighborhood_attention.json?")).get_json()
+    assert reference_run(small_app).id in {item["id"] for item in twin["items"]}
+    assert url.replace("&", "&amp;") in client.get(f"/runs/{reference_run(small_app).id}").get_data(as_text=True)

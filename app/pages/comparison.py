@@ -10,7 +10,7 @@ from flask import url_for
 from .. import formatting
 from ..models import ComparisonGroup, Family, Run
 from .api import comparison_detail
-from .links import comparison_url, family_url, run_url
+from .links import comparison_url, family_url, family_url_of_run, run_url
 from .titles import EVIDENCE_KIND_TITLES, family_ref, implementation_title, short_key, workload_summary
 
 AXIS_HEADROOM = 1.05  # the shared axis ends a little past the largest p80
@@ -81,7 +81,7 @@ def comparison_page(group: ComparisonGroup) -> dict:
         **detail,
         "title": f"{kernel} · {shared.get('pass')} · {group.gpu}",
         "family": family,
-        "family_url": family_url(group.kernel),
+        "family_url": family_url_of_run(first) if first else family_url(group.kernel),
         "rows": rows,
         "axis": axis,
         "shared_rows": [
