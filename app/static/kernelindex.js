@@ -1,5 +1,5 @@
 // KernelIndex page behaviour. Everything works without it; it adds the CSRF header to
-// htmx requests and copy buttons for citations.
+// htmx requests, copy buttons for citations, and keeps search boxes in step with the URL.
 (function () {
   "use strict";
 
@@ -12,6 +12,22 @@
     var token = csrfToken();
     if (token) {
       event.detail.headers["X-CSRFToken"] = token;
+    }
+  });
+
+  // Back and forward restore htmx's saved copy of a page, whose search boxes hold the value they
+  // were rendered with, not the query of the restored URL: put that query back in them.
+  function syncSearchBoxes() {
+    var query = new URLSearchParams(window.location.search).get("q") || "";
+    document.querySelectorAll('input[type="search"][name="q"]').forEach(function (input) {
+      input.value = query;
+    });
+  }
+
+  document.addEventListener("htmx:historyRestore", syncSearchBoxes);
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) {
+      syncSearchBoxes();
     }
   });
 
