@@ -78,13 +78,18 @@ def test_table_sorts_and_paginates_with_links_that_keep_the_filters(swept, clien
     assert "sort=median&amp;order=desc" in html and "gpu=NVIDIA+A100-SXM4-80GB" in html
 
 
-def test_pagination_of_a_large_selection(app, runner, tmp_path, client):
+def long_sweep(runner, tmp_path, points: int):
+    """Import one liger sweep of ``points`` values of seq, in one configuration on one GPU."""
     config = ('{"batch_size": 2, "hidden_size": 512, "num_heads": 8, "kernel_size": 7, "dilation": 2, '
               '"dtype": "torch.float32"}')
     rows = (["fused_neighborhood_attention", "liger", "forward", "speed", "ms", "seq_len", "seq", seq, seq / 100,
              seq / 101, seq / 99, config, "NVIDIA H100 80GB HBM3", "2025-06-01 10:00:00", "0.5.10"]
-            for seq in range(1, 121))
+            for seq in range(1, points + 1))
     import_csv(runner, write_liger_csv(tmp_path / "many.csv", rows))
+
+
+def test_pagination_of_a_large_selection(app, runner, tmp_path, client):
+    long_sweep(runner, tmp_path, 120)
     first = client.get(URL + ".json").get_json()
     assert first["total"] == 120 and first["pages"] == 3 and len(first["items"]) == 50
     assert first["items"][0]["median"] < first["items"][-1]["median"]  # sorted by seq ascending
@@ -153,12 +158,7 @@ def test_csv_twin_of_each_table(swept, client):
 
 
 def test_every_swap_pushes_the_whole_state_page_included(app, runner, tmp_path, client):
-    config = ('{"batch_size": 2, "hidden_size": 512, "num_heads": 8, "kernel_size": 7, "dilation": 2, '
-              '"dtype": "torch.float32"}')
-    rows = (["fused_neighborhood_attention", "liger", "forward", "speed", "ms", "seq_len", "seq", seq, seq / 100,
-             seq / 101, seq / 99, config, "NVIDIA H100 80GB HBM3", "2025-06-01 10:00:00", "0.5.10"]
-            for seq in range(1, 61))
-    import_csv(runner, write_liger_csv(tmp_path / "many.csv", rows))
+    long_sweep(runner, tmp_path, 60)
     response = client.get(URL + "?page=2&sort=median", headers=HTMX)
     assert response.headers["HX-Push-Url"].endswith("&sort=median&page=2")
     previous = re.search(r'href="([^"]+)"[^>]*rel="prev"', response.get_data(as_text=True)).group(1)

@@ -43,15 +43,19 @@ def family_links(name: str, state: dict, page: int, pages: int) -> dict:
 
 
 def selection(rows: list, implementation: str, fixed: dict, x_name: str) -> tuple:
-    """The configuration shown, its runs (the chart's) and those the filters keep (the tables')."""
-    candidates = [row for row in rows if (not implementation or row["implementation"] == implementation)
-                  and fixed.get(x_name, row["x_value"]) == row["x_value"]]
-    config = chosen_configuration(candidates, fixed)
-    config_rows = [row for row in rows if row["config"] == config
-                   and (not implementation or row["implementation"] == implementation)]
-    chosen = [row for row in config_rows if fixed.get(x_name, row["x_value"]) == row["x_value"]]
-    everyone = [row for row in rows if row["config"] == config and fixed.get(x_name, row["x_value"]) == row["x_value"]]
-    return config, config_rows, chosen, everyone
+    """The configuration shown; its runs (the chart's); those the filters keep (the runs table's); and those
+    of every implementation at the kept points (the fastest-per-point table's)."""
+    def kept_implementation(row):
+        return not implementation or row["implementation"] == implementation
+
+    def kept_point(row):
+        return fixed.get(x_name, row["x_value"]) == row["x_value"]
+
+    config = chosen_configuration([row for row in rows if kept_implementation(row) and kept_point(row)], fixed)
+    in_config = [row for row in rows if row["config"] == config]
+    chart_rows = [row for row in in_config if kept_implementation(row)]
+    return (config, chart_rows, [row for row in chart_rows if kept_point(row)],
+            [row for row in in_config if kept_point(row)])
 
 
 def family_page(family: Family, args: dict) -> dict:
@@ -66,8 +70,9 @@ def family_page(family: Family, args: dict) -> dict:
     parameters = parameter_values(rows)
     fixed = fixed_parameters(parameters, args)
     unit, x_name = (rows[0]["unit"], rows[0]["x_name"]) if rows else ("ns", "")
-    config, config_rows, chosen, everyone = selection(rows, implementation, fixed, x_name)
-    tables = {**runs_table(family.name, view, chosen, unit, (sort, order, page)), **fastest_table(everyone, unit)}
+    config, chart_rows, table_rows, contenders = selection(rows, implementation, fixed, x_name)
+    tables = {**runs_table(family.name, view, table_rows, unit, (sort, order, page)),
+              **fastest_table(contenders, unit)}
     state = {**view, "implementation": implementation, **fixed, "table": table, "sort": sort, "order": order,
              "page": tables["page"]}
     gpu_runs = facets.counts("gpu", {"pass": view["pass"], "metric": view["metric"]})
@@ -84,7 +89,7 @@ def family_page(family: Family, args: dict) -> dict:
         "x_name": x_name,
         "chart_config": config_text(config),
         "config_free": [name for name in dict(config) if name not in fixed and len(parameters[name]) > 1],
-        **family_chart(family.title, config_rows, unit=unit, x_name=x_name, metric=view["metric"]),
+        **family_chart(family.title, chart_rows, unit=unit, x_name=x_name, metric=view["metric"]),
         **tables,
         "table": table,
         "tables": FAMILY_TABLES,
