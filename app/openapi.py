@@ -10,6 +10,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Blueprint, current_app, jsonify
 
 from . import page_schemas, schemas
+from .pages.family_filters import FAMILY_CONTROLS
 
 OPENAPI_VERSION = "3.0.3"
 DOCUMENT_VERSION = "v1"  # the version of the API described: its paths start /api/v1
@@ -64,7 +65,7 @@ def build_spec() -> APISpec:
                       "401": _error("No valid rerun-host token.")}}})
 
     family_filters = [{"in": "query", "name": name, "required": False, "schema": {"type": "string"}}
-                      for name in ("pass", "metric", "gpu", "implementation", "sort", "order", "page")]
+                      for name in FAMILY_CONTROLS]  # and any parameter of the family: ?seq=1024&heads=8
     search_parameters = [{"in": "query", "name": "q", "required": False, "schema": {"type": "string"}},
                          {"in": "query", "name": "page", "required": False,
                           "schema": {"type": "integer", "minimum": 1}}]
@@ -76,12 +77,20 @@ def build_spec() -> APISpec:
         ("/index.json", "The home page's JSON twin.", [], page_schemas.HomePageSchema),
         ("/search.json", "Search results.", search_parameters, page_schemas.SearchPageSchema),
         ("/plugins.json", "Discovered plugins, and broken ones with their errors.", [], page_schemas.PluginsPageSchema),
+        ("/about/evidence.json", "The evidence levels and what moves a run between them.", [],
+         page_schemas.EvidencePageSchema),
     )
     for path, summary, parameters, schema in twins:
         spec.path(path, operations={"get": {
             "summary": summary, "parameters": parameters,
             "responses": {"200": _json(schema, summary), "400": _error("A malformed filter or query."),
                           "404": _error("Nothing by that name.")}}})
+    spec.path("/families/{name}.csv", operations={"get": {
+        "summary": "The family page's table as CSV: every run of the selection (all pages), or with "
+                   "`table=fastest` the leader per sweep point; stored numbers in the stored unit.",
+        "parameters": [FAMILY, *family_filters],
+        "responses": {"200": {"description": "The table.", "content": {"text/csv": {"schema": {"type": "string"}}}},
+                      "400": _error("A malformed filter."), "404": _error("No such family.")}}})
     spec.path("/runs/{run_id}/manifest.json", operations={"get": {
         "summary": "The run's canonical manifest (run, protocol, environment, workload and implementation "
                    "documents), as a download.",

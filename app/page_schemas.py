@@ -139,9 +139,24 @@ class ChartSeriesSchema(Schema):
     points = fields.List(fields.Nested(ChartPointSchema))
 
 
+class FastestRowSchema(Schema):
+    x = fields.String(attribute="x_value")
+    id = fields.String()
+    implementation = fields.String()
+    median = fields.Float()
+    unit = fields.String()
+    runner_up = fields.String(allow_none=True)
+    runner_up_median = fields.Float(allow_none=True)
+    margin = fields.Float(allow_none=True, metadata={"description": "runner-up median / leader median"})
+    margin_text = fields.String()
+    evidence = fields.String()
+    comparison_url = fields.String()
+
+
 class FamilyPageSchema(Schema):
     family = fields.Nested(FamilyRefSchema)
-    selected = fields.Dict(metadata={"description": "pass, metric, gpu, implementation and fixed parameters"})
+    selected = fields.Dict(metadata={"description": "pass, metric, gpu, implementation, fixed parameters and "
+                                                   "the configuration shown"})
     options = fields.Dict(metadata={"description": "the values each filter can take here"})
     x_name = fields.String()
     chart_config = fields.String()
@@ -149,7 +164,9 @@ class FamilyPageSchema(Schema):
     y_scale = fields.String(attribute="chart.y_scale")
     series = fields.List(fields.Nested(ChartSeriesSchema))
     unit = fields.String()
+    table = fields.String(metadata={"description": "runs or fastest"})
     items = fields.List(fields.Nested(RunItemSchema), attribute="rows")
+    leaders = fields.List(fields.Nested(FastestRowSchema), metadata={"description": "the fastest per sweep point"})
     total = fields.Integer()
     page = fields.Integer()
     pages = fields.Integer()
@@ -164,6 +181,7 @@ class HomeFamilySchema(Schema):
     runs = fields.Integer()
     gpus = fields.List(fields.String())
     implementations = fields.List(fields.String())
+    implementation_titles = fields.List(fields.String())
     url = fields.String()
 
 
@@ -208,9 +226,22 @@ class PluginsPageSchema(Schema):
     error = fields.String(allow_none=True)
 
 
+class EvidenceLevelSchema(Schema):
+    level = fields.String()
+    title = fields.String()
+    summary = fields.String()
+    how_reached = fields.String()
+
+
+class EvidencePageSchema(Schema):
+    levels = fields.List(fields.Nested(EvidenceLevelSchema))
+    rules = fields.List(fields.String())
+
+
 run_page_schema = RunPageSchema()
 comparison_page_schema = ComparisonPageSchema()
 family_page_schema = FamilyPageSchema()
 home_page_schema = HomePageSchema()
 search_page_schema = SearchPageSchema()
 plugins_page_schema = PluginsPageSchema()
+evidence_page_schema = EvidencePageSchema()

@@ -19,6 +19,7 @@ import peewee
 from flask import current_app
 
 from .models import Family, Run
+from .pages.titles import family_title
 
 VOCABULARY_SECONDS = 3600
 MAX_QUERY = 200
@@ -48,7 +49,7 @@ def _newest_stamp():
 
 
 def _build(stamp) -> Vocabulary:
-    titles = dict(Family.select(Family.name, Family.title).tuples())
+    titles = {name: family_title(name, stored) for name, stored in Family.select(Family.name, Family.title).tuples()}
     # Counting current runs with a CASE rather than a WHERE lets the database read the covering
     # index (kernel, implementation, gpu, superseded_by, ...) in order: 5x faster at a million runs.
     current = peewee.fn.SUM(peewee.Case(None, [(Run.superseded_by.is_null(), 1)], 0))

@@ -268,3 +268,8 @@ def test_behind_a_proxy_the_throttle_counts_the_forwarded_client_address(tmp_pat
                    headers={"X-Forwarded-For": "203.0.113.2"}).status_code == 401  # another client
     assert sign_in(client, username="carol", password="guess", environ_base=proxy,
                    headers={"X-Forwarded-For": "203.0.113.1"}).status_code == 429
+
+
+def test_footer_says_who_is_signed_in(maintainer):
+    html = maintainer.get("/about/evidence").get_data(as_text=True)
+    assert "Signed in as <strong>alice</strong>" in html and "Maintainer sign-in" not in html

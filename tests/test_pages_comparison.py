@@ -23,7 +23,7 @@ def reference_group(small_app) -> str:
 def test_members_side_by_side_with_ratio_to_the_leader(reference_group, client):
     text = text_of(client.get(f"/comparisons/{reference_group}").get_data(as_text=True))
     # one unit for the whole table: the leader's 314960 ns reads 0.315 ms beside 84.6 ms
-    assert in_order(text, "Members", "#1", "liger", "0.315 ms", "#1", "#2", "PyTorch", "84.6 ms", "268× slower")
+    assert in_order(text, "Members", "#1", "Liger-Kernel", "0.315 ms", "#1", "#2", "PyTorch", "84.6 ms", "268× slower")
     assert in_order(text, "What the members share", "kernel", "Fused neighborhood attention", "workload",
                     "seq = 1024", "pass", "forward", "metric", "speed", "gpu", "NVIDIA H100 80GB HBM3",
                     "protocol family", "liger_kernel_bench", "evidence", "source-native")
@@ -34,7 +34,7 @@ def test_overlapping_spreads_read_within_noise_and_equal_medians_tie(small_app, 
     page = client.get(f"/comparisons/{key}.json").get_json()
     standings = {row["implementation"]: row["standing"] for row in page["rows"]}
     assert standings["torch.compile"] == "1.25× slower"
-    assert sorted([standings["PyTorch"], standings["liger"]]) == ["#1", "tied with #1"]
+    assert sorted([standings["PyTorch"], standings["Liger-Kernel"]]) == ["#1", "tied with #1"]
     assert [row["rank"] for row in page["rows"]] == [1, 1, 3]
 
 

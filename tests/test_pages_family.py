@@ -42,17 +42,20 @@ def test_default_view_picks_forward_speed_and_the_busiest_gpu_and_draws_a_line_p
     assert in_order(text, "All results for Fused neighborhood attention", "Filters", "Pass", "forward", "Metric",
                     "speed", "GPU")
     series = re.findall(r'<g class="series" data-label="([^"]+)"', html)
-    assert sorted(series) == ["PyTorch", "liger"]
+    assert sorted(series) == ["Liger-Kernel", "PyTorch"]
     assert len(re.findall(r"<circle ", html)) == 2 * len(SEQS)  # one configuration drawn: 6 points per line
     assert "log₂" in html and "log₁₀" in html  # seq spans 32×, latency spans 1280×: both axes go log
-    assert "Runs (24)" in text.replace("\n", " ")  # both batch sizes of both implementations on one GPU
+    assert "Runs (12)" in text.replace("\n", " ")  # the chart's configuration (one batch size) in the table too
+    assert "batch chosen for you" in text
 
 
 def test_filters_live_in_the_url_and_narrow_chart_and_table(swept, client):
     html = client.get(URL + "?gpu=NVIDIA+A100-SXM4-80GB&implementation=liger&batch=4").get_data(as_text=True)
     twin = client.get(URL + ".json?gpu=NVIDIA+A100-SXM4-80GB&implementation=liger&batch=4").get_json()
     assert twin["selected"] == {"pass": "forward", "metric": "speed", "gpu": "NVIDIA A100-SXM4-80GB",
-                                "implementation": "liger", "fixed": {"batch": "4"}}
+                                "implementation": "liger", "fixed": {"batch": "4"},
+                                "configuration": {"batch": "4", "bias": "true", "heads": "8", "hidden": "512",
+                                                  "dilation": "2", "kernel_size": "7", "dtype": "fp32"}}
     assert twin["total"] == len(SEQS) and [s["label"] for s in twin["series"]] == ["liger"]
     medians = [point["median"] for point in twin["series"][0]["points"]]
     assert medians == sorted(medians) and medians[0] == pytest.approx(2.5 * 4 * 256 / 10_000 * 1e6)
@@ -69,19 +72,24 @@ def test_htmx_filter_request_gets_the_results_fragment_only(swept, client):
 def test_table_sorts_and_paginates_with_links_that_keep_the_filters(swept, client):
     twin = client.get(URL + ".json?sort=median&order=desc").get_json()
     medians = [item["median"] for item in twin["items"]]
-    assert medians == sorted(medians, reverse=True) and twin["total"] == 24 and twin["pages"] == 1
+    assert medians == sorted(medians, reverse=True) and twin["total"] == 12 and twin["pages"] == 1
     assert all(item["external_id"].startswith("fused_neighborhood_attention/forward/") for item in twin["items"])
     html = client.get(URL + "?gpu=NVIDIA+A100-SXM4-80GB&sort=median").get_data(as_text=True)
     assert "sort=median&amp;order=desc" in html and "gpu=NVIDIA+A100-SXM4-80GB" in html
 
 
-def test_pagination_of_a_large_selection(app, runner, tmp_path, client):
+def long_sweep(runner, tmp_path, points: int):
+    """Import one liger sweep of ``points`` values of seq, in one configuration on one GPU."""
     config = ('{"batch_size": 2, "hidden_size": 512, "num_heads": 8, "kernel_size": 7, "dilation": 2, '
               '"dtype": "torch.float32"}')
     rows = (["fused_neighborhood_attention", "liger", "forward", "speed", "ms", "seq_len", "seq", seq, seq / 100,
              seq / 101, seq / 99, config, "NVIDIA H100 80GB HBM3", "2025-06-01 10:00:00", "0.5.10"]
-            for seq in range(1, 121))
+            for seq in range(1, points + 1))
     import_csv(runner, write_liger_csv(tmp_path / "many.csv", rows))
+
+
+def test_pagination_of_a_large_selection(app, runner, tmp_path, client):
+    long_sweep(runner, tmp_path, 120)
     first = client.get(URL + ".json").get_json()
     assert first["total"] == 120 and first["pages"] == 3 and len(first["items"]) == 50
     assert first["items"][0]["median"] < first["items"][-1]["median"]  # sorted by seq ascending
@@ -116,3 +124,42 @@ def test_unknown_family_is_404(swept, client):
 def test_non_numeric_sweeps_are_drawn_as_categories(small_app, client):
     html = client.get("/families/cross_entropy?gpu=NVIDIA+B200").get_data(as_text=True)
     assert "categories" in html and "llama_2_7b" in html
+
+
+def test_the_swept_parameter_is_a_filter_too(swept, client):
+    twin = client.get(URL + ".json?seq=1024&batch=2").get_json()
+    assert twin["selected"]["fixed"] == {"seq": "1024", "batch": "2"} and twin["total"] == 2
+    assert {item["implementation"] for item in twin["items"]} == {"torch", "liger"}
+    assert twin["options"]["parameters"]["seq"] == [str(seq) for seq in SEQS]  # in sweep order, listed first
+    assert len(twin["series"][0]["points"]) == len(SEQS)  # the chart still draws the whole sweep
+
+
+def test_fastest_per_point_names_the_leader_its_margin_and_its_comparison(swept, client):
+    twin = client.get(URL + ".json?table=fastest&batch=2").get_json()
+    assert [row["x"] for row in twin["leaders"]] == [str(seq) for seq in SEQS]
+    first = twin["leaders"][0]
+    assert (first["implementation"], first["runner_up"], first["margin"]) == ("liger", "torch", pytest.approx(40))
+    assert first["margin_text"] == "40× faster than PyTorch" and first["comparison_url"].startswith("/comparisons/")
+    html = client.get(URL + "?table=fastest&batch=2&seq=1024").get_data(as_text=True)
+    assert "Fastest per seq" in html and html.count('class="row-link"') == 1
+    assert 'aria-current="page">Fastest per point</a>' in html
+
+
+def test_csv_twin_of_each_table(swept, client):
+    response = client.get(URL + ".csv?batch=2&sort=median")
+    lines = response.get_data(as_text=True).splitlines()
+    assert response.mimetype == "text/csv" and "attachment" in response.headers["Content-Disposition"]
+    assert lines[0].startswith("id,implementation,x_name,x_value,median,p20,p80,unit,")
+    assert len(lines) == 1 + 12 and ",liger,seq,256," in lines[1]  # fastest first, every page of the table
+    fastest = client.get(URL + ".csv?table=fastest&batch=2").get_data(as_text=True).splitlines()
+    assert fastest[0].startswith("x_value,id,implementation,median,unit,runner_up,") and len(fastest) == 1 + 6
+    assert re.search(r'href="/families/fused_neighborhood_attention.csv\?[^"]*batch=2"',
+                     client.get(URL + "?batch=2").get_data(as_text=True))
+
+
+def test_every_swap_pushes_the_whole_state_page_included(app, runner, tmp_path, client):
+    long_sweep(runner, tmp_path, 60)
+    response = client.get(URL + "?page=2&sort=median", headers=HTMX)
+    assert response.headers["HX-Push-Url"].endswith("&sort=median&page=2")
+    previous = re.search(r'href="([^"]+)"[^>]*rel="prev"', response.get_data(as_text=True)).group(1)
+    assert previous.endswith("&amp;sort=median")  # page 1 is the default: left out

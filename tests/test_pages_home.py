@@ -11,7 +11,7 @@ from .pages_support import HTMX, in_order, reference_run, text_of
 
 def test_home_lists_families_with_counts_gpus_imports_and_sources(small_app, client):
     text = text_of(client.get("/").get_data(as_text=True))
-    assert in_order(text, "Kernel families", "Cross entropy", "2", "NVIDIA A100-SXM4-80GB, NVIDIA B200",
+    assert in_order(text, "Kernel families", "Cross-entropy", "2", "NVIDIA A100-SXM4-80GB, NVIDIA B200",
                     "Fused neighborhood attention", "4", "NVIDIA H100 80GB HBM3, NVIDIA H100 PCIe",
                     "Latest imports", "liger_small.csv", "9 rows read, 9 runs created",
                     "Latest KernelIndex reruns", "No reruns recorded yet.",
@@ -27,7 +27,7 @@ def test_home_shows_latest_reruns(small_app, client):
         record_rerun_results([rerun_result(reference_run(small_app))], families={})
     text = text_of(client.get("/").get_data(as_text=True))
     assert in_order(text, "Latest KernelIndex reruns",
-                    "fused_neighborhood_attention · kernelindex_triton · NVIDIA H200")
+                    "Fused neighborhood attention · KernelIndex Triton · NVIDIA H200")
 
 
 def test_empty_database_home_says_what_to_do(client):
@@ -98,7 +98,7 @@ def test_plugins_page_lists_plugins_and_broken_ones(client, monkeypatch):
                      "description": ""}],
         "broken": [{"name": "/plugins/oops.py", "origin": "directory", "error": "SyntaxError: invalid syntax"}]})
     text = text_of(client.get("/plugins").get_data(as_text=True))
-    assert in_order(text, "Installed", "Fused neighborhood attention", "cuda", "torch (PyTorch)", "builtin",
+    assert in_order(text, "Installed", "Fused neighborhood attention", "cuda", "PyTorch (PyTorch", "builtin",
                     "Broken", "/plugins/oops.py", "SyntaxError: invalid syntax")
     twin = client.get("/plugins.json").get_json()
     assert twin["broken"][0]["error"] == "SyntaxError: invalid syntax" and twin["error"] is None

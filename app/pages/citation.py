@@ -5,8 +5,8 @@ from datetime import date
 
 from flask import url_for
 
-from ..models import Family, Run
-from .titles import implementation_title
+from ..models import Run
+from .titles import FamilyRef, implementation_title
 
 
 def csl_json(run: Run, title: str, permalink: str, published: str, accessed: str, source: str) -> str:
@@ -20,7 +20,7 @@ def csl_json(run: Run, title: str, permalink: str, published: str, accessed: str
     }, indent=2, ensure_ascii=False)
 
 
-def citation(run: Run, family: Family, published: str, source: str) -> dict:
+def citation(run: Run, family: FamilyRef, published: str, source: str) -> dict:
     """The citations of ``run``; the access date is today's."""
     permalink = url_for("runs.run_page", run_id=run.id, _external=True)
     accessed = date.today().isoformat()

@@ -6,6 +6,8 @@ and, after a post, what the reader typed, the inline errors or the notice. The r
 carries both; a post answers with the one it changed.
 """
 
+from urllib.parse import urlsplit
+
 from flask import g, url_for
 
 from .. import formatting
@@ -39,6 +41,15 @@ def reproduction_ratio(attestation: Attestation, run: Run) -> float | None:
     return attestation.median * factor / run.median
 
 
+LOG_SUFFIXES = (".log", ".txt", ".out")
+
+
+def link_label(link: str | None) -> str:
+    """``log`` for a link to a log file, else ``link``: never "evidence", which names the run's level."""
+    path = urlsplit(link or "").path.lower()
+    return "log" if path.endswith(LOG_SUFFIXES) else "link"
+
+
 def reproduction_figures(attestation: Attestation, run: Run) -> dict:
     unit = unit_label(attestation.unit)
     ratio = reproduction_ratio(attestation, run)
@@ -51,6 +62,7 @@ def reproduction_figures(attestation: Attestation, run: Run) -> dict:
         "gpu": attestation.gpu,
         "software": attestation.software,
         "link": attestation.link,
+        "link_label": link_label(attestation.link),
     }
 
 

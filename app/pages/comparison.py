@@ -10,8 +10,8 @@ from flask import url_for
 from .. import formatting
 from ..models import ComparisonGroup, Family, Run
 from .api import comparison_detail
-from .links import comparison_url, family_url, run_url
-from .titles import EVIDENCE_KIND_TITLES, implementation_title, short_key, workload_summary
+from .links import comparison_url, family_url, family_url_of_run, run_url
+from .titles import EVIDENCE_KIND_TITLES, family_ref, implementation_title, short_key, workload_summary
 
 AXIS_HEADROOM = 1.05  # the shared axis ends a little past the largest p80
 
@@ -73,6 +73,7 @@ def comparison_page(group: ComparisonGroup) -> dict:
     detail = comparison_detail(group)
     shared = group.shared
     family = Family.get_or_none(Family.name == group.kernel)
+    family = family and family_ref(family)
     kernel = family.title if family else group.kernel
     rows, axis = member_rows(detail["members"])
     first = Run.get_or_none(Run.comparison_key == group.key)
@@ -80,7 +81,7 @@ def comparison_page(group: ComparisonGroup) -> dict:
         **detail,
         "title": f"{kernel} · {shared.get('pass')} · {group.gpu}",
         "family": family,
-        "family_url": family_url(group.kernel),
+        "family_url": family_url_of_run(first) if first else family_url(group.kernel),
         "rows": rows,
         "axis": axis,
         "shared_rows": [

@@ -2,17 +2,20 @@
 
 Every argument is checked against what the family has; a value it does not have raises
 :class:`BadFilter` with a message that lists what it does have. An absent argument takes
-its default (``FAMILY_DEFAULTS``), or for the view the most telling value present.
+its default (``FAMILY_DEFAULTS``), or for the view the most telling value present. Every
+parameter can be fixed, the swept one too; the parameters left free take the values of
+the most common configuration, so the chart and the table always show one configuration.
 """
 
 from .family_query import VIEW_FIELDS, Facets
 from .pagination import BadPage, page_number
 from .titles import by_length_then_name
 
-FAMILY_CONTROLS = ("pass", "metric", "gpu", "implementation", "sort", "order", "page")
+FAMILY_CONTROLS = ("pass", "metric", "gpu", "implementation", "table", "sort", "order", "page")
+FAMILY_TABLES = {"runs": "All runs", "fastest": "Fastest per point"}
 FAMILY_SORTS = {"x": "swept parameter", "median": "median", "implementation": "implementation",
                 "observed": "observed"}
-FAMILY_DEFAULTS = {"sort": "x", "order": "asc", "page": 1}  # what an absent control means; links leave these out
+FAMILY_DEFAULTS = {"table": "runs", "sort": "x", "order": "asc", "page": 1}  # what an absent control means; links leave these out
 PREFERRED = {"pass": "forward", "metric": "speed"}
 
 
@@ -42,8 +45,11 @@ def chosen_view(title: str, facets: Facets, args: dict) -> dict:
     return view
 
 
-def table_order(args: dict) -> tuple[str, str, int]:
-    """The table's sort column, direction and page."""
+def table_order(args: dict) -> tuple[str, str, str, int]:
+    """Which table (all runs or the fastest per point), its sort column, direction and page."""
+    table = args.get("table") or FAMILY_DEFAULTS["table"]
+    if table not in FAMILY_TABLES:
+        raise BadFilter(f"table must be one of {', '.join(FAMILY_TABLES)}, not {table!r}")
     sort = args.get("sort") or FAMILY_DEFAULTS["sort"]
     if sort not in FAMILY_SORTS:
         raise BadFilter(f"sort must be one of {', '.join(FAMILY_SORTS)}, not {sort!r}")
@@ -51,7 +57,7 @@ def table_order(args: dict) -> tuple[str, str, int]:
     if order not in ("asc", "desc"):
         raise BadFilter(f"order must be asc or desc, not {order!r}")
     try:
-        return sort, order, page_number(args.get("page"))
+        return table, sort, order, page_number(args.get("page"))
     except BadPage as error:
         raise BadFilter(str(error)) from None
 
@@ -65,7 +71,7 @@ def chosen_implementation(title: str, view: dict, implementations: list, args: d
 
 
 def fixed_parameters(parameters: dict, args: dict) -> dict:
-    """The parameters the arguments fix (``heads=8``); any other argument name is refused."""
+    """The parameters the arguments fix (``heads=8``, ``seq=1024``); any other argument name is refused."""
     fixed = {}
     for name, value in args.items():
         if name in FAMILY_CONTROLS or value in ("", None):
@@ -75,3 +81,20 @@ def fixed_parameters(parameters: dict, args: dict) -> dict:
                             f"parameters {', '.join(by_length_then_name(parameters)) or '(none)'}")
         fixed[name] = value
     return fixed
+
+
+def chosen_configuration(rows: list, fixed: dict) -> tuple:
+    """The configuration shown: the most common one among the rows that agree with the fixed parameters."""
+    counts = {}
+    for row in rows:
+        config = dict(row["config"])
+        if all(config.get(name, value) == value for name, value in fixed.items()):
+            counts[row["config"]] = counts.get(row["config"], 0) + 1
+    return max(counts, key=lambda c: (counts[c], c)) if counts else ()
+
+
+def parameter_filters(parameters: dict, fixed: dict, configuration: tuple) -> list:
+    """One select per parameter: its values, the one the URL fixes ("" when free) and the one shown when free."""
+    shown = dict(configuration)
+    return [{"name": name, "choices": values, "fixed": fixed.get(name, ""), "shown": shown.get(name, "")}
+            for name, values in parameters.items()]

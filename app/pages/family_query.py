@@ -8,19 +8,19 @@ fixes its point in the sweep.
 import peewee
 
 from .. import formatting
-from ..models import Family, Run
-from .titles import by_length_then_name
+from ..models import Run
+from .titles import FamilyRef, by_length_then_name
 
 VIEW_FIELDS = ("pass", "metric", "gpu")
 ROW_COLUMNS = (Run.id, Run.implementation, Run.x_name, Run.x_value, Run.x_number, Run.parameters, Run.dtype,
                Run.options, Run.median, Run.p20, Run.p80, Run.unit, Run.evidence, Run.observed_at, Run.rank,
-               Run.status, Run.external_id)
+               Run.status, Run.external_id, Run.comparison_key)
 
 
 class Facets:
     """How many current runs a family has in each view (pass, metric, GPU)."""
 
-    def __init__(self, family: Family):
+    def __init__(self, family: FamilyRef):
         self.runs = dict(((pass_, metric, gpu), count) for pass_, metric, gpu, count in (
             Run.current(Run.pass_, Run.metric, Run.gpu, peewee.fn.COUNT(Run.id))
             .where(Run.kernel == family.name).group_by(Run.pass_, Run.metric, Run.gpu).tuples()))
@@ -58,7 +58,7 @@ def x_order(row: dict) -> tuple:
     return (0, row["x_number"], "") if row["x_number"] is not None else (1, 0, row["x_value"])
 
 
-def view_rows(family: Family, pass_: str, metric: str, gpu: str) -> list:
+def view_rows(family: FamilyRef, pass_: str, metric: str, gpu: str) -> list:
     """The current runs of one view, as rows with their ``config``."""
     names = [column.name for column in ROW_COLUMNS]
     rows = [dict(zip(names, values)) for values in Run.current(*ROW_COLUMNS).where(
@@ -69,9 +69,14 @@ def view_rows(family: Family, pass_: str, metric: str, gpu: str) -> list:
 
 
 def parameter_values(rows: list) -> dict:
-    """Each fixed parameter of these rows (name order as the run page lists them) and its values."""
+    """Each parameter of these rows and its values: the swept one first, then the others as the run page
+    lists them."""
     values = {}
+    swept = {}
+    for row in rows:
+        swept.setdefault(row["x_name"], {})[row["x_value"]] = x_order(row)
     for row in rows:
         for name, value in row["config"]:
             values.setdefault(name, set()).add(value)
-    return {name: sorted(values[name], key=lambda v: (len(v), v)) for name in by_length_then_name(values)}
+    return {**{name: sorted(found, key=found.get) for name, found in swept.items()},
+            **{name: sorted(values[name], key=lambda v: (len(v), v)) for name in by_length_then_name(values)}}

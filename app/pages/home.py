@@ -6,7 +6,7 @@ from .. import formatting, search
 from ..models import KERNELINDEX_SOURCE, Run, SourceFile
 from .links import family_url
 from .run import history_row
-from .titles import source_title
+from .titles import family_title, implementation_title, source_title
 
 RECENT = 5  # imports and reruns listed
 
@@ -21,6 +21,7 @@ def family_rows() -> list:
         family["gpus"].add(entry.gpu)
         family["implementations"].add(entry.implementation)
     return [{**f, "gpus": sorted(f["gpus"]), "implementations": sorted(f["implementations"]),
+             "implementation_titles": sorted(implementation_title(name) for name in f["implementations"]),
              "url": family_url(f["name"])} for f in sorted(families.values(), key=lambda f: f["title"].lower())]
 
 
@@ -32,7 +33,8 @@ def recent_imports() -> list:
 
 def recent_reruns() -> list:
     reruns = Run.select().where(Run.source == KERNELINDEX_SOURCE).order_by(Run.created_at.desc()).limit(RECENT)
-    return [{**history_row(r), "title": f"{r.kernel_id} · {r.implementation} · {r.gpu}"} for r in reruns]
+    return [{**history_row(r), "title": f"{family_title(r.kernel_id)} · {implementation_title(r.implementation)} · {r.gpu}"}
+            for r in reruns]
 
 
 def sources() -> list:

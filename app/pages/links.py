@@ -2,6 +2,8 @@
 
 from flask import url_for
 
+from .family_query import config_of
+
 
 def run_url(run_id: str, **kwargs) -> str:
     return url_for("runs.run_page", run_id=run_id, **kwargs)
@@ -22,3 +24,10 @@ def comparison_url(key: str, **kwargs) -> str:
 
 def family_url(name: str, **kwargs) -> str:
     return url_for("families.family_page", name=name, **kwargs)
+
+
+def family_url_of_run(run) -> str:
+    """The family page as this run sees it: its GPU, pass, metric and configuration preselected, the sweep free."""
+    config = config_of({"parameters": run.parameters, "x_name": run.x_name, "options": run.options,
+                        "dtype": run.dtype})
+    return family_url(run.kernel_id, **{"pass": run.pass_, "metric": run.metric, "gpu": run.gpu, **dict(config)})

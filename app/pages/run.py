@@ -12,10 +12,10 @@ from ..models import Family, Run, SourceFile
 from . import community
 from .api import run_detail
 from .citation import citation
-from .links import comparison_url, family_url, run_url
+from .links import comparison_url, family_url_of_run, run_url
 from .run_sections import (correctness_section, environment_rows, flatten, measurement_rows, protocol_section,
                            rank_line, split_quantity, spread_line, workload_section)
-from .titles import evidence_title, implementation_title, short_key, source_title, workload_summary
+from .titles import evidence_title, family_ref, implementation_title, short_key, source_title, workload_summary
 
 NO_LICENSE = "license not stated"
 RUN_DIGEST_HEX = 23
@@ -69,7 +69,7 @@ def run_page(run: Run) -> dict:
     detail = run_detail(run)
     group, manifest = detail["group"], detail["manifest"]
     spec = manifest["run"]["spec"]
-    family = Family.get_by_id(run.kernel_id)
+    family = family_ref(Family.get_by_id(run.kernel_id))
     source_file = SourceFile.get_or_none(SourceFile.id == run.source_file_id) if run.source_file_id else None
     published = formatting.day(source_file.imported_at if source_file else run.created_at)
     source = source_title(run.source)
@@ -78,7 +78,7 @@ def run_page(run: Run) -> dict:
         **detail,
         **history(run),
         "family": family,
-        "family_url": family_url(family.name),
+        "family_url": family_url_of_run(run),
         "title": f"Run {run.id}",
         "headline": f"{family.title} · {implementation_title(run.implementation)} · {run.pass_} · {run.gpu}",
         "evidence_title": evidence_title(run.evidence),

@@ -10,7 +10,7 @@ from .. import formatting, search
 from ..models import Run
 from .links import family_url, run_twin_url, run_url
 from .pagination import Pagination, page_number
-from .titles import implementation_title, metric_name, workload_summary
+from .titles import family_title, implementation_title, metric_name, workload_summary
 
 
 class BadSearch(ValueError):
@@ -20,7 +20,8 @@ class BadSearch(ValueError):
 def result_row(run: Run) -> dict:
     return {
         **run.__data__, "kernel_id": run.kernel_id, "url": run_twin_url(run.id),
-        "page_url": run_url(run.id), "implementation_title": implementation_title(run.implementation),
+        "page_url": run_url(run.id), "family_title": family_title(run.kernel_id),
+        "implementation_title": implementation_title(run.implementation),
         "workload": workload_summary(run.parameters, run.dtype),
         "median_text": f"{metric_name(run.unit, run.metric)} {formatting.quantity(run.median, run.unit)}",
         "observed": formatting.day(run.observed_at),

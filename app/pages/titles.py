@@ -1,12 +1,48 @@
-"""What pages call things: sources, implementations, evidence levels, metrics and workloads."""
+"""What pages call things: families, sources, implementations, evidence levels, metrics and workloads.
+
+Every page names a family or an implementation through this module, so a name reads the
+same everywhere. A family's display name comes from its plugin's definition when the
+plugin is installed, else from ``FAMILY_TITLES`` (upstream kernel names, for the families
+KernelIndex only imports), else from the title stored at import.
+"""
+
+from dataclasses import dataclass
 
 from .. import comparison, formatting
 from ..models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, KERNELINDEX_SOURCE, SOURCE_REPORTED
 
 SOURCE_TITLES = {"liger-kernel-bench": "Liger-Kernel benchmarks", KERNELINDEX_SOURCE: "KernelIndex reruns"}
-IMPLEMENTATION_TITLES = {"torch": "PyTorch", "torch_compile": "torch.compile", "huggingface": "Hugging Face"}
+IMPLEMENTATION_TITLES = {
+    "torch": "PyTorch", "torch_compile": "torch.compile", "huggingface": "Hugging Face", "liger": "Liger-Kernel",
+    "liger_triton": "Liger-Kernel (Triton)", "liger_cutile": "Liger-Kernel (cuTile)",
+    "liger_cutedsl": "Liger-Kernel (CuTe DSL)", "liger_tiled": "Liger-Kernel (tiled)",
+    "liger_in_place": "Liger-Kernel (in place)", "kernelindex_triton": "KernelIndex Triton",
+    "megatron": "Megatron-LM", "megatron-fused": "Megatron-LM (fused)", "megatron-unfused": "Megatron-LM (unfused)",
+    "deepspeed_tiled": "DeepSpeed (tiled)",
+}
+FAMILY_TITLES = {  # upstream kernel name -> display name, for families without an installed plugin
+    "cross_entropy": "Cross-entropy", "distill_cosine_loss": "Distillation cosine loss",
+    "distill_jsd_loss": "Distillation JSD loss", "dyt": "DyT", "embedding": "Embedding",
+    "fused_add_rms_norm": "Fused add + RMSNorm", "fused_linear_cpo_loss": "Fused linear CPO loss",
+    "fused_linear_cross_entropy": "Fused linear cross-entropy",
+    "fused_linear_grpo_loss_sequence": "Fused linear GRPO loss (sequence level)",
+    "fused_linear_grpo_loss_token": "Fused linear GRPO loss (token level)", "fused_linear_jsd": "Fused linear JSD",
+    "fused_linear_orpo_loss": "Fused linear ORPO loss", "fused_linear_simpo_loss": "Fused linear SimPO loss",
+    "fused_moe": "Fused MoE", "geglu": "GeGLU", "group_norm": "GroupNorm", "jsd": "JSD", "kl_div": "KL divergence",
+    "kto_loss": "KTO loss", "layer_norm": "LayerNorm", "llama4_rope": "Llama 4 RoPE",
+    "megatron_cross_entropy": "Megatron cross-entropy", "megatron_rms_norm": "Megatron RMSNorm",
+    "megatron_swiglu": "Megatron SwiGLU", "poly_norm": "PolyNorm", "qwen2vl_mrope": "Qwen2-VL M-RoPE",
+    "relu_squared": "Squared ReLU", "rms_norm": "RMSNorm", "rope": "RoPE", "softmax": "Softmax",
+    "sparse_multi_token_attention": "Sparse multi-token attention", "sparsemax": "Sparsemax", "swiglu": "SwiGLU",
+    "tiled_geglu": "Tiled GeGLU", "tiled_swiglu": "Tiled SwiGLU", "tvd": "Total variation distance",
+}
 EVIDENCE_TITLES = {SOURCE_REPORTED: "Source-reported", KERNELINDEX_RERUN: "KernelIndex rerun",
                    KERNELINDEX_REPLICATED: "KernelIndex replicated"}
+EVIDENCE_SUMMARIES = {  # a badge's title text; /about/evidence says more
+    SOURCE_REPORTED: "Published and marked passed by the source; its correctness policy is unpublished.",
+    KERNELINDEX_RERUN: "Re-measured by KernelIndex under a published protocol and correctness policy.",
+    KERNELINDEX_REPLICATED: "Re-measured by KernelIndex on two or more different hosts whose results agree.",
+}
 EVIDENCE_KIND_TITLES = {comparison.SOURCE_NATIVE: "source-native", comparison.KERNELINDEX: "KernelIndex reruns"}
 COMPARISON_KIND_TITLES = {comparison.SOURCE_NATIVE: "source-native comparison",
                           comparison.KERNELINDEX: "KernelIndex rerun comparison"}
@@ -18,6 +54,34 @@ KEY_DIGEST_HEX = 16  # hex digits of a comparison key shown before the ellipsis
 def short_key(key: str) -> str:
     """A comparison group's key as pages show it: ``sha256:d138ff33f3043e3d…``."""
     return formatting.short_digest(key, KEY_DIGEST_HEX)
+
+
+def _plugin_family_titles() -> dict:
+    """Titles from the installed plugins' definitions (discovered once per process, at app start-up)."""
+    try:
+        from runners.discovery import family_definitions
+
+        return {name: definition.title for name, definition in family_definitions().items()}
+    except Exception:  # a broken plugin set must not take page titles down; the table still answers
+        return {}
+
+
+def family_title(name: str, stored: str = "") -> str:
+    """``RMSNorm`` for ``rms_norm``: the plugin's title, else the table's, else the stored one."""
+    return _plugin_family_titles().get(name) or FAMILY_TITLES.get(name) or stored or name
+
+
+@dataclass(frozen=True)
+class FamilyRef:
+    """A family as pages link and name it (what templates read as ``family.name`` and ``family.title``)."""
+
+    name: str
+    title: str
+
+
+def family_ref(family) -> FamilyRef:
+    """The display form of a stored :class:`~app.models.Family`."""
+    return FamilyRef(family.name, family_title(family.name, family.title))
 
 
 def source_title(source: str) -> str:

@@ -1,6 +1,7 @@
 // KernelIndex page behaviour. Everything works without it; it adds the CSRF header to
-// htmx requests, swaps in the refusals that carry a message, and copy buttons for citations.
-// The Content-Security-Policy allows no inline script: page behaviour belongs here.
+// htmx requests, swaps in the refusals that carry a message, copy buttons for citations, and
+// keeps search boxes in step with the URL. The Content-Security-Policy allows no inline script:
+// page behaviour belongs here.
 (function () {
   "use strict";
 
@@ -27,6 +28,22 @@
     if (statuses.indexOf(String(event.detail.xhr.status)) !== -1) {
       event.detail.shouldSwap = true;
       event.detail.isError = false;
+    }
+  });
+
+  // Back and forward restore htmx's saved copy of a page, whose search boxes hold the value they
+  // were rendered with, not the query of the restored URL: put that query back in them.
+  function syncSearchBoxes() {
+    var query = new URLSearchParams(window.location.search).get("q") || "";
+    document.querySelectorAll('input[type="search"][name="q"]').forEach(function (input) {
+      input.value = query;
+    });
+  }
+
+  document.addEventListener("htmx:historyRestore", syncSearchBoxes);
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) {
+      syncSearchBoxes();
     }
   });
 

@@ -14,8 +14,9 @@ def register_blueprints(app):
     from .home import home
     from .maintainers import maintainers
     from .runs import runs
+    from .site import site
 
-    for blueprint in (api, home, runs, comparisons, families, openapi, community, maintainers):
+    for blueprint in (api, home, runs, comparisons, families, openapi, community, maintainers, site):
         app.register_blueprint(blueprint)
 
     app.register_error_handler(HTTPException, error_response)

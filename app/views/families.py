@@ -6,20 +6,26 @@ from ..models import Family
 from ..page_schemas import family_page_schema
 from ..pages.family import family_page as family_context
 from ..pages.family_filters import BadFilter
+from ..pages.family_table import table_csv
 from ..pages.lookup import get_or_404
-from .render import install, respond
+from .render import csv_response, install, respond
 
 families = Blueprint("families", __name__)
 families.record_once(install)
 
 
-@families.get("/families/<name>")
-def family_page(name):
+def context_of(name: str) -> dict:
+    """The family page's context for this request's arguments: 404 for no such family, 400 for a bad filter."""
     family = get_or_404(Family, Family.name == name, description=f"no kernel family named {name!r}")
     try:
-        context = family_context(family, request.args.to_dict())
+        return family_context(family, request.args.to_dict())
     except BadFilter as error:
         abort(400, description=str(error))
+
+
+@families.get("/families/<name>")
+def family_page(name):
+    context = context_of(name)
     return respond("families/family.html", context, fragment="partials/_family_results.html",
                    twin=family_page_schema.dump, canonical_url=context["url"])
 
@@ -27,3 +33,11 @@ def family_page(name):
 @families.get("/families/<name>.json")
 def family_page_json(name):
     return family_page(name)
+
+
+@families.get("/families/<name>.csv")
+def family_page_csv(name):
+    """The table the page shows (all runs of the selection, or the fastest per point) as CSV."""
+    context = context_of(name)
+    columns, rows = table_csv(context)
+    return csv_response(f"kernelindex-{name}-{context['table']}.csv", columns, rows)

@@ -8,7 +8,10 @@ the whole page; a request for ``<url>.json`` or one that prefers
 one URL answers all three ways, responses say ``Vary: HX-Request, Accept``.
 """
 
-from flask import jsonify, make_response, render_template, request
+import csv
+import io
+
+from flask import Response, jsonify, make_response, render_template, request
 
 JSON_SUFFIX = ".json"
 
@@ -51,6 +54,16 @@ def respond(page: str, context: dict, *, fragment: str | None = None, twin=None,
     return response
 
 
+def csv_response(filename: str, columns: tuple, rows: list):
+    """``rows`` (dicts) as a CSV download with these ``columns``, in that order; the CSV twin of a table."""
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return Response(text.getvalue(), mimetype="text/csv",
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
 def error_headers(error) -> list:
     """The error's own headers (``Retry-After``, ``Allow``), for an answer that carries its own body."""
     return [(name, value) for name, value in error.get_headers() if name != "Content-Type"]
@@ -72,6 +85,8 @@ HTMX_SCRIPT = "vendor/htmx-2.0.11.min.js"
 def install(state) -> None:
     """Blueprint hook: the Jinja filters and globals every page template uses."""
     from .. import formatting
+    from ..pages.evidence import evidence_badge
 
     formatting.register_filters(state.app)
     state.app.jinja_env.globals.setdefault("htmx_script", HTMX_SCRIPT)
+    state.app.jinja_env.globals.setdefault("evidence_badge", evidence_badge)

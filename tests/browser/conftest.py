@@ -10,6 +10,7 @@ own browser download is never used.
 import contextlib
 import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -56,6 +57,31 @@ def live_server(tmp_path_factory):
     import_small(app.test_cli_runner())
     with serving(app) as base:
         yield base, app, url
+
+
+REFERENCE_BUNDLE = Path(__file__).resolve().parents[2] / "benchmarks/results/h200/h200-fna-forward-reference.jsonl"
+
+
+@pytest.fixture(scope="session")
+def rerun_server(tmp_path_factory):
+    """``(base_url, app, database_url)``: the small Liger fixture plus one KernelIndex rerun bundle, so every kind
+    of page (a rerun's too) has something to show. Tests must not change its data."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('browser-reruns') / 'pages.sqlite3'}"
+    app = make_app(url)
+    runner = app.test_cli_runner()
+    import_small(runner)
+    result = runner.invoke(args=["import", "kernelindex", str(REFERENCE_BUNDLE)])
+    assert result.exit_code == 0, result.output
+    with serving(app) as base:
+        yield base, app, url
+
+
+@pytest.fixture
+def with_reruns(rerun_server):
+    """The rerun server, with the shared database proxy pointed back at it."""
+    base, app, url = rerun_server
+    db.open_database(url)
+    return base, app
 
 
 @pytest.fixture

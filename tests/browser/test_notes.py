@@ -29,11 +29,29 @@ def open_run_page(page, base, run_id):
     return page.locator("#attestations-body")
 
 
+def open_form(page, summary: str):
+    """Open a collapsed "Add a note" / "Add a reproduction" form by clicking its summary."""
+    page.locator("summary", has_text=summary).click()
+
+
+def test_forms_start_collapsed_and_open_in_place(notes_server, page):
+    base, run_id, _ = notes_server
+    open_run_page(page, base, run_id)
+    playwright_api.expect(page.locator("#note-body")).to_be_hidden()
+    playwright_api.expect(page.locator("#reproduction-median")).to_be_hidden()
+    open_form(page, "Add a reproduction")
+    playwright_api.expect(page.locator("#reproduction-median")).to_be_visible()
+    playwright_api.expect(page.locator("#note-body")).to_be_hidden()
+    assert still_same_page(page)
+
+
 def test_note_posted_by_keyboard_appears_without_a_reload(notes_server, page):
     base, run_id, _ = notes_server
     section = open_run_page(page, base, run_id)
     playwright_api.expect(section).to_contain_text("No attestations yet.")
-    page.focus("#note-body")
+    page.locator("summary", has_text="Add a note").focus()
+    page.keyboard.press("Enter")  # opens the form in place
+    page.keyboard.press("Tab")  # the note
     page.keyboard.type("Reproduced **within 2%** on my H100. <script>window.pwned = true</script>")
     page.keyboard.press("Tab")  # the optional name
     page.keyboard.type("Ada")
@@ -57,6 +75,7 @@ def test_note_posted_by_keyboard_appears_without_a_reload(notes_server, page):
 def test_reproduction_shows_its_ratio_and_a_refused_one_shows_inline_errors(notes_server, page):
     base, run_id, _ = notes_server
     open_run_page(page, base, run_id)
+    open_form(page, "Add a reproduction")
     page.fill("#reproduction-median", "fast")  # not a number: refused by the server (422), swapped in
     page.select_option("#reproduction-unit", "ms")
     page.fill("#reproduction-gpu", "NVIDIA H100 80GB HBM3")
@@ -73,6 +92,7 @@ def test_reproduction_shows_its_ratio_and_a_refused_one_shows_inline_errors(note
     reproduction = page.locator(".attestation-reproduction")
     playwright_api.expect(reproduction).to_contain_text("88 ms")
     playwright_api.expect(reproduction).to_contain_text("1.04× the run's median")
+    playwright_api.expect(reproduction.locator("dt", has_text="log")).to_be_visible()  # not "evidence"
     playwright_api.expect(error).to_have_count(0)
     assert still_same_page(page)
 
@@ -92,9 +112,11 @@ def test_refusal_appears_above_the_form_and_keeps_what_was_typed(notes_server, p
     base, run_id, app = notes_server
     app.config["POSTS_PER_MINUTE"] = 1
     open_run_page(page, base, run_id)
+    open_form(page, "Add a note")
     page.fill("#note-body", "first note")
     page.click("button:has-text('Post note')")
     playwright_api.expect(page.locator(".attestation-note")).to_have_count(1)
+    open_form(page, "Add a note")  # the answer shows the form collapsed again
     page.fill("#note-body", "second note, too soon")
     page.click("button:has-text('Post note')")
     alert = page.locator("#attestations-body-alert")

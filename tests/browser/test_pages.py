@@ -82,7 +82,7 @@ def test_family_filter_updates_url_and_chart_and_back_restores_them(live, page):
     page.get_by_label("GPU").select_option("NVIDIA H100 PCIe")
     expect(page).to_have_url(re.compile(r"gpu=NVIDIA\+H100\+PCIe"))
     expect(series).to_have_count(1)  # only liger ran on the PCIe card
-    expect(page.locator("#family-chart")).to_contain_text("liger")
+    expect(page.locator("#family-chart")).to_contain_text("Liger-Kernel")
     assert still_same_page(page)
     page.go_back()
     expect(page).to_have_url(f"{base}/families/fused_neighborhood_attention")
@@ -106,7 +106,7 @@ def test_follow_compare_with_number_one(live, page):
     rows = page.locator("table.members tbody tr")
     expect(rows).to_have_count(2)
     expect(rows.nth(0)).to_contain_text("#1")
-    expect(rows.nth(0)).to_contain_text("liger")
+    expect(rows.nth(0)).to_contain_text("Liger-Kernel")
     expect(rows.nth(1)).to_contain_text("PyTorch")
     expect(rows.nth(1)).to_contain_text("268× slower")
     expect(page.get_by_role("link", name=f"run {run_id}")).to_be_visible()

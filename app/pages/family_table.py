@@ -1,0 +1,113 @@
+"""The family page's tables: every run of the shown configuration, or the fastest per sweep point.
+
+Each runs-table row is the API's run fields (what the twin lists) plus how the page words
+them; the CSV twin (``/families/<name>.csv``) writes the same rows, every page of them.
+"""
+
+from flask import current_app
+
+from .. import formatting
+from .family_filters import BadFilter
+from .family_query import config_text, x_order
+from .links import comparison_url, run_twin_url, run_url
+from .pagination import Pagination
+from .titles import evidence_title, implementation_title
+
+
+def sorted_rows(rows: list, sort: str, order: str) -> list:
+    def sort_key(row):
+        x = x_order(row)
+        return {"x": (x, row["implementation"]),
+                "median": (row["median"] is None, row["median"] or 0),
+                "implementation": (row["implementation"], x),
+                "observed": (row["observed_at"], row["id"])}[sort]
+
+    return sorted(rows, key=sort_key, reverse=(order == "desc"))
+
+
+def table_row(row: dict, kernel: str, view: dict, shown_unit) -> dict:
+    return {
+        **row, "kernel_id": kernel, "pass_": view["pass"], "metric": view["metric"], "gpu": view["gpu"],
+        "url": run_twin_url(row["id"]), "page_url": run_url(row["id"]),
+        "implementation_title": implementation_title(row["implementation"]),
+        "config_text": config_text(row["config"]),
+        "median_text": formatting.in_unit(row["median"], shown_unit),
+        "spread": formatting.spread_in_unit(row["p20"], row["p80"], shown_unit),
+        "evidence_title": evidence_title(row["evidence"]), "observed": formatting.day(row["observed_at"]),
+    }
+
+
+def runs_table(kernel: str, view: dict, selected: list, unit: str, order: tuple) -> dict:
+    """The rows in order, every median in one unit, and this page of them; ``order`` is (sort, direction, page)."""
+    sort, direction, page_wanted = order
+    ordered = sorted_rows(selected, sort, direction)
+    page = Pagination(page_wanted, current_app.config["FAMILY_PAGE_SIZE"], len(ordered))
+    if page.page > page.pages:
+        raise BadFilter(f"page {page.page} is past the last page ({page.pages})")
+    shown_unit = formatting.common_unit([row["median"] for row in ordered], unit)
+    return {"all_rows": [table_row(row, kernel, view, shown_unit) for row in ordered],
+            "rows": [table_row(row, kernel, view, shown_unit) for row in page.of(ordered)],
+            "page": page.page, "pages": page.pages, "total": page.total}
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    if None in (a["p20"], a["p80"], b["p20"], b["p80"]):
+        return False
+    return a["p20"] <= b["p80"] and b["p20"] <= a["p80"]
+
+
+def margin_text(leader: dict, runner_up: dict | None) -> str:
+    """``268× faster than PyTorch``, ``within noise of PyTorch``, or ``only entry``."""
+    if runner_up is None:
+        return "only entry"
+    name = implementation_title(runner_up["implementation"])
+    if leader["median"] == runner_up["median"]:
+        return f"tied with {name}"
+    if _overlap(leader, runner_up):
+        return f"within noise of {name}"
+    return f"{formatting.ratio(leader['median'] / runner_up['median'])} than {name}"
+
+
+def leader_row(members: list, unit: tuple) -> dict:
+    """One sweep point of one comparison group: its fastest run and the margin over the next."""
+    leader, runner_up = members[0], (members[1] if len(members) > 1 else None)
+    return {
+        "x_value": leader["x_value"], "id": leader["id"], "page_url": run_url(leader["id"]),
+        "implementation": leader["implementation"], "implementation_title": implementation_title(leader["implementation"]),
+        "median": leader["median"], "unit": leader["unit"], "median_text": formatting.in_unit(leader["median"], unit),
+        "evidence": leader["evidence"],
+        "runner_up": runner_up and runner_up["implementation"],
+        "runner_up_median": runner_up and runner_up["median"],
+        "margin": runner_up and runner_up["median"] / leader["median"],
+        "margin_text": margin_text(leader, runner_up),
+        "comparison_url": comparison_url(leader["comparison_key"]),
+        "entries": len(members),
+    }
+
+
+def fastest_table(selected: list, unit: str) -> dict:
+    """The leader per sweep point (and per evidence kind, which rank apart), in sweep order."""
+    groups = {}
+    for row in selected:
+        if row["median"] is not None and row["status"] == "passed":
+            groups.setdefault(row["comparison_key"], []).append(row)
+    shown_unit = formatting.common_unit([row["median"] for rows in groups.values() for row in rows], unit)
+    ranked = [sorted(members, key=lambda row: (row["median"], row["id"])) for members in groups.values()]
+    ranked.sort(key=lambda members: (x_order(members[0]), members[0]["evidence"]))
+    return {"leaders": [leader_row(members, shown_unit) for members in ranked]}
+
+
+RUNS_CSV = ("id", "implementation", "x_name", "x_value", "median", "p20", "p80", "unit", "config_text", "rank",
+            "evidence", "status", "observed_at", "external_id", "url")
+FASTEST_CSV = ("x_value", "id", "implementation", "median", "unit", "runner_up", "runner_up_median", "margin",
+               "margin_text", "evidence", "comparison_url")
+
+
+def table_csv(context: dict) -> tuple[tuple, list]:
+    """The shown table as CSV columns and rows: every run of the selection (all pages) or every leader.
+
+    Figures are the stored numbers in the stored unit (ns or MB), not the page's rounded text.
+    """
+    if context["table"] == "fastest":
+        return FASTEST_CSV, context["leaders"]
+    return RUNS_CSV, context["all_rows"]
