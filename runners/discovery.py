@@ -32,6 +32,8 @@ BUILTIN_MODULES = (
     "plugins.fused_neighborhood_attention.cuda",
     "plugins.multi_token_attention.cpu",
     "plugins.multi_token_attention.cuda",
+    "plugins.rms_norm.cpu",
+    "plugins.rms_norm.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
