@@ -34,6 +34,8 @@ BUILTIN_MODULES = (
     "plugins.multi_token_attention.cuda",
     "plugins.rms_norm.cpu",
     "plugins.rms_norm.cuda",
+    "plugins.layer_norm.cpu",
+    "plugins.layer_norm.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
