@@ -36,6 +36,8 @@ BUILTIN_MODULES = (
     "plugins.rms_norm.cuda",
     "plugins.layer_norm.cpu",
     "plugins.layer_norm.cuda",
+    "plugins.swiglu.cpu",
+    "plugins.swiglu.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
