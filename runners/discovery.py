@@ -38,6 +38,8 @@ BUILTIN_MODULES = (
     "plugins.layer_norm.cuda",
     "plugins.swiglu.cpu",
     "plugins.swiglu.cuda",
+    "plugins.geglu.cpu",
+    "plugins.geglu.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"

@@ -49,6 +49,12 @@ def llama_config(values):
                        hidden_act=values["hidden_act"], num_attention_heads=1, num_key_value_heads=1)
 
 
+def liger_mlp_config(values):
+    """What Liger's MLP modules read of a config, and no more: they need no transformers."""
+    return SimpleNamespace(hidden_size=values["hidden"], intermediate_size=values["intermediate"],
+                           hidden_act=values["hidden_act"])
+
+
 PROJECTIONS = {"gate_weight": "gate_proj.weight", "up_weight": "up_proj.weight", "down_weight": "down_proj.weight"}
 
 HUGGINGFACE = ModuleComparator(
@@ -61,8 +67,7 @@ HUGGINGFACE = ModuleComparator(
 LIGER = ModuleComparator(
     name="liger", project="Liger-Kernel", distribution="liger-kernel",
     module="liger_kernel.transformers.swiglu:LigerSwiGLUMLP",
-    construct=lambda module_class, values: module_class(SimpleNamespace(
-        hidden_size=values["hidden"], intermediate_size=values["intermediate"], hidden_act=values["hidden_act"])),
+    construct=lambda module_class, values: module_class(liger_mlp_config(values)),
     parameters=PROJECTIONS,
     targets=("cuda",),
     details={"config": "hidden_size, intermediate_size and hidden_act, all the module reads"},
