@@ -40,6 +40,8 @@ BUILTIN_MODULES = (
     "plugins.swiglu.cuda",
     "plugins.geglu.cpu",
     "plugins.geglu.cuda",
+    "plugins.softmax.cpu",
+    "plugins.softmax.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
