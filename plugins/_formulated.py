@@ -18,7 +18,8 @@ A family is one package, ``plugins/<family>/``, of four short modules:
     ``torch_compile`` runs ``torch.compile`` of it and the float64 correctness reference
     runs it on float64 copies: three uses, one function, so they cannot drift apart.
     Beside it: how each input is drawn (:func:`normal`, :func:`uniform`,
-    :func:`linear_weight`), the FLOP count of each pass, and the library comparators
+    :func:`linear_weight`), the FLOP count of each pass (:func:`flops_per_element` when it
+    is a few operations per element, else a function ending in :func:`by_pass`), and the library comparators
     upstream benchmarked (:class:`ModuleComparator`, named exactly as upstream's
     ``kernel_provider`` so reruns land in the same comparisons), all bound as
     ``FAMILY = FormulatedFamily(...)``.
@@ -41,7 +42,7 @@ family, end to end::
 
     FAMILY = FormulatedFamily(definition=SCALE, formulation=scale, description="input * factor",
                               inputs={"input": normal()},
-                              flop_count=lambda values, pass_: values["tokens"] * values["hidden"])
+                              flop_count=flops_per_element(1, 1, "tokens", "hidden"))
 
     # cpu.py
     TARGET = FAMILY.target("cpu", "torch and torch.compile of input * factor.")
@@ -171,6 +172,20 @@ class ModuleComparator:
                 leaves[name] = tensor.requires_grad_(True)
                 inputs.append(leaves[name])
         return PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, workload.tensors["grad_output"])
+
+
+def by_pass(forward: int, backward: int, pass_: str) -> int:
+    """The count of ``pass_`` from those of the forward and the backward (``full`` does both)."""
+    return {"forward": forward, "backward": backward, "full": forward + backward}[pass_]
+
+
+def flops_per_element(forward: int, backward: int, *dimensions: str) -> Callable[[Mapping[str, Any], str], int]:
+    """A ``flop_count`` for work of a few operations per element of a tensor sized by ``dimensions``
+    (a norm's or softmax's input): ``forward`` and ``backward`` operations per element."""
+    def flop_count(values, pass_):
+        elements = math.prod(values[dimension] for dimension in dimensions)
+        return by_pass(forward * elements, backward * elements, pass_)
+    return flop_count
 
 
 def element_size(dtype: str) -> int:

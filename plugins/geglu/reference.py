@@ -8,15 +8,15 @@ For ``hidden_states x [batch, seq, hidden]`` and the three projection weights::
 Hugging Face's ``LlamaMLP`` with ``hidden_act`` ``gelu_pytorch_tanh`` (which upstream's
 ``huggingface`` rows time), computed in the inputs' dtype. Liger's module always uses
 the tanh approximation, so the formulation accepts no other activation. Memory traffic
-as SwiGLU's (:mod:`plugins.swiglu.reference`), whose configs and projection names the
-comparators share.
+as SwiGLU's (:mod:`plugins.swiglu.reference`), whose input draws and Hugging Face
+comparator (``LlamaMLP``, configured by the workload's ``hidden_act``) serve here too.
 """
 
 import torch
 
-from plugins._formulated import FormulatedFamily, ModuleComparator, linear_weight, normal
+from plugins._formulated import FormulatedFamily, ModuleComparator, by_pass
 from plugins.geglu.definition import GEGLU
-from plugins.swiglu.reference import PROJECTIONS, liger_mlp_config, llama_config
+from plugins.swiglu.reference import HUGGINGFACE, INPUTS, PROJECTIONS, liger_mlp_config
 
 GELU_TANH = "gelu_pytorch_tanh"
 
@@ -36,16 +36,8 @@ def flop_count(values, pass_):
     (``12*M*H*I``) and about 14 per intermediate element."""
     tokens_by_intermediate = values["batch"] * values["seq"] * values["intermediate"]
     products = 6 * tokens_by_intermediate * values["hidden"]
-    forward, backward = products + 9 * tokens_by_intermediate, 2 * products + 14 * tokens_by_intermediate
-    return {"forward": forward, "backward": backward, "full": forward + backward}[pass_]
+    return by_pass(products + 9 * tokens_by_intermediate, 2 * products + 14 * tokens_by_intermediate, pass_)
 
-
-HUGGINGFACE = ModuleComparator(
-    name="huggingface", project="Hugging Face Transformers", distribution="transformers",
-    module="transformers.models.llama.modeling_llama:LlamaMLP",
-    construct=lambda module_class, values: module_class(llama_config(values)),
-    parameters=PROJECTIONS,
-)
 
 LIGER = ModuleComparator(
     name="liger", project="Liger-Kernel", distribution="liger-kernel",
@@ -60,8 +52,7 @@ FAMILY = FormulatedFamily(
     definition=GEGLU,
     formulation=geglu_mlp,
     description="linear, gelu (tanh), multiply, linear (Llama's MLP with gelu_pytorch_tanh)",
-    inputs={"hidden_states": normal(), "gate_weight": linear_weight(), "up_weight": linear_weight(),
-            "down_weight": linear_weight()},
+    inputs=INPUTS,
     flop_count=flop_count,
     comparators=(HUGGINGFACE, LIGER),
 )

@@ -13,21 +13,13 @@ traffic: one read of the input and one write of the output; weight and bias are
 
 import torch
 
-from plugins._formulated import FormulatedFamily, ModuleComparator, normal, uniform
+from plugins._formulated import FormulatedFamily, ModuleComparator, flops_per_element, normal, uniform
 from plugins.layer_norm.definition import LAYER_NORM
 
 
 def layer_norm(input, weight, bias, *, eps):
     """``torch.nn.functional.layer_norm`` over the last dimension."""
     return torch.nn.functional.layer_norm(input, input.shape[-1:], weight, bias, eps)
-
-
-def flop_count(values, pass_):
-    """Per element: forward 7 (mean, centre, square and sum, scale, weight and bias); backward 17 (the statistics
-    again, ``rstd * (dy*w - mean(dy*w) - xhat * mean(dy*w*xhat))`` and the weight and bias gradients' sums)."""
-    elements = values["tokens"] * values["hidden"]
-    forward, backward = 7 * elements, 17 * elements
-    return {"forward": forward, "backward": backward, "full": forward + backward}[pass_]
 
 
 HUGGINGFACE = ModuleComparator(
@@ -50,6 +42,8 @@ FAMILY = FormulatedFamily(
     formulation=layer_norm,
     description="torch.nn.functional.layer_norm",
     inputs={"input": normal(), "weight": uniform(0.5, 1.5), "bias": normal()},
-    flop_count=flop_count,
+    # per element: forward 7 (mean, centre, square and sum, scale, weight and bias); backward 17 (the statistics
+    # again, rstd * (dy*w - mean(dy*w) - xhat * mean(dy*w*xhat)), and the weight and bias gradients' sums)
+    flop_count=flops_per_element(7, 17, "tokens", "hidden"),
     comparators=(HUGGINGFACE, LIGER),
 )

@@ -12,7 +12,8 @@ Upstream keeps the weight in float32 beside a bf16 input (so its ``huggingface``
 is float32); here every tensor has the workload's dtype, as in a bf16 model.
 """
 
-from plugins._formulated import FormulatedFamily, ModuleComparator, at_least_float32, normal, uniform
+from plugins._formulated import (FormulatedFamily, ModuleComparator, at_least_float32, flops_per_element, normal,
+                                 uniform)
 from plugins.rms_norm.definition import RMS_NORM
 
 
@@ -23,14 +24,6 @@ def rms_norm(input, weight, *, eps):
     return weight * normalized.to(input.dtype)
 
 
-def flop_count(values, pass_):
-    """Per element: forward 4 (square, sum, scale, weight); backward 11 (the scale again from the input, then
-    ``rstd * (w*dy - x * rstd^2 * mean(w*dy*x))`` and the weight gradient's ``sum(dy * x * rstd)``)."""
-    elements = values["tokens"] * values["hidden"]
-    forward, backward = 4 * elements, 11 * elements
-    return {"forward": forward, "backward": backward, "full": forward + backward}[pass_]
-
-
 HUGGINGFACE = ModuleComparator(
     name="huggingface", project="Hugging Face Transformers", distribution="transformers",
     module="transformers.models.llama.modeling_llama:LlamaRMSNorm",
@@ -38,14 +31,15 @@ HUGGINGFACE = ModuleComparator(
     parameters={"weight": "weight"},
 )
 
+# In place (its default), Liger's backward writes the input gradient over the upstream gradient, which the
+# correctness policy rejects (an output in an input's storage): it runs out of place here.
 LIGER = ModuleComparator(
     name="liger", project="Liger-Kernel", distribution="liger-kernel",
     module="liger_kernel.transformers.rms_norm:LigerRMSNorm",
     construct=lambda module_class, values: module_class(values["hidden"], eps=values["eps"], in_place=False),
     parameters={"weight": "weight"},
     targets=("cuda",),
-    details={"in_place": False, "why": "in place, its backward writes the input gradient over the upstream "
-                                       "gradient, which the correctness policy rejects as an input"},
+    details={"in_place": False},
 )
 
 FAMILY = FormulatedFamily(
@@ -53,6 +47,8 @@ FAMILY = FormulatedFamily(
     formulation=rms_norm,
     description="float32 x * rsqrt(mean(x^2) + eps), cast back, times weight (Llama's RMSNorm)",
     inputs={"input": normal(), "weight": uniform(0.5, 1.5)},
-    flop_count=flop_count,
+    # per element: forward 4 (square, sum, scale, weight); backward 11 (the scale again from the input, then
+    # rstd * (w*dy - x * rstd^2 * mean(w*dy*x)), and the weight gradient's sum(dy * x * rstd))
+    flop_count=flops_per_element(4, 11, "tokens", "hidden"),
     comparators=(HUGGINGFACE, LIGER),
 )

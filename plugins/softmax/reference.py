@@ -12,21 +12,13 @@ the inputs and writes the input gradient.
 
 import torch
 
-from plugins._formulated import FormulatedFamily, ModuleComparator, normal
+from plugins._formulated import FormulatedFamily, ModuleComparator, flops_per_element, normal
 from plugins.softmax.definition import SOFTMAX
 
 
 def softmax(input):
     """``torch.softmax`` over the last dimension."""
     return torch.softmax(input, dim=-1)
-
-
-def flop_count(values, pass_):
-    """Per element: forward 5 (max, subtract, exponential, sum, divide); backward 9 (the softmax again from the
-    input, then ``y * (dy - sum(dy * y))``)."""
-    elements = values["tokens"] * values["hidden"]
-    forward, backward = 5 * elements, 9 * elements
-    return {"forward": forward, "backward": backward, "full": forward + backward}[pass_]
 
 
 LIGER = ModuleComparator(
@@ -41,6 +33,8 @@ FAMILY = FormulatedFamily(
     formulation=softmax,
     description="torch.softmax(input, dim=-1)",
     inputs={"input": normal()},
-    flop_count=flop_count,
+    # per element: forward 5 (max, subtract, exponential, sum, divide); backward 9 (the softmax again from the
+    # input, then y * (dy - sum(dy * y)))
+    flop_count=flops_per_element(5, 9, "tokens", "hidden"),
     comparators=(LIGER,),
 )

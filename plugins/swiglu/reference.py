@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import torch
 
-from plugins._formulated import FormulatedFamily, ModuleComparator, linear_weight, normal
+from plugins._formulated import FormulatedFamily, ModuleComparator, by_pass, linear_weight, normal
 from plugins.swiglu.definition import SWIGLU
 
 SILU_NAMES = ("silu", "swish")
@@ -36,8 +36,7 @@ def flop_count(values, pass_):
     8 per intermediate element."""
     tokens_by_intermediate = values["batch"] * values["seq"] * values["intermediate"]
     products = 6 * tokens_by_intermediate * values["hidden"]
-    forward, backward = products + 5 * tokens_by_intermediate, 2 * products + 8 * tokens_by_intermediate
-    return {"forward": forward, "backward": backward, "full": forward + backward}[pass_]
+    return by_pass(products + 5 * tokens_by_intermediate, 2 * products + 8 * tokens_by_intermediate, pass_)
 
 
 def llama_config(values):
@@ -57,7 +56,11 @@ def liger_mlp_config(values):
 
 PROJECTIONS = {"gate_weight": "gate_proj.weight", "up_weight": "up_proj.weight", "down_weight": "down_proj.weight"}
 
-HUGGINGFACE = ModuleComparator(
+INPUTS = {"hidden_states": normal(), "gate_weight": linear_weight(), "up_weight": linear_weight(),
+          "down_weight": linear_weight()}
+"""Standard normal activations; projections as ``torch.nn.Linear`` initialises them (upstream's modules do)."""
+
+HUGGINGFACE = ModuleComparator(  # the activation is the workload's hidden_act: GEGLU's comparator too
     name="huggingface", project="Hugging Face Transformers", distribution="transformers",
     module="transformers.models.llama.modeling_llama:LlamaMLP",
     construct=lambda module_class, values: module_class(llama_config(values)),
@@ -77,8 +80,7 @@ FAMILY = FormulatedFamily(
     definition=SWIGLU,
     formulation=swiglu_mlp,
     description="linear, silu, multiply, linear (Llama's MLP)",
-    inputs={"hidden_states": normal(), "gate_weight": linear_weight(), "up_weight": linear_weight(),
-            "down_weight": linear_weight()},
+    inputs=INPUTS,
     flop_count=flop_count,
     comparators=(HUGGINGFACE, LIGER),
 )
