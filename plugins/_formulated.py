@@ -18,10 +18,10 @@ A family is one package, ``plugins/<family>/``, of four short modules:
     ``torch_compile`` runs ``torch.compile`` of it and the float64 correctness reference
     runs it on float64 copies: three uses, one function, so they cannot drift apart.
     Beside it: how each input is drawn (:func:`normal`, :func:`uniform`,
-    :func:`linear_weight`), the FLOP count of each pass (:func:`flops_per_element` when it
-    is a few operations per element, else a function ending in :func:`by_pass`), and the library comparators
-    upstream benchmarked (:class:`ModuleComparator`, named exactly as upstream's
-    ``kernel_provider`` so reruns land in the same comparisons), all bound as
+    :func:`linear_weight`), the FLOP count of each pass (:func:`flops_per_element` for a
+    few operations per element, else a function ending in :func:`by_pass`), and the
+    library comparators upstream benchmarked (:class:`ModuleComparator`, named exactly as
+    upstream's ``kernel_provider`` so reruns land in the same comparisons), all bound as
     ``FAMILY = FormulatedFamily(...)``.
 
 ``cpu.py`` and ``cuda.py``
@@ -49,6 +49,18 @@ family, end to end::
     kernel_plugin, prepare_pass = TARGET.kernel_plugin, TARGET.prepare_pass
     build_workload, reference_outputs, workload_cost = (FAMILY.build_workload, FAMILY.reference_outputs,
                                                         FAMILY.workload_cost)
+
+A library comparator is one record; Liger's RMSNorm module, given the workload's weight::
+
+    LIGER = ModuleComparator(name="liger", project="Liger-Kernel", distribution="liger-kernel",
+                             module="liger_kernel.transformers.rms_norm:LigerRMSNorm",
+                             construct=lambda module_class, values: module_class(values["hidden"], eps=values["eps"]),
+                             parameters={"weight": "weight"}, targets=("cuda",))
+
+``plugins/rms_norm`` is a complete family to copy. Its tests are two calls into
+``tests/family_support.py``: every CPU implementation on one tiny workload against the
+float64 reference, and every upstream row of the family mapped to a workload both
+plugins build.
 
 A family whose implementations do not all come from one function (neighborhood
 attention's host-loop module against its gather formulation) uses
