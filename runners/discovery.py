@@ -32,6 +32,16 @@ BUILTIN_MODULES = (
     "plugins.fused_neighborhood_attention.cuda",
     "plugins.multi_token_attention.cpu",
     "plugins.multi_token_attention.cuda",
+    "plugins.rms_norm.cpu",
+    "plugins.rms_norm.cuda",
+    "plugins.layer_norm.cpu",
+    "plugins.layer_norm.cuda",
+    "plugins.swiglu.cpu",
+    "plugins.swiglu.cuda",
+    "plugins.geglu.cpu",
+    "plugins.geglu.cuda",
+    "plugins.softmax.cpu",
+    "plugins.softmax.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"

@@ -1,0 +1,326 @@
+"""A family from one formulation: the scaffolding that makes most kernel families one small package.
+
+Adding a family
+---------------
+A family is one package, ``plugins/<family>/``, of four short modules:
+
+``definition.py``
+    The family as data, no torch: normalized parameter names, the upstream names that
+    map onto them (``aliases``; the importer applies them to every upstream row), and
+    the tensors a workload allocates, usually :func:`plugins._shapes.shapes`. Everything
+    else in an upstream configuration (``eps``, ``hidden_act``) becomes an *option*.
+
+``reference.py``
+    The one formulation, a plain torch function, written so it computes in float64 when
+    given float64 (upcast with :func:`at_least_float32`, never ``.float()``). Its
+    arguments are the definition's tensors by name; its keyword-only arguments are read
+    from the workload's parameters and options by name. ``torch`` runs it eagerly,
+    ``torch_compile`` runs ``torch.compile`` of it and the float64 correctness reference
+    runs it on float64 copies: three uses, one function, so they cannot drift apart.
+    Beside it: how each input is drawn (:func:`normal`, :func:`uniform`,
+    :func:`linear_weight`), the FLOP count of each pass (:func:`flops_per_element` for a
+    few operations per element, else a function ending in :func:`by_pass`), and the
+    library comparators upstream benchmarked (:class:`ModuleComparator`, named exactly as
+    upstream's ``kernel_provider`` so reruns land in the same comparisons), all bound as
+    ``FAMILY = FormulatedFamily(...)``.
+
+``cpu.py`` and ``cuda.py``
+    One target each, five lines: ``TARGET = FAMILY.target("cpu", description)``, then the
+    five hooks by name. A comparator is listed on a target only when its library imports
+    and the comparator runs there (Liger's Triton kernels: ``cuda`` only).
+
+Then add the two target modules to ``runners.discovery.BUILTIN_MODULES``. A tiny
+family, end to end::
+
+    # definition.py
+    SCALE = FamilyDefinition(name="scale", title="Scale", parameters=("tokens", "hidden"),
+                             derive_tensors=shapes(input=("tokens", "hidden")), aliases={"M": "tokens"})
+
+    # reference.py
+    def scale(input, *, factor):  # one read and one write per element
+        return input * factor
+
+    FAMILY = FormulatedFamily(definition=SCALE, formulation=scale, description="input * factor",
+                              inputs={"input": normal()},
+                              flop_count=flops_per_element(1, 1, "tokens", "hidden"))
+
+    # cpu.py
+    TARGET = FAMILY.target("cpu", "torch and torch.compile of input * factor.")
+    kernel_plugin, prepare_pass = TARGET.kernel_plugin, TARGET.prepare_pass
+    build_workload, reference_outputs, workload_cost = (FAMILY.build_workload, FAMILY.reference_outputs,
+                                                        FAMILY.workload_cost)
+
+A library comparator is one record; Liger's RMSNorm module, given the workload's weight::
+
+    LIGER = ModuleComparator(name="liger", project="Liger-Kernel", distribution="liger-kernel",
+                             module="liger_kernel.transformers.rms_norm:LigerRMSNorm",
+                             construct=lambda module_class, values: module_class(values["hidden"], eps=values["eps"]),
+                             parameters={"weight": "weight"}, targets=("cuda",))
+
+``plugins/rms_norm`` is a complete family to copy. Its tests are two calls into
+``tests/family_support.py``: every CPU implementation on one tiny workload against the
+float64 reference, and every upstream row of the family mapped to a workload both
+plugins build.
+
+A family whose implementations do not all come from one function (neighborhood
+attention's host-loop module against its gather formulation) uses
+:class:`plugins._family.Family` instead.
+
+What the scaffolding decides for every family
+---------------------------------------------
+* Inputs are drawn on the CPU in float32 from ``torch.Generator().manual_seed(seed)``,
+  tensor by tensor in the definition's order, then cast and moved: the same on every
+  host. The upstream gradient is standard normal from ``seed + 7919``
+  (:data:`plugins._family.GRAD_OUTPUT_SEED_OFFSET`), shaped like the formulation's output
+  (found by running it on meta tensors).
+* The least bytes of a pass: forward reads every input and writes the output; backward
+  reads every input and the upstream gradient and writes a gradient per input; full does
+  both (reads inputs and upstream gradient, writes output and gradients).
+* A comparator's module is built on the workload's device, then every parameter is
+  replaced by the workload's own tensor (``torch.nn.Parameter`` shares its storage), so
+  the harness's fresh values reach each call and gradients come back by the workload's
+  names; a module parameter the comparator does not map is an error, never a silent
+  random weight.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+import math
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+import torch
+
+from plugins._family import GRAD_OUTPUT_SEED_OFFSET
+from runners import hookimpl
+from runners.types import (TARGETS, FamilyDefinition, Implementation, KernelPlugin, PreparedPass, Workload,
+                           WorkloadCost, torch_dtype)
+
+Draw = Callable[[tuple[int, ...], torch.Generator], torch.Tensor]
+"""How one input's values are drawn: ``draw(shape, generator)`` gives a float32 CPU tensor."""
+
+
+def normal(scale: float = 1.0, mean: float = 0.0) -> Draw:
+    """Normal values (standard normal by default, like upstream's ``torch.randn`` inputs)."""
+    return lambda shape, generator: torch.randn(shape, generator=generator) * scale + mean
+
+
+def uniform(low: float, high: float) -> Draw:
+    """Uniform in ``[low, high)``: a norm's weight away from its initial ones, so a kernel that ignores it fails."""
+    return lambda shape, generator: torch.rand(shape, generator=generator) * (high - low) + low
+
+
+def linear_weight() -> Draw:
+    """``torch.nn.Linear``'s initial weight ``[out, in]``: uniform in ``±1/sqrt(in)``."""
+    def draw(shape, generator):
+        bound = shape[-1] ** -0.5
+        return (torch.rand(shape, generator=generator) * 2 - 1) * bound
+    return draw
+
+
+def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` in float32 if it is narrower, else as it is: a formulation's upcast that keeps float64 float64."""
+    return tensor.to(torch.promote_types(tensor.dtype, torch.float32))
+
+
+@dataclass(frozen=True)
+class ModuleComparator:
+    """A library's ``torch.nn.Module`` that upstream benchmarked, stated as data.
+
+    ``name`` is upstream's ``kernel_provider`` for it (``liger``, ``huggingface``,
+    ``liger_rms_norm``); ``module`` is ``"package.module:Class"``; ``construct(cls, values)``
+    builds it from the workload's parameters and options; ``parameters`` maps each
+    workload tensor the module holds to its parameter's path (``"gate_proj.weight"``).
+    The workload's other tensors are the module's positional inputs, in definition order.
+    ``distribution`` is the installed package whose version is the revision.
+    """
+
+    name: str
+    project: str
+    distribution: str
+    module: str
+    construct: Callable[[type, Mapping[str, Any]], torch.nn.Module]
+    parameters: Mapping[str, str] = field(default_factory=dict)
+    targets: tuple[str, ...] = TARGETS
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "parameters", MappingProxyType(dict(self.parameters)))
+        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+
+    def load(self) -> type | None:
+        """The module class, or None when its library does not import here."""
+        module_name, _, class_name = self.module.partition(":")
+        try:
+            return getattr(importlib.import_module(module_name), class_name)
+        except ImportError:
+            return None
+
+    def implementation(self) -> Implementation:
+        return Implementation(self.name, self.project, importlib.metadata.version(self.distribution),
+                              {"module": self.module.replace(":", "."), **self.details})
+
+    def prepare(self, module_class: type, workload: Workload, pass_: str) -> PreparedPass:
+        """The module called on the workload's inputs, holding the workload's own tensors as its parameters."""
+        with torch.device(workload.device):
+            module = self.construct(module_class, workload.values)
+        module = module.to(torch_dtype(workload.dtype))
+        unmapped = {name for name, _ in module.named_parameters()} - set(self.parameters.values())
+        if unmapped:
+            raise ValueError(f"{self.name}: module parameters {', '.join(sorted(unmapped))} are not workload tensors")
+        leaves, inputs = {}, []
+        for name, tensor in workload.tensors.items():
+            if name == "grad_output":
+                continue
+            if name in self.parameters:
+                owner, _, attribute = self.parameters[name].rpartition(".")
+                leaves[name] = torch.nn.Parameter(tensor)  # shares the workload tensor's storage
+                setattr(module.get_submodule(owner), attribute, leaves[name])
+            else:
+                leaves[name] = tensor.requires_grad_(True)
+                inputs.append(leaves[name])
+        return PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, workload.tensors["grad_output"])
+
+
+def by_pass(forward: int, backward: int, pass_: str) -> int:
+    """The count of ``pass_`` from those of the forward and the backward (``full`` does both)."""
+    return {"forward": forward, "backward": backward, "full": forward + backward}[pass_]
+
+
+def flops_per_element(forward: int, backward: int, *dimensions: str) -> Callable[[Mapping[str, Any], str], int]:
+    """A ``flop_count`` for work of a few operations per element of a tensor sized by ``dimensions``
+    (a norm's or softmax's input): ``forward`` and ``backward`` operations per element."""
+    def flop_count(values, pass_):
+        elements = math.prod(values[dimension] for dimension in dimensions)
+        return by_pass(forward * elements, backward * elements, pass_)
+    return flop_count
+
+
+def element_size(dtype: str) -> int:
+    return torch_dtype(dtype).itemsize
+
+
+@dataclass(frozen=True)
+class FormulatedFamily:
+    """One family's formulation, input draws, cost and library comparators, bound for every target.
+
+    ``formulation(**tensors, **keywords)`` computes the forward output from the workload's
+    tensors (by definition name) and the parameters or options its keyword-only
+    arguments name; ``description`` says how, in a few words, on the ``torch`` and
+    ``torch_compile`` records. ``inputs`` draws each tensor; ``flop_count(values, pass_)``
+    counts the necessary floating-point operations (a multiply-add is 2).
+    """
+
+    definition: FamilyDefinition
+    formulation: Callable[..., torch.Tensor]
+    description: str
+    inputs: Mapping[str, Draw]
+    flop_count: Callable[[Mapping[str, Any], str], int]
+    comparators: tuple[ModuleComparator, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "inputs", MappingProxyType(dict(self.inputs)))
+        names = [comparator.name for comparator in self.comparators]
+        if len(set(names) | {"torch", "torch_compile"}) != len(names) + 2:
+            raise ValueError(f"{self.definition.name}: comparator names repeat or shadow torch: {names}")
+
+    # ------------------------------------------------------------------ the formulation's three uses
+
+    def keywords(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The workload values the formulation's keyword-only arguments name."""
+        signature = inspect.signature(self.formulation)
+        return {name: values[name] for name, parameter in signature.parameters.items()
+                if parameter.kind is parameter.KEYWORD_ONLY and name in values}
+
+    def output_shape(self, values: Mapping[str, Any]) -> tuple[int, ...]:
+        """The forward output's shape, from the formulation run on meta tensors (no memory, no arithmetic)."""
+        tensors = {spec.name: torch.empty(spec.shape, device="meta")
+                   for spec in self.definition.tensors(values, "fp32")}
+        return tuple(self.formulation(**tensors, **self.keywords(values)).shape)
+
+    @property
+    def torch_implementations(self) -> tuple[Implementation, Implementation]:
+        """``torch`` and ``torch_compile``: the formulation as written, and compiled, on any device."""
+        return (Implementation("torch", "PyTorch", torch.__version__, {"formulation": self.description}),
+                Implementation("torch_compile", "PyTorch", torch.__version__,
+                               {"formulation": self.description, "compiler": "torch.compile", "mode": "default"}))
+
+    def prepare_formulation(self, function: Callable[..., torch.Tensor], workload: Workload, pass_: str,
+                            float64: bool = False) -> PreparedPass:
+        keywords = self.keywords(workload.values)
+        return PreparedPass.on_workload(lambda leaves: function(**leaves, **keywords), workload, pass_,
+                                        float64=float64)
+
+    def prepare_torch(self, implementation: Implementation, workload: Workload, pass_: str) -> PreparedPass | None:
+        """The pass of ``torch`` or ``torch_compile`` (compiled afresh for each prepared pass); None for others."""
+        if implementation.name == "torch":
+            return self.prepare_formulation(self.formulation, workload, pass_)
+        if implementation.name == "torch_compile":
+            return self.prepare_formulation(torch.compile(self.formulation), workload, pass_)
+        return None
+
+    # ------------------------------------------------------------------ the hooks every target shares
+
+    @hookimpl
+    def build_workload(self, parameters, dtype, options, seed, device):
+        values = {**parameters, **options}
+        generator = torch.Generator().manual_seed(seed)
+        tensors = {spec.name: self.inputs[spec.name](spec.shape, generator).to(device=device,
+                                                                                dtype=torch_dtype(dtype))
+                   for spec in self.definition.tensors(values, dtype)}
+        generator = torch.Generator().manual_seed(seed + GRAD_OUTPUT_SEED_OFFSET)
+        grad_output = torch.randn(self.output_shape(values), generator=generator)
+        tensors["grad_output"] = grad_output.to(device=device, dtype=torch_dtype(dtype))
+        return tensors
+
+    @hookimpl
+    def reference_outputs(self, workload, pass_):
+        return self.prepare_formulation(self.formulation, workload, pass_, float64=True).run_once()
+
+    @hookimpl
+    def workload_cost(self, parameters, dtype, options, pass_):
+        values = {**parameters, **options}
+        inputs = sum(math.prod(spec.shape) for spec in self.definition.tensors(values, dtype))
+        output = math.prod(self.output_shape(values))
+        elements = {"forward": inputs + output, "backward": 2 * inputs + output,
+                    "full": 2 * inputs + 2 * output}[pass_]
+        return WorkloadCost(flops=self.flop_count(values, pass_), bytes=element_size(dtype) * elements)
+
+    # ------------------------------------------------------------------ targets
+
+    def target(self, target: str, description: str) -> "FamilyTarget":
+        """This family on one target: torch, torch_compile, then each comparator that runs there and imports."""
+        loaded = {}
+        for comparator in self.comparators:
+            module_class = comparator.load() if target in comparator.targets else None
+            if module_class is not None:
+                loaded[comparator.name] = (comparator, module_class)
+        record = KernelPlugin(
+            family=self.definition, target=target, description=description,
+            implementations=(*self.torch_implementations,
+                             *(comparator.implementation() for comparator, _ in loaded.values())))
+        return FamilyTarget(self, record, MappingProxyType(loaded))
+
+
+@dataclass(frozen=True)
+class FamilyTarget:
+    """A :class:`FormulatedFamily` on one target: its plugin record and how each listed implementation runs."""
+
+    family: FormulatedFamily
+    record: KernelPlugin
+    loaded: Mapping[str, tuple[ModuleComparator, type]]
+
+    @hookimpl
+    def kernel_plugin(self):
+        return self.record
+
+    @hookimpl
+    def prepare_pass(self, implementation, workload, pass_):
+        if implementation.name in self.loaded:
+            comparator, module_class = self.loaded[implementation.name]
+            return comparator.prepare(module_class, workload, pass_)
+        return self.family.prepare_torch(implementation, workload, pass_)

@@ -1,0 +1,7 @@
+"""GEGLU on the CPU: torch and torch.compile of Llama's MLP with tanh GELU, and Hugging Face's LlamaMLP."""
+
+from plugins.geglu.reference import FAMILY
+
+TARGET = FAMILY.target("cpu", "Llama's tanh-GELU MLP in torch and torch.compile, and Hugging Face's LlamaMLP.")
+kernel_plugin, prepare_pass = TARGET.kernel_plugin, TARGET.prepare_pass
+build_workload, reference_outputs, workload_cost = FAMILY.build_workload, FAMILY.reference_outputs, FAMILY.workload_cost

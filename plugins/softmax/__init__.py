@@ -1,0 +1,1 @@
+"""Softmax over the last dimension of a matrix."""

@@ -1,0 +1,1 @@
+"""SwiGLU: Llama's gated MLP, ``down(silu(gate(x)) * up(x))``."""

@@ -1,0 +1,14 @@
+"""The GEGLU plugins: every CPU implementation against float64, every upstream row."""
+
+from plugins.geglu.reference import FAMILY
+
+from .family_support import check_every_upstream_row, rerun_every_cpu_implementation
+
+
+def test_every_cpu_implementation_matches_the_float64_reference():
+    rerun_every_cpu_implementation("geglu", {"batch": 2, "seq": 3, "hidden": 16, "intermediate": 24}, "bf16",
+                                   {"hidden_act": "gelu_pytorch_tanh"})
+
+
+def test_every_upstream_row_maps_to_a_workload_the_plugins_build():
+    check_every_upstream_row(FAMILY, expected_rows=48)
