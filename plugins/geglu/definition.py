@@ -10,7 +10,7 @@ from runners.types import FamilyDefinition
 
 GEGLU = FamilyDefinition(
     name="geglu",
-    title="GEGLU",
+    title="GeGLU",
     parameters=SWIGLU.parameters,
     derive_tensors=SWIGLU.derive_tensors,
     aliases=SWIGLU.aliases,

@@ -11,7 +11,7 @@ from runners.types import FamilyDefinition
 
 LAYER_NORM = FamilyDefinition(
     name="layer_norm",
-    title="Layer norm",
+    title="LayerNorm",
     parameters=("tokens", "hidden"),
     derive_tensors=shapes(input=("tokens", "hidden"), weight=("hidden",), bias=("hidden",)),
     aliases={"M": "tokens", "seq_len": "tokens", "N": "hidden", "hidden_size": "hidden"},

@@ -10,7 +10,7 @@ from runners.types import FamilyDefinition
 
 RMS_NORM = FamilyDefinition(
     name="rms_norm",
-    title="RMS norm",
+    title="RMSNorm",
     parameters=("tokens", "hidden"),
     derive_tensors=shapes(input=("tokens", "hidden"), weight=("hidden",)),
     aliases={"M": "tokens", "seq_len": "tokens", "H": "hidden", "hidden_size": "hidden"},
