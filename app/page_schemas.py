@@ -102,12 +102,35 @@ class RunPageSchema(RunDetailSchema):
 
 
 class ComparisonRowSchema(Schema):
+    """A member as the page shows it: figures rounded to three significant figures in the table's one unit."""
+
     id = fields.String()
     rank = fields.Integer()
     implementation = fields.String()
-    median = fields.String()
-    spread = fields.String()
-    standing = fields.String(metadata={"description": "#1, tied with #1, within noise of #1, or the ratio to #1"})
+    median = fields.Float(allow_none=True)
+    p20 = fields.Float(allow_none=True)
+    p80 = fields.Float(allow_none=True)
+    unit = fields.String(metadata={"description": "the unit of median, p20 and p80 (one per table)"})
+    standing = fields.String(metadata={"description": "leader, tied, within_noise or ratio"})
+    ratio = fields.Float(allow_none=True, metadata={"description": "times slower (or faster) than #1"})
+    direction = fields.String(allow_none=True, metadata={"description": "slower, faster or same"})
+    current = fields.Boolean(metadata={"description": "the run named by ?from="})
+
+
+class AgreementRowSchema(Schema):
+    implementation = fields.String()
+    upstream = fields.Float(metadata={"description": "speed-up over the baseline, as the source reported it"})
+    rerun = fields.Float(metadata={"description": "speed-up over the baseline, as the KernelIndex rerun measured it"})
+    disagree = fields.Boolean(metadata={"description": "the two ratios differ beyond both groups' p20–p80 spreads"})
+
+
+class AgreementSchema(Schema):
+    baseline = fields.String()
+    upstream_url = fields.String()
+    rerun_url = fields.String()
+    upstream_gpu = fields.String()
+    rerun_gpu = fields.String()
+    rows = fields.List(fields.Nested(AgreementRowSchema))
 
 
 class RelatedGroupSchema(Schema):
@@ -122,7 +145,9 @@ class ComparisonPageSchema(ComparisonSchema):
 
     title = fields.String()
     rows = fields.List(fields.Nested(ComparisonRowSchema))
+    axis = fields.Dict(metadata={"description": "unit, scale (linear or log) and ends of the spread bars' axis"})
     related = fields.List(fields.Nested(RelatedGroupSchema))
+    agreements = fields.List(fields.Nested(AgreementSchema))
 
 
 class ChartPointSchema(Schema):

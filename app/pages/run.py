@@ -60,7 +60,7 @@ def identity(run: Run, implementation: dict, source: str) -> dict:
 def leader_url(run: Run, group) -> str | None:
     """Where "Compare with #1 →" goes: the leader's row on the comparison page, for runs not ranked first."""
     if run.rank is not None and run.rank > 1 and group.leader:
-        return comparison_url(group.key, _anchor=f"run-{group.leader}")
+        return comparison_url(group.key, _anchor=f"run-{group.leader}", **{"from": run.id})
     return None
 
 
@@ -85,7 +85,7 @@ def run_page(run: Run) -> dict:
         "primary": {**split_quantity(run.median, run.unit), "statistic": "median"},
         "rank_line": rank_line(run),
         "leader_url": leader_url(run, group),
-        "comparison_url": comparison_url(group.key),
+        "comparison_url": comparison_url(group.key, **{"from": run.id}),
         "spread_line": spread_line(run, spec),
         "identity": identity(run, manifest["implementation"]["spec"], source),
         "correctness": correctness_section(run, spec),
