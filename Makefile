@@ -1,5 +1,6 @@
 # Two commands do all set-up on a fresh machine:
 #   make serve   install, create the database, import the Liger data and reruns, serve on 127.0.0.1:5000
+#                (without ../shared: Liger-Kernel's newest CSVs from GitHub at the commit pinned in app/upstream.py)
 #   make test    install (Chromium too) and run the whole test suite
 # KERNELINDEX_DATABASE_URL picks the database (default: SQLite in instance/).
 
@@ -26,7 +27,8 @@ install: $(VENV)/.installed
 data: install
 	$(BIN)/flask --app wsgi db upgrade
 	@if [ -n "$(LIGER_DATA)" ]; then $(BIN)/flask --app wsgi import liger $(LIGER_DATA); \
-	else echo "no Liger data given: make serve LIGER_DATA=<path, folder or URL>"; fi
+	else $(BIN)/flask --app wsgi import liger-upstream || echo "could not fetch Liger-Kernel's CSVs from GitHub;" \
+	"offline, pass a local copy: make serve LIGER_DATA=<folder of the Liger CSVs, e.g. ../shared/data/liger>"; fi
 	@bundles="$$(find benchmarks/results -name '*.jsonl' | sort)"; \
 	if [ -n "$$bundles" ]; then $(BIN)/flask --app wsgi import kernelindex $$bundles; fi
 

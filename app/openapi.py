@@ -88,7 +88,20 @@ def build_spec() -> APISpec:
         "parameters": [RUN_ID],
         "responses": {"200": {"description": "The manifest.", "content": {"application/json": {
             "schema": {"type": "object"}}}}, "404": _error("No such run.")}}})
+    describe_downloads(spec)
     return spec
+
+
+def describe_downloads(spec: APISpec) -> None:
+    """The bulk downloads: every current run, one ``BulkRun`` per CSV row or JSON line, streamed."""
+    spec.components.schema("BulkRun", schema=schemas.BulkRunSchema)
+    row = {"$ref": "#/components/schemas/BulkRun"}
+    for path, media_type, shape in (("/downloads/runs.csv", "text/csv", "one CSV row per run after a header row"),
+                                    ("/downloads/runs.jsonl", "application/jsonl", "one JSON object per line")):
+        spec.path(path, operations={"get": {
+            "summary": f"Every current run of the index, streamed: {shape} (columns as BulkRun).",
+            "responses": {"200": {"description": "The current runs, in id order.",
+                                  "content": {media_type: {"schema": row}}}}}})
 
 
 @openapi.get("/api/openapi.json")

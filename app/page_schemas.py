@@ -198,6 +198,8 @@ class HomePageSchema(Schema):
     imports = fields.List(fields.Dict())
     reruns = fields.List(fields.Dict())
     sources = fields.List(fields.Dict())
+    upstream = fields.Dict(metadata={"description": "the Liger-Kernel commit a checkout without data imports"})
+    downloads = fields.Dict(metadata={"description": "URLs of the bulk downloads (csv, jsonl)"})
 
 
 class SearchPageSchema(Schema):

@@ -9,7 +9,7 @@ from flask import url_for
 
 from .. import datasheet, formatting
 from ..models import Family, Run, SourceFile
-from . import community
+from . import community, provenance
 from .api import run_detail
 from .citation import citation
 from .links import comparison_url, family_url, run_url
@@ -71,7 +71,7 @@ def run_page(run: Run) -> dict:
     spec = manifest["run"]["spec"]
     family = Family.get_by_id(run.kernel_id)
     source_file = SourceFile.get_or_none(SourceFile.id == run.source_file_id) if run.source_file_id else None
-    published = formatting.day(source_file.imported_at if source_file else run.created_at)
+    published = provenance.published(run, source_file)
     source = source_title(run.source)
     issue_section = community.report_issue_section(run)
     return {

@@ -10,12 +10,14 @@ def register_blueprints(app):
     from .api import api
     from .community import community
     from .comparisons import comparisons
+    from .downloads import downloads
     from .families import families
     from .home import home
     from .maintainers import maintainers
     from .runs import runs
 
-    for blueprint in (api, home, runs, comparisons, families, openapi, community, maintainers):
+    for blueprint in (api, home, runs, comparisons, families, openapi, community, maintainers,
+                      downloads):
         app.register_blueprint(blueprint)
 
     app.register_error_handler(HTTPException, error_response)
