@@ -149,6 +149,18 @@ def parameter_value(value) -> str:
     return str(value)
 
 
+def flatten(value, prefix="") -> list:
+    """Nested settings as ``(name, text)`` rows: ``{"a": {"b": 1}}`` → ``[("a.b", "1")]``."""
+    if isinstance(value, dict):
+        rows = []
+        for name, inner in value.items():
+            rows.extend(flatten(inner, f"{prefix}.{name}" if prefix else name))
+        return rows
+    if isinstance(value, list):
+        return [(prefix, ", ".join(parameter_value(item) for item in value))]
+    return [(prefix, parameter_value(value))]
+
+
 def shape(dimensions) -> str:
     """A tensor shape as ``[2, 1024, 512]``."""
     return "[" + ", ".join(str(d) for d in dimensions) + "]"

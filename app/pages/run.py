@@ -8,13 +8,16 @@ figures and sections added; the history entries (``superseded_by``, ``supersedes
 from flask import url_for
 
 from .. import datasheet, formatting
+from ..sample_plot import sample_plot
 from ..models import Family, Run, SourceFile
 from . import community, provenance
 from .api import run_detail
 from .citation import citation
 from .links import comparison_url, family_url, run_url
-from .run_sections import (correctness_section, environment_rows, flatten, measurement_rows, protocol_section,
-                           rank_line, split_quantity, spread_line, workload_section)
+from .implementation_details import implementation_details
+from .protocol_rows import protocol_section
+from .run_sections import (correctness_section, environment_rows, measurement_rows,
+                           native_line, rank_line, split_quantity, spread_line, workload_section)
 from .titles import evidence_title, implementation_title, short_key, source_title, workload_summary
 
 NO_LICENSE = "license not stated"
@@ -46,7 +49,8 @@ def identity(run: Run, implementation: dict, source: str) -> dict:
         "implementation_name": run.implementation,
         "project": implementation.get("project", ""),
         "revision": implementation.get("revision", "unknown"),
-        "implementation_details": flatten(implementation.get("details") or {}),
+        **{f"implementation_{name}": value
+           for name, value in implementation_details(implementation.get("details") or {}).items()},
         "workload": workload_summary(run.parameters, run.dtype),
         "comparison_key": group_key,
         "comparison_key_short": short_key(group_key),
@@ -62,6 +66,15 @@ def leader_url(run: Run, group) -> str | None:
     if run.rank is not None and run.rank > 1 and group.leader:
         return comparison_url(group.key, _anchor=f"run-{group.leader}", **{"from": run.id})
     return None
+
+
+def samples_of(run: Run) -> dict | None:
+    """The raw-sample picture of a rerun that recorded its samples (source rows have none)."""
+    timing = (run.details or {}).get("timing") or {}
+    if run.median is None or not timing.get("samples"):
+        return None
+    return sample_plot(timing["samples"], median=run.median, p20=run.p20 if run.p20 is not None else run.median,
+                       p80=run.p80 if run.p80 is not None else run.median, unit=run.unit)
 
 
 def run_page(run: Run) -> dict:
@@ -87,11 +100,13 @@ def run_page(run: Run) -> dict:
         "leader_url": leader_url(run, group),
         "comparison_url": comparison_url(group.key, **{"from": run.id}),
         "spread_line": spread_line(run, spec),
+        "native_line": native_line(spec),
         "identity": identity(run, manifest["implementation"]["spec"], source),
         "correctness": correctness_section(run, spec),
         "workload": workload_section(manifest["workload"]["spec"], run.external_id),
         "measurements": measurement_rows(run, spec),
         "throughput": datasheet.achieved(run),
+        "samples": samples_of(run),
         "protocol": protocol_section(manifest["protocol"]["spec"]),
         "environment": environment_rows(manifest["environment"]["spec"]),
         "artifacts": spec.get("artifacts") or [],

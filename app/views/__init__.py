@@ -14,10 +14,11 @@ def register_blueprints(app):
     from .families import families
     from .home import home
     from .maintainers import maintainers
+    from .policies import policies
     from .runs import runs
 
     for blueprint in (api, home, runs, comparisons, families, openapi, community, maintainers,
-                      downloads):
+                      downloads, policies):
         app.register_blueprint(blueprint)
 
     app.register_error_handler(HTTPException, error_response)
