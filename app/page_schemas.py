@@ -102,6 +102,7 @@ class RunPageSchema(RunDetailSchema):
     reruns = fields.List(fields.Nested(HistoryEntrySchema))
     issue_count = fields.Integer()
     citation = fields.Nested(CitationSchema)
+    badge = fields.Dict(metadata={"description": "url of the run's SVG badge and the Markdown that embeds it"})
     footer = fields.Nested(FooterSchema)
 
 

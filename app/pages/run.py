@@ -12,6 +12,7 @@ from ..sample_plot import sample_plot
 from ..models import Family, Run, SourceFile
 from . import community, provenance
 from .api import run_detail
+from .badge import markdown_snippet
 from .citation import citation
 from .links import comparison_url, family_url, run_url
 from .implementation_details import implementation_details
@@ -118,6 +119,7 @@ def run_page(run: Run) -> dict:
         "manifest_download_url": url_for("runs.manifest_download", run_id=run.id),
         "json_url": url_for("runs.run_page_json", run_id=run.id),
         "citation": citation(run, family, published, source),
+        "badge": {"url": url_for("badges.run_badge", run_id=run.id), "markdown": markdown_snippet(run)},
         "footer": {"published": published, "source": source,
                    "license": (source_file.license if source_file and source_file.license else NO_LICENSE)},
     }

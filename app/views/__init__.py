@@ -8,6 +8,7 @@ from .render import error_response
 def register_blueprints(app):
     from ..openapi import openapi
     from .api import api
+    from .badges import badges
     from .community import community
     from .comparisons import comparisons
     from .downloads import downloads
@@ -18,7 +19,7 @@ def register_blueprints(app):
     from .runs import runs
 
     for blueprint in (api, home, runs, comparisons, families, openapi, community, maintainers,
-                      downloads, policies):
+                      downloads, policies, badges):
         app.register_blueprint(blueprint)
 
     app.register_error_handler(HTTPException, error_response)
