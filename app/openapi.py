@@ -89,7 +89,24 @@ def build_spec() -> APISpec:
         "responses": {"200": {"description": "The manifest.", "content": {"application/json": {
             "schema": {"type": "object"}}}}, "404": _error("No such run.")}}})
     describe_downloads(spec)
+    describe_policies_and_badges(spec)
     return spec
+
+
+def describe_policies_and_badges(spec: APISpec) -> None:
+    """Correctness policies by digest, and the SVG evidence cards."""
+    spec.path("/policies/{digest}.json", operations={"get": {
+        "summary": "A correctness policy's canonical document (kind CorrectnessPolicy), by digest.",
+        "parameters": [_path_parameter("digest", "The policy's digest: 64 hex digits, optionally after `sha256:`.")],
+        "responses": {"200": {"description": "The policy.", "content": {"application/json": {
+            "schema": {"type": "object"}}}}, "404": _error("No such policy.")}}})
+    svg = {"description": "The badge.", "content": {"image/svg+xml": {"schema": {"type": "string"}}}}
+    spec.path("/runs/{run_id}/badge.svg", operations={"get": {
+        "summary": "A run's evidence card: evidence level, median, and agreement with a KernelIndex rerun.",
+        "parameters": [RUN_ID], "responses": {"200": svg, "404": _error("No such run.")}}})
+    spec.path("/families/{name}/badge.svg", operations={"get": {
+        "summary": "A family's evidence card: best evidence level, current runs, agreement with reruns.",
+        "parameters": [FAMILY], "responses": {"200": svg, "404": _error("No such family.")}}})
 
 
 def describe_downloads(spec: APISpec) -> None:
