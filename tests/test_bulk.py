@@ -33,8 +33,10 @@ def test_json_lines_match_the_csv(small_app, client):
     assert isinstance(objects[0]["parameters"], dict) and objects[0]["observed_at"].endswith("Z")
 
 
-def test_rows_are_read_in_chunks_across_chunk_boundaries(small_app):
+def test_rows_are_read_in_chunks_across_chunk_boundaries_skipping_superseded_runs(small_app, runner):
+    import_small(runner, "liger_small_later.csv")
     with small_app.app_context():
+        assert Run.select().count() > len(current_ids(small_app))
         assert [row["id"] for row in bulk.current_rows(chunk=2)] == current_ids(small_app)
 
 
