@@ -6,7 +6,7 @@ Uses (or builds, through benchmarks/pages.py) benchmarks/results/pages-<runs>.db
 streams ``/downloads/runs.csv`` and ``/downloads/runs.jsonl`` through Flask's test client,
 reading each chunk and dropping it, as a client would. Before each format the kernel's
 peak-RSS counter is reset (``/proc/self/clear_refs``), so each "peak" is that download's
-own; RSS is also sampled every 250,000 rows, which stays flat when memory is constant.
+own; RSS is also sampled every 50,000 rows, which stays flat when memory is constant.
 """
 
 import argparse
@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 from app import create_app  # noqa: E402
 from benchmarks.pages import DEFAULT_DATA, RESULTS, build  # noqa: E402
 
-SAMPLE_EVERY = 250_000
+SAMPLE_EVERY = 50_000
 
 
 def memory_mb(field: str) -> float:
@@ -66,7 +66,7 @@ def main():
     client = create_app({"DATABASE_URL": f"sqlite:///{path}"}).test_client()
     results = [stream(client, url) for url in ("/downloads/runs.csv", "/downloads/runs.jsonl")]
     print(f"\n{options.runs:,} runs in SQLite ({path.name}); current runs streamed, chunks dropped as read")
-    print(f"{'download':<22}{'rows':>10}{'MB':>8}{'s':>7}{'RSS start MB':>14}{'peak RSS MB':>13}  RSS every 250k rows")
+    print(f"{'download':<22}{'rows':>10}{'MB':>8}{'s':>7}{'RSS start MB':>14}{'peak RSS MB':>13}  RSS every 50k rows")
     for r in results:
         print(f"{r['url']:<22}{r['rows']:>10,}{r['mb']:>8.0f}{r['seconds']:>7.1f}{r['start']:>14.1f}"
               f"{r['peak']:>13.1f}  {' '.join(f'{s:.1f}' for s in r['samples'])}")
