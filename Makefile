@@ -1,5 +1,6 @@
 # Two commands do all set-up on a fresh machine:
 #   make serve   install, create the database, import the Liger data and reruns, serve on 127.0.0.1:5000
+#                (without ../shared: Liger-Kernel's newest CSVs from GitHub at the commit pinned in app/upstream.py)
 #   make test    install (Chromium too) and run the whole test suite
 # KERNELINDEX_DATABASE_URL picks the database (default: SQLite in instance/).
 # make serve is local development mode: it generates a secret key once, keeps it in
@@ -38,7 +39,8 @@ $(SECRET_FILE):
 data: install $(SECRET_FILE)
 	$(LOCAL_FLASK) db upgrade
 	@if [ -n "$(LIGER_DATA)" ]; then $(LOCAL_FLASK) import liger $(LIGER_DATA); \
-	else echo "no Liger data given: make serve LIGER_DATA=<path, folder or URL>"; fi
+	else $(LOCAL_FLASK) import liger-upstream || echo "could not fetch Liger-Kernel's CSVs from GitHub;" \
+	"offline, pass a local copy: make serve LIGER_DATA=<folder of the Liger CSVs, e.g. ../shared/data/liger>"; fi
 	@bundles="$$(find benchmarks/results -name '*.jsonl' | sort)"; \
 	if [ -n "$$bundles" ]; then $(LOCAL_FLASK) import kernelindex $$bundles; fi
 

@@ -1,10 +1,13 @@
 """Numbers, dates and digests as a person reads them, and the Jinja filters that apply them.
 
-Stored figures keep full precision (latency in ns, memory in MB); pages show three
-significant figures in the unit that reads best: ``84.6 ms``, ``720 µs``, ``52.5 MB``.
-Where several figures share an axis (a comparison, a table) a view picks one unit
-for them all with :func:`common_unit` and formats each with :func:`in_unit`
-(``0.315 ms`` beside ``84.6 ms``). JSON and manifests never go through this module.
+One rule for every quantity a page shows: three significant figures, in one unit per
+table or chart chosen from its values. Stored figures keep full precision (latency in
+ns, memory in MB). A lone figure reads in its best unit (``84.6 ms``, ``720 µs``,
+``52.5 MB``); figures shown together (a comparison, a table, an axis) share the unit
+:func:`common_unit` picks and are formatted with :func:`in_unit` (``0.315 ms`` beside
+``84.6 ms``); a p20–p80 spread reads ``84.5–84.6 ms``. JSON twins carry the numbers and
+the unit in separate fields (:func:`in_unit_number`, :func:`ratio_fields`); manifests
+never go through this module.
 """
 
 import math
@@ -69,9 +72,26 @@ def in_unit(value, unit: tuple[str, float]) -> str:
     return f"{significant(value / unit[1])} {unit[0]}"
 
 
+def figure(value):
+    """``value`` rounded as pages show it, as a number: 84.5502 → ``84.6`` (``None`` stays ``None``)."""
+    return None if value is None else float(significant(value).replace(",", ""))
+
+
+def in_unit_number(value, unit: tuple[str, float]):
+    """``314960`` in ``("ms", 1e6)`` → ``0.315``: the figure a JSON twin carries beside its unit."""
+    return None if value is None else figure(value / unit[1])
+
+
 def spread_in_unit(p20, p80, unit: tuple[str, float]) -> str:
-    """A p20–p80 spread in one unit: ``0.312 ms – 0.318 ms``."""
-    return f"{in_unit(p20, unit)} – {in_unit(p80, unit)}"
+    """A p20–p80 spread in one unit, the unit written once: ``84.5–84.6 ms``."""
+    if p20 is None or p80 is None:
+        return "—"
+    return f"{significant(p20 / unit[1])}–{significant(p80 / unit[1])} {unit[0]}"
+
+
+def spread(p20, p80, stored_unit: str) -> str:
+    """A lone spread in the best unit of its upper end: ``84550209, 84650000, "ns"`` → ``84.6–84.7 ms``."""
+    return spread_in_unit(p20, p80, common_unit([p20, p80], stored_unit))
 
 
 def ratio(value) -> str:
@@ -81,6 +101,15 @@ def ratio(value) -> str:
     if value == 1:
         return "same"
     return f"{significant(value)}× slower" if value > 1 else f"{significant(1 / value)}× faster"
+
+
+def ratio_fields(value) -> dict:
+    """A ratio to #1 for JSON: ``{"ratio": 5.04, "direction": "slower"}`` (``faster`` ratios are inverted)."""
+    if value is None:
+        return {"ratio": None, "direction": None}
+    if value == 1:
+        return {"ratio": 1.0, "direction": "same"}
+    return {"ratio": figure(value if value > 1 else 1 / value), "direction": "slower" if value > 1 else "faster"}
 
 
 def day(value) -> str:
@@ -120,6 +149,18 @@ def parameter_value(value) -> str:
     return str(value)
 
 
+def flatten(value, prefix="") -> list:
+    """Nested settings as ``(name, text)`` rows: ``{"a": {"b": 1}}`` → ``[("a.b", "1")]``."""
+    if isinstance(value, dict):
+        rows = []
+        for name, inner in value.items():
+            rows.extend(flatten(inner, f"{prefix}.{name}" if prefix else name))
+        return rows
+    if isinstance(value, list):
+        return [(prefix, ", ".join(parameter_value(item) for item in value))]
+    return [(prefix, parameter_value(value))]
+
+
 def shape(dimensions) -> str:
     """A tensor shape as ``[2, 1024, 512]``."""
     return "[" + ", ".join(str(d) for d in dimensions) + "]"
@@ -131,6 +172,7 @@ def thousands(value) -> str:
 
 FILTERS = {
     "quantity": quantity,
+    "spread": spread,
     "ratio": ratio,
     "day": day,
     "moment": moment,

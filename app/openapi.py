@@ -97,7 +97,37 @@ def build_spec() -> APISpec:
         "parameters": [RUN_ID],
         "responses": {"200": {"description": "The manifest.", "content": {"application/json": {
             "schema": {"type": "object"}}}}, "404": _error("No such run.")}}})
+    describe_downloads(spec)
+    describe_policies_and_badges(spec)
     return spec
+
+
+def describe_policies_and_badges(spec: APISpec) -> None:
+    """Correctness policies by digest, and the SVG evidence cards."""
+    spec.path("/policies/{digest}.json", operations={"get": {
+        "summary": "A correctness policy's canonical document (kind CorrectnessPolicy), by digest.",
+        "parameters": [_path_parameter("digest", "The policy's digest: 64 hex digits, optionally after `sha256:`.")],
+        "responses": {"200": {"description": "The policy.", "content": {"application/json": {
+            "schema": {"type": "object"}}}}, "404": _error("No such policy.")}}})
+    svg = {"description": "The badge.", "content": {"image/svg+xml": {"schema": {"type": "string"}}}}
+    spec.path("/runs/{run_id}/badge.svg", operations={"get": {
+        "summary": "A run's evidence card: evidence level, median, and agreement with a KernelIndex rerun.",
+        "parameters": [RUN_ID], "responses": {"200": svg, "404": _error("No such run.")}}})
+    spec.path("/families/{name}/badge.svg", operations={"get": {
+        "summary": "A family's evidence card: best evidence level, current runs, agreement with reruns.",
+        "parameters": [FAMILY], "responses": {"200": svg, "404": _error("No such family.")}}})
+
+
+def describe_downloads(spec: APISpec) -> None:
+    """The bulk downloads: every current run, one ``BulkRun`` per CSV row or JSON line, streamed."""
+    spec.components.schema("BulkRun", schema=schemas.BulkRunSchema)
+    row = {"$ref": "#/components/schemas/BulkRun"}
+    for path, media_type, shape in (("/downloads/runs.csv", "text/csv", "one CSV row per run after a header row"),
+                                    ("/downloads/runs.jsonl", "application/jsonl", "one JSON object per line")):
+        spec.path(path, operations={"get": {
+            "summary": f"Every current run of the index, streamed: {shape} (columns as BulkRun).",
+            "responses": {"200": {"description": "The current runs, in id order.",
+                                  "content": {media_type: {"schema": row}}}}}})
 
 
 @openapi.get("/api/openapi.json")

@@ -31,7 +31,8 @@ class CorrectnessSchema(Schema):
     published = fields.Boolean(metadata={"description": "False for source rows: the source published no policy."})
     sentence = fields.String()
     status = fields.String()
-    policy_text = fields.String()
+    policy_summary = fields.Dict(metadata={"description": "name, version, first_line, tolerances, trials"})
+    policy_url = fields.String(allow_none=True, metadata={"description": "the policy's full text, by digest"})
     policy_name = fields.String(allow_none=True)
     policy_digest = fields.String(allow_none=True)
     trials = fields.Integer(allow_none=True)
@@ -83,6 +84,7 @@ class RunPageSchema(RunDetailSchema):
     primary = fields.Dict(metadata={"description": "value, unit and text of the median as the page shows it"})
     rank_line = fields.String()
     spread_line = fields.String()
+    native_line = fields.String(metadata={"description": "the source's own figures exactly as it recorded them"})
     identity = fields.Dict(keys=fields.String())
     correctness = fields.Nested(CorrectnessSchema)
     workload_rows = fields.List(Row(), attribute="workload.rows")
@@ -90,6 +92,8 @@ class RunPageSchema(RunDetailSchema):
     comparator = fields.String(attribute="workload.comparator")
     measurements = fields.List(Row())
     throughput = fields.Nested(ThroughputSchema, allow_none=True)
+    samples_label = fields.String(attribute="samples.label", allow_none=True,
+                                  metadata={"description": "what the raw-sample plot shows (reruns only)"})
     protocol = fields.Dict()
     environment = fields.List(Row())
     superseded_by = fields.Nested(HistoryEntrySchema, allow_none=True)
@@ -98,16 +102,40 @@ class RunPageSchema(RunDetailSchema):
     reruns = fields.List(fields.Nested(HistoryEntrySchema))
     issue_count = fields.Integer()
     citation = fields.Nested(CitationSchema)
+    badge = fields.Dict(metadata={"description": "url of the run's SVG badge and the Markdown that embeds it"})
     footer = fields.Nested(FooterSchema)
 
 
 class ComparisonRowSchema(Schema):
+    """A member as the page shows it: figures rounded to three significant figures in the table's one unit."""
+
     id = fields.String()
     rank = fields.Integer()
     implementation = fields.String()
-    median = fields.String()
-    spread = fields.String()
-    standing = fields.String(metadata={"description": "#1, tied with #1, within noise of #1, or the ratio to #1"})
+    median = fields.Float(allow_none=True)
+    p20 = fields.Float(allow_none=True)
+    p80 = fields.Float(allow_none=True)
+    unit = fields.String(metadata={"description": "the unit of median, p20 and p80 (one per table)"})
+    standing = fields.String(metadata={"description": "leader, tied, within_noise or ratio"})
+    ratio = fields.Float(allow_none=True, metadata={"description": "times slower (or faster) than #1"})
+    direction = fields.String(allow_none=True, metadata={"description": "slower, faster or same"})
+    current = fields.Boolean(metadata={"description": "the run named by ?from="})
+
+
+class AgreementRowSchema(Schema):
+    implementation = fields.String()
+    upstream = fields.Float(metadata={"description": "speed-up over the baseline, as the source reported it"})
+    rerun = fields.Float(metadata={"description": "speed-up over the baseline, as the KernelIndex rerun measured it"})
+    disagree = fields.Boolean(metadata={"description": "the two ratios differ beyond both groups' p20–p80 spreads"})
+
+
+class AgreementSchema(Schema):
+    baseline = fields.String()
+    upstream_url = fields.String()
+    rerun_url = fields.String()
+    upstream_gpu = fields.String()
+    rerun_gpu = fields.String()
+    rows = fields.List(fields.Nested(AgreementRowSchema))
 
 
 class RelatedGroupSchema(Schema):
@@ -122,7 +150,9 @@ class ComparisonPageSchema(ComparisonSchema):
 
     title = fields.String()
     rows = fields.List(fields.Nested(ComparisonRowSchema))
+    axis = fields.Dict(metadata={"description": "unit, scale (linear or log) and ends of the spread bars' axis"})
     related = fields.List(fields.Nested(RelatedGroupSchema))
+    agreements = fields.List(fields.Nested(AgreementSchema))
 
 
 class ChartPointSchema(Schema):
@@ -191,6 +221,8 @@ class HomePageSchema(Schema):
     imports = fields.List(fields.Dict())
     reruns = fields.List(fields.Dict())
     sources = fields.List(fields.Dict())
+    upstream = fields.Dict(metadata={"description": "the Liger-Kernel commit a checkout without data imports"})
+    downloads = fields.Dict(metadata={"description": "URLs of the bulk downloads (csv, jsonl)"})
 
 
 class SearchPageSchema(Schema):

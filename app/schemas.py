@@ -238,6 +238,39 @@ class ComparisonSchema(Schema):
     within_noise = fields.List(fields.List(fields.String()))
 
 
+class BulkRunSchema(Schema):
+    """One current run in the bulk downloads (``/downloads/runs.csv``, ``/downloads/runs.jsonl``), in column order.
+
+    Figures are stored ones at full precision in ``unit`` (latency ns, memory MB); in the CSV,
+    ``parameters`` is compact JSON.
+    """
+
+    id = fields.String()
+    digest = fields.String()
+    external_id = fields.String()
+    kernel = fields.String()
+    implementation = fields.String()
+    pass_ = fields.String(data_key="pass")
+    metric = fields.String()
+    gpu = fields.String()
+    gpu_product = fields.String()
+    x_name = fields.String(metadata={"description": "the swept parameter"})
+    x_value = fields.String()
+    parameters = fields.Dict()
+    dtype = fields.String(allow_none=True)
+    median = fields.Float(allow_none=True)
+    p20 = fields.Float(allow_none=True)
+    p80 = fields.Float(allow_none=True)
+    unit = fields.String()
+    status = fields.String()
+    evidence = fields.String()
+    rank = fields.Integer(allow_none=True)
+    comparison_key = fields.String()
+    observed_at = fields.String(metadata={"description": "ISO 8601, UTC"})
+    source = fields.String()
+    rerun_of = fields.String(allow_none=True)
+
+
 class ErrorSchema(Schema):
     error = fields.String()
     details = fields.Dict()

@@ -1,5 +1,7 @@
 """The comparison page: members side by side on one axis, ratios, noise, related groups, twin."""
 
+import re
+
 import pytest
 
 from app.models import ComparisonGroup, Run
@@ -32,15 +34,49 @@ def test_members_side_by_side_with_ratio_to_the_leader(reference_group, client):
 def test_overlapping_spreads_read_within_noise_and_equal_medians_tie(small_app, client):
     key = group_of(find_run(small_app, kernel="multi_token_attention", implementation="torch_compile"))
     page = client.get(f"/comparisons/{key}.json").get_json()
-    standings = {row["implementation"]: row["standing"] for row in page["rows"]}
-    assert standings["torch.compile"] == "1.25× slower"
-    assert sorted([standings["PyTorch"], standings["Liger-Kernel"]]) == ["#1", "tied with #1"]
+    standings = {row["implementation"]: (row["standing"], row["ratio"], row["direction"]) for row in page["rows"]}
+    assert standings["torch.compile"] == ("ratio", 1.25, "slower")
+    assert sorted(standing for standing, _, _ in [standings["PyTorch"], standings["Liger-Kernel"]]) == ["leader", "tied"]
     assert [row["rank"] for row in page["rows"]] == [1, 1, 3]
 
 
-def test_spread_bars_share_one_axis(reference_group, client):
+def test_spread_bars_share_one_log_axis_when_the_group_spans_more_than_ten_times(reference_group, client):
     html = client.get(f"/comparisons/{reference_group}").get_data(as_text=True)
-    assert html.count('class="spread"') == 2 and "Spread on a shared axis (0 – " in html
+    assert html.count('class="spread"') == 2 and "Spread on a shared logarithmic axis (0.299 ms – 88.8 ms)" in html
+    twin = client.get(f"/comparisons/{reference_group}.json").get_json()
+    leader_bar, other_bar = (re.search(rf'id="run-{row["id"]}".*?<rect x="([0-9.]+)"', html, re.S).group(1)
+                             for row in twin["rows"])
+    assert float(leader_bar) < 5 and float(other_bar) > 90  # both ends visible, 268× apart
+
+
+def test_spread_bars_stay_linear_within_ten_times(small_app, client):
+    key = group_of(find_run(small_app, kernel="multi_token_attention", implementation="torch_compile"))
+    twin = client.get(f"/comparisons/{key}.json").get_json()
+    assert twin["axis"]["scale"] == "linear" and twin["axis"]["min"].startswith("0 ")
+
+
+def test_the_run_you_came_from_is_marked(small_app, reference_group, client):
+    run = reference_run(small_app)
+    html = client.get(f"/comparisons/{reference_group}?from={run.id}").get_data(as_text=True)
+    assert f'<tr id="run-{run.id}" class="current" aria-current="true">' in html
+    assert "you came from here" in html
+    run_page = client.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert f"?from={run.id}#run-" in run_page
+
+
+def test_upstream_ratios_sit_beside_the_rerun_ratios(small_app, reference_group, client):
+    source = reference_run(small_app)
+    leader = find_run(small_app, kernel="fused_neighborhood_attention", implementation="liger",
+                      gpu="NVIDIA H100 80GB HBM3", metric="speed")
+    with small_app.app_context():
+        record_rerun_results([rerun_result(source, "torch", median=80_000_000.0),
+                              rerun_result(leader, "liger", median=320_000.0)],
+                             families={})
+    text = text_of(client.get(f"/comparisons/{reference_group}").get_data(as_text=True))
+    assert in_order(text, "Upstream and KernelIndex rerun ratios", "upstream: liger 268× faster than PyTorch on",
+                    "NVIDIA H100 80GB HBM3", "KernelIndex rerun on", "NVIDIA H200", "250×")
+    agreement = client.get(f"/comparisons/{reference_group}.json").get_json()["agreements"][0]["rows"][0]
+    assert (agreement["upstream"], agreement["rerun"], agreement["disagree"]) == (268.0, 250.0, True)
 
 
 def test_related_groups_list_other_gpus_and_reruns(small_app, reference_group, client):
@@ -57,7 +93,8 @@ def test_json_twin_extends_the_api_shape(reference_group, client):
     twin = client.get(f"/comparisons/{reference_group}", headers={"Accept": "application/json"}).get_json()
     api = client.get(f"/api/v1/comparisons/{reference_group}").get_json()
     assert {name: twin[name] for name in api} == api
-    assert [row["standing"] for row in twin["rows"]] == ["#1", "268× slower"]
+    assert [(row["standing"], row["ratio"]) for row in twin["rows"]] == [("leader", 1.0), ("ratio", 268.0)]
+    assert [(row["median"], row["unit"]) for row in twin["rows"]] == [(0.315, "ms"), (84.6, "ms")]
 
 
 @pytest.mark.parametrize("key, status", [("0" * 64, 404), ("sha256:" + "0" * 64, 404), ("nothex", 400),

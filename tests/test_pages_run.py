@@ -69,7 +69,7 @@ def test_compare_link_goes_to_the_group_with_both_members(small_app, client):
     run = reference_run(small_app)
     page = client.get(f"/runs/{run.id}").get_data(as_text=True)
     key = run.comparison_key_id.split(":")[1]
-    assert f'href="/comparisons/{key}#run-' in page
+    assert f'href="/comparisons/{key}?from={run.id}#run-' in page
     comparison = text_of(client.get(f"/comparisons/{key}").get_data(as_text=True))
     assert "#1" in comparison and "#2" in comparison and run.id in comparison
 

@@ -48,6 +48,18 @@ def import_liger(locations, commit):
         sys.exit(1)
 
 
+@import_cli.command("liger-upstream")
+@click.pass_context
+def import_liger_upstream(context):
+    """Import Liger-Kernel's newest CSVs from the upstream repository at the pinned commit (needs the network)."""
+    from ..upstream import NEWEST_FILES, PINNED_COMMIT
+
+    click.echo(f"Liger-Kernel at {PINNED_COMMIT[:12]}; offline, pass a local copy instead: "
+               "make serve LIGER_DATA=<folder of the Liger CSVs>", err=True)
+    for upstream_file in NEWEST_FILES:
+        context.invoke(import_liger, locations=(upstream_file.url,), commit=upstream_file.commit)
+
+
 @import_cli.command("kernelindex")
 @click.argument("bundles", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 def import_kernelindex(bundles):

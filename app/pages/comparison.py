@@ -1,58 +1,19 @@
 """The comparison page: the current members of one comparison group on one axis.
 
 Its context is the API's comparison (``app.pages.api.comparison_detail``) plus the rows
-as the page words them (ratios to #1, noise overlap, a bar per spread) and the groups of
-the same workload on other GPUs or at the other evidence kind.
+(``app.pages.comparison_rows``: figures with their unit, ratios to #1, noise overlap, a
+bar per spread), the groups of the same workload on other GPUs or at the other evidence
+kind, and upstream ratios beside KernelIndex rerun ratios (``app.pages.agreement``).
 """
 
 from flask import url_for
 
-from .. import formatting
 from ..models import ComparisonGroup, Family, Run
 from .api import comparison_detail
-from .links import comparison_url, family_url, family_url_of_run, run_url
-from .titles import EVIDENCE_KIND_TITLES, family_ref, implementation_title, short_key, workload_summary
-
-AXIS_HEADROOM = 1.05  # the shared axis ends a little past the largest p80
-
-
-def standing(position: int, member: dict) -> str:
-    """``#1``, ``tied with #1``, ``within noise of #1`` or the ratio to #1."""
-    if position == 0:
-        return "#1"
-    if member["tied_with_leader"]:
-        return "tied with #1"
-    if member["within_noise_of_leader"]:
-        return "within noise of #1"
-    return formatting.ratio(member["ratio"])
-
-
-def member_rows(members: list) -> tuple[list, dict]:
-    """The members' rows in one display unit, with bars on a shared axis; and that axis."""
-    unit_name = members[0]["unit"] if members else "ns"
-    shown_unit = formatting.common_unit([m["p80"] if m["p80"] is not None else m["median"] for m in members],
-                                        unit_name)
-    axis_max = max([m["p80"] or m["median"] or 0 for m in members] or [0]) * AXIS_HEADROOM or 1.0
-
-    def percent(value):
-        return round(100 * (value or 0) / axis_max, 2)
-
-    rows = []
-    for position, member in enumerate(members):
-        low = member["p20"] if member["p20"] is not None else member["median"]
-        high = member["p80"] if member["p80"] is not None else member["median"]
-        rows.append({
-            "id": member["id"], "url": run_url(member["id"]), "rank": member["rank"],
-            "implementation": implementation_title(member["implementation"]),
-            "implementation_name": member["implementation"],
-            "median": formatting.in_unit(member["median"], shown_unit),
-            "spread": formatting.spread_in_unit(member["p20"], member["p80"], shown_unit),
-            "bar": {"left": percent(low), "width": max(percent(high) - percent(low), 0.4),
-                    "median": percent(member["median"])},
-            "standing": standing(position, member),
-            "observed": formatting.day(member["observed_at"]),
-        })
-    return rows, {"unit": shown_unit[0], "max": formatting.in_unit(axis_max, shown_unit)}
+from .agreement import agreements
+from .comparison_rows import member_rows
+from .links import comparison_url, family_url, family_url_of_run
+from .titles import EVIDENCE_KIND_TITLES, family_ref, short_key, workload_summary
 
 
 def related_groups(group: ComparisonGroup) -> list:
@@ -68,14 +29,17 @@ def related_groups(group: ComparisonGroup) -> list:
             if (other.shared.get("pass"), other.shared.get("metric")) == (shared.get("pass"), shared.get("metric"))]
 
 
-def comparison_page(group: ComparisonGroup) -> dict:
-    """Members side by side on one axis, with ratios to #1 and noise overlap, plus related groups."""
+def comparison_page(group: ComparisonGroup, current_id: str | None = None) -> dict:
+    """Members side by side on one axis, with ratios to #1 and noise overlap, plus related groups.
+
+    ``current_id`` is the run the reader came from (``?from=``); its row is marked.
+    """
     detail = comparison_detail(group)
     shared = group.shared
     family = Family.get_or_none(Family.name == group.kernel)
     family = family and family_ref(family)
     kernel = family.title if family else group.kernel
-    rows, axis = member_rows(detail["members"])
+    rows, axis = member_rows(detail["members"], current_id)
     first = Run.get_or_none(Run.comparison_key == group.key)
     return {
         **detail,
@@ -95,5 +59,6 @@ def comparison_page(group: ComparisonGroup) -> dict:
             ("comparison key", group.key),
         ],
         "related": related_groups(group),
+        "agreements": agreements(group),
         "json_url": url_for("comparisons.comparison_page_json", key=group.key.split(":", 1)[-1]),
     }

@@ -1,10 +1,14 @@
-"""The home page: every family with its runs, GPUs and implementations; recent imports and reruns; sources."""
+"""The home page: every family with its runs, GPUs and implementations; recent imports and reruns; sources;
+the bulk downloads and the upstream commit ``make serve`` pins."""
 
 import peewee
 
-from .. import formatting, search
+from flask import url_for
+
+from .. import search, upstream
 from ..models import KERNELINDEX_SOURCE, Run, SourceFile
 from .links import family_url
+from .provenance import source_file_row
 from .run import history_row
 from .titles import family_title, implementation_title, source_title
 
@@ -27,8 +31,7 @@ def family_rows() -> list:
 
 def recent_imports() -> list:
     files = SourceFile.select().order_by(SourceFile.imported_at.desc(), SourceFile.id.desc()).limit(RECENT)
-    return [{"location": f.location, "source": source_title(f.source), "imported": formatting.day(f.imported_at),
-             "rows": f.rows_read, "created": f.runs_created, "commit": f.commit} for f in files]
+    return [source_file_row(f, source_title(f.source)) for f in files]
 
 
 def recent_reruns() -> list:
@@ -57,4 +60,8 @@ def home_page() -> dict:
         "imports": recent_imports(),
         "reruns": recent_reruns(),
         "sources": sources(),
+        "upstream": {"repository": upstream.REPOSITORY, "commit": upstream.PINNED_COMMIT,
+                     "commit_short": upstream.PINNED_COMMIT[:12], "date": upstream.PINNED_DATE,
+                     "commit_url": f"{upstream.REPOSITORY}/commit/{upstream.PINNED_COMMIT}"},
+        "downloads": {"csv": url_for("downloads.runs_csv"), "jsonl": url_for("downloads.runs_jsonl")},
     }

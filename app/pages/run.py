@@ -8,13 +8,17 @@ figures and sections added; the history entries (``superseded_by``, ``supersedes
 from flask import url_for
 
 from .. import datasheet, formatting
+from ..sample_plot import sample_plot
 from ..models import Family, Run, SourceFile
-from . import community
+from . import community, provenance
 from .api import run_detail
+from .badge import markdown_snippet
 from .citation import citation
 from .links import comparison_url, family_url_of_run, run_url
-from .run_sections import (correctness_section, environment_rows, flatten, measurement_rows, protocol_section,
-                           rank_line, split_quantity, spread_line, workload_section)
+from .implementation_details import implementation_details
+from .protocol_rows import protocol_section
+from .run_sections import (correctness_section, environment_rows, measurement_rows,
+                           native_line, rank_line, split_quantity, spread_line, workload_section)
 from .titles import evidence_title, family_ref, implementation_title, short_key, source_title, workload_summary
 
 NO_LICENSE = "license not stated"
@@ -46,7 +50,8 @@ def identity(run: Run, implementation: dict, source: str) -> dict:
         "implementation_name": run.implementation,
         "project": implementation.get("project", ""),
         "revision": implementation.get("revision", "unknown"),
-        "implementation_details": flatten(implementation.get("details") or {}),
+        **{f"implementation_{name}": value
+           for name, value in implementation_details(implementation.get("details") or {}).items()},
         "workload": workload_summary(run.parameters, run.dtype),
         "comparison_key": group_key,
         "comparison_key_short": short_key(group_key),
@@ -60,8 +65,17 @@ def identity(run: Run, implementation: dict, source: str) -> dict:
 def leader_url(run: Run, group) -> str | None:
     """Where "Compare with #1 →" goes: the leader's row on the comparison page, for runs not ranked first."""
     if run.rank is not None and run.rank > 1 and group.leader:
-        return comparison_url(group.key, _anchor=f"run-{group.leader}")
+        return comparison_url(group.key, _anchor=f"run-{group.leader}", **{"from": run.id})
     return None
+
+
+def samples_of(run: Run) -> dict | None:
+    """The raw-sample picture of a rerun that recorded its samples (source rows have none)."""
+    timing = (run.details or {}).get("timing") or {}
+    if run.median is None or not timing.get("samples"):
+        return None
+    return sample_plot(timing["samples"], median=run.median, p20=run.p20 if run.p20 is not None else run.median,
+                       p80=run.p80 if run.p80 is not None else run.median, unit=run.unit)
 
 
 def run_page(run: Run) -> dict:
@@ -71,7 +85,7 @@ def run_page(run: Run) -> dict:
     spec = manifest["run"]["spec"]
     family = family_ref(Family.get_by_id(run.kernel_id))
     source_file = SourceFile.get_or_none(SourceFile.id == run.source_file_id) if run.source_file_id else None
-    published = formatting.day(source_file.imported_at if source_file else run.created_at)
+    published = provenance.published(run, source_file)
     source = source_title(run.source)
     issue_section = community.report_issue_section(run)
     return {
@@ -85,13 +99,15 @@ def run_page(run: Run) -> dict:
         "primary": {**split_quantity(run.median, run.unit), "statistic": "median"},
         "rank_line": rank_line(run),
         "leader_url": leader_url(run, group),
-        "comparison_url": comparison_url(group.key),
+        "comparison_url": comparison_url(group.key, **{"from": run.id}),
         "spread_line": spread_line(run, spec),
+        "native_line": native_line(spec),
         "identity": identity(run, manifest["implementation"]["spec"], source),
         "correctness": correctness_section(run, spec),
         "workload": workload_section(manifest["workload"]["spec"], run.external_id),
         "measurements": measurement_rows(run, spec),
         "throughput": datasheet.achieved(run),
+        "samples": samples_of(run),
         "protocol": protocol_section(manifest["protocol"]["spec"]),
         "environment": environment_rows(manifest["environment"]["spec"]),
         "artifacts": spec.get("artifacts") or [],
@@ -103,6 +119,7 @@ def run_page(run: Run) -> dict:
         "manifest_download_url": url_for("runs.manifest_download", run_id=run.id),
         "json_url": url_for("runs.run_page_json", run_id=run.id),
         "citation": citation(run, family, published, source),
+        "badge": {"url": url_for("badges.run_badge", run_id=run.id), "markdown": markdown_snippet(run)},
         "footer": {"published": published, "source": source,
                    "license": (source_file.license if source_file and source_file.license else NO_LICENSE)},
     }

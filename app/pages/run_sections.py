@@ -2,6 +2,8 @@
 
 from .. import formatting
 from ..models import Manifest, Run
+from .policy import policy_url
+from .policy import summary as policy_summary
 from .titles import by_length_then_name, comparison_kind, metric_name
 
 SOURCE_CORRECTNESS = "Marked passed by the source; the correctness policy was not published."
@@ -28,19 +30,24 @@ def rank_line(run: Run) -> str:
 
 
 def spread_line(run: Run, spec: dict) -> str:
-    """The source's own figures at full precision (``ms 20 84.55… · ms 50 …``), or a rerun's spread."""
-    native = (spec.get("sourceNative") or {}).get("metrics") or {}
-    if native:
-        return " · ".join(f"{name.replace('_', ' ')} {value}" for name, value in sorted(native.items()))
+    """The spread as every page words it (``p20–p80 84.5–84.6 ms``), and a rerun's trials, cv and host waits."""
+    if run.median is None:
+        return ""
+    parts = [f"p20–p80 {formatting.spread(run.p20, run.p80, run.unit)}"]
     rerun = spec.get("rerun") or {}
-    parts = [f"p20 {formatting.quantity(run.p20, run.unit)}", f"p80 {formatting.quantity(run.p80, run.unit)}"]
     if rerun.get("trials"):
         parts.append(f"{rerun['trials']} trials × {rerun.get('samplesPerTrial')} samples")
     if rerun.get("cv") is not None:
         parts.append(f"cv {formatting.significant(rerun['cv'] * 100, 2)}%")
     if rerun.get("hostExposedSamples"):
         parts.append(f"{rerun['hostExposedSamples']} samples waited on the host")
-    return " · ".join(parts) if run.median is not None else ""
+    return " · ".join(parts)
+
+
+def native_line(spec: dict) -> str:
+    """The source's own figures exactly as it recorded them (``ms 20 84.55020904541016 · ...``), for checking."""
+    native = (spec.get("sourceNative") or {}).get("metrics") or {}
+    return " · ".join(f"{name.replace('_', ' ')} {value}" for name, value in sorted(native.items()))
 
 
 def correctness_section(run: Run, spec: dict) -> dict:
@@ -64,7 +71,9 @@ def correctness_section(run: Run, spec: dict) -> dict:
         "published": True,
         "sentence": ("Passed" if passed else "Failed") + " the KernelIndex correctness policy: " + measured + ".",
         "status": run.status,
-        "policy_text": policy_spec.get("text") or details.get("policyText", ""),
+        "policy_summary": policy_summary({"text": policy_spec.get("text") or details.get("policyText", ""),
+                                          "policy": policy_spec.get("policy") or {}}),
+        "policy_url": policy_url(policy_digest) if policy else None,
         "policy_name": (policy_spec.get("policy") or {}).get("name"),
         "policy_digest": policy_digest,
         "trials": details.get("trials", checked.get("trials")),
@@ -115,27 +124,6 @@ def measurement_rows(run: Run, spec: dict) -> list:
     return rows
 
 
-def flatten(value, prefix="") -> list:
-    """Nested settings as ``(name, text)`` rows: ``{"a": {"b": 1}}`` → ``[("a.b", "1")]``."""
-    if isinstance(value, dict):
-        rows = []
-        for name, inner in value.items():
-            rows.extend(flatten(inner, f"{prefix}.{name}" if prefix else name))
-        return rows
-    if isinstance(value, list):
-        return [(prefix, ", ".join(formatting.parameter_value(item) for item in value))]
-    return [(prefix, formatting.parameter_value(value))]
-
-
-def protocol_section(protocol: dict) -> dict:
-    harness = protocol.get("harness") or {}
-    comparability = protocol.get("comparability") or {}
-    rows = flatten(dict(protocol.get("measurement") or {}))
-    rows.append(("comparabilityFamily", comparability.get("family", "")))
-    return {"harness": harness.get("name", ""), "repository": harness.get("repository"), "rows": rows,
-            "notes": comparability.get("notes", "")}
-
-
 def environment_rows(environment: dict) -> list:
     hardware = environment.get("hardware") or {}
     gpu = hardware.get("product") or hardware.get("name") or "unknown"
@@ -144,8 +132,8 @@ def environment_rows(environment: dict) -> list:
     rows = [("gpu", gpu)]
     if hardware.get("formFactor"):
         rows.append(("form factor", hardware["formFactor"]))
-    rows.extend(flatten(environment.get("software") or {}))
+    rows.extend(formatting.flatten(environment.get("software") or {}))
     for name in ("host", "target", "cpu"):
         if name in environment:
-            rows.extend(flatten(environment[name], name))
+            rows.extend(formatting.flatten(environment[name], name))
     return rows

@@ -2,7 +2,7 @@
 
 import re
 
-from flask import Blueprint, abort
+from flask import Blueprint, abort, request
 
 from ..page_schemas import comparison_page_schema
 from ..pages.comparison import comparison_page as comparison_context
@@ -19,7 +19,8 @@ GROUP_KEY = re.compile(r"^(sha256:)?[0-9a-f]{64}$")
 def comparison_page(key):
     if not GROUP_KEY.match(key):
         abort(400, description=f"a comparison key is 64 hex digits (optionally after sha256:), not {key!r}")
-    return respond("comparisons/comparison.html", comparison_context(group_or_404(key)),
+    context = comparison_context(group_or_404(key), current_id=request.args.get("from"))
+    return respond("comparisons/comparison.html", context,
                    twin=comparison_page_schema.dump)
 
 

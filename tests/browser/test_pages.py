@@ -102,7 +102,7 @@ def test_follow_compare_with_number_one(live, page):
     run_id = reference_run(app).id
     page.goto(f"{base}/runs/{run_id}")
     page.get_by_role("link", name="Compare with #1 →").click()
-    expect(page).to_have_url(re.compile(r"/comparisons/[0-9a-f]{64}#run-"))
+    expect(page).to_have_url(re.compile(rf"/comparisons/[0-9a-f]{{64}}\?from={run_id}#run-"))
     rows = page.locator("table.members tbody tr")
     expect(rows).to_have_count(2)
     expect(rows.nth(0)).to_contain_text("#1")
@@ -110,6 +110,7 @@ def test_follow_compare_with_number_one(live, page):
     expect(rows.nth(1)).to_contain_text("PyTorch")
     expect(rows.nth(1)).to_contain_text("268× slower")
     expect(page.get_by_role("link", name=f"run {run_id}")).to_be_visible()
+    expect(rows.nth(1)).to_contain_text("you came from here")  # the run we came from is marked
 
 
 def test_live_search_by_gpu_updates_results_and_url(live, page):

@@ -1,0 +1,68 @@
+"""A timing protocol as a person reads it: warm-up, trials, samples, inputs, flush, launch queue.
+
+A rerun protocol's ``measurement.parameters`` repeats the harness, timer, primary
+statistic, comparability family and notes the protocol already states; those are shown
+once. The rest read as sentences with units (``256 MiB before each call``,
+``2× the call's time, 50 µs – 10 ms``). A parameter this module does not know is still
+shown, under its own name, so nothing in the digested document is hidden.
+"""
+
+from .. import formatting
+
+STATED_ELSEWHERE = {"harness", "timer", "primaryStatistic", "comparabilityFamily", "notes"}
+MIB = 1024 * 1024
+
+
+def launch_queue(queue: dict) -> str:
+    delay = (f"{formatting.quantity(queue['minDelayNs'], 'ns')} – {formatting.quantity(queue['maxDelayNs'], 'ns')}"
+             if "minDelayNs" in queue and "maxDelayNs" in queue else "")
+    factor = f"{formatting.parameter_value(queue['delayFactor'])}× the call's time" if "delayFactor" in queue else ""
+    return "; ".join(part for part in (queue.get("method", ""), ", ".join(p for p in (factor, delay) if p)) if part)
+
+
+def known_rows(parameters: dict) -> list:
+    """``(label, sentence)`` for the parameters KernelIndex's rerun protocol defines, in reading order."""
+    p = parameters
+    rows = []
+    if "preset" in p or "name" in p:
+        rows.append(("preset", " ".join(filter(None, (p.get("preset"), f"({p['name']})" if "name" in p else None)))))
+    if "warmupReps" in p:
+        rows.append(("warm-up", f"{p['warmupReps']} calls before timing"))
+    if "trials" in p:
+        samples = f" × {p['samplesPerTrial']} samples" if "samplesPerTrial" in p else ""
+        order = f", {p['interleaving']}" if "interleaving" in p else ""
+        rows.append(("trials", f"{p['trials']} trials{samples}{order}"))
+    if "inputSets" in p:
+        seeds = f" (seeds {', '.join(map(str, p['inputSeeds']))})" if p.get("inputSeeds") else ""
+        rows.append(("inputs", f"{p['inputSets']} seeded sets{seeds}, rotated call by call"))
+    if "l2FlushBytes" in p:
+        rows.append(("L2 flush", f"{formatting.significant(p['l2FlushBytes'] / MIB)} MiB written before each call"))
+    if isinstance(p.get("launchQueue"), dict):
+        rows.append(("launch queue", launch_queue(p["launchQueue"])))
+    if "statistics" in p:
+        rows.append(("statistics", ", ".join(p["statistics"]) if isinstance(p["statistics"], list) else p["statistics"]))
+    if "correctnessTrials" in p:
+        rows.append(("correctness trials", str(p["correctnessTrials"])))
+    if "budgetSeconds" in p:
+        rows.append(("time budget", formatting.quantity(p["budgetSeconds"] * 1e9, "ns")))
+    return rows
+
+
+KNOWN = {"preset", "name", "warmupReps", "trials", "samplesPerTrial", "interleaving", "inputSets", "inputSeeds",
+         "l2FlushBytes", "launchQueue", "statistics", "correctnessTrials", "budgetSeconds"}
+
+
+def protocol_section(protocol: dict) -> dict:
+    """Harness, timer and primary statistic, the protocol's parameters as sentences, comparability, notes once."""
+    harness = protocol.get("harness") or {}
+    comparability = protocol.get("comparability") or {}
+    measurement = dict(protocol.get("measurement") or {})
+    parameters = measurement.pop("parameters", None) or {}
+    rows = formatting.flatten(measurement)
+    rows += known_rows(parameters)
+    rows += formatting.flatten({name: value for name, value in parameters.items()
+                     if name not in KNOWN and name not in STATED_ELSEWHERE})
+    rows.append(("comparabilityFamily", comparability.get("family", "")))
+    return {"harness": harness.get("name", ""), "repository": harness.get("repository"),
+            "rows": [(name, text) for name, text in rows if text != ""],
+            "notes": comparability.get("notes") or parameters.get("notes", "")}

@@ -1,0 +1,74 @@
+"""Rerun pages: a structured protocol, a tidy implementation identity, the policy at its own URL, raw samples,
+and "failed" marked wherever a failed run is listed."""
+
+from app.models import Run
+from app.reruns import record_rerun_results
+
+from .factories import rerun_result
+from .pages_support import in_order, reference_run, text_of
+
+AUTOTUNED = {"_attention_fwd_kernel": [{"config": {"BLOCK_M": 16, "num_warps": 4}, "key": ["1024", "torch.float32"]}],
+             "_attention_bwd_kernel": []}
+PROTOCOL = {"name": "kernelindex-standard", "preset": "standard", "timer": "cuda_events", "warmupReps": 5,
+            "trials": 5, "samplesPerTrial": 4, "interleaving": "round-robin", "l2FlushBytes": 268435456,
+            "launchQueue": {"method": "device-side delay", "delayFactor": 2, "minDelayNs": 50000,
+                            "maxDelayNs": 10000000},
+            "notes": "Timed: one call.", "primaryStatistic": "median", "comparabilityFamily": "kernelindex_rerun"}
+
+
+def record(app, status="passed"):
+    result = rerun_result(reference_run(app), status=status)
+    result["implementation"]["details"] = {"tf32": True, "autotuned": AUTOTUNED}
+    result["protocol"] = PROTOCOL
+    with app.app_context():
+        return Run.get_by_id(record_rerun_results([result], families={}).created[0])
+
+
+def test_protocol_reads_as_warm_up_trials_flush_and_launch_queue_with_notes_once(small_app, client):
+    rerun = record(small_app)
+    text = text_of(client.get(f"/runs/{rerun.id}").get_data(as_text=True))
+    assert in_order(text, "Protocol", "timer", "cuda_events", "preset", "standard (kernelindex-standard)",
+                    "warm-up", "5 calls before timing", "trials", "5 trials × 4 samples, round-robin",
+                    "L2 flush", "256 MiB written before each call",
+                    "launch queue", "device-side delay; 2× the call's time, 50 µs – 10 ms")
+    assert "parameters." not in text and text.count("Timed: one call.") == 1
+
+
+def test_autotuned_configs_are_small_tables_and_empty_values_are_left_out(small_app, client):
+    rerun = record(small_app)
+    page = client.get(f"/runs/{rerun.id}").get_data(as_text=True)
+    assert "{'config'" not in page and "_attention_bwd_kernel" not in page
+    assert in_order(text_of(page), "autotuned _attention_fwd_kernel", "BLOCK_M", "num_warps", "autotune key",
+                    "16", "4", "1024 · torch.float32")
+
+
+def test_policy_is_summarised_with_a_link_to_its_full_text_by_digest(small_app, client):
+    rerun = record(small_app)
+    twin = client.get(f"/runs/{rerun.id}.json").get_json()["correctness"]
+    assert twin["policy_url"] == "/policies/" + twin["policy_digest"].removeprefix("sha256:")
+    assert "Full text of the policy" in client.get(f"/runs/{rerun.id}").get_data(as_text=True)
+    policy = client.get(twin["policy_url"])
+    assert policy.status_code == 200 and "Relative L2 error against float64." in policy.get_data(as_text=True)
+    assert client.get(twin["policy_url"] + ".json").get_json()["kind"] == "CorrectnessPolicy"
+    assert client.get("/policies/" + "0" * 64).status_code == 404
+
+
+def test_raw_samples_are_plotted_per_trial_with_median_and_spread(small_app, client):
+    rerun = record(small_app)
+    page = client.get(f"/runs/{rerun.id}").get_data(as_text=True)
+    assert "Raw samples" in page and page.count("<circle cx=") >= 5 * 4
+    assert 'class="spread-band"' in page and "20 samples in 5 trials, in time order" in page
+    assert "Raw samples" not in client.get(f"/runs/{reference_run(small_app).id}").get_data(as_text=True)
+
+
+def test_failed_runs_carry_a_failed_badge_on_their_page_in_history_and_in_search(small_app, client):
+    failed = record(small_app, status="failed")
+    badge = '<span class="badge failed"'
+    assert badge in client.get(f"/runs/{failed.id}").get_data(as_text=True)
+    assert badge in client.get(f"/runs/{reference_run(small_app).id}").get_data(as_text=True)  # its reruns list
+    assert badge in client.get(f"/search?q={failed.id}").get_data(as_text=True)
+
+
+def test_spread_reads_in_one_unit_and_the_source_figures_stay_as_recorded(small_app, client):
+    text = text_of(client.get(f"/runs/{reference_run(small_app).id}").get_data(as_text=True))
+    assert in_order(text, "p20–p80 84.6–84.6 ms", "As the source recorded it:", "ms 20 84.55020904541016")

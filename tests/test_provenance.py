@@ -1,0 +1,52 @@
+"""Provenance as pages name it: source files by upstream path and commit, publication dates, pinned upstream."""
+
+import shutil
+
+from app import upstream
+from app.importers import liger_csv
+from app.models import Run
+
+from .conftest import DATA, import_csv
+from .pages_support import text_of
+
+HISTORY_COMMIT = "a53675ddeb531aea116f673f182806e6a3d387be"
+
+
+def test_published_is_the_upstream_commit_date_of_the_file_not_the_import_date(app, runner, client, tmp_path):
+    history_file = tmp_path / "2025-06-05_a53675dd.csv"
+    shutil.copy(DATA / "liger_small.csv", history_file)
+    result = runner.invoke(args=["import", "liger", str(history_file), "--commit", HISTORY_COMMIT])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        run = Run.select().first()
+    twin = client.get(f"/runs/{run.id}.json").get_json()
+    assert twin["footer"]["published"] == "2025-06-05"
+    home = client.get("/").get_data(as_text=True)
+    assert str(tmp_path) not in home
+    assert "at a53675dd (2025-06-05)" in text_of(home).replace("\n", " ")
+
+
+def test_without_a_known_commit_published_is_the_observed_day(small_app, client):
+    with small_app.app_context():
+        run = Run.select().first()
+    assert client.get(f"/runs/{run.id}.json").get_json()["footer"]["published"] == run.observed_at.strftime("%Y-%m-%d")
+
+
+def test_upstream_import_reads_the_pinned_raw_files_and_home_shows_the_commit(app, runner, client, monkeypatch):
+    read = []
+    monkeypatch.setattr(liger_csv, "read_location", lambda location, timeout: read.append(location)
+                        or (DATA / "liger_small.csv").read_bytes())
+    result = runner.invoke(args=["import", "liger-upstream"])
+    assert result.exit_code == 0, result.output
+    assert read == [file.url for file in upstream.NEWEST_FILES]
+    assert all(f"/{upstream.PINNED_COMMIT}/benchmark/data/" in url for url in read)
+    assert "LIGER_DATA=" in result.output  # says what to pass when offline
+    assert upstream.PINNED_COMMIT[:12] in client.get("/").get_data(as_text=True)
+
+
+def test_one_byte_form_of_the_manifest(small_app, client):
+    with small_app.app_context():
+        run = Run.select().first()
+    download = client.get(f"/runs/{run.id}/manifest.json").get_data()
+    negotiated = client.get(f"/runs/{run.id}/manifest", headers={"Accept": "application/json"}).get_data()
+    assert negotiated == download
