@@ -76,6 +76,7 @@ def reference_urls(client) -> dict[str, str]:
     return urls
 
 
+ACCESSED_PARTS = re.compile(r'"accessed": \{\s*"date-parts": \[\s*\[[\s\d,]*\]\s*\]\s*\}')
 IMPORT_TIME_KEYS = ("imported", "imported_at", "accessed", "published", "created_at", "received_at")
 
 
@@ -89,6 +90,7 @@ def masked(value, key=""):
     if isinstance(value, str) and key in IMPORT_TIME_KEYS and TODAY.fullmatch(value):
         return "<import time>"
     if isinstance(value, str):
+        value = ACCESSED_PARTS.sub('"accessed": "<today>"', value)  # CSL-JSON's date-parts of today
         return (value.replace(str(LIGER_DATA), "<liger data>").replace(str(REPOSITORY), "<repository>")
                 .replace(date.today().isoformat(), "<today>"))
     return value
