@@ -4,7 +4,11 @@
 #   LIGER_CSV=path/to/all_benchmark_data.csv OUT_DIR=benchmarks/results bash benchmarks/h200_reruns.sh [PART...]
 #
 # PART is any of fna-reference fna-sweep fna-passes mta-sweep mta-passes (default: all), or
-# reference-rounds: the reference workloads again, twice, each round a fresh process. Each part
+# reference-rounds: the reference workloads again, twice, each round a fresh process; fair: the
+# reference workloads of both families under policy v2 with every comparator, TF32 variants, the
+# host-inclusive figure and the host-synchronization check (issue 17); families: the newest upstream
+# rows' largest workload of each pass of the formulated families (issue 20), on the GPU upstream used
+# for most of them (the H100 where there are H100 rows). Each part
 # appends to its own JSON-lines bundle; `flask import kernelindex` loads them on the server. The run
 # ids below are the upstream rows these reruns reproduce (ids are digests, the same on every host
 # that imported the same CSV): H100 rows of fused neighborhood attention (batch 2, hidden 512,
@@ -14,6 +18,9 @@ set -euo pipefail
 OUT_DIR=${OUT_DIR:-benchmarks/results}
 export KERNELINDEX_DATABASE_URL=${KERNELINDEX_DATABASE_URL:-sqlite:////tmp/kernelindex-rerun-host.sqlite3}
 mkdir -p "$OUT_DIR"
+# A measuring host serves nothing: a throwaway secret and address satisfy the app's start-up checks.
+export KERNELINDEX_SECRET_KEY=${KERNELINDEX_SECRET_KEY:-$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')}
+export KERNELINDEX_PUBLIC_URL=${KERNELINDEX_PUBLIC_URL:-http://localhost}
 flask() { python3 -m flask --app wsgi "$@"; }
 flask db upgrade
 flask import liger "$LIGER_CSV"
@@ -25,6 +32,8 @@ FNA_OTHER_PASSES="9c2c3b7b8fe0 8bc9ef4bd778"    # backward and full at the refer
 MTA_REFERENCE=0421ba5aea66                      # forward, L 1024
 MTA_FORWARD_SWEEP="43ca16c743ce 80398a2ab244 f57cfac5f4e2 12fb0610da1a ce83d9559679"
 MTA_OTHER_PASSES="103a829f91b7 c17a988f2221"    # backward and full at L 1024
+FAMILY_ROWS="859077a208e6 5b5155b39c6c 09070c26d96b   ff22f3f38239 ada83d362592 f373547a08cf   cd3051e8b9b6
+             687f4a376c73 cac733408f54 f1a56368c498   c119c64d4c76 b6a2682c9860"  # rms_norm layer_norm swiglu geglu softmax
 FAST="--implementation liger --implementation liger+tf32 --implementation kernelindex_triton"
 MTA_IMPLS="--implementation torch --implementation kernelindex_triton"
 
@@ -47,6 +56,11 @@ run_part() {
                      flask rerun $MTA_REFERENCE $MTA_IMPLS --out "$OUT_DIR/h200-round$round-mta-forward-reference.jsonl"
                      mta_long "$OUT_DIR/h200-round$round-mta-forward-long.jsonl"
                    done ;;
+    fair)          flask rerun $FNA_REFERENCE --out "$OUT_DIR/h200-fair-fna-forward-reference.jsonl"
+                   flask rerun $FNA_OTHER_PASSES --out "$OUT_DIR/h200-fair-fna-backward-full.jsonl"
+                   flask rerun $MTA_REFERENCE $MTA_OTHER_PASSES $MTA_IMPLS --implementation torch_compile \
+                     --out "$OUT_DIR/h200-fair-mta-reference.jsonl" ;;
+    families)      flask rerun $FAMILY_ROWS --out "$OUT_DIR/h200-families.jsonl" ;;
     *) echo "unknown part $1" >&2; return 2 ;;
   esac
 }
