@@ -58,7 +58,17 @@ def rejudgeable(run_ids=(), kernels=()):
     return query.order_by(Run.observed_at, Run.id)
 
 
+def missing_figures(run: Run) -> str | None:
+    """What a rerun's record lacks for ``rejudge`` (records from before the policy was versioned), or None."""
+    correctness = (run.details or {}).get("correctness") or {}
+    wanted = {"policy version": (correctness.get("policy") or {}).get("version"),
+              **{name: correctness.get(name) for name in ("outputErrors", "trials", "tf32")}}
+    missing = [name for name, value in wanted.items() if value is None]
+    return f"its correctness record lacks {', '.join(missing)}" if missing else None
+
+
 def judged_under(run: Run, policy_digest: str) -> bool:
+    """Whether the run cites this policy as recorded, or was re-judged under it already."""
     run_document = Manifest.get_by_id(run.digest).document
     recorded = (run_document["spec"].get("correctness") or {}).get("policyDigest")
     return recorded == policy_digest or Rejudgement.select().where(
@@ -83,12 +93,12 @@ def rejudge_runs(runs) -> RejudgeSummary:
     """Judge every run given (stored reruns) under the current policy, one transaction per run."""
     summary = RejudgeSummary()
     for run in runs:
-        try:
-            with database.atomic():
-                verdict = rejudge_run(run)
-        except (KeyError, TypeError) as missing:  # a record from before the policy was versioned
-            summary.unreadable.append((run, f"its correctness record lacks {missing}"))
+        missing = missing_figures(run)
+        if missing:
+            summary.unreadable.append((run, missing))
             continue
+        with database.atomic():
+            verdict = rejudge_run(run)
         if verdict is None:
             summary.already += 1
         else:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from app.importers.kernelindex_rerun import record_rerun_results
 from app.models import Manifest, Rejudgement, Run
+from runners.correctness import POLICY_TEXT, policy_document
 
 from .factories import rerun_result
 from .pages_support import in_order, reference_run, text_of
@@ -45,10 +46,13 @@ def test_rejudge_stores_the_new_verdict_beside_the_recorded_one(app, runner):
 
 def test_runs_judged_under_the_current_version_and_unreadable_records_are_left_alone(small_app, runner):
     legacy = rerun_result(reference_run(small_app))  # no policy version, no per-output errors
-    [old] = record(small_app, legacy)
+    current = liger_fna_backward()
+    current["correctness"] = {**current["correctness"], "policy": policy_document(3), "policyText": POLICY_TEXT}
+    old, _ = record(small_app, legacy, current)
     result = runner.invoke(args=["rejudge"])
-    assert f"{old.id}: not re-judged: its correctness record lacks" in result.output
-    assert "0 already judged under it; 1 without the figures to judge" in result.output
+    assert f"{old.id}: not re-judged: its correctness record lacks policy version, outputErrors" in result.output
+    assert "rejudged 0 rerun(s)" in result.output
+    assert "1 already judged under it; 1 without the figures to judge" in result.output
     assert runner.invoke(args=["rejudge", "000000000000"]).exit_code == 1
 
 
