@@ -88,7 +88,8 @@ def test_every_rerun_list_names_its_gpu_against_the_reproduced_run(small_app, cl
     source_text = text_of(client.get(f"/runs/{source.id}").get_data(as_text=True))
     assert in_order(source_text, "KernelIndex reruns", f"run {h100_run.id}",
                     f": 80 µs · KernelIndex rerun · rerun on {source.gpu}, the GPU of this run · host h100-a",
-                    f"run {h200_run.id}", ": 80 µs · KernelIndex rerun · rerun on NVIDIA H200, not the H100 of this run")
+                    f"run {h200_run.id}",
+                    ": 80 µs · KernelIndex rerun · rerun on NVIDIA H200, not the H100 of this run")
     rerun_text = text_of(client.get(f"/runs/{h200_run.id}").get_data(as_text=True))
     assert "rerun on NVIDIA H200, not the H100 of that run" in rerun_text
     twin = client.get(f"/runs/{source.id}.json").get_json()
