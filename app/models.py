@@ -97,8 +97,9 @@ class Run(BaseModel):
 
     ``identity_key`` is the upstream observation's identity (kernel, provider, pass,
     metric, x, parsed config, GPU, timestamp) and makes imports idempotent;
-    ``measurement_key`` is the same without the timestamp: runs sharing it are one
-    measurement's history, of which only the newest (``superseded_by`` null) ranks.
+    ``measurement_key`` names the kernel, implementation, pass, metric, normalized workload,
+    GPU (and a rerun's host): runs sharing it are one measurement's history, of which only
+    the newest (``superseded_by`` null) ranks.
     Latency figures are in ns; memory figures in the source's unit (MB).
     """
 
@@ -191,6 +192,25 @@ class Run(BaseModel):
 
     def open_issue_count(self) -> int:
         return IssueReport.unresolved().where(IssueReport.run == self).count()
+
+
+class Rejudgement(BaseModel):
+    """A stored rerun judged again under a later correctness policy, from its recorded errors (no GPU).
+
+    The run's own verdict and the policy it cites never change; a rejudgement sits beside them,
+    one per run and policy document (``policy_digest``, a CorrectnessPolicy in ``Manifest``).
+    ``verdict`` is ``runners.correctness.Verdict.as_document()``: error bounds, trials, reasons.
+    """
+
+    run = peewee.ForeignKeyField(Run, backref="rejudgements", on_delete="CASCADE", index=False)
+    policy_version = peewee.IntegerField()
+    policy_digest = peewee.CharField(max_length=71)
+    status = peewee.CharField(max_length=20)  # passed, failed, undetermined
+    verdict = JSONField()
+    judged_at = peewee.DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("run", "policy_digest"), True),)
 
 
 class Attestation(BaseModel):
@@ -298,5 +318,5 @@ class HostToken(BaseModel):
         return cls.get_or_none((cls.token_hash == cls.hash(token)) & (cls.revoked == False))  # noqa: E712
 
 
-ALL_MODELS = (Manifest, Family, SourceFile, ComparisonGroup, Run, Attestation, IssueReport, Maintainer, HostToken,
-              SignInAttempt)
+ALL_MODELS = (Manifest, Family, SourceFile, ComparisonGroup, Run, Rejudgement, Attestation, IssueReport, Maintainer,
+              HostToken, SignInAttempt)

@@ -27,6 +27,18 @@ class FamilyRefSchema(Schema):
     title = fields.String()
 
 
+class RejudgementSchema(Schema):
+    """A rerun's verdict under a later policy version, beside the one it recorded (``flask rejudge``)."""
+
+    policy_version = fields.Integer()
+    policy_digest = fields.String()
+    status = fields.String(metadata={"description": "passed, failed or undetermined"})
+    reasons = fields.List(fields.String())
+    judged = fields.String()
+    sentence = fields.String()
+    ranking = fields.String(allow_none=True, metadata={"description": "why a run passed under it still does not rank"})
+
+
 class CorrectnessSchema(Schema):
     published = fields.Boolean(metadata={"description": "False for source rows: the source published no policy."})
     sentence = fields.String()
@@ -35,7 +47,9 @@ class CorrectnessSchema(Schema):
     policy_url = fields.String(allow_none=True, metadata={"description": "the policy's full text, by digest"})
     policy_name = fields.String(allow_none=True)
     policy_digest = fields.String(allow_none=True)
+    policy_version = fields.Integer(allow_none=True)
     trials = fields.Integer(allow_none=True)
+    rejudgements = fields.List(fields.Nested(RejudgementSchema))
 
 
 class ThroughputSchema(Schema):
@@ -73,6 +87,8 @@ class HistoryEntrySchema(Schema):
     median = fields.String(allow_none=True)
     evidence = fields.String()
     host = fields.String(allow_none=True)
+    gpu = fields.String()
+    gpu_note = fields.String(metadata={"description": "reruns: where the rerun ran, against the reproduced run's GPU"})
     status = fields.String()
 
 

@@ -58,21 +58,16 @@ class RecordSource:
 
 @dataclass(frozen=True)
 class Identity:
-    """Which observation a record is: ``measurement`` names what was measured (whatever tells two
-    measurements of the source apart), ``observed_at`` (naive UTC) when."""
+    """Which observation a record is: ``measurement`` names what was measured as the source spells
+    it (whatever tells two of its observations apart), ``observed_at`` (naive UTC) when."""
 
     measurement: list
     observed_at: datetime
 
     @cached_property
-    def measurement_key(self) -> str:
-        """Runs sharing it are one measurement's history; only the newest ranks."""
-        return key_digest(self.measurement)
-
-    @cached_property
     def identity_key(self) -> str:
         """What makes imports idempotent: the same observation is stored once."""
-        return key_digest([self.measurement_key, self.observed_at.isoformat()])
+        return key_digest([key_digest(self.measurement), self.observed_at.isoformat()])
 
 
 @dataclass(frozen=True)
@@ -164,6 +159,18 @@ class RunRecord:
     details: dict | None = None
 
     @property
+    def measurement_key(self) -> str:
+        """Runs sharing it are one measurement's history, of which only the newest ranks.
+
+        It names the normalized workload, never the source's spelling of it: Liger's hidden-size
+        sweep at hidden 8192 (seq 2048) and its sequence sweep at seq 2048 (hidden 8192) are one
+        measurement, so the later row supersedes the earlier even within one file, and no group
+        lists one implementation twice. Reruns add their host (replication needs each host's own).
+        """
+        return key_digest([self.kernel, self.implementation, self.pass_, self.measurement.metric,
+                           self.workload.key, self.gpu, self.host])
+
+    @property
     def external_id(self) -> str:
         """``<kernel>/<pass>/<implementation>/<gpu-slug>/<workload slug>/<timestamp>[-<host>]``, unique per source."""
         stamp = f"{self.identity.observed_at:%Y-%m-%d-%H-%M-%S}" + (f"-{slug(self.host)}" if self.host else "")
@@ -213,6 +220,6 @@ def prepare(record: RunRecord) -> PreparedRun:
     shared = group_shared(kernel=record.kernel, workload_key=record.workload.key, pass_=record.pass_,
                           metric=record.measurement.metric, gpu=record.gpu,
                           comparability_family=record.comparability_family, evidence=record.source.evidence)
-    return PreparedRun(identity_key=record.identity.identity_key, measurement_key=record.identity.measurement_key,
+    return PreparedRun(identity_key=record.identity.identity_key, measurement_key=record.measurement_key,
                        documents=documents, digests=digests, fields=record.run_columns(),
                        family_title=record.family_title, group_shared=shared)

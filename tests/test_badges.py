@@ -1,7 +1,7 @@
 """Evidence cards: SVG badges of a run and of a family, and the Markdown to embed a run's."""
 
 from app.models import Run
-from app.reruns import record_rerun_results
+from app.importers.kernelindex_rerun import record_rerun_results
 
 from .factories import rerun_result
 from .pages_support import reference_run

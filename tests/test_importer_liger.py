@@ -212,13 +212,17 @@ def newest_csv_groups():
                json.dumps(workload, sort_keys=True))
         groups.setdefault(key, []).append(row)
     expected = {}
-    for members in groups.values():
-        medians = [float(m["y_value_50"]) for m in members]
-        for member in members:
+    for rows in groups.values():
+        newest = {}  # a provider's later row of one workload supersedes its earlier ones
+        for row in sorted(rows, key=lambda row: row["timestamp"]):
+            newest[row["kernel_provider"]] = row
+        medians = [float(m["y_value_50"]) for m in newest.values()]
+        for member in rows:
             rank = 1 + sum(1 for value in medians if value < float(member["y_value_50"]))
             expected[(member["kernel_name"], member["kernel_provider"], member["kernel_operation_mode"],
                       member["metric_name"], member["x_value"], member["extra_benchmark_config_str"],
-                      member["gpu_name"], member["timestamp"])] = (rank, len(members))
+                      member["gpu_name"], member["timestamp"])] = (
+                rank if newest[member["kernel_provider"]] is member else None, len(newest))
     return expected
 
 
@@ -232,7 +236,7 @@ def test_whole_history_one_run_per_observation_and_ranks_match_newest_csv(tmp_pa
     assert result.exit_code == 0, result.output
     with app.app_context():
         assert Run.select().count() == 2940
-        assert Run.select().where(Run.superseded_by.is_null(False)).count() == 120
+        assert Run.select().where(Run.superseded_by.is_null(False)).count() == 136
         expected = newest_csv_groups()
         runs = {}
         for run in Run.current(Run, Run.comparison_key):
@@ -250,3 +254,47 @@ def test_whole_history_one_run_per_observation_and_ranks_match_newest_csv(tmp_pa
             assert (run.rank, run.comparison_key.size) == expected[key], run.external_id
             checked += 1
         assert checked == 2448
+
+
+ROPE_CONFIG = '"{{""dtype"": ""torch.bfloat16"", ""{name}"": {value}, ""num_q_heads"": 32, ""num_kv_heads"": 8}}"'
+
+
+def rope_row(provider, x_name, x_value, config, median, timestamp):
+    return (f"rope,{provider},backward,speed,ms,{x_name},label,{x_value},{median},{median},{median},{config},"
+            f"NVIDIA A100-SXM4-80GB,2024-09-03 {timestamp},0.2.1")
+
+
+def test_one_file_s_later_row_of_a_workload_supersedes_the_earlier_however_its_sweep_spells_it(tmp_path, app,
+                                                                                                 runner):
+    """Issue 17: upstream's hidden-size sweep at hidden 8192 and sequence sweep at seq 2048 are one workload."""
+    by_hidden = ROPE_CONFIG.format(name="seq_len", value=2048)
+    by_seq = ROPE_CONFIG.format(name="hidden_size", value=8192)
+    path = write(tmp_path, "rope.csv", ",".join(HEADER),
+                 rope_row("liger", "H", 8192, by_hidden, "0.128", "15:39:57"),
+                 rope_row("huggingface", "H", 8192, by_hidden, "0.6215", "15:39:59"),
+                 rope_row("liger", "T", 2048, by_seq, "0.116", "15:40:08"),
+                 rope_row("huggingface", "T", 2048, by_seq, "0.6214", "15:40:10"))
+    result = import_liger(runner, path)
+    assert "read 4, created 4, unchanged 0, superseded 2, rejected 0" in result.output, result.output
+    with app.app_context():
+        earlier_liger, earlier_hf, liger, huggingface = Run.select().order_by(Run.observed_at)
+        assert (earlier_liger.superseded_by_id, earlier_hf.superseded_by_id) == (liger.id, huggingface.id)
+        assert (liger.rank, huggingface.rank, earlier_liger.rank) == (1, 2, None)
+        assert liger.comparison_key.size == 2
+
+
+@pytest.mark.skipif(not LIGER_DATA.is_dir(), reason="../shared/data/liger is not present")
+def test_upstream_rope_group_ranks_each_implementation_once(liger_app):
+    """rope, backward, A100, seq 2048 (hidden 8192): liger at 15:39:57 and 15:40:08, huggingface beside it."""
+    with liger_app.app_context():
+        workload = {"seq": 2048, "hidden": 8192, "num_q_heads": 32, "num_kv_heads": 8}
+        runs = [run for run in Run.select().where((Run.kernel == "rope") & (Run.pass_ == "backward")
+                                                  & (Run.metric == "speed") & (Run.implementation == "liger")
+                                                  & (Run.gpu == "NVIDIA A100-SXM4-80GB")).order_by(Run.observed_at)
+                if run.parameters == workload]
+        assert [f"{run.observed_at:%H:%M:%S}" for run in runs] == ["15:39:57", "15:40:08"]
+        earlier, later = runs
+        assert earlier.superseded_by_id == later.id and earlier.rank is None
+        members = Run.current().where((Run.comparison_key == later.comparison_key) & Run.rank.is_null(False))
+        assert sorted((run.rank, run.implementation) for run in members) == [(1, "liger"), (2, "huggingface")]
+        assert later.comparison_key.size == 2

@@ -73,3 +73,26 @@ def test_migrated_schema_matches_the_models(app, tmp_path, describe):
             table = model._meta.table_name
             assert describe(migrated, table) == describe(from_models, table), table
         from_models.close()
+
+
+def test_008_links_source_rows_by_their_normalized_workload(app, runner, tmp_path):
+    """Rows stored under the row-spelled keys of before 008 are linked and ranked as a fresh import links them."""
+    import importlib
+
+    from app.models import ComparisonGroup, Run
+
+    from .test_importer_liger import HEADER, ROPE_CONFIG, import_liger, rope_row, write
+
+    path = write(tmp_path, "rope.csv", ",".join(HEADER),
+                 rope_row("liger", "H", 8192, ROPE_CONFIG.format(name="seq_len", value=2048), "0.128", "15:39:57"),
+                 rope_row("liger", "T", 2048, ROPE_CONFIG.format(name="hidden_size", value=8192), "0.116", "15:40:08"))
+    import_liger(runner, path)
+    migration = importlib.import_module("migrations.008_canonical_measurements_and_rejudgements")
+    with app.app_context():
+        fresh = {run.id: (run.measurement_key, run.superseded_by_id, run.rank) for run in Run.select()}
+        for number, run in enumerate(Run.select()):  # as before 008: two measurements, both ranked
+            Run.update(measurement_key=f"row-spelled-{number}", superseded_by=None, rank=1).where(
+                Run.id == run.id).execute()
+        migration.canonical_measurements(db.database)
+        assert {run.id: (run.measurement_key, run.superseded_by_id, run.rank) for run in Run.select()} == fresh
+        assert ComparisonGroup.get().size == 1

@@ -2,7 +2,7 @@
 and "failed" marked wherever a failed run is listed."""
 
 from app.models import Run
-from app.reruns import record_rerun_results
+from app.importers.kernelindex_rerun import record_rerun_results
 
 from .factories import rerun_result
 from .pages_support import in_order, reference_run, text_of

@@ -10,8 +10,10 @@ Parameter names are normalized (``seq_len`` → ``seq`` ...) through the family
 definition where KernelIndex knows the family (``runners.discovery``), which also
 derives the workload's tensors; otherwise through a generic alias table, with
 parameters only. A row's identity is kernel, provider, pass, metric, x name and
-value, the *parsed* configuration, GPU and timestamp; without the timestamp it
-names a measurement, whose older observations are superseded by the newest.
+value, the *parsed* configuration, GPU and timestamp. Its measurement is the normalized
+workload's (``RunRecord.measurement_key``): two rows of one workload, provider, pass, metric
+and GPU are one measurement however their sweeps spell it, and the newest supersedes the
+others, within one file as across history versions.
 """
 
 import csv

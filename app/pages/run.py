@@ -17,7 +17,7 @@ from .citation import citation
 from .links import comparison_url, family_url_of_run, run_url
 from .implementation_details import implementation_details
 from .protocol_rows import protocol_section
-from .run_sections import (correctness_section, environment_rows, measurement_rows,
+from .run_sections import (correctness_section, environment_rows, gpu_note, measurement_rows,
                            native_line, rank_line, split_quantity, spread_line, workload_section)
 from .titles import evidence_title, family_ref, implementation_title, short_key, source_title, workload_summary
 
@@ -28,18 +28,19 @@ RUN_DIGEST_HEX = 23
 def history_row(run: Run) -> dict:
     return {"id": run.id, "url": run_url(run.id), "observed": formatting.day(run.observed_at),
             "median": formatting.quantity(run.median, run.unit), "evidence": evidence_title(run.evidence),
-            "host": run.host, "status": run.status}
+            "host": run.host, "gpu": run.gpu, "status": run.status}
 
 
 def history(run: Run) -> dict:
-    """The other observations of this measurement, and the runs this one reruns or is rerun by."""
+    """The other observations of this measurement, and the runs this one reruns or is rerun by (with their GPUs)."""
     superseded_by = Run.get_or_none(Run.id == run.superseded_by_id) if run.superseded_by_id else None
     rerun_of = Run.get_or_none(Run.id == run.rerun_of_id) if run.rerun_of_id else None
     return {
         "superseded_by": history_row(superseded_by) if superseded_by else None,
         "supersedes": [history_row(r) for r in run.supersedes.order_by(Run.observed_at.desc())],
-        "rerun_of": history_row(rerun_of) if rerun_of else None,
-        "reruns": [history_row(r) for r in run.reruns.order_by(Run.observed_at.desc())],
+        "rerun_of": {**history_row(rerun_of), "gpu_note": gpu_note(run, rerun_of, "that run")} if rerun_of else None,
+        "reruns": [{**history_row(r), "gpu_note": gpu_note(r, run, "this run")}
+                   for r in run.reruns.order_by(Run.observed_at.desc())],
     }
 
 

@@ -1,7 +1,9 @@
 """The sections of a run page, each read from the run's canonical documents (see the reference run page)."""
 
+from runners.hardware import short_name
+
 from .. import formatting
-from ..models import Manifest, Run
+from ..models import Manifest, Rejudgement, Run
 from .policy import policy_url
 from .policy import summary as policy_summary
 from .titles import by_length_then_name, comparison_kind, metric_name
@@ -67,6 +69,7 @@ def correctness_section(run: Run, spec: dict) -> dict:
                     f"{formatting.significant(tolerance, 3)}")
     else:
         measured = "no error was measured"
+    version = (policy_spec.get("policy") or details.get("policy") or {}).get("version")
     return {
         "published": True,
         "sentence": ("Passed" if passed else "Failed") + " the KernelIndex correctness policy: " + measured + ".",
@@ -76,9 +79,37 @@ def correctness_section(run: Run, spec: dict) -> dict:
         "policy_url": policy_url(policy_digest) if policy else None,
         "policy_name": (policy_spec.get("policy") or {}).get("name"),
         "policy_digest": policy_digest,
+        "policy_version": version,
         "trials": details.get("trials", checked.get("trials")),
         "reason": details.get("reason"),
+        "rejudgements": rejudgements(run, version, policy_digest),
     }
+
+
+def rejudgements(run: Run, version, policy_digest) -> list:
+    """The run's verdicts under later policy versions (``flask rejudge``), each beside the one it recorded."""
+    rows = []
+    for later in run.rejudgements.order_by(Rejudgement.policy_version, Rejudgement.judged_at):
+        reasons = later.verdict.get("reasons") or []
+        why = f" — {'; '.join(reasons)}" if reasons else ""
+        sentence = (f"Judged {run.status} under policy v{version} (digest {formatting.short_digest(policy_digest)}); "
+                    f"under policy v{later.policy_version}: {later.status}{why}.")
+        unranked = later.status == "passed" and run.median is None
+        rows.append({
+            "policy_version": later.policy_version, "policy_digest": later.policy_digest, "status": later.status,
+            "reasons": reasons, "judged": formatting.day(later.judged_at), "sentence": sentence,
+            "ranking": ("It still does not rank: the harness stopped at the failed trial and timed nothing, so "
+                        "the run has no median; a fresh rerun can rank.") if unranked else None,
+        })
+    return rows
+
+
+def gpu_note(rerun: Run, reproduced: Run, reproduced_is: str) -> str:
+    """Where a rerun ran, against the run it reproduces: ``rerun on NVIDIA H200, not the H100 of this run``."""
+    if rerun.gpu == reproduced.gpu:
+        return f"rerun on {rerun.gpu}, the GPU of {reproduced_is}"
+    other = reproduced.gpu if rerun.gpu_product == reproduced.gpu_product else reproduced.gpu_product
+    return f"rerun on {rerun.gpu}, not the {short_name(other)} of {reproduced_is}"
 
 
 def named_options(options: dict, external_id: str) -> dict:

@@ -1,0 +1,35 @@
+"""``flask rejudge``: judge stored KernelIndex reruns again under the current correctness policy, without a GPU."""
+
+import click
+from flask.cli import with_appcontext
+
+from ..verdicts import rejudge_runs, rejudgeable
+
+
+def verdict_line(run, verdict) -> str:
+    """``<id> <family>/<pass>/<implementation>: failed as recorded; under version 2 undetermined (why)``."""
+    why = f" ({'; '.join(verdict.reasons)})" if verdict.reasons else ""
+    return (f"{run.id} {run.kernel_id}/{run.pass_}/{run.implementation}: {run.status} as recorded; "
+            f"under version {verdict.policy.version} {verdict.status}{why}")
+
+
+@click.command("rejudge")
+@click.argument("run_ids", nargs=-1)
+@click.option("--kernel", "kernels", multiple=True, help="Only reruns of this family (repeatable).")
+@with_appcontext
+def rejudge_command(run_ids, kernels):
+    """Judge stored reruns again under the current correctness policy, from their recorded errors.
+
+    Prints each run whose verdict differs from the one it recorded, then the counts.
+    """
+    runs = list(rejudgeable(run_ids, kernels))
+    missing = set(run_ids) - {run.id for run in runs}
+    if missing:
+        raise click.ClickException(f"not KernelIndex reruns here: {', '.join(sorted(missing))}")
+    summary = rejudge_runs(runs)
+    for run, verdict in summary.judged:
+        if verdict.status != run.status:
+            click.echo(verdict_line(run, verdict))
+    for run, reason in summary.unreadable:
+        click.echo(f"{run.id}: not re-judged: {reason}", err=True)
+    click.echo(summary.line())

@@ -1,0 +1,106 @@
+"""Re-judging stored KernelIndex reruns under the current correctness policy, without a GPU.
+
+A rerun keeps the verdict of the policy version it was judged under: its run document
+cites that policy by digest, and neither changes. When the policy gains a version,
+``rejudge_runs`` (``flask rejudge``) judges stored reruns again from the per-output errors
+their details recorded (``runners.correctness.rejudge``) and stores each verdict beside
+the original as a ``Rejudgement`` citing the new policy document by digest. Version 1
+records lack per-trial figures, so their rejudgement may be ``undetermined``, and says why.
+
+A rejudgement changes no status, rank or evidence level: a run that failed recorded no
+timing (the harness times only what passed), so it has no median to rank whatever a later
+version says of its outputs; only a fresh rerun can rank.
+"""
+
+from dataclasses import dataclass, field
+
+from runners.correctness import POLICY, POLICY_TEXT, Verdict, policy_document, rejudge
+
+from .db import database
+from .importers.kernelindex_rerun import policy_document as correctness_policy_document
+from .manifests import document_digest
+from .models import KERNELINDEX_SOURCE, Manifest, Rejudgement, Run
+
+
+@dataclass
+class RejudgeSummary:
+    """What ``rejudge_runs`` did: the verdicts it stored, and the runs it left as they were."""
+
+    judged: list = field(default_factory=list)  # (run, Verdict)
+    already: int = 0  # judged under the current policy already, as recorded or by an earlier rejudgement
+    unreadable: list = field(default_factory=list)  # (run, what its record lacks)
+
+    def line(self) -> str:
+        statuses = [verdict.status for _, verdict in self.judged]
+        counts = ", ".join(f"{statuses.count(status)} {status}" for status in ("passed", "failed", "undetermined"))
+        return (f"rejudged {len(self.judged)} rerun(s) under policy version {POLICY.version}: {counts}; "
+                f"{self.already} already judged under it; {len(self.unreadable)} without the figures to judge")
+
+
+def stored_result(run: Run) -> dict:
+    """The parts of a rerun's bundle line that ``rejudge`` reads, from the run's details as recorded."""
+    details = run.details or {}
+    return {"correctness": details["correctness"], "workload": {"dtype": run.dtype}, "error": details.get("error")}
+
+
+def current_policy(trials: int) -> dict:
+    """The current policy as the CorrectnessPolicy document a rerun of ``trials`` trials would cite."""
+    return correctness_policy_document({"policy": policy_document(trials), "policyText": POLICY_TEXT})
+
+
+def rejudgeable(run_ids=(), kernels=()):
+    """Stored reruns (all, or those named), oldest first."""
+    query = Run.select().where((Run.source == KERNELINDEX_SOURCE) & Run.details.is_null(False))
+    if run_ids:
+        query = query.where(Run.id.in_(list(run_ids)))
+    if kernels:
+        query = query.where(Run.kernel.in_(list(kernels)))
+    return query.order_by(Run.observed_at, Run.id)
+
+
+def missing_figures(run: Run) -> str | None:
+    """What a rerun's record lacks for ``rejudge`` (records from before the policy was versioned), or None."""
+    correctness = (run.details or {}).get("correctness") or {}
+    wanted = {"policy version": (correctness.get("policy") or {}).get("version"),
+              **{name: correctness.get(name) for name in ("outputErrors", "trials", "tf32")}}
+    missing = [name for name, value in wanted.items() if value is None]
+    return f"its correctness record lacks {', '.join(missing)}" if missing else None
+
+
+def judged_under(run: Run, policy_digest: str) -> bool:
+    """Whether the run cites this policy as recorded, or was re-judged under it already."""
+    run_document = Manifest.get_by_id(run.digest).document
+    recorded = (run_document["spec"].get("correctness") or {}).get("policyDigest")
+    return recorded == policy_digest or Rejudgement.select().where(
+        (Rejudgement.run == run) & (Rejudgement.policy_digest == policy_digest)).exists()
+
+
+def rejudge_run(run: Run) -> Verdict | None:
+    """Judge one stored rerun under the current policy and store the verdict; None if judged under it already."""
+    result = stored_result(run)
+    document = current_policy(result["correctness"]["trials"])
+    digest = document_digest(document)
+    if judged_under(run, digest):
+        return None
+    verdict = rejudge(result)
+    Manifest.insert(digest=digest, kind=document["kind"], document=document).on_conflict_ignore().execute()
+    Rejudgement.insert(run=run, policy_version=POLICY.version, policy_digest=digest, status=verdict.status,
+                       verdict=verdict.as_document()).on_conflict_ignore().execute()
+    return verdict
+
+
+def rejudge_runs(runs) -> RejudgeSummary:
+    """Judge every run given (stored reruns) under the current policy, one transaction per run."""
+    summary = RejudgeSummary()
+    for run in runs:
+        missing = missing_figures(run)
+        if missing:
+            summary.unreadable.append((run, missing))
+            continue
+        with database.atomic():
+            verdict = rejudge_run(run)
+        if verdict is None:
+            summary.already += 1
+        else:
+            summary.judged.append((run, verdict))
+    return summary

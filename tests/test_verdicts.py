@@ -1,0 +1,96 @@
+"""Re-judging stored reruns without a GPU (``flask rejudge``), and what the run page says of both verdicts."""
+
+import json
+from pathlib import Path
+
+from app.importers.kernelindex_rerun import record_rerun_results
+from app.models import Manifest, Rejudgement, Run
+from runners.correctness import POLICY_TEXT, policy_document
+
+from .factories import rerun_result
+from .pages_support import in_order, reference_run, text_of
+
+FNA_BUNDLE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "h200" / "h200-fna-backward-full.jsonl"
+
+
+def liger_fna_backward() -> dict:
+    """Liger's FNA backward on the H200, failed under policy version 1 for noise on a zero gradient (issue 17)."""
+    line = next(line for line in FNA_BUNDLE.read_text().splitlines()
+                if '"name": "liger"' in line and '"pass": "backward"' in line)
+    return {**json.loads(line), "rerunOf": None}
+
+
+def record(app, *results) -> list[Run]:
+    with app.app_context():
+        return [Run.get_by_id(run_id) for run_id in record_rerun_results(list(results), families={}).created]
+
+
+def test_rejudge_stores_the_new_verdict_beside_the_recorded_one(app, runner):
+    [liger] = record(app, liger_fna_backward())
+    result = runner.invoke(args=["rejudge"])
+    assert result.exit_code == 0, result.output
+    assert f"{liger.id} fused_neighborhood_attention/backward/liger: failed as recorded; under version 2 " \
+           "undetermined (grad_k_bias: its stored error 0.0154 does not settle it" in result.output
+    assert "rejudged 1 rerun(s) under policy version 2: 0 passed, 0 failed, 1 undetermined; 0 already" in result.output
+    with app.app_context():
+        run = Run.get_by_id(liger.id)
+        assert (run.status, run.rank, run.digest) == ("failed", None, liger.digest)  # the recorded verdict stays
+        rejudgement = Rejudgement.get(Rejudgement.run == run)
+        assert (rejudgement.policy_version, rejudgement.status) == (2, "undetermined")
+        assert rejudgement.verdict["trialsRecorded"] == 1 and rejudgement.verdict["trials"] == 3
+        policy = Manifest.get_by_id(rejudgement.policy_digest).document
+        assert policy["kind"] == "CorrectnessPolicy" and policy["spec"]["policy"]["version"] == 2
+    again = runner.invoke(args=["rejudge", liger.id])
+    assert "rejudged 0 rerun(s)" in again.output and "1 already judged under it" in again.output
+
+
+def test_runs_judged_under_the_current_version_and_unreadable_records_are_left_alone(small_app, runner):
+    legacy = rerun_result(reference_run(small_app))  # no policy version, no per-output errors
+    current = liger_fna_backward()
+    current["correctness"] = {**current["correctness"], "policy": policy_document(3), "policyText": POLICY_TEXT}
+    old, _ = record(small_app, legacy, current)
+    result = runner.invoke(args=["rejudge"])
+    assert f"{old.id}: not re-judged: its correctness record lacks policy version, outputErrors" in result.output
+    assert "rejudged 0 rerun(s)" in result.output
+    assert "1 already judged under it; 1 without the figures to judge" in result.output
+    assert runner.invoke(args=["rejudge", "000000000000"]).exit_code == 1
+
+
+def test_the_run_page_shows_both_verdicts(app, runner, client):
+    [liger] = record(app, liger_fna_backward())
+    runner.invoke(args=["rejudge"])
+    text = text_of(client.get(f"/runs/{liger.id}").get_data(as_text=True))
+    assert "Failed the KernelIndex correctness policy: relative L2 error 0.0154 against tolerance 0.005." in text
+    assert "Judged failed under policy v1 (digest sha256:876931bb02dba038…); under policy v2: undetermined — " \
+           "grad_k_bias: its stored error 0.0154 does not settle it" in text
+    assert "the record covers 1 of 3 trials" in text and "It still does not rank" not in text
+    [verdict] = client.get(f"/runs/{liger.id}.json").get_json()["correctness"]["rejudgements"]
+    assert verdict["status"] == "undetermined" and verdict["policy_version"] == 2 and verdict["ranking"] is None
+
+
+def test_a_failed_rerun_passed_by_a_later_version_still_does_not_rank(app, client):
+    [liger] = record(app, liger_fna_backward())
+    with app.app_context():
+        Rejudgement.create(run=liger, policy_version=3, policy_digest="sha256:" + "0" * 64, status="passed",
+                           verdict={"reasons": []})
+    text = text_of(client.get(f"/runs/{liger.id}").get_data(as_text=True))
+    assert "under policy v3: passed. It still does not rank: the harness stopped at the failed trial and timed " \
+           "nothing, so the run has no median" in text
+    assert "Not ranked: the run failed" in text
+
+
+def test_every_rerun_list_names_its_gpu_against_the_reproduced_run(small_app, client):
+    source = reference_run(small_app)  # an H100 80GB HBM3
+    h200 = rerun_result(source)
+    same_gpu = rerun_result(source, host="h100-a", observed_at="2026-11-29T11:00:00Z")
+    same_gpu["environment"]["hardware"] = {"vendor": "nvidia", "product": "NVIDIA H100", "name": source.gpu}
+    h200_run, h100_run = record(small_app, h200, same_gpu)
+    source_text = text_of(client.get(f"/runs/{source.id}").get_data(as_text=True))
+    assert in_order(source_text, "KernelIndex reruns", f"run {h100_run.id}",
+                    f": 80 µs · KernelIndex rerun · rerun on {source.gpu}, the GPU of this run · host h100-a",
+                    f"run {h200_run.id}",
+                    ": 80 µs · KernelIndex rerun · rerun on NVIDIA H200, not the H100 of this run")
+    rerun_text = text_of(client.get(f"/runs/{h200_run.id}").get_data(as_text=True))
+    assert "rerun on NVIDIA H200, not the H100 of that run" in rerun_text
+    twin = client.get(f"/runs/{source.id}.json").get_json()
+    assert {entry["gpu"] for entry in twin["reruns"]} == {"NVIDIA H200", source.gpu}
