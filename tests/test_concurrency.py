@@ -50,35 +50,52 @@ def post_concurrently(app, headers, bodies, threads):
         return list(pool.map(post, bodies))
 
 
+IMPLEMENTATIONS = ("torch", "kernelindex_triton")  # two the family's plugins declare
+
+
+def rerun_at(reference, implementation, seq, **figures):
+    """A rerun result of ``implementation`` on ``reference``'s workload with ``seq`` changed."""
+    result = rerun_result(reference, implementation, **figures)
+    result["workload"] = {**result["workload"], "parameters": {**result["workload"]["parameters"], "seq": seq}}
+    return result
+
+
 def current_reruns():
     return list(Run.current().where(Run.source == "kernelindex"))
 
 
+def assert_each_group_ranks_its_members_once(reruns, members):
+    groups = {}
+    for run in reruns:
+        groups.setdefault(run.comparison_key_id, []).append(run)
+    for key, runs in groups.items():
+        assert sorted(run.implementation for run in runs) == sorted(IMPLEMENTATIONS)
+        assert sorted(run.rank for run in runs) == list(range(1, members + 1))
+        assert ComparisonGroup.get_by_id(key).size == members
+
+
 def test_64_concurrent_rerun_posts_all_recorded(app, reference, token_headers):
-    bodies = [[rerun_result(reference, f"impl_{number}", median=80_000.0 + 1_000 * number)] for number in range(64)]
+    bodies = [[rerun_at(reference, name, 128 * (1 + number), median=80_000.0 * (1 + index))]
+              for number in range(32) for index, name in enumerate(IMPLEMENTATIONS)]
     answers = post_concurrently(app, token_headers, bodies, threads=64)
     assert [status for status, _ in answers] == [201] * 64, [body for status, body in answers if status != 201]
     with app.app_context():
         reruns = current_reruns()
         assert len(reruns) == 64
-        assert sorted(run.rank for run in reruns) == list(range(1, 65))
-        assert ComparisonGroup.get_by_id(reruns[0].comparison_key_id).size == 64
+        assert_each_group_ranks_its_members_once(reruns, members=2)
 
 
 def test_8_posts_for_the_same_4_measurements_leave_one_current_run_each(app, reference, token_headers):
-    implementations = ("torch", "kernelindex_triton", "liger", "compiled")
-    bodies = [[rerun_result(reference, name, median=80_000.0 * (1 + index) + 100 * thread,
-                            observed_at=f"2026-11-29T10:00:{thread:02d}Z")
-               for index, name in enumerate(implementations)] for thread in range(8)]
+    bodies = [[rerun_at(reference, name, seq, median=80_000.0 * (1 + index) + 100 * thread,
+                        observed_at=f"2026-11-29T10:00:{thread:02d}Z")
+               for index, name in enumerate(IMPLEMENTATIONS) for seq in (1024, 2048)] for thread in range(8)]
     answers = post_concurrently(app, token_headers, bodies, threads=8)
     assert [status for status, _ in answers] == [201] * 8, [body for status, body in answers if status != 201]
     with app.app_context():
         reruns = current_reruns()
-        assert sorted(run.implementation for run in reruns) == sorted(implementations)
-        assert {run.observed_at.second for run in reruns} == {7}  # the newest observation of each
-        assert sorted(run.rank for run in reruns) == [1, 2, 3, 4]
-        assert Run.select().where(Run.source == "kernelindex").count() == 32
-        assert ComparisonGroup.get_by_id(reruns[0].comparison_key_id).size == 4
+        assert len(reruns) == 4 and {run.observed_at.second for run in reruns} == {7}  # the newest of each
+        assert Run.select().where(Run.source == "kernelindex").count() == 32  # every observation kept
+        assert_each_group_ranks_its_members_once(reruns, members=2)
 
 
 def run_flask(url, *args, extra_env=None):
