@@ -86,7 +86,7 @@ def is_transient(error: BaseException) -> bool:
             return True
         if any(message in str(error) for message in TRANSIENT_SQLITE_MESSAGES):
             return True
-        error = error.__cause__ or error.__context__
+        error = getattr(error, "orig", None) or error.__cause__ or error.__context__  # peewee keeps the driver's
     return False
 
 
