@@ -70,6 +70,7 @@ def import_liger(locations, commit):
 
 @import_cli.command("kernelindex")
 @click.argument("bundles", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@one_import_at_a_time
 def import_kernelindex(bundles):
     """Import KernelIndex rerun bundles (JSON lines written by ``flask rerun --out``)."""
     from ..importers.kernelindex_rerun import RerunRejected, read_bundle, record_rerun_results
