@@ -201,7 +201,7 @@ def rerun_writer(base: str, token: str, deadline: float, tally: Tally, first: da
 def phase(server: Server, paths: dict, clients: int, seconds: float, imported: Path) -> dict:
     """One bounded phase: readers, writers and an import at once; the figures of its reads."""
     tally, deadline = Tally(), time.monotonic() + seconds
-    first = datetime.now(timezone.utc) - timedelta(hours=1) + timedelta(minutes=clients)
+    first = datetime.now(timezone.utc)  # rerun n is observed n ms later: in the past when posted, never repeated
     threads = [threading.Thread(target=reader, args=(server.base, paths, deadline, tally, n)) for n in range(clients)]
     threads += [threading.Thread(target=note_writer, args=(server.base, paths["run"][n], deadline, tally))
                 for n in range(2)]
