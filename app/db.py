@@ -3,33 +3,66 @@
 SQLite in the instance folder by default; any ``playhouse.db_url`` URL
 (``postgresql://...``) when configured. Migrations live in ``migrations/`` and
 are applied by peewee-migrate's router.
+
+SQLite allows one writer at a time, so every transaction begins ``IMMEDIATE``: it
+takes the write lock up front, waiting up to ``SQLITE_BUSY_TIMEOUT_SECONDS``,
+rather than failing at once when a transaction that has read tries to write.
+PostgreSQL connections come from a pool (``DATABASE_MAX_CONNECTIONS`` per process,
+recycled after ``DATABASE_STALE_TIMEOUT_SECONDS``): a request borrows one instead of
+opening its own. ``app.locks`` serializes writers per comparison group.
 """
 
 from pathlib import Path
 
 import peewee
 from playhouse.db_url import connect
+from playhouse.pool import PooledDatabase
+
+from . import config as default_config
 
 database = peewee.DatabaseProxy()
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
 SQLITE_PRAGMAS = {"journal_mode": "wal", "foreign_keys": 1, "synchronous": "normal", "cache_size": -64000}
+POOLED_SCHEMES = {"postgres": "postgres+pool", "postgresql": "postgresql+pool"}
 
 
-def open_database(url: str) -> peewee.Database:
-    """Connect the proxy to ``url`` and return the concrete database."""
+def open_database(url: str, settings=None) -> peewee.Database:
+    """Connect the proxy to ``url`` (with the connection settings of ``settings``, an app's config)."""
+    def setting(name):
+        return (settings or {}).get(name, getattr(default_config, name))
+
+    scheme, _, rest = url.partition("://")
     if url.startswith("sqlite"):
-        concrete = connect(url, pragmas=SQLITE_PRAGMAS)
+        concrete = connect(url, pragmas=SQLITE_PRAGMAS, lock_type="IMMEDIATE",
+                           timeout=setting("SQLITE_BUSY_TIMEOUT_SECONDS"))
+    elif scheme in POOLED_SCHEMES:
+        concrete = connect(f"{POOLED_SCHEMES[scheme]}://{rest}", max_connections=setting("DATABASE_MAX_CONNECTIONS"),
+                           stale_timeout=setting("DATABASE_STALE_TIMEOUT_SECONDS"),
+                           timeout=setting("DATABASE_POOL_WAIT_SECONDS"))
     else:
         concrete = connect(url)
+    _abandon(database.obj)
     database.initialize(concrete)
     return concrete
 
 
+def _abandon(previous) -> None:
+    """The proxy is global: a pool it no longer points to would keep its connections open, so close them."""
+    if isinstance(previous, PooledDatabase):
+        previous.close_all()
+
+
 def init_app(app) -> None:
-    """Bind the proxy to the app's ``DATABASE_URL``; a connection lives for one request (flaskr's pattern)."""
-    open_database(app.config["DATABASE_URL"])
+    """Bind the proxy to the app's ``DATABASE_URL``; a connection lives for one request (flaskr's pattern).
+
+    Closing a pooled connection returns it to the pool. A database still busy after
+    ``app.locks``' retries answers 503 with Retry-After, never 500.
+    """
+    from . import locks
+
+    open_database(app.config["DATABASE_URL"], app.config)
 
     @app.before_request
     def connect():
@@ -39,6 +72,9 @@ def init_app(app) -> None:
     def close(_exception):
         if not database.is_closed():
             database.close()
+
+    for error_class in locks.TRANSIENT_ERRORS:
+        app.register_error_handler(error_class, locks.busy_response)
 
 
 def migration_router():

@@ -3,13 +3,17 @@
 ``store_runs`` is idempotent (a run whose identity is already stored is counted
 as unchanged), links superseded observations of the same measurement to the
 newest one, and re-ranks every comparison group it touched. It runs in one
-transaction, so a failure leaves the database as it was.
+transaction, so a failure leaves the database as it was, and it first locks the
+workload scopes it stores into (``app.locks``), so concurrent writers to one group
+take turns; rows other scopes share (manifests, families) are inserted in key order
+with ``ON CONFLICT DO NOTHING``, so two writers never fail or deadlock on them.
 """
 
 from dataclasses import dataclass, field
 
 from . import comparison
 from .db import database
+from .locks import lock_scopes, retried
 from .models import ComparisonGroup, Family, Manifest, Run
 from .schemas import document_errors
 
@@ -59,9 +63,11 @@ def existing_identity_keys(keys) -> set:
     return _existing(Run.identity_key, keys)
 
 
+@retried
 def store_runs(prepared: list[PreparedRun], source_file=None) -> StoreSummary:
     summary = StoreSummary()
     with database.atomic():
+        lock_scopes(run.group_shared for run in prepared)
         unique = {}
         for run in prepared:
             unique.setdefault(run.identity_key, run)
@@ -117,16 +123,17 @@ def _insert_missing_documents(runs):
         if errors:
             raise InvalidDocument(f"{document['kind']} {digest}: {errors}")
     rows = [{"digest": digest, "kind": document["kind"], "document": document}
-            for digest, document in documents.items() if digest not in present]
+            for digest, document in sorted(documents.items()) if digest not in present]
     for chunk in _chunks(rows):
-        Manifest.insert_many(chunk).execute()
+        Manifest.insert_many(chunk).on_conflict_ignore().execute()
 
 
 def _insert_missing(model, rows_by_key):
+    """Insert the rows whose keys are not stored; one a concurrent writer has just stored is skipped."""
     present = _existing(model._meta.primary_key, rows_by_key)
-    rows = [row for key, row in rows_by_key.items() if key not in present]
+    rows = [row for key, row in sorted(rows_by_key.items()) if key not in present]
     for chunk in _chunks(rows):
-        model.insert_many(chunk).execute()
+        model.insert_many(chunk).on_conflict_ignore().execute()
 
 
 def _link_supersessions(measurement_keys, touched_groups) -> int:

@@ -1,5 +1,6 @@
 """``flask import <source>``: one verb per importer in ``app.importers``."""
 
+import functools
 import sys
 from pathlib import Path
 
@@ -8,6 +9,7 @@ from flask import current_app
 from flask.cli import AppGroup
 
 from ..importers import ImportFailed
+from ..locks import DatabaseBusy, ImportRunning, import_lock
 
 import_cli = AppGroup("import", help="Import benchmark results from a source file.")
 
@@ -22,9 +24,27 @@ def expand_locations(locations):
             yield location
 
 
+def one_import_at_a_time(command):
+    """Run ``command`` holding the database's import lock; exit 1 saying why if another import keeps it
+    past ``IMPORT_LOCK_WAIT_SECONDS`` or the database stays busy."""
+    @functools.wraps(command)
+    def locked(*args, **kwargs):
+        wait = current_app.config["IMPORT_LOCK_WAIT_SECONDS"]
+        try:
+            with import_lock(wait, on_wait=lambda: click.echo(
+                    f"another import is running; waiting up to {wait:g} s for it to finish ...", err=True)):
+                return command(*args, **kwargs)
+        except (ImportRunning, DatabaseBusy) as error:
+            reason = error.description if isinstance(error, DatabaseBusy) else str(error)
+            click.echo(f"not imported (files listed above were): {reason}", err=True)
+            sys.exit(1)
+    return locked
+
+
 @import_cli.command("liger")
 @click.argument("locations", nargs=-1, required=True)
 @click.option("--commit", help="Upstream commit the file was taken from (read from a SOURCE.md beside it if absent).")
+@one_import_at_a_time
 def import_liger(locations, commit):
     """Import Liger-Kernel benchmark CSVs (paths, folders or URLs)."""
     from runners.discovery import family_definitions
@@ -62,6 +82,7 @@ def import_liger_upstream(context):
 
 @import_cli.command("kernelindex")
 @click.argument("bundles", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@one_import_at_a_time
 def import_kernelindex(bundles):
     """Import KernelIndex rerun bundles (JSON lines written by ``flask rerun --out``)."""
     from ..importers.kernelindex_rerun import RerunRejected, read_bundle, record_rerun_results

@@ -21,6 +21,7 @@ from runners.types import PASSES
 
 from .. import comparison
 from ..db import database
+from ..locks import retried
 from ..manifests import document_digest, make_document
 from ..manifests.documents import environment_document, implementation_document, protocol_document
 from ..models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, Run
@@ -202,6 +203,7 @@ def loaded_results(results: list[dict]) -> list[dict]:
     return loaded
 
 
+@retried
 def record_rerun_results(results: list[dict], families: dict | None = None) -> RecordSummary:
     """Validate every result (bundle lines, as documents), then store them all in one transaction."""
     families = family_definitions() if families is None else families

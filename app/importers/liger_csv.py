@@ -28,6 +28,7 @@ from pathlib import Path
 from runners.hardware import describe_gpu, short_name
 
 from ..db import database
+from ..locks import retried
 from ..manifests.documents import environment_document, implementation_document, protocol_document
 from ..models import SOURCE_REPORTED, SourceFile
 from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, family_title, prepare, slug,
@@ -276,6 +277,7 @@ def upstream_provenance(location: str, sha256: str) -> dict:
     return {}
 
 
+@retried
 def import_file(location: str, *, families: dict, commit: str | None = None, timeout: float = 60,
                 progress=None) -> "ImportSummary":
     """Import one Liger CSV (path or URL) in one transaction; malformed rows are reported, not stored."""
