@@ -44,6 +44,8 @@ BUILTIN_MODULES = (
     "plugins.softmax.cuda",
     "plugins.sparsemax.cpu",
     "plugins.sparsemax.cuda",
+    "plugins.relu_squared.cpu",
+    "plugins.relu_squared.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
