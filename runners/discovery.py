@@ -46,6 +46,8 @@ BUILTIN_MODULES = (
     "plugins.sparsemax.cuda",
     "plugins.relu_squared.cpu",
     "plugins.relu_squared.cuda",
+    "plugins.embedding.cpu",
+    "plugins.embedding.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
