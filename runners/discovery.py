@@ -48,6 +48,8 @@ BUILTIN_MODULES = (
     "plugins.relu_squared.cuda",
     "plugins.embedding.cpu",
     "plugins.embedding.cuda",
+    "plugins.sparse_multi_token_attention.cpu",
+    "plugins.sparse_multi_token_attention.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"

@@ -36,13 +36,15 @@ LIGER = ModuleComparator(
     targets=("cuda",),
 )
 
+FLOPS_PER_ELEMENT = (4, 4)
+"""Forward: finding tau (a compare and an add), then subtract and clamp. Backward: the support indicator, the
+support's sum of dy, subtracting its mean, masking."""
+
 FAMILY = FormulatedFamily(
     definition=SPARSEMAX,
     formulation=sparsemax,
     description="sort, cumulative sums, support size k, tau = (top-k sum - 1) / k, max(input - tau, 0)",
     inputs={"input": normal()},
-    # per element: forward 4 (finding tau: a compare and an add; then subtract and clamp); backward 4 (the support
-    # indicator, the support's sum of dy, subtracting its mean, masking)
-    flop_count=flops_per_element(4, 4, "batch", "seq", "hidden"),
+    flop_count=flops_per_element(*FLOPS_PER_ELEMENT, "batch", "seq", "hidden"),
     comparators=(LIGER,),
 )
