@@ -1,4 +1,4 @@
-"""The ReLU² plugins: every CPU implementation against float64, every upstream row."""
+"""The squared ReLU plugins: every CPU implementation against float64, every upstream row."""
 
 from plugins.relu_squared.reference import FAMILY
 

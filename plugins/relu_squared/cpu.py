@@ -1,4 +1,4 @@
-"""ReLU² on the CPU: torch and torch.compile of the formulation."""
+"""Squared ReLU on the CPU: torch and torch.compile of the formulation."""
 
 from plugins.relu_squared.reference import FAMILY
 

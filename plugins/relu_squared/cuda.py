@@ -1,4 +1,4 @@
-"""ReLU² on CUDA GPUs: torch, torch.compile and Liger-Kernel's LigerReLUSquared."""
+"""Squared ReLU on CUDA GPUs: torch, torch.compile and Liger-Kernel's LigerReLUSquared."""
 
 from plugins.relu_squared.reference import FAMILY
 

@@ -1,4 +1,4 @@
-"""The ReLU² family as data (no torch needed).
+"""The squared ReLU family as data (no torch needed).
 
 ``input [tokens, hidden]``, activated element by element. Upstream's rows sweep ``N``
 (hidden) at ``M`` (tokens) 4096; its newer scripts say ``BT`` and ``hidden_size``.
@@ -9,7 +9,7 @@ from runners.types import FamilyDefinition
 
 RELU_SQUARED = FamilyDefinition(
     name="relu_squared",
-    title="ReLU²",
+    title="Squared ReLU",
     parameters=("tokens", "hidden"),
     derive_tensors=shapes(input=("tokens", "hidden")),
     aliases={"M": "tokens", "BT": "tokens", "N": "hidden", "hidden_size": "hidden"},

@@ -1,4 +1,4 @@
-"""The one reference for ReLU², shared by every target and the tests.
+"""The one reference for squared ReLU, shared by every target and the tests.
 
 Element by element::
 
