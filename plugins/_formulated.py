@@ -18,7 +18,7 @@ A family is one package, ``plugins/<family>/``, of four short modules:
     ``torch_compile`` runs ``torch.compile`` of it and the float64 correctness reference
     runs it on float64 copies: three uses, one function, so they cannot drift apart.
     Beside it: how each input is drawn (:func:`normal`, :func:`uniform`,
-    :func:`linear_weight`), the FLOP count of each pass (:func:`flops_per_element` for a
+    :func:`linear_weight`, :func:`indices_below` for integer indices), the FLOP count of each pass (:func:`flops_per_element` for a
     few operations per element, else a function ending in :func:`by_pass`), and the
     library comparators upstream benchmarked (:class:`ModuleComparator`, named exactly as
     upstream's ``kernel_provider`` so reruns land in the same comparisons), all bound as
@@ -68,14 +68,18 @@ attention's host-loop module against its gather formulation) uses
 
 What the scaffolding decides for every family
 ---------------------------------------------
-* Inputs are drawn on the CPU in float32 from ``torch.Generator().manual_seed(seed)``,
-  tensor by tensor in the definition's order, then cast and moved: the same on every
-  host. The upstream gradient is standard normal from ``seed + 7919``
+* Inputs are drawn on the CPU in float32 (indices in int64) from
+  ``torch.Generator().manual_seed(seed)``, tensor by tensor in the definition's order, then
+  cast to their definition's dtype and moved: the same on every host. The upstream gradient is standard normal from ``seed + 7919``
   (:data:`plugins._family.GRAD_OUTPUT_SEED_OFFSET`), shaped like the formulation's output
   (found by running it on meta tensors).
 * The least bytes of a pass: forward reads every input and writes the output; backward
-  reads every input and the upstream gradient and writes a gradient per input; full does
-  both (reads inputs and upstream gradient, writes output and gradients).
+  reads every input and the upstream gradient and writes a gradient per floating input;
+  full does both (reads inputs and upstream gradient, writes output and gradients). A
+  family that need not read all of an input (an embedding reads only the rows its
+  indices name) gives its own ``byte_count``.
+* Integer inputs (indices) are passed as they are to every implementation and to the
+  float64 reference: never cast, never differentiated.
 * A comparator's module is built on the workload's device, then every parameter is
   replaced by the workload's own tensor (``torch.nn.Parameter`` shares its storage), so
   the harness's fresh values reach each call and gradients come back by the workload's
@@ -97,8 +101,8 @@ import torch
 
 from plugins._family import GRAD_OUTPUT_SEED_OFFSET
 from runners import hookimpl
-from runners.types import (TARGETS, FamilyDefinition, Implementation, KernelPlugin, PreparedPass, Workload,
-                           WorkloadCost, torch_dtype)
+from runners.types import (TARGETS, FamilyDefinition, Implementation, KernelPlugin, PreparedPass, TensorSpec,
+                           Workload, WorkloadCost, torch_dtype)
 
 Draw = Callable[[tuple[int, ...], torch.Generator], torch.Tensor]
 """How one input's values are drawn: ``draw(shape, generator)`` gives a float32 CPU tensor."""
@@ -120,6 +124,22 @@ def linear_weight() -> Draw:
         bound = shape[-1] ** -0.5
         return (torch.rand(shape, generator=generator) * 2 - 1) * bound
     return draw
+
+
+@dataclass(frozen=True)
+class IndicesBelow:
+    """Integer indices uniform in ``[0, values[bound])`` (token ids below the vocabulary size), as int64."""
+
+    bound: str
+
+    def __call__(self, shape: tuple[int, ...], generator: torch.Generator, values: Mapping[str, Any]) -> torch.Tensor:
+        return torch.randint(values[self.bound], shape, generator=generator)
+
+
+def indices_below(bound: str) -> IndicesBelow:
+    """The draw of indices below the parameter ``bound`` (``indices_below("vocab")``); the tensor's definition
+    dtype is ``int64`` (:func:`plugins._shapes.shapes`' ``dtypes``)."""
+    return IndicesBelow(bound)
 
 
 def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
@@ -180,9 +200,11 @@ class ModuleComparator:
                 owner, _, attribute = self.parameters[name].rpartition(".")
                 leaves[name] = torch.nn.Parameter(tensor)  # shares the workload tensor's storage
                 setattr(module.get_submodule(owner), attribute, leaves[name])
-            else:
+            elif tensor.is_floating_point():
                 leaves[name] = tensor.requires_grad_(True)
                 inputs.append(leaves[name])
+            else:
+                inputs.append(tensor)  # indices: an input with no gradient
         return PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, workload.tensors["grad_output"])
 
 
@@ -212,7 +234,9 @@ class FormulatedFamily:
     tensors (by definition name) and the parameters or options its keyword-only
     arguments name; ``description`` says how, in a few words, on the ``torch`` and
     ``torch_compile`` records. ``inputs`` draws each tensor; ``flop_count(values, pass_)``
-    counts the necessary floating-point operations (a multiply-add is 2).
+    counts the necessary floating-point operations (a multiply-add is 2);
+    ``byte_count(values, dtype, pass_)``, when given, the least bytes in place of every
+    input read once.
     """
 
     definition: FamilyDefinition
@@ -221,6 +245,7 @@ class FormulatedFamily:
     inputs: Mapping[str, Draw]
     flop_count: Callable[[Mapping[str, Any], str], int]
     comparators: tuple[ModuleComparator, ...] = ()
+    byte_count: Callable[[Mapping[str, Any], str, str], int] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "inputs", MappingProxyType(dict(self.inputs)))
@@ -238,7 +263,7 @@ class FormulatedFamily:
 
     def output_shape(self, values: Mapping[str, Any]) -> tuple[int, ...]:
         """The forward output's shape, from the formulation run on meta tensors (no memory, no arithmetic)."""
-        tensors = {spec.name: torch.empty(spec.shape, device="meta")
+        tensors = {spec.name: torch.empty(spec.shape, dtype=torch_dtype(spec.dtype), device="meta")
                    for spec in self.definition.tensors(values, "fp32")}
         return tuple(self.formulation(**tensors, **self.keywords(values)).shape)
 
@@ -265,12 +290,16 @@ class FormulatedFamily:
 
     # ------------------------------------------------------------------ the hooks every target shares
 
+    def draw(self, spec: TensorSpec, generator: torch.Generator, values: Mapping[str, Any]) -> torch.Tensor:
+        """One input on the CPU, as its draw makes it (indices need the workload's values for their bound)."""
+        draw = self.inputs[spec.name]
+        return draw(spec.shape, generator, values) if isinstance(draw, IndicesBelow) else draw(spec.shape, generator)
+
     @hookimpl
     def build_workload(self, parameters, dtype, options, seed, device):
         values = {**parameters, **options}
         generator = torch.Generator().manual_seed(seed)
-        tensors = {spec.name: self.inputs[spec.name](spec.shape, generator).to(device=device,
-                                                                                dtype=torch_dtype(dtype))
+        tensors = {spec.name: self.draw(spec, generator, values).to(device=device, dtype=torch_dtype(spec.dtype))
                    for spec in self.definition.tensors(values, dtype)}
         generator = torch.Generator().manual_seed(seed + GRAD_OUTPUT_SEED_OFFSET)
         grad_output = torch.randn(self.output_shape(values), generator=generator)
@@ -281,14 +310,21 @@ class FormulatedFamily:
     def reference_outputs(self, workload, pass_):
         return self.prepare_formulation(self.formulation, workload, pass_, float64=True).run_once()
 
+    def least_bytes(self, values: Mapping[str, Any], dtype: str, pass_: str) -> int:
+        """Every input read once, the output (or its gradient) once, a gradient per floating input written."""
+        specs = self.definition.tensors(values, dtype)
+        inputs = sum(math.prod(spec.shape) * element_size(spec.dtype) for spec in specs)
+        gradients = sum(math.prod(spec.shape) * element_size(spec.dtype) for spec in specs
+                        if torch_dtype(spec.dtype).is_floating_point)
+        output = math.prod(self.output_shape(values)) * element_size(dtype)
+        return {"forward": inputs + output, "backward": inputs + output + gradients,
+                "full": inputs + 2 * output + gradients}[pass_]
+
     @hookimpl
     def workload_cost(self, parameters, dtype, options, pass_):
         values = {**parameters, **options}
-        inputs = sum(math.prod(spec.shape) for spec in self.definition.tensors(values, dtype))
-        output = math.prod(self.output_shape(values))
-        elements = {"forward": inputs + output, "backward": 2 * inputs + output,
-                    "full": 2 * inputs + 2 * output}[pass_]
-        return WorkloadCost(flops=self.flop_count(values, pass_), bytes=element_size(dtype) * elements)
+        byte_count = self.byte_count or self.least_bytes
+        return WorkloadCost(flops=self.flop_count(values, pass_), bytes=byte_count(values, dtype, pass_))
 
     # ------------------------------------------------------------------ targets
 

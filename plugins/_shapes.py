@@ -8,6 +8,8 @@ A definition module stays plain data (no torch)::
         aliases={"M": "tokens", "H": "hidden"},
     )
 
+Every tensor has the workload's dtype but those ``dtypes`` names (an embedding's indices:
+``shapes(indices=("batch", "seq"), weight=("vocab", "hidden"), dtypes={"indices": "int64"})``).
 A family whose tensors depend on an option (a bias that may be turned off) writes its
 own ``derive_tensors`` instead, as multi-token attention does.
 """
@@ -25,12 +27,18 @@ class TensorShapes:
     """Each tensor's dimensions, in order: a parameter's name or a fixed size. Called as ``derive_tensors``."""
 
     dimensions: tuple[tuple[str, tuple[str | int, ...]], ...]
+    dtypes: tuple[tuple[str, str], ...] = ()
+    """The tensors whose dtype is fixed, not the workload's (indices), with it."""
 
     def __call__(self, values: Mapping[str, Any], dtype: str) -> tuple[TensorSpec, ...]:
-        return tuple(TensorSpec(name, dtype, tuple(values[size] if isinstance(size, str) else size for size in sizes))
+        fixed = dict(self.dtypes)
+        return tuple(TensorSpec(name, fixed.get(name, dtype),
+                                tuple(values[size] if isinstance(size, str) else size for size in sizes))
                      for name, sizes in self.dimensions)
 
 
-def shapes(**tensors: tuple[str | int, ...]) -> TensorShapes:
-    """``shapes(input=("tokens", "hidden"), weight=("hidden",))``: tensors in the order given."""
-    return TensorShapes(tuple((name, tuple(sizes)) for name, sizes in tensors.items()))
+def shapes(*, dtypes: Mapping[str, str] | None = None, **tensors: tuple[str | int, ...]) -> TensorShapes:
+    """``shapes(input=("tokens", "hidden"), weight=("hidden",))``: tensors in the order given, of the workload's
+    dtype but those ``dtypes`` fixes."""
+    return TensorShapes(tuple((name, tuple(sizes)) for name, sizes in tensors.items()),
+                        tuple((dtypes or {}).items()))

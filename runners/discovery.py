@@ -42,6 +42,14 @@ BUILTIN_MODULES = (
     "plugins.geglu.cuda",
     "plugins.softmax.cpu",
     "plugins.softmax.cuda",
+    "plugins.sparsemax.cpu",
+    "plugins.sparsemax.cuda",
+    "plugins.relu_squared.cpu",
+    "plugins.relu_squared.cuda",
+    "plugins.embedding.cpu",
+    "plugins.embedding.cuda",
+    "plugins.sparse_multi_token_attention.cpu",
+    "plugins.sparse_multi_token_attention.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"

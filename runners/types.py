@@ -273,20 +273,26 @@ class PreparedPass:
     def on_workload(cls, forward: Callable[[Mapping[str, Any]], Any], workload: "Workload", pass_: str,
                     settled_details: Callable[[], Mapping[str, Any]] | None = None,
                     float64: bool = False) -> "PreparedPass":
-        """:meth:`autograd` of ``forward(leaves)`` over every workload tensor but ``grad_output``.
+        """:meth:`autograd` of ``forward(inputs)`` over every floating workload tensor but ``grad_output``.
 
         The leaves are the workload's own tensors set to require grad (so the harness's
         fresh values reach every call), or with ``float64`` detached float64 copies and a
-        float64 upstream gradient, as a ``reference_outputs`` hook computes.
+        float64 upstream gradient, as a ``reference_outputs`` hook computes. Integer
+        tensors (an embedding's indices) are inputs as they are, with no gradient.
         """
         tensors = {name: tensor for name, tensor in workload.tensors.items() if name != "grad_output"}
         grad_output = workload.tensors["grad_output"]
+
+        def leaf(tensor):
+            if not tensor.is_floating_point():
+                return tensor  # indices: passed as they are, never widened nor differentiated
+            return (tensor.detach().double() if float64 else tensor).requires_grad_(True)
+
+        inputs = {name: leaf(tensor) for name, tensor in tensors.items()}
+        leaves = {name: tensor for name, tensor in inputs.items() if tensor.requires_grad}
         if float64:
-            leaves = {name: tensor.detach().double().requires_grad_(True) for name, tensor in tensors.items()}
             grad_output = grad_output.double()
-        else:
-            leaves = {name: tensor.requires_grad_(True) for name, tensor in tensors.items()}
-        return cls.autograd(lambda: forward(leaves), pass_, leaves, grad_output, settled_details)
+        return cls.autograd(lambda: forward(inputs), pass_, leaves, grad_output, settled_details)
 
 
 @dataclass(frozen=True)
@@ -361,10 +367,10 @@ DTYPE_NAMES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64":
 
 
 def torch_dtype(name: str):
-    """``torch.bfloat16`` for ``bf16``, and so on."""
+    """``torch.bfloat16`` for ``bf16``, and so on; torch's own names (``int64``, for indices) too."""
     import torch
 
-    return getattr(torch, DTYPE_NAMES[name])
+    return getattr(torch, DTYPE_NAMES.get(name, name))
 
 
 def dtype_name(dtype) -> str:
