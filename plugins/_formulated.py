@@ -20,8 +20,9 @@ A family is one package, ``plugins/<family>/``, of four short modules:
     Beside it: how each input is drawn (:func:`normal`, :func:`uniform`,
     :func:`linear_weight`), the FLOP count of each pass (:func:`flops_per_element` for a
     few operations per element, else a function ending in :func:`by_pass`), and the
-    library comparators upstream benchmarked (:class:`ModuleComparator`, named exactly as
-    upstream's ``kernel_provider`` so reruns land in the same comparisons), all bound as
+    library comparators upstream benchmarked (:class:`ModuleComparator` or
+    :class:`FunctionComparator`, named exactly as upstream's ``kernel_provider`` so reruns
+    land in the same comparisons), all bound as
     ``FAMILY = FormulatedFamily(...)``.
 
 ``cpu.py`` and ``cuda.py``
@@ -57,7 +58,20 @@ A library comparator is one record; Liger's RMSNorm module, given the workload's
                              construct=lambda module_class, values: module_class(values["hidden"], eps=values["eps"]),
                              parameters={"weight": "weight"}, targets=("cuda",))
 
-``plugins/rms_norm`` is a complete family to copy. Its tests are two calls into
+A library *function* upstream timed (RoPE's ``liger_rotary_pos_emb``) is a
+:class:`FunctionComparator`: it is called on the workload's tensors in definition order,
+plus the keywords its ``keywords(values)`` reads from the workload::
+
+    LIGER = FunctionComparator(name="liger", project="Liger-Kernel", distribution="liger-kernel",
+                               function="liger_kernel.transformers.rope:liger_rotary_pos_emb", targets=("cuda",))
+
+A formulation may return several tensors (RoPE's rotated query and key): ``outputs``
+names them in order, and they are checked and differentiated together. Inputs no gradient
+is taken for (RoPE's cos and sin tables) are ``no_grad_inputs``: they never require grad
+and have no ``grad_<name>`` output.
+
+``plugins/rms_norm`` is a complete family to copy; ``plugins/rope`` one with a function
+comparator, two outputs and inputs without gradients. Its tests are two calls into
 ``tests/family_support.py``: every CPU implementation on one tiny workload against the
 float64 reference, and every upstream row of the family mapped to a workload both
 plugins build.
@@ -72,10 +86,12 @@ What the scaffolding decides for every family
   tensor by tensor in the definition's order, then cast and moved: the same on every
   host. The upstream gradient is standard normal from ``seed + 7919``
   (:data:`plugins._family.GRAD_OUTPUT_SEED_OFFSET`), shaped like the formulation's output
-  (found by running it on meta tensors).
+  (found by running it on meta tensors); with several outputs it is one flat tensor of all
+  their elements, which each pass splits into a view per output, in order (the harness
+  knows one ``grad_output``).
 * The least bytes of a pass: forward reads every input and writes the output; backward
-  reads every input and the upstream gradient and writes a gradient per input; full does
-  both (reads inputs and upstream gradient, writes output and gradients).
+  reads every input and the upstream gradient and writes a gradient per differentiated
+  input; full does both (reads inputs and upstream gradient, writes output and gradients).
 * A comparator's module is built on the workload's device, then every parameter is
   replaced by the workload's own tensor (``torch.nn.Parameter`` shares its storage), so
   the harness's fresh values reach each call and gradients come back by the workload's
@@ -89,7 +105,7 @@ import importlib
 import importlib.metadata
 import inspect
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
@@ -127,6 +143,15 @@ def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.to(torch.promote_types(tensor.dtype, torch.float32))
 
 
+def load_attribute(path: str) -> Any:
+    """``"package.module:name"`` imported, or None when its library does not import here."""
+    module_name, _, attribute = path.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except ImportError:
+        return None
+
+
 @dataclass(frozen=True)
 class ModuleComparator:
     """A library's ``torch.nn.Module`` that upstream benchmarked, stated as data.
@@ -154,11 +179,7 @@ class ModuleComparator:
 
     def load(self) -> type | None:
         """The module class, or None when its library does not import here."""
-        module_name, _, class_name = self.module.partition(":")
-        try:
-            return getattr(importlib.import_module(module_name), class_name)
-        except ImportError:
-            return None
+        return load_attribute(self.module)
 
     def implementation(self) -> Implementation:
         return Implementation(self.name, self.project, importlib.metadata.version(self.distribution),
@@ -184,6 +205,43 @@ class ModuleComparator:
                 leaves[name] = tensor.requires_grad_(True)
                 inputs.append(leaves[name])
         return PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, workload.tensors["grad_output"])
+
+
+@dataclass(frozen=True)
+class FunctionComparator:
+    """A library's function that upstream benchmarked, stated as data (RoPE's ``apply_rotary_pos_emb``).
+
+    ``name`` is upstream's ``kernel_provider`` for it; ``function`` is
+    ``"package.module:function"``, called as the formulation is: on the workload's tensors
+    (positionally, in definition order) and the keywords ``keywords(values)`` builds from
+    its parameters and options, returning the family's ``outputs`` in order. The tensors
+    are the very ones the formulation gets, so the same inputs are differentiated.
+    """
+
+    name: str
+    project: str
+    distribution: str
+    function: str
+    keywords: Callable[[Mapping[str, Any]], Mapping[str, Any]] = lambda values: {}
+    targets: tuple[str, ...] = TARGETS
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+
+    def load(self) -> Callable[..., Any] | None:
+        """The function, or None when its library does not import here."""
+        return load_attribute(self.function)
+
+    def implementation(self) -> Implementation:
+        return Implementation(self.name, self.project, importlib.metadata.version(self.distribution),
+                              {"function": self.function.replace(":", "."), **self.details})
+
+    def prepare(self, function: Callable[..., Any], workload: Workload, pass_: str,
+                family: "FormulatedFamily") -> PreparedPass:
+        """The function called on the workload's own tensors, as ``family`` calls its formulation."""
+        keywords = dict(self.keywords(workload.values))
+        return family.prepare_call(lambda tensors: function(*tensors.values(), **keywords), workload, pass_)
 
 
 def by_pass(forward: int, backward: int, pass_: str) -> int:
@@ -213,6 +271,8 @@ class FormulatedFamily:
     arguments name; ``description`` says how, in a few words, on the ``torch`` and
     ``torch_compile`` records. ``inputs`` draws each tensor; ``flop_count(values, pass_)``
     counts the necessary floating-point operations (a multiply-add is 2).
+    ``outputs`` names what the formulation returns (a tuple when more than one);
+    ``no_grad_inputs`` are tensors no pass differentiates.
     """
 
     definition: FamilyDefinition
@@ -220,7 +280,9 @@ class FormulatedFamily:
     description: str
     inputs: Mapping[str, Draw]
     flop_count: Callable[[Mapping[str, Any], str], int]
-    comparators: tuple[ModuleComparator, ...] = ()
+    comparators: tuple[ModuleComparator | FunctionComparator, ...] = ()
+    outputs: tuple[str, ...] = ("output",)
+    no_grad_inputs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "inputs", MappingProxyType(dict(self.inputs)))
@@ -236,11 +298,17 @@ class FormulatedFamily:
         return {name: values[name] for name, parameter in signature.parameters.items()
                 if parameter.kind is parameter.KEYWORD_ONLY and name in values}
 
-    def output_shape(self, values: Mapping[str, Any]) -> tuple[int, ...]:
-        """The forward output's shape, from the formulation run on meta tensors (no memory, no arithmetic)."""
+    def output_shapes(self, values: Mapping[str, Any]) -> tuple[tuple[int, ...], ...]:
+        """Each forward output's shape, from the formulation run on meta tensors (no memory, no arithmetic)."""
         tensors = {spec.name: torch.empty(spec.shape, device="meta")
                    for spec in self.definition.tensors(values, "fp32")}
-        return tuple(self.formulation(**tensors, **self.keywords(values)).shape)
+        outputs = self.formulation(**tensors, **self.keywords(values))
+        return tuple(tuple(output.shape) for output in (outputs if len(self.outputs) > 1 else (outputs,)))
+
+    def grad_output_shape(self, values: Mapping[str, Any]) -> tuple[int, ...]:
+        """The output's shape, or with several outputs the flat count of all their elements."""
+        shapes = self.output_shapes(values)
+        return shapes[0] if len(shapes) == 1 else (sum(math.prod(shape) for shape in shapes),)
 
     @property
     def torch_implementations(self) -> tuple[Implementation, Implementation]:
@@ -249,11 +317,39 @@ class FormulatedFamily:
                 Implementation("torch_compile", "PyTorch", torch.__version__,
                                {"formulation": self.description, "compiler": "torch.compile", "mode": "default"}))
 
+    def prepare_call(self, call: Callable[[Mapping[str, torch.Tensor]], Any], workload: Workload, pass_: str,
+                     float64: bool = False) -> PreparedPass:
+        """:meth:`PreparedPass.autograd` of ``call(tensors)`` over the workload's tensors but ``grad_output``.
+
+        Every tensor but the ``no_grad_inputs`` is a leaf that requires grad: the workload's
+        own (so the harness's fresh values reach every call), or with ``float64`` detached
+        float64 copies and a float64 upstream gradient, as ``reference_outputs`` computes.
+        Several outputs are returned by their names, each with its view of ``grad_output``.
+        """
+        tensors = {name: tensor for name, tensor in workload.tensors.items() if name != "grad_output"}
+        grad_output = workload.tensors["grad_output"]
+        if float64:
+            tensors = {name: tensor.detach().double() for name, tensor in tensors.items()}
+            grad_output = grad_output.double()
+        leaves = {name: tensor.requires_grad_(True) for name, tensor in tensors.items()
+                  if name not in self.no_grad_inputs}
+        if len(self.outputs) == 1:
+            return PreparedPass.autograd(lambda: call(tensors), pass_, leaves, grad_output)
+        shapes = self.output_shapes(workload.values)
+        grad_outputs = tuple(part.view(shape) for part, shape in
+                             zip(grad_output.split([math.prod(shape) for shape in shapes]), shapes))
+        prepared = PreparedPass.autograd(lambda: tuple(call(tensors)), pass_, leaves, grad_outputs)
+
+        def run_named():  # autograd's "output" is the tuple of outputs (absent from a backward pass)
+            outputs = dict(prepared.run())
+            return {**dict(zip(self.outputs, outputs.pop("output", ()))), **outputs}
+
+        return replace(prepared, run=run_named)
+
     def prepare_formulation(self, function: Callable[..., torch.Tensor], workload: Workload, pass_: str,
                             float64: bool = False) -> PreparedPass:
         keywords = self.keywords(workload.values)
-        return PreparedPass.on_workload(lambda leaves: function(**leaves, **keywords), workload, pass_,
-                                        float64=float64)
+        return self.prepare_call(lambda tensors: function(**tensors, **keywords), workload, pass_, float64=float64)
 
     def prepare_torch(self, implementation: Implementation, workload: Workload, pass_: str) -> PreparedPass | None:
         """The pass of ``torch`` or ``torch_compile`` (compiled afresh for each prepared pass); None for others."""
@@ -273,7 +369,7 @@ class FormulatedFamily:
                                                                                 dtype=torch_dtype(dtype))
                    for spec in self.definition.tensors(values, dtype)}
         generator = torch.Generator().manual_seed(seed + GRAD_OUTPUT_SEED_OFFSET)
-        grad_output = torch.randn(self.output_shape(values), generator=generator)
+        grad_output = torch.randn(self.grad_output_shape(values), generator=generator)
         tensors["grad_output"] = grad_output.to(device=device, dtype=torch_dtype(dtype))
         return tensors
 
@@ -284,10 +380,12 @@ class FormulatedFamily:
     @hookimpl
     def workload_cost(self, parameters, dtype, options, pass_):
         values = {**parameters, **options}
-        inputs = sum(math.prod(spec.shape) for spec in self.definition.tensors(values, dtype))
-        output = math.prod(self.output_shape(values))
-        elements = {"forward": inputs + output, "backward": 2 * inputs + output,
-                    "full": 2 * inputs + 2 * output}[pass_]
+        specs = self.definition.tensors(values, dtype)
+        inputs = sum(math.prod(spec.shape) for spec in specs)
+        gradients = sum(math.prod(spec.shape) for spec in specs if spec.name not in self.no_grad_inputs)
+        output = sum(math.prod(shape) for shape in self.output_shapes(values))
+        elements = {"forward": inputs + output, "backward": inputs + output + gradients,
+                    "full": inputs + 2 * output + gradients}[pass_]
         return WorkloadCost(flops=self.flop_count(values, pass_), bytes=element_size(dtype) * elements)
 
     # ------------------------------------------------------------------ targets
@@ -296,9 +394,9 @@ class FormulatedFamily:
         """This family on one target: torch, torch_compile, then each comparator that runs there and imports."""
         loaded = {}
         for comparator in self.comparators:
-            module_class = comparator.load() if target in comparator.targets else None
-            if module_class is not None:
-                loaded[comparator.name] = (comparator, module_class)
+            library_object = comparator.load() if target in comparator.targets else None
+            if library_object is not None:
+                loaded[comparator.name] = (comparator, library_object)
         record = KernelPlugin(
             family=self.definition, target=target, description=description,
             implementations=(*self.torch_implementations,
@@ -312,7 +410,8 @@ class FamilyTarget:
 
     family: FormulatedFamily
     record: KernelPlugin
-    loaded: Mapping[str, tuple[ModuleComparator, type]]
+    loaded: Mapping[str, tuple[ModuleComparator | FunctionComparator, Any]]
+    """Each listed comparator with its imported module class or function."""
 
     @hookimpl
     def kernel_plugin(self):
@@ -321,6 +420,8 @@ class FamilyTarget:
     @hookimpl
     def prepare_pass(self, implementation, workload, pass_):
         if implementation.name in self.loaded:
-            comparator, module_class = self.loaded[implementation.name]
-            return comparator.prepare(module_class, workload, pass_)
+            comparator, loaded = self.loaded[implementation.name]
+            if isinstance(comparator, FunctionComparator):  # called on the tensors as the formulation is
+                return comparator.prepare(loaded, workload, pass_, self.family)
+            return comparator.prepare(loaded, workload, pass_)
         return self.family.prepare_torch(implementation, workload, pass_)

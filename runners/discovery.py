@@ -42,6 +42,8 @@ BUILTIN_MODULES = (
     "plugins.geglu.cuda",
     "plugins.softmax.cpu",
     "plugins.softmax.cuda",
+    "plugins.rope.cpu",
+    "plugins.rope.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
