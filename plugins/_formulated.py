@@ -20,8 +20,9 @@ A family is one package, ``plugins/<family>/``, of four short modules:
     Beside it: how each input is drawn (:func:`normal`, :func:`uniform`,
     :func:`linear_weight`, :func:`indices_below` for integer indices), the FLOP count of each pass (:func:`flops_per_element` for a
     few operations per element, else a function ending in :func:`by_pass`), and the
-    library comparators upstream benchmarked (:class:`ModuleComparator`, named exactly as
-    upstream's ``kernel_provider`` so reruns land in the same comparisons), all bound as
+    library comparators upstream benchmarked (:class:`ModuleComparator` or
+    :class:`FunctionComparator`, named exactly as upstream's ``kernel_provider`` so reruns
+    land in the same comparisons), all bound as
     ``FAMILY = FormulatedFamily(...)``.
 
 ``cpu.py`` and ``cuda.py``
@@ -57,7 +58,20 @@ A library comparator is one record; Liger's RMSNorm module, given the workload's
                              construct=lambda module_class, values: module_class(values["hidden"], eps=values["eps"]),
                              parameters={"weight": "weight"}, targets=("cuda",))
 
-``plugins/rms_norm`` is a complete family to copy. Its tests are two calls into
+A library *function* upstream timed (RoPE's ``liger_rotary_pos_emb``) is a
+:class:`FunctionComparator`: it is called on the workload's tensors in definition order,
+plus the keywords its ``keywords(values)`` reads from the workload::
+
+    LIGER = FunctionComparator(name="liger", project="Liger-Kernel", distribution="liger-kernel",
+                               function="liger_kernel.transformers.rope:liger_rotary_pos_emb", targets=("cuda",))
+
+A formulation may return several tensors (RoPE's rotated query and key): ``outputs``
+names them in order, and they are checked and differentiated together. Inputs no gradient
+is taken for (RoPE's cos and sin tables) are ``no_grad_inputs``: they never require grad
+and have no ``grad_<name>`` output.
+
+``plugins/rms_norm`` is a complete family to copy; ``plugins/rope`` one with a function
+comparator, two outputs and inputs without gradients. Its tests are two calls into
 ``tests/family_support.py``: every CPU implementation on one tiny workload against the
 float64 reference, and every upstream row of the family mapped to a workload both
 plugins build.
@@ -72,12 +86,14 @@ What the scaffolding decides for every family
   ``torch.Generator().manual_seed(seed)``, tensor by tensor in the definition's order, then
   cast to their definition's dtype and moved: the same on every host. The upstream gradient is standard normal from ``seed + 7919``
   (:data:`plugins._family.GRAD_OUTPUT_SEED_OFFSET`), shaped like the formulation's output
-  (found by running it on meta tensors).
+  (found by running it on meta tensors); with several outputs it is one flat tensor of all
+  their elements, which each pass splits into a view per output, in order (the harness
+  knows one ``grad_output``).
 * The least bytes of a pass: forward reads every input and writes the output; backward
-  reads every input and the upstream gradient and writes a gradient per floating input;
-  full does both (reads inputs and upstream gradient, writes output and gradients). A
-  family that need not read all of an input (an embedding reads only the rows its
-  indices name) gives its own ``byte_count``.
+  reads every input and the upstream gradient and writes a gradient per differentiated
+  floating input; full does both (reads inputs and upstream gradient, writes outputs and
+  gradients). A family that need not read all of an input (an embedding reads only the
+  rows its indices name) gives its own ``byte_count``.
 * Integer inputs (indices) are passed as they are to every implementation and to the
   float64 reference: never cast, never differentiated.
 * A comparator's module is built on the workload's device, then every parameter is
@@ -93,7 +109,7 @@ import importlib
 import importlib.metadata
 import inspect
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
@@ -147,6 +163,15 @@ def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.to(torch.promote_types(tensor.dtype, torch.float32))
 
 
+def load_attribute(path: str) -> Any:
+    """``"package.module:name"`` imported, or None when its library does not import here."""
+    module_name, _, attribute = path.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except ImportError:
+        return None
+
+
 @dataclass(frozen=True)
 class ModuleComparator:
     """A library's ``torch.nn.Module`` that upstream benchmarked, stated as data.
@@ -174,11 +199,7 @@ class ModuleComparator:
 
     def load(self) -> type | None:
         """The module class, or None when its library does not import here."""
-        module_name, _, class_name = self.module.partition(":")
-        try:
-            return getattr(importlib.import_module(module_name), class_name)
-        except ImportError:
-            return None
+        return load_attribute(self.module)
 
     def implementation(self) -> Implementation:
         return Implementation(self.name, self.project, importlib.metadata.version(self.distribution),
@@ -206,6 +227,43 @@ class ModuleComparator:
             else:
                 inputs.append(tensor)  # indices: an input with no gradient
         return PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, workload.tensors["grad_output"])
+
+
+@dataclass(frozen=True)
+class FunctionComparator:
+    """A library's function that upstream benchmarked, stated as data (RoPE's ``apply_rotary_pos_emb``).
+
+    ``name`` is upstream's ``kernel_provider`` for it; ``function`` is
+    ``"package.module:function"``, called as the formulation is: on the workload's tensors
+    (positionally, in definition order) and the keywords ``keywords(values)`` builds from
+    its parameters and options, returning the family's ``outputs`` in order. The tensors
+    are the very ones the formulation gets, so the same inputs are differentiated.
+    """
+
+    name: str
+    project: str
+    distribution: str
+    function: str
+    keywords: Callable[[Mapping[str, Any]], Mapping[str, Any]] = lambda values: {}
+    targets: tuple[str, ...] = TARGETS
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+
+    def load(self) -> Callable[..., Any] | None:
+        """The function, or None when its library does not import here."""
+        return load_attribute(self.function)
+
+    def implementation(self) -> Implementation:
+        return Implementation(self.name, self.project, importlib.metadata.version(self.distribution),
+                              {"function": self.function.replace(":", "."), **self.details})
+
+    def prepare(self, function: Callable[..., Any], workload: Workload, pass_: str,
+                family: "FormulatedFamily") -> PreparedPass:
+        """The function called on the workload's own tensors, as ``family`` calls its formulation."""
+        keywords = dict(self.keywords(workload.values))
+        return family.prepare_call(lambda tensors: function(*tensors.values(), **keywords), workload, pass_)
 
 
 def by_pass(forward: int, backward: int, pass_: str) -> int:
@@ -236,7 +294,8 @@ class FormulatedFamily:
     ``torch_compile`` records. ``inputs`` draws each tensor; ``flop_count(values, pass_)``
     counts the necessary floating-point operations (a multiply-add is 2);
     ``byte_count(values, dtype, pass_)``, when given, the least bytes in place of every
-    input read once.
+    input read once. ``outputs`` names what the formulation returns (a tuple when more
+    than one); ``no_grad_inputs`` are tensors no pass differentiates.
     """
 
     definition: FamilyDefinition
@@ -244,8 +303,10 @@ class FormulatedFamily:
     description: str
     inputs: Mapping[str, Draw]
     flop_count: Callable[[Mapping[str, Any], str], int]
-    comparators: tuple[ModuleComparator, ...] = ()
+    comparators: tuple[ModuleComparator | FunctionComparator, ...] = ()
     byte_count: Callable[[Mapping[str, Any], str, str], int] | None = None
+    outputs: tuple[str, ...] = ("output",)
+    no_grad_inputs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "inputs", MappingProxyType(dict(self.inputs)))
@@ -261,11 +322,17 @@ class FormulatedFamily:
         return {name: values[name] for name, parameter in signature.parameters.items()
                 if parameter.kind is parameter.KEYWORD_ONLY and name in values}
 
-    def output_shape(self, values: Mapping[str, Any]) -> tuple[int, ...]:
-        """The forward output's shape, from the formulation run on meta tensors (no memory, no arithmetic)."""
+    def output_shapes(self, values: Mapping[str, Any]) -> tuple[tuple[int, ...], ...]:
+        """Each forward output's shape, from the formulation run on meta tensors (no memory, no arithmetic)."""
         tensors = {spec.name: torch.empty(spec.shape, dtype=torch_dtype(spec.dtype), device="meta")
                    for spec in self.definition.tensors(values, "fp32")}
-        return tuple(self.formulation(**tensors, **self.keywords(values)).shape)
+        outputs = self.formulation(**tensors, **self.keywords(values))
+        return tuple(tuple(output.shape) for output in (outputs if len(self.outputs) > 1 else (outputs,)))
+
+    def grad_output_shape(self, values: Mapping[str, Any]) -> tuple[int, ...]:
+        """The output's shape, or with several outputs the flat count of all their elements."""
+        shapes = self.output_shapes(values)
+        return shapes[0] if len(shapes) == 1 else (sum(math.prod(shape) for shape in shapes),)
 
     @property
     def torch_implementations(self) -> tuple[Implementation, Implementation]:
@@ -274,11 +341,42 @@ class FormulatedFamily:
                 Implementation("torch_compile", "PyTorch", torch.__version__,
                                {"formulation": self.description, "compiler": "torch.compile", "mode": "default"}))
 
+    def prepare_call(self, call: Callable[[Mapping[str, torch.Tensor]], Any], workload: Workload, pass_: str,
+                     float64: bool = False) -> PreparedPass:
+        """:meth:`PreparedPass.autograd` of ``call(tensors)`` over the workload's tensors but ``grad_output``.
+
+        Every floating tensor but the ``no_grad_inputs`` is a leaf that requires grad: the
+        workload's own (so the harness's fresh values reach every call), or with ``float64``
+        detached float64 copies and a float64 upstream gradient, as ``reference_outputs``
+        computes. Integer tensors (indices) are passed as they are.
+        Several outputs are returned by their names, each with its view of ``grad_output``.
+        """
+        def leaf(name: str, tensor: torch.Tensor) -> torch.Tensor:
+            if not tensor.is_floating_point():
+                return tensor  # indices: passed as they are, never widened nor differentiated
+            tensor = tensor.detach().double() if float64 else tensor
+            return tensor if name in self.no_grad_inputs else tensor.requires_grad_(True)
+
+        tensors = {name: leaf(name, tensor) for name, tensor in workload.tensors.items() if name != "grad_output"}
+        leaves = {name: tensor for name, tensor in tensors.items() if tensor.requires_grad}
+        grad_output = workload.tensors["grad_output"].double() if float64 else workload.tensors["grad_output"]
+        if len(self.outputs) == 1:
+            return PreparedPass.autograd(lambda: call(tensors), pass_, leaves, grad_output)
+        shapes = self.output_shapes(workload.values)
+        grad_outputs = tuple(part.view(shape) for part, shape in
+                             zip(grad_output.split([math.prod(shape) for shape in shapes]), shapes))
+        prepared = PreparedPass.autograd(lambda: tuple(call(tensors)), pass_, leaves, grad_outputs)
+
+        def run_named():  # autograd's "output" is the tuple of outputs (absent from a backward pass)
+            outputs = dict(prepared.run())
+            return {**dict(zip(self.outputs, outputs.pop("output", ()))), **outputs}
+
+        return replace(prepared, run=run_named)
+
     def prepare_formulation(self, function: Callable[..., torch.Tensor], workload: Workload, pass_: str,
                             float64: bool = False) -> PreparedPass:
         keywords = self.keywords(workload.values)
-        return PreparedPass.on_workload(lambda leaves: function(**leaves, **keywords), workload, pass_,
-                                        float64=float64)
+        return self.prepare_call(lambda tensors: function(**tensors, **keywords), workload, pass_, float64=float64)
 
     def prepare_torch(self, implementation: Implementation, workload: Workload, pass_: str) -> PreparedPass | None:
         """The pass of ``torch`` or ``torch_compile`` (compiled afresh for each prepared pass); None for others."""
@@ -302,7 +400,7 @@ class FormulatedFamily:
         tensors = {spec.name: self.draw(spec, generator, values).to(device=device, dtype=torch_dtype(spec.dtype))
                    for spec in self.definition.tensors(values, dtype)}
         generator = torch.Generator().manual_seed(seed + GRAD_OUTPUT_SEED_OFFSET)
-        grad_output = torch.randn(self.output_shape(values), generator=generator)
+        grad_output = torch.randn(self.grad_output_shape(values), generator=generator)
         tensors["grad_output"] = grad_output.to(device=device, dtype=torch_dtype(dtype))
         return tensors
 
@@ -311,12 +409,13 @@ class FormulatedFamily:
         return self.prepare_formulation(self.formulation, workload, pass_, float64=True).run_once()
 
     def least_bytes(self, values: Mapping[str, Any], dtype: str, pass_: str) -> int:
-        """Every input read once, the output (or its gradient) once, a gradient per floating input written."""
+        """Every input read once, each output (or its gradient) once, a gradient per differentiated floating
+        input written."""
         specs = self.definition.tensors(values, dtype)
         inputs = sum(math.prod(spec.shape) * element_size(spec.dtype) for spec in specs)
         gradients = sum(math.prod(spec.shape) * element_size(spec.dtype) for spec in specs
-                        if torch_dtype(spec.dtype).is_floating_point)
-        output = math.prod(self.output_shape(values)) * element_size(dtype)
+                        if torch_dtype(spec.dtype).is_floating_point and spec.name not in self.no_grad_inputs)
+        output = sum(math.prod(shape) for shape in self.output_shapes(values)) * element_size(dtype)
         return {"forward": inputs + output, "backward": inputs + output + gradients,
                 "full": inputs + 2 * output + gradients}[pass_]
 
@@ -332,9 +431,9 @@ class FormulatedFamily:
         """This family on one target: torch, torch_compile, then each comparator that runs there and imports."""
         loaded = {}
         for comparator in self.comparators:
-            module_class = comparator.load() if target in comparator.targets else None
-            if module_class is not None:
-                loaded[comparator.name] = (comparator, module_class)
+            library_object = comparator.load() if target in comparator.targets else None
+            if library_object is not None:
+                loaded[comparator.name] = (comparator, library_object)
         record = KernelPlugin(
             family=self.definition, target=target, description=description,
             implementations=(*self.torch_implementations,
@@ -348,7 +447,8 @@ class FamilyTarget:
 
     family: FormulatedFamily
     record: KernelPlugin
-    loaded: Mapping[str, tuple[ModuleComparator, type]]
+    loaded: Mapping[str, tuple[ModuleComparator | FunctionComparator, Any]]
+    """Each listed comparator with its imported module class or function."""
 
     @hookimpl
     def kernel_plugin(self):
@@ -357,6 +457,8 @@ class FamilyTarget:
     @hookimpl
     def prepare_pass(self, implementation, workload, pass_):
         if implementation.name in self.loaded:
-            comparator, module_class = self.loaded[implementation.name]
-            return comparator.prepare(module_class, workload, pass_)
+            comparator, loaded = self.loaded[implementation.name]
+            if isinstance(comparator, FunctionComparator):  # called on the tensors as the formulation is
+                return comparator.prepare(loaded, workload, pass_, self.family)
+            return comparator.prepare(loaded, workload, pass_)
         return self.family.prepare_torch(implementation, workload, pass_)

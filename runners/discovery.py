@@ -50,6 +50,8 @@ BUILTIN_MODULES = (
     "plugins.embedding.cuda",
     "plugins.sparse_multi_token_attention.cpu",
     "plugins.sparse_multi_token_attention.cuda",
+    "plugins.rope.cpu",
+    "plugins.rope.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"

@@ -1,0 +1,1 @@
+"""RoPE: rotary position embedding of a query and a key, as Llama applies it (``rotate_half``)."""

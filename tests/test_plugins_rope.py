@@ -1,0 +1,14 @@
+"""The RoPE plugins: every CPU implementation against float64, every upstream row."""
+
+from plugins.rope.reference import FAMILY
+
+from .family_support import check_every_upstream_row, rerun_every_cpu_implementation
+
+
+def test_every_cpu_implementation_matches_the_float64_reference():
+    rerun_every_cpu_implementation("rope", {"batch": 2, "seq": 5, "hidden": 32, "q_heads": 4, "kv_heads": 2}, "bf16",
+                                   {})
+
+
+def test_every_upstream_row_maps_to_a_workload_the_plugins_build():
+    check_every_upstream_row(FAMILY, expected_rows=64)
