@@ -13,7 +13,7 @@ from app.importers.liger_csv import LigerCsvReader, parse_number
 from runners.discovery import family_definitions, get_registry
 from runners.rerun import RerunRequest, _PluginCalls, capture_environment, rerun_workload
 from runners.timing import protocol_document
-from runners.types import PASSES
+from runners.types import PASSES, RerunResult
 
 from .conftest import LIGER_DATA
 
@@ -22,16 +22,16 @@ SCALE_DOWN = 64
 """Upstream sizes are divided by this (at least 1 remains) to build a row's workload on a CI runner."""
 
 
-def rerun_every_cpu_implementation(family: str, parameters, dtype: str, options) -> list[dict]:
+def rerun_every_cpu_implementation(family: str, parameters, dtype: str, options) -> list[RerunResult]:
     """The full pass (output and every gradient) of every implementation the CPU plugin lists, each judged
     against the family's float64 reference by the correctness policy; asserts each passed."""
     request = RerunRequest(family, "full", parameters, dtype, options)
     results = rerun_workload(request, target="cpu", environment=capture_environment("cpu", "cpu"),
                              protocol=protocol_document("smoke", "cpu"))
     listed = get_registry().find(family, "cpu").record.implementation_names
-    assert [result["implementation"]["name"] for result in results] == list(listed)
+    assert [result.implementation.name for result in results] == list(listed)
     for result in results:
-        assert result["status"] == "passed", (result["implementation"]["name"], result["error"])
+        assert result.passed, (result.implementation.name, result.error)
     return results
 
 
