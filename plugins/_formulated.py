@@ -72,7 +72,9 @@ What the scaffolding decides for every family
   tensor by tensor in the definition's order, then cast and moved: the same on every
   host. The upstream gradient is standard normal from ``seed + 7919``
   (:data:`plugins._family.GRAD_OUTPUT_SEED_OFFSET`), shaped like the formulation's output
-  (found by running it on meta tensors).
+  (found by running it on meta tensors). A formulation of several outputs (``outputs``
+  names them) gets one ``grad_output`` holding the gradient of each, flattened and
+  concatenated in order; each output is checked under its own name.
 * The least bytes of a pass: forward reads every input and writes the output; backward
   reads every input and the upstream gradient and writes a gradient per input; full does
   both (reads inputs and upstream gradient, writes output and gradients).
@@ -89,7 +91,7 @@ import importlib
 import importlib.metadata
 import inspect
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
@@ -164,8 +166,11 @@ class ModuleComparator:
         return Implementation(self.name, self.project, importlib.metadata.version(self.distribution),
                               {"module": self.module.replace(":", "."), **self.details})
 
-    def prepare(self, module_class: type, workload: Workload, pass_: str) -> PreparedPass:
-        """The module called on the workload's inputs, holding the workload's own tensors as its parameters."""
+    def prepare(self, module_class: type, workload: Workload, pass_: str,
+                upstream_gradient: Any = None) -> PreparedPass:
+        """The module called on the workload's inputs, holding the workload's own tensors as its parameters;
+        ``upstream_gradient`` is what its output's backward takes (``grad_output`` unless the module has
+        several outputs: then a tuple, see :meth:`FormulatedFamily.upstream_gradient`)."""
         with torch.device(workload.device):
             module = self.construct(module_class, workload.values)
         module = module.to(torch_dtype(workload.dtype))
@@ -183,7 +188,9 @@ class ModuleComparator:
             else:
                 leaves[name] = tensor.requires_grad_(True)
                 inputs.append(leaves[name])
-        return PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, workload.tensors["grad_output"])
+        if upstream_gradient is None:
+            upstream_gradient = workload.tensors["grad_output"]
+        return PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, upstream_gradient)
 
 
 def by_pass(forward: int, backward: int, pass_: str) -> int:
@@ -212,7 +219,9 @@ class FormulatedFamily:
     tensors (by definition name) and the parameters or options its keyword-only
     arguments name; ``description`` says how, in a few words, on the ``torch`` and
     ``torch_compile`` records. ``inputs`` draws each tensor; ``flop_count(values, pass_)``
-    counts the necessary floating-point operations (a multiply-add is 2).
+    counts the necessary floating-point operations (a multiply-add is 2). ``outputs`` names
+    what the formulation returns: one tensor, ``output``, or a tuple whose tensors each pass
+    returns under these names (fused add RMSNorm's ``output`` and ``residual_output``).
     """
 
     definition: FamilyDefinition
@@ -221,6 +230,7 @@ class FormulatedFamily:
     inputs: Mapping[str, Draw]
     flop_count: Callable[[Mapping[str, Any], str], int]
     comparators: tuple[ModuleComparator, ...] = ()
+    outputs: tuple[str, ...] = ("output",)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "inputs", MappingProxyType(dict(self.inputs)))
@@ -236,11 +246,38 @@ class FormulatedFamily:
         return {name: values[name] for name, parameter in signature.parameters.items()
                 if parameter.kind is parameter.KEYWORD_ONLY and name in values}
 
-    def output_shape(self, values: Mapping[str, Any]) -> tuple[int, ...]:
-        """The forward output's shape, from the formulation run on meta tensors (no memory, no arithmetic)."""
+    def output_shapes(self, values: Mapping[str, Any]) -> tuple[tuple[int, ...], ...]:
+        """Each output's shape, from the formulation run on meta tensors (no memory, no arithmetic)."""
         tensors = {spec.name: torch.empty(spec.shape, device="meta")
                    for spec in self.definition.tensors(values, "fp32")}
-        return tuple(self.formulation(**tensors, **self.keywords(values)).shape)
+        result = self.formulation(**tensors, **self.keywords(values))
+        return tuple(tuple(output.shape) for output in (result if len(self.outputs) > 1 else (result,)))
+
+    def grad_output_shape(self, values: Mapping[str, Any]) -> tuple[int, ...]:
+        """The output's shape, or for several outputs the length of their gradients flattened end to end."""
+        shapes = self.output_shapes(values)
+        return shapes[0] if len(shapes) == 1 else (sum(math.prod(shape) for shape in shapes),)
+
+    def upstream_gradient(self, grad_output: torch.Tensor, values: Mapping[str, Any]) -> Any:
+        """``grad_output`` as the backward takes it: itself, or a tuple of views, one per output (views, so the
+        harness's fresh values reach them)."""
+        if len(self.outputs) == 1:
+            return grad_output
+        shapes = self.output_shapes(values)
+        chunks = grad_output.split([math.prod(shape) for shape in shapes])
+        return tuple(chunk.view(shape) for chunk, shape in zip(chunks, shapes))
+
+    def named_outputs(self, prepared: PreparedPass) -> PreparedPass:
+        """The pass with a tuple ``output`` returned under the family's output names (one output: as it is)."""
+        if len(self.outputs) == 1:
+            return prepared
+
+        def run():
+            results = dict(prepared.run())
+            if "output" in results:  # forward and full; backward returns gradients only
+                results.update(zip(self.outputs, results.pop("output"), strict=True))
+            return results
+        return replace(prepared, run=run)
 
     @property
     def torch_implementations(self) -> tuple[Implementation, Implementation]:
@@ -251,9 +288,18 @@ class FormulatedFamily:
 
     def prepare_formulation(self, function: Callable[..., torch.Tensor], workload: Workload, pass_: str,
                             float64: bool = False) -> PreparedPass:
+        """``function`` over every workload tensor but ``grad_output`` as leaves: the workload's own tensors, or
+        with ``float64`` detached float64 copies and a float64 upstream gradient (the reference)."""
         keywords = self.keywords(workload.values)
-        return PreparedPass.on_workload(lambda leaves: function(**leaves, **keywords), workload, pass_,
-                                        float64=float64)
+        tensors = {name: tensor for name, tensor in workload.tensors.items() if name != "grad_output"}
+        grad_output = workload.tensors["grad_output"]
+        if float64:
+            leaves = {name: tensor.detach().double().requires_grad_(True) for name, tensor in tensors.items()}
+            grad_output = grad_output.double()
+        else:
+            leaves = {name: tensor.requires_grad_(True) for name, tensor in tensors.items()}
+        return self.named_outputs(PreparedPass.autograd(lambda: function(**leaves, **keywords), pass_, leaves,
+                                                        self.upstream_gradient(grad_output, workload.values)))
 
     def prepare_torch(self, implementation: Implementation, workload: Workload, pass_: str) -> PreparedPass | None:
         """The pass of ``torch`` or ``torch_compile`` (compiled afresh for each prepared pass); None for others."""
@@ -273,7 +319,7 @@ class FormulatedFamily:
                                                                                 dtype=torch_dtype(dtype))
                    for spec in self.definition.tensors(values, dtype)}
         generator = torch.Generator().manual_seed(seed + GRAD_OUTPUT_SEED_OFFSET)
-        grad_output = torch.randn(self.output_shape(values), generator=generator)
+        grad_output = torch.randn(self.grad_output_shape(values), generator=generator)
         tensors["grad_output"] = grad_output.to(device=device, dtype=torch_dtype(dtype))
         return tensors
 
@@ -285,7 +331,7 @@ class FormulatedFamily:
     def workload_cost(self, parameters, dtype, options, pass_):
         values = {**parameters, **options}
         inputs = sum(math.prod(spec.shape) for spec in self.definition.tensors(values, dtype))
-        output = math.prod(self.output_shape(values))
+        output = sum(math.prod(shape) for shape in self.output_shapes(values))
         elements = {"forward": inputs + output, "backward": 2 * inputs + output,
                     "full": 2 * inputs + 2 * output}[pass_]
         return WorkloadCost(flops=self.flop_count(values, pass_), bytes=element_size(dtype) * elements)
@@ -322,5 +368,6 @@ class FamilyTarget:
     def prepare_pass(self, implementation, workload, pass_):
         if implementation.name in self.loaded:
             comparator, module_class = self.loaded[implementation.name]
-            return comparator.prepare(module_class, workload, pass_)
+            upstream_gradient = self.family.upstream_gradient(workload.tensors["grad_output"], workload.values)
+            return self.family.named_outputs(comparator.prepare(module_class, workload, pass_, upstream_gradient))
         return self.family.prepare_torch(implementation, workload, pass_)

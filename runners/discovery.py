@@ -42,6 +42,8 @@ BUILTIN_MODULES = (
     "plugins.geglu.cuda",
     "plugins.softmax.cpu",
     "plugins.softmax.cuda",
+    "plugins.fused_add_rms_norm.cpu",
+    "plugins.fused_add_rms_norm.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
