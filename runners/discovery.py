@@ -44,6 +44,8 @@ BUILTIN_MODULES = (
     "plugins.softmax.cuda",
     "plugins.fused_add_rms_norm.cpu",
     "plugins.fused_add_rms_norm.cuda",
+    "plugins.group_norm.cpu",
+    "plugins.group_norm.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
