@@ -46,6 +46,8 @@ BUILTIN_MODULES = (
     "plugins.fused_add_rms_norm.cuda",
     "plugins.group_norm.cpu",
     "plugins.group_norm.cuda",
+    "plugins.dyt.cpu",
+    "plugins.dyt.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
