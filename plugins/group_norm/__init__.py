@@ -1,1 +1,1 @@
-"""Group norm: the channels split into groups, each group of each sample normalized, then a per-channel weight and bias."""
+"""Group norm: each group of channels of each sample normalized, then a per-channel weight and bias."""
