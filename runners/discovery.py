@@ -48,6 +48,8 @@ BUILTIN_MODULES = (
     "plugins.group_norm.cuda",
     "plugins.dyt.cpu",
     "plugins.dyt.cuda",
+    "plugins.poly_norm.cpu",
+    "plugins.poly_norm.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
