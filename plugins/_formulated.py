@@ -86,9 +86,10 @@ What the scaffolding decides for every family
   ``torch.Generator().manual_seed(seed)``, tensor by tensor in the definition's order, then
   cast to their definition's dtype and moved: the same on every host. The upstream gradient is standard normal from ``seed + 7919``
   (:data:`plugins._family.GRAD_OUTPUT_SEED_OFFSET`), shaped like the formulation's output
-  (found by running it on meta tensors); with several outputs it is one flat tensor of all
-  their elements, which each pass splits into a view per output, in order (the harness
-  knows one ``grad_output``).
+  (found by running it on meta tensors). A formulation of several outputs (``outputs``
+  names them) gets one ``grad_output`` holding the gradient of each, flattened and
+  concatenated in order (the harness knows one ``grad_output``); each output is checked
+  under its own name.
 * The least bytes of a pass: forward reads every input and writes the output; backward
   reads every input and the upstream gradient and writes a gradient per differentiated
   floating input; full does both (reads inputs and upstream gradient, writes outputs and
@@ -205,8 +206,11 @@ class ModuleComparator:
         return Implementation(self.name, self.project, importlib.metadata.version(self.distribution),
                               {"module": self.module.replace(":", "."), **self.details})
 
-    def prepare(self, module_class: type, workload: Workload, pass_: str) -> PreparedPass:
-        """The module called on the workload's inputs, holding the workload's own tensors as its parameters."""
+    def prepare(self, module_class: type, workload: Workload, pass_: str,
+                upstream_gradient: Any = None) -> PreparedPass:
+        """The module called on the workload's inputs, holding the workload's own tensors as its parameters;
+        ``upstream_gradient`` is what its output's backward takes (``grad_output`` unless the module has
+        several outputs: then a tuple, see :meth:`FormulatedFamily.upstream_gradient`)."""
         with torch.device(workload.device):
             module = self.construct(module_class, workload.values)
         module = module.to(torch_dtype(workload.dtype))
@@ -226,7 +230,9 @@ class ModuleComparator:
                 inputs.append(leaves[name])
             else:
                 inputs.append(tensor)  # indices: an input with no gradient
-        return PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, workload.tensors["grad_output"])
+        if upstream_gradient is None:
+            upstream_gradient = workload.tensors["grad_output"]
+        return PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, upstream_gradient)
 
 
 @dataclass(frozen=True)
@@ -294,8 +300,9 @@ class FormulatedFamily:
     ``torch_compile`` records. ``inputs`` draws each tensor; ``flop_count(values, pass_)``
     counts the necessary floating-point operations (a multiply-add is 2);
     ``byte_count(values, dtype, pass_)``, when given, the least bytes in place of every
-    input read once. ``outputs`` names what the formulation returns (a tuple when more
-    than one); ``no_grad_inputs`` are tensors no pass differentiates.
+    input read once. ``outputs`` names what the formulation returns: one tensor, ``output``,
+    or a tuple whose tensors each pass returns under these names (fused add RMSNorm's
+    ``output`` and ``residual_output``); ``no_grad_inputs`` are tensors no pass differentiates.
     """
 
     definition: FamilyDefinition
@@ -330,9 +337,30 @@ class FormulatedFamily:
         return tuple(tuple(output.shape) for output in (outputs if len(self.outputs) > 1 else (outputs,)))
 
     def grad_output_shape(self, values: Mapping[str, Any]) -> tuple[int, ...]:
-        """The output's shape, or with several outputs the flat count of all their elements."""
+        """The output's shape, or for several outputs the length of their gradients flattened end to end."""
         shapes = self.output_shapes(values)
         return shapes[0] if len(shapes) == 1 else (sum(math.prod(shape) for shape in shapes),)
+
+    def upstream_gradient(self, grad_output: torch.Tensor, values: Mapping[str, Any]) -> Any:
+        """``grad_output`` as the backward takes it: itself, or a tuple of views, one per output (views, so the
+        harness's fresh values reach them)."""
+        if len(self.outputs) == 1:
+            return grad_output
+        shapes = self.output_shapes(values)
+        chunks = grad_output.split([math.prod(shape) for shape in shapes])
+        return tuple(chunk.view(shape) for chunk, shape in zip(chunks, shapes))
+
+    def named_outputs(self, prepared: PreparedPass) -> PreparedPass:
+        """The pass with a tuple ``output`` returned under the family's output names (one output: as it is)."""
+        if len(self.outputs) == 1:
+            return prepared
+
+        def run():
+            results = dict(prepared.run())
+            if "output" in results:  # forward and full; backward returns gradients only
+                results.update(zip(self.outputs, results.pop("output"), strict=True))
+            return results
+        return replace(prepared, run=run)
 
     @property
     def torch_implementations(self) -> tuple[Implementation, Implementation]:
@@ -360,21 +388,12 @@ class FormulatedFamily:
         tensors = {name: leaf(name, tensor) for name, tensor in workload.tensors.items() if name != "grad_output"}
         leaves = {name: tensor for name, tensor in tensors.items() if tensor.requires_grad}
         grad_output = workload.tensors["grad_output"].double() if float64 else workload.tensors["grad_output"]
-        if len(self.outputs) == 1:
-            return PreparedPass.autograd(lambda: call(tensors), pass_, leaves, grad_output)
-        shapes = self.output_shapes(workload.values)
-        grad_outputs = tuple(part.view(shape) for part, shape in
-                             zip(grad_output.split([math.prod(shape) for shape in shapes]), shapes))
-        prepared = PreparedPass.autograd(lambda: tuple(call(tensors)), pass_, leaves, grad_outputs)
-
-        def run_named():  # autograd's "output" is the tuple of outputs (absent from a backward pass)
-            outputs = dict(prepared.run())
-            return {**dict(zip(self.outputs, outputs.pop("output", ()))), **outputs}
-
-        return replace(prepared, run=run_named)
+        return self.named_outputs(PreparedPass.autograd(lambda: call(tensors), pass_, leaves,
+                                                        self.upstream_gradient(grad_output, workload.values)))
 
     def prepare_formulation(self, function: Callable[..., torch.Tensor], workload: Workload, pass_: str,
                             float64: bool = False) -> PreparedPass:
+        """``function`` of the workload's tensors by name and its keyword parameters (see :meth:`prepare_call`)."""
         keywords = self.keywords(workload.values)
         return self.prepare_call(lambda tensors: function(**tensors, **keywords), workload, pass_, float64=float64)
 
@@ -460,5 +479,6 @@ class FamilyTarget:
             comparator, loaded = self.loaded[implementation.name]
             if isinstance(comparator, FunctionComparator):  # called on the tensors as the formulation is
                 return comparator.prepare(loaded, workload, pass_, self.family)
-            return comparator.prepare(loaded, workload, pass_)
+            upstream_gradient = self.family.upstream_gradient(workload.tensors["grad_output"], workload.values)
+            return self.family.named_outputs(comparator.prepare(loaded, workload, pass_, upstream_gradient))
         return self.family.prepare_torch(implementation, workload, pass_)

@@ -52,6 +52,14 @@ BUILTIN_MODULES = (
     "plugins.sparse_multi_token_attention.cuda",
     "plugins.rope.cpu",
     "plugins.rope.cuda",
+    "plugins.fused_add_rms_norm.cpu",
+    "plugins.fused_add_rms_norm.cuda",
+    "plugins.group_norm.cpu",
+    "plugins.group_norm.cuda",
+    "plugins.dyt.cpu",
+    "plugins.dyt.cuda",
+    "plugins.poly_norm.cpu",
+    "plugins.poly_norm.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"

@@ -48,6 +48,9 @@ class FamilyDefinition:
     derive_tensors: Callable[[Mapping[str, Any], str], tuple[TensorSpec, ...]]
     aliases: Mapping[str, str] = field(default_factory=dict)
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    implied: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    """Parameters an upstream row implies without naming them, computed from the (normalized) values it
+    names; the importer adds each one the row does not give (group norm's batch = BT / H in newer rows)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "aliases", _frozen_mapping(self.aliases))

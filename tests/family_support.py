@@ -1,11 +1,14 @@
 """What the tests of formulated families share: every CPU implementation against float64, every upstream row.
 
 Each family's test file calls :func:`rerun_every_cpu_implementation` on one tiny workload and
-:func:`check_every_upstream_row` on its rows of ``../shared/data/liger/all_benchmark_data.csv``.
+:func:`check_every_upstream_row` on its rows of ``../shared/data/liger/all_benchmark_data.csv`` (or
+of the CSV that holds the family's rows, such as ``all_benchmark_data_cutile.csv`` for DyT).
 """
 
 import csv
 import json
+from types import MappingProxyType
+from typing import Mapping
 
 import pytest
 
@@ -17,7 +20,7 @@ from runners.types import PASSES, RerunResult
 
 from .conftest import LIGER_DATA
 
-UPSTREAM_CSV = LIGER_DATA / "all_benchmark_data.csv"
+UPSTREAM_CSV = "all_benchmark_data.csv"
 SCALE_DOWN = 64
 """Upstream sizes are divided by this (at least 1 remains) to build a row's workload on a CI runner."""
 
@@ -35,27 +38,32 @@ def rerun_every_cpu_implementation(family: str, parameters, dtype: str, options)
     return results
 
 
-def upstream_rows(family: str) -> list[dict]:
-    if not UPSTREAM_CSV.is_file():
+def upstream_rows(family: str, csv_name: str = UPSTREAM_CSV) -> list[dict]:
+    path = LIGER_DATA / csv_name
+    if not path.is_file():
         pytest.skip("../shared/data/liger is not present")
-    with UPSTREAM_CSV.open(newline="") as handle:
+    with path.open(newline="") as handle:
         return [row for row in csv.DictReader(handle) if row["kernel_name"] == family]
 
 
-def check_every_upstream_row(formulated_family, expected_rows: int) -> None:
+def check_every_upstream_row(formulated_family, expected_rows: int, csv_name: str = UPSTREAM_CSV,
+                             providers_not_rerun: Mapping[str, str] = MappingProxyType({}),
+                             minimum_sizes: Mapping[str, int] = MappingProxyType({})) -> None:
     """Every upstream row of the family normalizes (as the importer does) to a workload its plugins can run.
 
     Per row: the parameters are the definition's, the provider is an implementation the
-    CUDA plugin can list, the pass exists, the tensors (of the row's dtype, or int64
-    indices) and the cost follow at full size,
-    and each target's ``build_workload`` makes the definition's tensors at sizes divided by
-    :data:`SCALE_DOWN`.
+    CUDA plugin can list (or one of ``providers_not_rerun``, each with the reason), the pass
+    exists, the tensors (of the row's dtype, or int64 indices) and the cost follow at full
+    size, and each target's ``build_workload`` makes the definition's tensors at sizes
+    divided by :data:`SCALE_DOWN`, each kept at least at its ``minimum_sizes`` entry (a size
+    that must hold one group).
     """
     definition = formulated_family.definition
-    rows = upstream_rows(definition.name)
+    rows = upstream_rows(definition.name, csv_name)
     assert len(rows) == expected_rows
     reader = LigerCsvReader(family_definitions())
-    providers = {"torch", "torch_compile", *(comparator.name for comparator in formulated_family.comparators)}
+    providers = {"torch", "torch_compile", *(comparator.name for comparator in formulated_family.comparators),
+                 *providers_not_rerun}
     registry = get_registry()
     built = set()
     for row in rows:
@@ -64,7 +72,7 @@ def check_every_upstream_row(formulated_family, expected_rows: int) -> None:
         assert family is definition and set(parameters) == set(definition.parameters), row
         assert row["kernel_provider"] in providers and row["kernel_operation_mode"] in PASSES, row
         assert all(spec.dtype in (dtype, "int64") for spec in definition.tensors({**parameters, **options}, dtype))
-        scaled = {name: max(1, value // SCALE_DOWN) for name, value in parameters.items()}
+        scaled = {name: max(minimum_sizes.get(name, 1), value // SCALE_DOWN) for name, value in parameters.items()}
         key = json.dumps([scaled, dtype, options], sort_keys=True)
         for target in ("cpu", "cuda"):
             plugin = registry.find(definition.name, target)

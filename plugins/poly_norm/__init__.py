@@ -1,0 +1,1 @@
+"""PolyNorm: RMS-normalized first, second and third powers of the input, weighted and summed (PolyCom's activation)."""
