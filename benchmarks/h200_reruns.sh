@@ -8,7 +8,8 @@
 # reference workloads of both families under policy v2 with every comparator, TF32 variants, the
 # host-inclusive figure and the host-synchronization check (issue 17); families: the newest upstream
 # rows' largest workload of each pass of the formulated families (issue 20), on the GPU upstream used
-# for most of them (the H100 where there are H100 rows). Each part
+# for most of them (the H100 where there are H100 rows); families-full: the full pass of every other
+# family the same way (issue 20). Each part
 # appends to its own JSON-lines bundle; `flask import kernelindex` loads them on the server. The run
 # ids below are the upstream rows these reruns reproduce (ids are digests, the same on every host
 # that imported the same CSV): H100 rows of fused neighborhood attention (batch 2, hidden 512,
@@ -34,6 +35,10 @@ MTA_FORWARD_SWEEP="43ca16c743ce 80398a2ab244 f57cfac5f4e2 12fb0610da1a ce83d9559
 MTA_OTHER_PASSES="103a829f91b7 c17a988f2221"    # backward and full at L 1024
 FAMILY_ROWS="859077a208e6 5b5155b39c6c 09070c26d96b   ff22f3f38239 ada83d362592 f373547a08cf   cd3051e8b9b6
              687f4a376c73 cac733408f54 f1a56368c498   c119c64d4c76 b6a2682c9860"  # rms_norm layer_norm swiglu geglu softmax
+# The full pass (forward and backward) of every other family at its newest rows' largest workload; dyt,
+# poly_norm and group_norm's rows are B200 rows of the cuTile CSV (LIGER_CSV names a folder holding both).
+FAMILY_FULL_ROWS="f1a56368c498 b6a2682c9860 32ab57cc8a79 eaae086e78f6 575857afa817 5f77b1ce0f0e d6889df66d8e
+                  963e913e309b 6aecd452f6f7 a04a6798df9f 95b47f304073"
 FAST="--implementation liger --implementation liger+tf32 --implementation kernelindex_triton"
 MTA_IMPLS="--implementation torch --implementation kernelindex_triton"
 
@@ -61,6 +66,7 @@ run_part() {
                    flask rerun $MTA_REFERENCE $MTA_OTHER_PASSES $MTA_IMPLS --implementation torch_compile \
                      --out "$OUT_DIR/h200-fair-mta-reference.jsonl" ;;
     families)      flask rerun $FAMILY_ROWS --out "$OUT_DIR/h200-families.jsonl" ;;
+    families-full) flask rerun $FAMILY_FULL_ROWS --out "$OUT_DIR/h200-families-full.jsonl" ;;
     *) echo "unknown part $1" >&2; return 2 ;;
   esac
 }
