@@ -138,9 +138,10 @@ class Run(BaseModel):
     rank = peewee.IntegerField(null=True)
     superseded_by = peewee.ForeignKeyField("self", null=True, backref="supersedes", on_delete="SET NULL")
     rerun_of = peewee.ForeignKeyField("self", null=True, backref="reruns", on_delete="SET NULL")
-    host = peewee.CharField(max_length=120, null=True)  # the rerun host, for replication
+    host = peewee.CharField(max_length=120, null=True)  # the rerun host: its token's, never what the result says
     details = JSONField(null=True)  # reruns: raw samples, correctness, cost; failures: the error
     created_at = peewee.DateTimeField(default=utcnow)
+    received_at = peewee.DateTimeField(null=True)  # reruns: when the server received the result (006_rerun_hosts)
 
     class Meta:
         indexes = (
@@ -282,12 +283,18 @@ class SignInAttempt(BaseModel):
 
 
 class HostToken(BaseModel):
-    """A rerun-host token. Only its SHA-256 is stored; the token is shown once at creation."""
+    """A rerun-host token, issued to one host. Only its SHA-256 is stored; the token is shown once at creation.
+
+    Results posted with it are recorded as ``host`` whatever they claim, only for the GPU kinds in
+    ``gpus`` (null: any), and only if observed after ``created_at`` (DESIGN.md, "Evidence levels").
+    """
 
     name = peewee.CharField(max_length=80, unique=True)
     token_hash = peewee.CharField(max_length=64, unique=True)
     revoked = peewee.BooleanField(default=False)
     created_at = peewee.DateTimeField(default=utcnow)
+    host = peewee.CharField(max_length=120)
+    gpus = JSONField(null=True)  # GPU names or products, e.g. ["NVIDIA H200"]
 
     @staticmethod
     def hash(token: str) -> str:
