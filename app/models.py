@@ -283,11 +283,8 @@ class SignInAttempt(BaseModel):
 
 
 class HostToken(BaseModel):
-    """A rerun-host token, issued to one host. Only its SHA-256 is stored; the token is shown once at creation.
-
-    Results posted with it are recorded as ``host`` whatever they claim, only for the GPU kinds in
-    ``gpus`` (null: any), and only if observed after ``created_at`` (DESIGN.md, "Evidence levels").
-    """
+    """A rerun-host token, shown once at creation; only its SHA-256 is stored. Results posted with it are
+    recorded as ``host`` whatever they claim, for the GPU kinds in ``gpus`` only (null: any)."""
 
     name = peewee.CharField(max_length=80, unique=True)
     token_hash = peewee.CharField(max_length=64, unique=True)

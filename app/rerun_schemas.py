@@ -100,14 +100,14 @@ def length(most: int, least: int = 1) -> validate.Length:
     return validate.Length(min=least, max=most)
 
 
-class ImplementationSchema(Schema):
+class RerunImplementationSchema(Schema):
     name = fields.String(required=True, validate=length(80))  # Run.implementation
     project = fields.String(validate=length(100))
     revision = fields.String(validate=length(64))
     details = fields.Dict(keys=fields.String())
 
 
-class HardwareSchema(Schema):
+class RerunHardwareSchema(Schema):
     class Meta:
         unknown = INCLUDE  # clocks, memory, SM count: shown as captured
 
@@ -124,34 +124,34 @@ class HardwareSchema(Schema):
             raise ValidationError("product and formFactor name a GPU of more than 120 characters", "product")
 
 
-class EnvironmentSchema(Schema):
+class RerunEnvironmentSchema(Schema):
     class Meta:
         unknown = INCLUDE
 
-    hardware = fields.Nested(HardwareSchema, required=True)
+    hardware = fields.Nested(RerunHardwareSchema, required=True)
     software = fields.Dict(keys=fields.String())
     host = fields.String(validate=length(120))  # Run.host, where the operator vouches for a bundle
     target = fields.String(validate=validate.OneOf(TARGETS))
     cpu = fields.Dict()
 
 
-class PolicySchema(Schema):
+class RerunPolicySchema(Schema):
     class Meta:
         unknown = INCLUDE
 
     name = fields.String(validate=length(DOCUMENT_NAME))
 
 
-class CorrectnessSchema(Schema):
+class RerunCorrectnessSchema(Schema):
     class Meta:
         unknown = INCLUDE  # errors per output, trials, tolerance: recorded as measured
 
-    policy = fields.Nested(PolicySchema)
+    policy = fields.Nested(RerunPolicySchema)
     policyText = fields.String()
     passed = fields.Boolean()
 
 
-class ProtocolSchema(Schema):
+class RerunProtocolSchema(Schema):
     class Meta:
         unknown = INCLUDE  # warm-up, input sets, budget: the protocol's own parameters
 
@@ -163,7 +163,7 @@ class ProtocolSchema(Schema):
     samplesPerTrial = fields.Integer(strict=True, validate=validate.Range(min=1))
 
 
-class CostSchema(Schema):
+class RerunCostSchema(Schema):
     flops = fields.Integer(strict=True, validate=validate.Range(min=0))
     bytes = fields.Integer(strict=True, validate=validate.Range(min=0))
 
@@ -172,7 +172,7 @@ def positive(**kwargs) -> fields.Float:
     return fields.Float(allow_nan=False, validate=validate.Range(min=0, min_inclusive=False), **kwargs)
 
 
-class TimingSchema(Schema):
+class RerunTimingSchema(Schema):
     unit = fields.String(required=True, validate=validate.Equal("ns"))
     median = positive(required=True)
     p20 = positive(required=True)
@@ -193,14 +193,14 @@ class TimingSchema(Schema):
             raise ValidationError(f"must hold trials ({trials}) lists of samplesPerTrial ({per_trial}) samples",
                                   "samples")
         low, high = min(map(min, samples)), max(map(max, samples))
-        if not low <= data["p20"] and data["p80"] <= high:
+        if not (low <= data["p20"] and data["p80"] <= high):
             raise ValidationError(f"p20, median and p80 must lie within the samples ({low:g} to {high:g} ns)",
                                   "median")
         if data["hostExposedSamples"] > trials * per_trial:
             raise ValidationError("cannot exceed the number of samples", "hostExposedSamples")
 
 
-class WorkloadSchema(Schema):
+class RerunWorkloadSchema(Schema):
     parameters = fields.Dict(keys=fields.String(validate=length(80)), values=Scalar(), required=True)
     dtype = fields.String(required=True, validate=validate.OneOf(DTYPE_NAMES))
     options = fields.Dict(keys=fields.String(validate=length(80)), values=Scalar(), load_default=dict)
@@ -216,17 +216,17 @@ class RerunResultSchema(Schema):
     family = fields.String(required=True, validate=length(120))
     pass_ = fields.String(data_key="pass", required=True, validate=validate.OneOf(PASSES))
     metric = fields.String(required=True, validate=validate.Equal("speed"))
-    implementation = Checked(ImplementationSchema(), required=True)
-    workload = fields.Nested(WorkloadSchema, required=True)
+    implementation = Checked(RerunImplementationSchema(), required=True)
+    workload = fields.Nested(RerunWorkloadSchema, required=True)
     status = fields.String(required=True, validate=validate.OneOf(("passed", "failed")))
     error = fields.String(allow_none=True, load_default=None)
-    timing = fields.Nested(TimingSchema, allow_none=True, load_default=None)
-    correctness = Checked(CorrectnessSchema(), required=True)
-    environment = Checked(EnvironmentSchema(), required=True)
-    protocol = Checked(ProtocolSchema(), required=True)
+    timing = fields.Nested(RerunTimingSchema, allow_none=True, load_default=None)
+    correctness = Checked(RerunCorrectnessSchema(), required=True)
+    environment = Checked(RerunEnvironmentSchema(), required=True)
+    protocol = Checked(RerunProtocolSchema(), required=True)
     observedAt = fields.AwareDateTime(required=True, error_messages={
         "invalid_awareness": "must carry its timezone (2026-11-29T10:00:00Z)"})
-    cost = Checked(CostSchema(), load_default=dict)
+    cost = Checked(RerunCostSchema(), load_default=dict)
 
     @validates_schema
     def parts_agree(self, data, **kwargs):

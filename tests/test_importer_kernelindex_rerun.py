@@ -108,6 +108,9 @@ def test_bundle_import_is_idempotent(app, reference, runner, tmp_path):
     broken.write_text('{"family": \n')
     result = runner.invoke(args=["import", "kernelindex", str(broken)])
     assert result.exit_code == 1 and "not JSON" in result.output
+    broken.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    result = runner.invoke(args=["import", "kernelindex", str(broken)])
+    assert result.exit_code == 1 and "nests too deeply" in result.output
 
 
 def test_api_requires_a_rerun_host_token(app, reference, runner, client):
@@ -152,7 +155,8 @@ def test_a_local_import_follows_the_same_rules(app, reference, runner, tmp_path,
     write_bundle(tmp_path / "first.jsonl", rerun_result(reference, median=90_000.0))
     assert runner.invoke(args=["import", "kernelindex", str(tmp_path / "first.jsonl")]).exit_code == 0
     result = rerun_result(reference, **({"median": change["median"]} if "median" in change else {}))
-    bundle = write_bundle(tmp_path / "second.jsonl", {**result, **{k: v for k, v in change.items() if k != "median"}})
+    fields = {name: value for name, value in change.items() if name != "median"}
+    bundle = write_bundle(tmp_path / "second.jsonl", {**result, **fields})
     imported = runner.invoke(args=["import", "kernelindex", bundle])
     assert imported.exit_code == 1 and reason in imported.output
     assert Run.select().where(Run.source == "kernelindex").count() == 1

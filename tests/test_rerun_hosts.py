@@ -127,6 +127,7 @@ def timing_changed(reference, **changes):
     ({"p20": 90_000.0}, "p20 <= median <= p80"),
     ({"p80": 70_000.0}, "p20 <= median <= p80"),
     ({"median": 6.0, "p20": 5.0, "p80": 7.0}, "within the samples"),
+    ({"p80": 1e9}, "within the samples"),
     ({"median": -1.0}, "median"),
     ({"trials": 4}, "trials"),
     ({"samplesPerTrial": 5}, "samplesPerTrial"),

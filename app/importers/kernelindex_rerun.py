@@ -212,14 +212,15 @@ def record_rerun_results(results: list, families: dict | None = None,
 
 
 def refuse_conflicts(prepared) -> None:
-    """RerunConflict if a result's identity (host, measurement, observedAt) is stored, or repeated, with other figures."""
+    """RerunConflict if a result's identity (host, measurement, observedAt) is stored or repeated with other figures."""
     digests = {}
     for run in prepared:
         if digests.setdefault(run.identity_key, run.digests["run"]) != run.digests["run"]:
             raise RerunConflict(f"two results of {run.fields['external_id']} have the same observedAt and differ")
     keys = list(digests)
     for start in range(0, len(keys), 500):
-        for stored in Run.select(Run.id, Run.identity_key, Run.digest).where(Run.identity_key.in_(keys[start:start + 500])):
+        chunk = keys[start:start + 500]
+        for stored in Run.select(Run.id, Run.identity_key, Run.digest).where(Run.identity_key.in_(chunk)):
             if stored.digest != digests[stored.identity_key]:
                 raise RerunConflict(f"run {stored.id} records this measurement on this host with the same observedAt "
                                     "and other figures; a result never overwrites another")

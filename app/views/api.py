@@ -58,7 +58,7 @@ def rerun_results() -> list:
     try:
         results = request.get_json(silent=True)
     except RecursionError:
-        results = None
+        abort(400, description="the body nests too deeply to be read as rerun results")
     if not isinstance(results, list) or not results:
         abort(400, description="the body must be a non-empty JSON list of rerun results")
     return results
