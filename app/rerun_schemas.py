@@ -12,6 +12,7 @@ included, so the documents of results recorded before these checks do not change
 
 import math
 import re
+from datetime import datetime, timezone
 
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
@@ -21,6 +22,8 @@ MAX_DEPTH = 16  # a bundle line nests 6 deep
 MAX_STRING = 100_000  # characters in any one string (the policy text has 2,500)
 MAX_SAFE_INTEGER = 2 ** 53 - 1  # canonical JSON holds no larger integer
 DOCUMENT_NAME = 100  # characters in a document's metadata name
+OBSERVABLE = validate.Range(min=datetime(2000, 1, 1, tzinfo=timezone.utc),  # converting to UTC cannot overflow
+                            max=datetime(9999, 1, 1, tzinfo=timezone.utc))
 FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")  # tab, newline and CR are text
 
 
@@ -58,7 +61,7 @@ def json_problem(value) -> str | None:
                 problem = string_problem(key)
                 if problem:
                     return f"a key in {where or 'the result'} is {problem}"
-                stack.append((child, depth + 1, f"{where}.{key}" if where else key))
+                stack.append((child, depth + 1, f"{where}.{key[:40]}" if where else key[:40]))
         elif isinstance(item, list):
             stack.extend((child, depth + 1, f"{where}[{index}]") for index, child in enumerate(item))
         elif (problem := value_problem(item)) is not None:
@@ -224,7 +227,7 @@ class RerunResultSchema(Schema):
     correctness = Checked(RerunCorrectnessSchema(), required=True)
     environment = Checked(RerunEnvironmentSchema(), required=True)
     protocol = Checked(RerunProtocolSchema(), required=True)
-    observedAt = fields.AwareDateTime(required=True, error_messages={
+    observedAt = fields.AwareDateTime(required=True, validate=OBSERVABLE, error_messages={
         "invalid_awareness": "must carry its timezone (2026-11-29T10:00:00Z)"})
     cost = Checked(RerunCostSchema(), load_default=dict)
 

@@ -195,12 +195,11 @@ def record_rerun_results(results: list, families: dict | None = None,
     with database.atomic():
         prepared = []
         for number, result in enumerate(loaded, start=1):
-            rerun_of = None
-            if result["rerunOf"]:
-                rerun_of = Run.get_or_none(Run.id == result["rerunOf"])
-                if rerun_of is None:
-                    raise RerunRejected(f"result {number}: rerunOf {result['rerunOf']!r} is not a run here")
-            prepared.append(prepare(rerun_record(result, families, rerun_of, submission.received_at)))
+            rerun_of = reproduced_run(result, number)
+            record = rerun_record(result, families, rerun_of, submission.received_at)
+            if rerun_of and (rerun_of.kernel_id, rerun_of.workload_key) != (record.kernel, record.workload.key):
+                raise RerunRejected(f"result {number}: rerunOf {rerun_of.id} is a run of another workload")
+            prepared.append(prepare(record))
         refuse_conflicts(prepared)
         try:
             stored = store_runs(prepared)
@@ -209,6 +208,16 @@ def record_rerun_results(results: list, families: dict | None = None,
         summary.created, summary.unchanged = stored.created, stored.unchanged
         summary.replicated = mark_replications({run.fields["workload_key"] for run in prepared})
     return summary
+
+
+def reproduced_run(result: dict, number: int) -> Run | None:
+    """The published run a result says it reproduces (None when it names none)."""
+    if not result["rerunOf"]:
+        return None
+    run = Run.get_or_none(Run.id == result["rerunOf"])
+    if run is None:
+        raise RerunRejected(f"result {number}: rerunOf {result['rerunOf']!r} is not a run here")
+    return run
 
 
 def refuse_conflicts(prepared) -> None:
