@@ -47,25 +47,30 @@ def value_problem(value) -> str | None:
 
 
 def json_problem(value) -> str | None:
-    """Where and why a parsed JSON value is unfit to store (too deep, a bad string or number), or None.
+    """Where and why a parsed JSON value is unfit to store (too deep, a bad key, string or number), or None.
 
-    Iterative, so that no nesting, however deep, exhausts the interpreter's stack.
+    Iterative, so that no nesting, however deep, exhausts the interpreter's stack; a place is
+    named only for containers and for the value at fault, so a million samples cost no strings.
     """
-    stack = [(value, 1, "")]
+    if not isinstance(value, (dict, list)):
+        problem = value_problem(value)
+        return problem and f"the result is {problem}"
+    stack = [(value, 1, "the result")]
     while stack:
         item, depth, where = stack.pop()
         if depth > MAX_DEPTH:
-            return f"{where or 'the result'} nests deeper than {MAX_DEPTH} levels"
+            return f"{where} nests deeper than {MAX_DEPTH} levels"
         if isinstance(item, dict):
-            for key, child in item.items():
-                problem = string_problem(key)
-                if problem:
-                    return f"a key in {where or 'the result'} is {problem}"
-                stack.append((child, depth + 1, f"{where}.{key[:40]}" if where else key[:40]))
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1, f"{where}[{index}]") for index, child in enumerate(item))
-        elif (problem := value_problem(item)) is not None:
-            return f"{where or 'the result'} is {problem}"
+            bad_key = next((key for key in item if string_problem(key)), None)
+            if bad_key is not None:
+                return f"a key in {where} is {string_problem(bad_key)}"
+        for key, child in item.items() if isinstance(item, dict) else enumerate(item):
+            if type(child) is float and math.isfinite(child):
+                continue  # the samples: most of a body
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1, f"{where} > {str(key)[:40]}"))
+            elif (problem := value_problem(child)) is not None:
+                return f"{where} > {str(key)[:40]} is {problem}"
     return None
 
 
