@@ -139,9 +139,10 @@ class Run(BaseModel):
     rank = peewee.IntegerField(null=True)
     superseded_by = peewee.ForeignKeyField("self", null=True, backref="supersedes", on_delete="SET NULL")
     rerun_of = peewee.ForeignKeyField("self", null=True, backref="reruns", on_delete="SET NULL")
-    host = peewee.CharField(max_length=120, null=True)  # the rerun host, for replication
+    host = peewee.CharField(max_length=120, null=True)  # the rerun host: its token's, never what the result says
     details = JSONField(null=True)  # reruns: raw samples, correctness, cost; failures: the error
     created_at = peewee.DateTimeField(default=utcnow)
+    received_at = peewee.DateTimeField(null=True)  # reruns: when the server received the result (006_rerun_hosts)
 
     class Meta:
         indexes = (
@@ -302,12 +303,15 @@ class SignInAttempt(BaseModel):
 
 
 class HostToken(BaseModel):
-    """A rerun-host token. Only its SHA-256 is stored; the token is shown once at creation."""
+    """A rerun-host token, shown once at creation; only its SHA-256 is stored. Results posted with it are
+    recorded as ``host`` whatever they claim, for the GPU kinds in ``gpus`` only (null: any)."""
 
     name = peewee.CharField(max_length=80, unique=True)
     token_hash = peewee.CharField(max_length=64, unique=True)
     revoked = peewee.BooleanField(default=False)
     created_at = peewee.DateTimeField(default=utcnow)
+    host = peewee.CharField(max_length=120)
+    gpus = JSONField(null=True)  # GPU names or products, e.g. ["NVIDIA H200"]
 
     @staticmethod
     def hash(token: str) -> str:

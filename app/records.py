@@ -137,7 +137,8 @@ class RunRecord:
     any document the run section cites, such as a correctness policy); the workload
     document and the run document are built here. ``sections`` are added to the run
     document's spec after its measurements (``sourceNative``, or a rerun's
-    ``correctness`` and ``rerun``); ``rerun_of``, ``host`` and ``details`` only reruns have.
+    ``correctness`` and ``rerun``); ``rerun_of``, ``host``, ``details`` and ``received_at``
+    (when the server got the result) only reruns have.
     """
 
     source: RecordSource
@@ -157,6 +158,7 @@ class RunRecord:
     host: str | None = None
     rerun_of: str | None = None
     details: dict | None = None
+    received_at: datetime | None = None
 
     @property
     def measurement_key(self) -> str:
@@ -191,6 +193,7 @@ class RunRecord:
             "median": figures.median, "p20": figures.p20, "p80": figures.p80, "status": figures.status,
             "evidence": self.source.evidence, "observed_at": self.identity.observed_at, "labels": self.labels,
             "workload_key": point.key, "rerun_of": self.rerun_of, "host": self.host, "details": self.details,
+            "received_at": self.received_at,
         }
 
 

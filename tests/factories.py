@@ -2,6 +2,7 @@
 
 import csv
 import statistics
+from datetime import datetime, timedelta, timezone
 
 # The columns of Liger-Kernel's benchmark/data/all_benchmark_data.csv, in order.
 HEADER = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name",
@@ -46,7 +47,13 @@ def rerun_result(run, implementation="kernelindex_triton", *, median=80_000.0, h
                         "software": {"torch": "2.11.0", "triton": "3.6.0", "cuda": "12.8"},
                         "host": host, "target": "cuda"},
         "protocol": {"name": "standard", "timer": "cuda_events", "warmup": 10, "trials": trials,
-                     "primaryStatistic": "median", "comparabilityFamily": "kernelindex_rerun"},
+                     "samplesPerTrial": 4, "primaryStatistic": "median", "comparabilityFamily": "kernelindex_rerun"},
         "observedAt": observed_at,
         "cost": {"flops": 4_300_000_000, "bytes": 12_000_000},
     }
+
+
+def stamp(seconds_from_now: float = 0) -> str:
+    """An ``observedAt`` this many seconds from now (negative: in the past), as the harness writes it."""
+    moment = datetime.now(timezone.utc) + timedelta(seconds=seconds_from_now)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"

@@ -18,11 +18,23 @@ def test_tokens_are_shown_once_and_stored_hashed(app, runner):
         assert HostToken.find_active(token) == stored
     listed = runner.invoke(args=["tokens", "list"])
     assert "h200-a\tactive" in listed.output and token not in listed.output
+    assert listed.output.strip().endswith("\th200-a\tany GPU")  # the host defaults to the token's name
     assert runner.invoke(args=["tokens", "create", "h200-a"]).exit_code != 0
     assert runner.invoke(args=["tokens", "revoke", "h200-a"]).exit_code == 0
     with app.app_context():
         assert HostToken.find_active(token) is None
     assert runner.invoke(args=["tokens", "revoke", "nobody"]).exit_code != 0
+
+
+def test_a_token_is_issued_to_one_host_and_optionally_some_gpus(app, runner):
+    created = runner.invoke(args=["tokens", "create", "rack-7", "--host", "h200-a", "--gpu", "NVIDIA H200"])
+    assert created.exit_code == 0, created.output
+    with app.app_context():
+        stored = HostToken.get(HostToken.name == "rack-7")
+        assert (stored.host, stored.gpus) == ("h200-a", ["NVIDIA H200"])
+    assert "rack-7\tactive" in runner.invoke(args=["tokens", "list"]).output
+    too_long = runner.invoke(args=["tokens", "create", "x", "--host", "h" * 121])
+    assert too_long.exit_code == 2 and "printable" in too_long.output
 
 
 def test_maintainer_accounts(app, runner):

@@ -7,7 +7,7 @@ import pytest
 from app.models import Manifest, Run
 from app.importers.kernelindex_rerun import RerunRejected, record_rerun_results
 
-from .factories import rerun_result
+from .factories import rerun_result, stamp
 from .pages_support import reference_run
 
 
@@ -73,7 +73,7 @@ def test_results_with_the_fair_comparison_fields_are_recorded(app, reference):
 
 
 def test_failed_correctness_is_recorded_without_timing(app, reference):
-    summary = record_rerun_results([rerun_result(reference, "cheater", status="failed")])
+    summary = record_rerun_results([rerun_result(reference, "torch_compile", status="failed")])
     failed = Run.get_by_id(summary.created[0])
     assert failed.status == "failed" and failed.median is None and failed.rank is None
     assert "tolerance" in failed.details["error"]
@@ -122,16 +122,19 @@ def test_bundle_import_is_idempotent(app, reference, runner, tmp_path):
     broken.write_text('{"family": \n')
     result = runner.invoke(args=["import", "kernelindex", str(broken)])
     assert result.exit_code == 1 and "not JSON" in result.output
+    broken.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    result = runner.invoke(args=["import", "kernelindex", str(broken)])
+    assert result.exit_code == 1 and "nests too deeply" in result.output
 
 
 def test_api_requires_a_rerun_host_token(app, reference, runner, client):
-    payload = [rerun_result(reference)]
+    payload = [rerun_result(reference, observed_at=stamp(-10))]
     assert client.post("/api/v1/reruns", json=payload).status_code == 401
     assert client.post("/api/v1/reruns", json=payload, headers={"Authorization": "Bearer nope"}).status_code == 401
     token = runner.invoke(args=["tokens", "create", "h200-a"]).output.strip()
     headers = {"Authorization": f"Bearer {token}"}
     assert client.post("/api/v1/reruns", json={"not": "a list"}, headers=headers).status_code == 400
-    many_samples = [rerun_result(reference, trials=2000)]  # over the 64 KB limit on posts from browsers
+    many_samples = [rerun_result(reference, trials=2000, observed_at=stamp(-10))]  # over the 64 KB limit on posts from browsers
     assert len(json.dumps(many_samples)) > app.config["MAX_CONTENT_LENGTH"]
     response = client.post("/api/v1/reruns", json=many_samples, headers=headers)
     assert response.status_code == 201 and len(response.get_json()["created"]) == 1
@@ -139,3 +142,35 @@ def test_api_requires_a_rerun_host_token(app, reference, runner, client):
     assert client.post("/api/v1/reruns", json=payload, headers=headers).status_code == 401
     with app.app_context():
         assert Run.select().where(Run.source == "kernelindex").count() == 1
+
+
+def write_bundle(path, *results):
+    path.write_text("".join(json.dumps(result) + "\n" for result in results))
+    return str(path)
+
+
+def test_a_local_import_records_the_host_its_operator_names(app, reference, runner, tmp_path):
+    """Without --host each result keeps the host it names (the operator vouches for the file); --host overrides it."""
+    bundle = write_bundle(tmp_path / "results.jsonl", rerun_result(reference, host="vm"))
+    assert runner.invoke(args=["import", "kernelindex", bundle]).exit_code == 0
+    assert runner.invoke(args=["import", "kernelindex", "--host", "h200-b", bundle]).exit_code == 0
+    assert {run.host for run in Run.select().where(Run.source == "kernelindex")} == {"vm", "h200-b"}
+    assert all(run.received_at for run in Run.select().where(Run.source == "kernelindex"))
+    refused = runner.invoke(args=["import", "kernelindex", "--host", "bad\x00host", bundle])
+    assert refused.exit_code == 2 and "printable" in refused.output
+
+
+@pytest.mark.parametrize("change, reason", [
+    ({"observedAt": "2999-01-01T00:00:00Z"}, "in the future"),
+    ({"family": "rms_norm"}, "declares the family 'rms_norm'"),
+    ({"median": 80_000.0}, "same observedAt"),
+])
+def test_a_local_import_follows_the_same_rules(app, reference, runner, tmp_path, change, reason):
+    write_bundle(tmp_path / "first.jsonl", rerun_result(reference, median=90_000.0))
+    assert runner.invoke(args=["import", "kernelindex", str(tmp_path / "first.jsonl")]).exit_code == 0
+    result = rerun_result(reference, **({"median": change["median"]} if "median" in change else {}))
+    fields = {name: value for name, value in change.items() if name != "median"}
+    bundle = write_bundle(tmp_path / "second.jsonl", {**result, **fields})
+    imported = runner.invoke(args=["import", "kernelindex", bundle])
+    assert imported.exit_code == 1 and reason in imported.output
+    assert Run.select().where(Run.source == "kernelindex").count() == 1

@@ -82,15 +82,21 @@ def import_liger_upstream(context):
 
 @import_cli.command("kernelindex")
 @click.argument("bundles", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--host", help="Record every result as this host (default: the host each result names; "
+                             "the operator importing a bundle vouches for it).")
 @one_import_at_a_time
-def import_kernelindex(bundles):
+def import_kernelindex(bundles, host):
     """Import KernelIndex rerun bundles (JSON lines written by ``flask rerun --out``)."""
     from ..importers.kernelindex_rerun import RerunRejected, read_bundle, record_rerun_results
+    from ..importers.rerun_submission import Submission, host_problem
 
+    if host is not None and host_problem(host):
+        raise click.BadParameter(host_problem(host), param_hint="--host")
     failures = 0
     for bundle in bundles:
         try:
-            summary = record_rerun_results(read_bundle(Path(bundle).read_text(encoding="utf-8")))
+            summary = record_rerun_results(read_bundle(Path(bundle).read_text(encoding="utf-8")),
+                                           submission=Submission(host=host))
         except RerunRejected as error:
             failures += 1
             click.echo(f"{bundle}: not imported, nothing changed: {error}", err=True)

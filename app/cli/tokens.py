@@ -10,24 +10,33 @@ tokens_cli = AppGroup("tokens", help="Manage rerun-host tokens.")
 
 @tokens_cli.command("create")
 @click.argument("name")
-def create_token(name):
-    """Create a rerun-host token and print it once (only its hash is stored)."""
+@click.option("--host", help="The host identity results posted with the token are recorded as (default: NAME).")
+@click.option("--gpu", "gpus", multiple=True,
+              help="A GPU kind the token may post results for, e.g. 'NVIDIA H200' (repeatable; default: any).")
+def create_token(name, host, gpus):
+    """Create a rerun-host token for one host and print it once (only its hash is stored)."""
+    from ..importers.rerun_submission import host_problem
     from ..models import HostToken
 
     if HostToken.get_or_none(HostToken.name == name):
         raise click.ClickException(f"a token named {name!r} already exists")
+    host = host or name
+    if host_problem(host):
+        raise click.BadParameter(host_problem(host), param_hint="--host")
     token = "kih_" + secrets.token_urlsafe(32)
-    HostToken.create(name=name, token_hash=HostToken.hash(token))
+    HostToken.create(name=name, token_hash=HostToken.hash(token), host=host, gpus=list(gpus) or None)
     click.echo(token)
 
 
 @tokens_cli.command("list")
 def list_tokens():
-    """List rerun-host tokens (names and state, never the tokens)."""
+    """List rerun-host tokens (names, hosts, GPU kinds and state, never the tokens)."""
     from ..models import HostToken
 
     for token in HostToken.select().order_by(HostToken.name):
-        click.echo(f"{token.name}\t{'revoked' if token.revoked else 'active'}\t{token.created_at:%Y-%m-%d}")
+        state = "revoked" if token.revoked else "active"
+        gpus = ", ".join(token.gpus or ["any GPU"])
+        click.echo(f"{token.name}\t{state}\t{token.created_at:%Y-%m-%d}\t{token.host}\t{gpus}")
 
 
 @tokens_cli.command("revoke")

@@ -5,84 +5,49 @@ files written by ``flask rerun --out``) and ``POST /api/v1/reruns`` (rerun hosts
 with a token) all end here. Each result is validated, described as a run record
 (its protocol, environment, implementation and correctness-policy documents) and
 stored at evidence level ``kernelindex-rerun``, linked to the run it reproduces. A
-measurement rerun on two or more hosts whose results agree becomes
-``kernelindex-replicated``.
+measurement rerun on two or more hosts (and GPUs, where their UUIDs are known) whose
+results agree becomes ``kernelindex-replicated``.
+
+Every result of a batch is validated before anything is built: its shape by
+``app.rerun_schemas``, who vouches for it and what the server knows by
+``rerun_submission``. A result never overwrites: one whose host, measurement and
+``observedAt`` are stored with other figures is refused (``RerunConflict``).
 """
 
 import json
 from dataclasses import dataclass, field
-from datetime import timezone
+from datetime import timedelta
 
-from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
+from flask import current_app
+from marshmallow import ValidationError
 
 from runners.discovery import family_definitions
 from runners.hardware import short_name
-from runners.types import PASSES
 
 from .. import comparison
 from ..db import database
 from ..locks import retried
 from ..manifests import document_digest, make_document
 from ..manifests.documents import environment_document, implementation_document, protocol_document
-from ..models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, Run
+from ..models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, Manifest, Run
 from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, family_title, prepare, slug,
                        workload_document_for)
-from ..registry import store_runs
+from ..registry import InvalidDocument, store_runs
+from ..rerun_schemas import gpu_name, json_problem, result_schema
+from .rerun_submission import Submission, declared_implementations, naive_utc, unknown_problem
 
 SOURCE = "kernelindex"
 RERUNS = RecordSource(name=SOURCE, run_name_prefix="kernelindex", evidence=KERNELINDEX_RERUN,
                       external_id_prefix="kernelindex", title_suffix="KernelIndex rerun")
 COMPARATOR = "relative_l2_vs_float64"
-METRIC = "speed"
 
 
 class RerunRejected(Exception):
     """A result (or bundle) that cannot be recorded; nothing from it was stored."""
 
 
-class TimingSchema(Schema):
-    unit = fields.String(required=True, validate=validate.Equal("ns"))
-    median = fields.Float(required=True, validate=validate.Range(min=0, min_inclusive=False))
-    p20 = fields.Float(required=True, validate=validate.Range(min=0))
-    p80 = fields.Float(required=True, validate=validate.Range(min=0))
-    samples = fields.List(fields.List(fields.Float()), required=True)
-    trials = fields.Integer(required=True, validate=validate.Range(min=1))
-    samplesPerTrial = fields.Integer(required=True, validate=validate.Range(min=1))
-    cv = fields.Float(required=True)
-    hostExposedSamples = fields.Integer(load_default=0, validate=validate.Range(min=0))
-    hostInclusive = fields.Dict(allow_none=True)  # runners.timing: {median, p20, p80, samples}; absent before it
-    hostSynchronization = fields.Dict(allow_none=True)  # {detected, detail}; None where not checked (CPU)
-
-
-class WorkloadInputSchema(Schema):
-    parameters = fields.Dict(required=True)
-    dtype = fields.String(required=True)
-    options = fields.Dict(load_default=dict)
-
-
-class RerunResultSchema(Schema):
-    """One implementation's result on one workload: a bundle line (``runners.types.RerunResult``)."""
-
-    class Meta:
-        unknown = INCLUDE
-
-    rerunOf = fields.String(allow_none=True, load_default=None)
-    family = fields.String(required=True, validate=validate.Length(min=1, max=120))
-    pass_ = fields.String(data_key="pass", required=True, validate=validate.OneOf(PASSES))
-    metric = fields.String(required=True, validate=validate.Equal(METRIC))
-    implementation = fields.Dict(required=True)
-    workload = fields.Nested(WorkloadInputSchema, required=True)
-    status = fields.String(required=True, validate=validate.OneOf(("passed", "failed")))
-    error = fields.String(allow_none=True, load_default=None)
-    timing = fields.Nested(TimingSchema, allow_none=True, load_default=None)
-    correctness = fields.Dict(required=True)
-    environment = fields.Dict(required=True)
-    protocol = fields.Dict(required=True)
-    observedAt = fields.DateTime(required=True)
-    cost = fields.Dict(load_default=dict)
-
-
-result_schema = RerunResultSchema()
+class RerunConflict(RerunRejected):
+    """A result whose host, measurement and observedAt are stored with other figures: it never overwrites them."""
 
 
 @dataclass
@@ -105,13 +70,9 @@ def read_bundle(text: str) -> list[dict]:
             results.append(json.loads(line))
         except json.JSONDecodeError as error:
             raise RerunRejected(f"line {number} is not JSON: {error.msg}") from error
+        except RecursionError as error:
+            raise RerunRejected(f"line {number} nests too deeply") from error
     return results
-
-
-def gpu_name(environment: dict) -> str:
-    """The hardware a rerun ran on, named as harnesses name it (``NVIDIA H200``, or the CPU model)."""
-    hw = environment.get("hardware") or {}
-    return hw.get("name") or " ".join(part for part in (hw.get("product"), hw.get("formFactor")) if part) or "unknown"
 
 
 def policy_document(correctness: dict) -> dict:
@@ -162,14 +123,14 @@ def rerun_sections(result: dict, policy: dict, rerun_of: Run | None, host: str) 
         "cost": result["cost"], "error": result["error"]}}
 
 
-def rerun_record(result: dict, families: dict, rerun_of: Run | None) -> RunRecord:
-    """A validated result as a run record."""
+def rerun_record(result: dict, families: dict, rerun_of: Run | None, received_at) -> RunRecord:
+    """A validated result, its environment naming the host that vouches for it, as a run record."""
     family_name, implementation = result["family"], result["implementation"]
     parameters, dtype, options = (result["workload"][key] for key in ("parameters", "dtype", "options"))
     environment, timing = result["environment"], result["timing"]
     family = families.get(family_name)
     title = family_title(family_name, family)
-    gpu, host = gpu_name(environment), environment.get("host") or "unknown"
+    gpu, host = gpu_name(environment["hardware"]), environment.get("host") or "unknown"
     point = WorkloadPoint(family=family_name, parameters=parameters, dtype=dtype, options=options,
                           x_name="seq" if "seq" in parameters else next(iter(parameters), ""),
                           x_value=parameters.get("seq", ""))
@@ -181,61 +142,127 @@ def rerun_record(result: dict, families: dict, rerun_of: Run | None) -> RunRecor
     return RunRecord(
         source=RERUNS, identity=Identity([family_name, implementation["name"], result["pass_"], result["metric"],
                                           point.key, gpu, host],
-                                         result["observedAt"].astimezone(timezone.utc).replace(tzinfo=None)),
+                                         naive_utc(result["observedAt"])),
         kernel=family_name, family_title=title, implementation=implementation["name"],
-        pass_=result["pass_"], gpu=gpu, gpu_product=(environment.get("hardware") or {}).get("product", gpu),
+        pass_=result["pass_"], gpu=gpu, gpu_product=environment["hardware"]["product"],
         workload=point, measurement=measurement, documents=documents,
         comparability_family=comparability_family(result),
         sections=rerun_sections(result, documents["correctnessPolicy"], rerun_of, host), host=host,
-        rerun_of=rerun_of.id if rerun_of else None,
+        rerun_of=rerun_of.id if rerun_of else None, received_at=received_at,
         details={"timing": timing, "correctness": result["correctness"], "cost": result["cost"],
                  "error": result["error"], "implementation": implementation})
 
 
-def loaded_results(results: list[dict]) -> list[dict]:
-    """Every result validated, or RerunRejected naming the first bad one."""
+def loaded_result(result, submission: Submission, skew: timedelta, declared: dict, definitions: dict) -> dict:
+    """One result validated and vouched for, or the reason it cannot be recorded (RerunRejected)."""
+    problem = json_problem(result)
+    if problem is None:
+        try:
+            result = result_schema.load(result)
+        except ValidationError as error:
+            problem = json.dumps(error.messages, sort_keys=True)
+    problem = problem or submission.problem(result, skew) or unknown_problem(result, declared, definitions)
+    if problem:
+        raise RerunRejected(problem)
+    return submission.vouched(result)
+
+
+def loaded_results(results: list, submission: Submission) -> list[dict]:
+    """Every result validated and vouched for, or RerunRejected naming the first bad one."""
+    config = current_app.config
+    skew = timedelta(seconds=config["RERUN_CLOCK_SKEW_SECONDS"])
+    declared = declared_implementations(config["RERUN_ACCEPTED_IMPLEMENTATIONS"])
+    definitions = family_definitions()
     loaded = []
     for number, result in enumerate(results, start=1):
         try:
-            loaded.append(result_schema.load(result))
-        except ValidationError as error:
-            raise RerunRejected(f"result {number}: {json.dumps(error.messages, sort_keys=True)}") from error
+            loaded.append(loaded_result(result, submission, skew, declared, definitions))
+        except RerunRejected as error:
+            raise RerunRejected(f"result {number}: {error}") from error
     return loaded
 
 
 @retried
-def record_rerun_results(results: list[dict], families: dict | None = None) -> RecordSummary:
-    """Validate every result (bundle lines, as documents), then store them all in one transaction."""
+def record_rerun_results(results: list, families: dict | None = None,
+                         submission: Submission | None = None) -> RecordSummary:
+    """Validate every result (bundle lines, as documents), then store them all in one transaction.
+
+    ``submission`` says who vouches for them (a token's host; by default the operator of a
+    local import, each result recorded as the host it names).
+    """
     families = family_definitions() if families is None else families
-    loaded = loaded_results(results)
+    submission = submission or Submission()
+    loaded = loaded_results(results, submission)
     summary = RecordSummary()
     with database.atomic():
         prepared = []
         for number, result in enumerate(loaded, start=1):
-            rerun_of = None
-            if result["rerunOf"]:
-                rerun_of = Run.get_or_none(Run.id == result["rerunOf"])
-                if rerun_of is None:
-                    raise RerunRejected(f"result {number}: rerunOf {result['rerunOf']!r} is not a run here")
-            prepared.append(prepare(rerun_record(result, families, rerun_of)))
-        stored = store_runs(prepared)
+            rerun_of = reproduced_run(result, number)
+            record = rerun_record(result, families, rerun_of, submission.received_at)
+            if rerun_of and (rerun_of.kernel_id, rerun_of.workload_key) != (record.kernel, record.workload.key):
+                raise RerunRejected(f"result {number}: rerunOf {rerun_of.id} is a run of another workload")
+            prepared.append(prepare(record))
+        refuse_conflicts(prepared)
+        try:
+            stored = store_runs(prepared)
+        except InvalidDocument as error:
+            raise RerunRejected(f"a document built from the results is invalid: {error}") from error
         summary.created, summary.unchanged = stored.created, stored.unchanged
         summary.replicated = mark_replications({run.fields["workload_key"] for run in prepared})
     return summary
 
 
+def reproduced_run(result: dict, number: int) -> Run | None:
+    """The published run a result says it reproduces (None when it names none)."""
+    if not result["rerunOf"]:
+        return None
+    run = Run.get_or_none(Run.id == result["rerunOf"])
+    if run is None:
+        raise RerunRejected(f"result {number}: rerunOf {result['rerunOf']!r} is not a run here")
+    return run
+
+
+def refuse_conflicts(prepared) -> None:
+    """RerunConflict if a result's identity (host, measurement, observedAt) is stored or repeated with other figures."""
+    digests = {}
+    for run in prepared:
+        if digests.setdefault(run.identity_key, run.digests["run"]) != run.digests["run"]:
+            raise RerunConflict(f"two results of {run.fields['external_id']} have the same observedAt and differ")
+    keys = list(digests)
+    for start in range(0, len(keys), 500):
+        chunk = keys[start:start + 500]
+        for stored in Run.select(Run.id, Run.identity_key, Run.digest).where(Run.identity_key.in_(chunk)):
+            if stored.digest != digests[stored.identity_key]:
+                raise RerunConflict(f"run {stored.id} records this measurement on this host with the same observedAt "
+                                    "and other figures; a result never overwrites another")
+
+
+def gpu_uuids(runs) -> dict:
+    """Each run's GPU UUID, where its environment names one: two hosts sharing a GPU are one machine."""
+    digests = list({run.environment_digest for run in runs})
+    hardware = {digest: document["spec"].get("hardware") or {} for digest, document in
+                Manifest.select(Manifest.digest, Manifest.document).where(Manifest.digest.in_(digests)).tuples()}
+    return {run.id: hardware.get(run.environment_digest, {}).get("uuid") for run in runs}
+
+
+def independent(runs, uuids) -> bool:
+    """Whether two of these runs come from different hosts and, where known, different GPUs."""
+    return any(first.host != second.host and not (uuids[first.id] and uuids[first.id] == uuids[second.id])
+               for index, first in enumerate(runs) for second in runs[index + 1:])
+
+
 def mark_replications(workload_keys) -> int:
-    """Current passed reruns of one measurement on two or more hosts that agree become ``kernelindex-replicated``."""
+    """Current passed reruns of one measurement that agree, on two hosts and GPUs, become ``kernelindex-replicated``."""
     changed = 0
-    reruns = Run.current().where((Run.source == SOURCE) & Run.workload_key.in_(list(workload_keys))
-                                 & (Run.status == "passed"))
+    reruns = list(Run.current().where((Run.source == SOURCE) & Run.workload_key.in_(list(workload_keys))
+                                      & (Run.status == "passed")))
+    uuids = gpu_uuids(reruns)
     measurements = {}
     for run in reruns:
         measurements.setdefault((run.kernel_id, run.implementation, run.pass_, run.metric, run.workload_key,
                                  run.gpu), []).append(run)
     for runs in measurements.values():
-        hosts = {run.host for run in runs}
-        agree = len(hosts) > 1 and all(comparison.tied(runs[0], other) for other in runs[1:])
+        agree = independent(runs, uuids) and all(comparison.tied(runs[0], other) for other in runs[1:])
         level = KERNELINDEX_REPLICATED if agree else KERNELINDEX_RERUN
         for run in runs:
             if run.evidence != level:

@@ -39,7 +39,9 @@ def comparison_detail(key):
 
 
 def authenticated_host():
-    """The active rerun-host token named by ``Authorization: Bearer <token>``, or 401."""
+    """The active rerun-host token named by ``Authorization: Bearer <token>``, or 401.
+
+    Its host, not the body, is the host the results are recorded as."""
     from ..models import HostToken
 
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
@@ -51,18 +53,29 @@ def authenticated_host():
     return host
 
 
-@api.post("/reruns")
-def record_reruns():
-    """Record rerun results from a GPU host (a JSON list of result documents)."""
-    from ..importers.kernelindex_rerun import RerunRejected, record_rerun_results
-
-    authenticated_host()
-    request.max_content_length = current_app.config["RERUN_MAX_CONTENT_LENGTH"]
-    results = request.get_json(silent=True)
+def rerun_results() -> list:
+    """The posted JSON list of results, or 400 (nesting too deep for the JSON parser included)."""
+    try:
+        results = request.get_json(silent=True)
+    except RecursionError:
+        abort(400, description="the body nests too deeply to be read as rerun results")
     if not isinstance(results, list) or not results:
         abort(400, description="the body must be a non-empty JSON list of rerun results")
+    return results
+
+
+@api.post("/reruns")
+def record_reruns():
+    """Record rerun results from a GPU host (a JSON list of result documents), as the host its token names."""
+    from ..importers.kernelindex_rerun import RerunConflict, RerunRejected, record_rerun_results
+    from ..importers.rerun_submission import Submission
+
+    submission = Submission.from_token(authenticated_host())
+    request.max_content_length = current_app.config["RERUN_MAX_CONTENT_LENGTH"]
     try:
-        summary = record_rerun_results(results)
+        summary = record_rerun_results(rerun_results(), submission=submission)
+    except RerunConflict as error:
+        abort(409, description=str(error))
     except RerunRejected as error:
         abort(400, description=str(error))
     return jsonify(created=summary.created, unchanged=summary.unchanged, replicated=summary.replicated), 201

@@ -1,0 +1,110 @@
+"""Who vouches for rerun results, and what this server knows: the rules a result meets beyond its shape.
+
+A result posted to ``/api/v1/reruns`` is vouched for by its token: it is recorded as the
+token's host, whatever ``environment.host`` says (the claim is replaced, never trusted),
+only for the token's GPU kinds, and only when observed while the token was valid: not
+before it was issued, not in the future (both within ``RERUN_CLOCK_SKEW_SECONDS``).
+
+A bundle imported with ``flask import kernelindex`` is vouched for by the operator who
+imports it: recorded as ``--host`` when given, else as the host each result names (so
+the committed bundles keep their host ``vm``). It is not in the future either.
+
+Either way, only families and implementations that a plugin on this server declares are
+accepted, plus ``RERUN_ACCEPTED_IMPLEMENTATIONS``: implementations a plugin lists only
+where their library imports (Liger-Kernel), which this server need not have.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from runners.discovery import get_registry
+from runners.types import FamilyDefinition
+
+from ..models import utcnow
+from ..rerun_schemas import MAX_SAFE_INTEGER, gpu_name
+
+HOST_LENGTH = 120  # Run.host
+
+
+def naive_utc(moment: datetime) -> datetime:
+    """An aware time as the naive UTC the database stores."""
+    return moment.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def host_problem(host: str) -> str | None:
+    """Why a host name given on the command line cannot be recorded, or None."""
+    if not host or len(host) > HOST_LENGTH or not host.isprintable():
+        return f"a host is 1 to {HOST_LENGTH} printable characters"
+    return None
+
+
+@dataclass(frozen=True)
+class Submission:
+    """Who vouches for a batch of results, and when the server received it."""
+
+    host: str | None = None  # None: each result's own environment.host (a bundle its operator vouches for)
+    gpus: tuple[str, ...] = ()  # GPU kinds the token may post for; empty: any
+    issued_at: datetime | None = None  # naive UTC; None: no token
+    received_at: datetime = field(default_factory=utcnow)
+
+    @classmethod
+    def from_token(cls, token) -> "Submission":
+        return cls(host=token.host, gpus=tuple(token.gpus or ()), issued_at=token.created_at)
+
+    def vouched(self, result: dict) -> dict:
+        """The result as it is recorded: its environment names the vouching host, when there is one."""
+        if self.host is None:
+            return result
+        return {**result, "environment": {**result["environment"], "host": self.host}}
+
+    def problem(self, result: dict, skew: timedelta) -> str | None:
+        """Why the vouching host may not record this result, or None."""
+        observed = naive_utc(result["observedAt"])
+        if observed > self.received_at + skew:
+            return (f"observedAt {observed:%Y-%m-%d %H:%M:%S} UTC is in the future "
+                    f"(received {self.received_at:%Y-%m-%d %H:%M:%S} UTC)")
+        if self.issued_at and observed < self.issued_at - skew:
+            return (f"observedAt {observed:%Y-%m-%d %H:%M:%S} UTC is before the token for host {self.host!r} "
+                    f"was issued ({self.issued_at:%Y-%m-%d %H:%M:%S} UTC)")
+        hardware = result["environment"]["hardware"]
+        if self.gpus and not {gpu_name(hardware), hardware["product"]} & set(self.gpus):
+            return f"the token for host {self.host!r} posts results for {', '.join(self.gpus)} only, " \
+                   f"not {gpu_name(hardware)}"
+        return None
+
+
+def declared_implementations(accepted: dict) -> dict[str, set[str]]:
+    """Each family a plugin on this server declares, with the implementations its plugins (or ``accepted``) name."""
+    declared = {}
+    for plugin in get_registry().kernel_plugins:
+        declared.setdefault(plugin.record.family.name, set()).update(plugin.record.implementation_names)
+    for family, names in accepted.items():
+        if family in declared:
+            declared[family].update(names)
+    return declared
+
+
+def unknown_problem(result: dict, declared: dict, definitions: dict[str, FamilyDefinition]) -> str | None:
+    """Why the server does not know what this result measured (family, implementation, workload), or None."""
+    family, implementation = result["family"], result["implementation"]["name"]
+    if family not in declared:
+        return f"no plugin on this server declares the family {family!r} (declared: {', '.join(sorted(declared))})"
+    if implementation not in declared[family]:
+        return (f"no plugin on this server declares the implementation {implementation!r} of {family} "
+                f"(declared: {', '.join(sorted(declared[family]))})")
+    return workload_problem(result["workload"], definitions[family])
+
+
+def workload_problem(workload: dict, definition: FamilyDefinition) -> str | None:
+    """Why the family cannot derive this workload's tensors, or None."""
+    names, expected = set(workload["parameters"]), set(definition.parameters)
+    if names != expected:
+        return f"{definition.name} workloads have the parameters {sorted(expected)}, not {sorted(names)}"
+    try:
+        tensors = definition.tensors({**workload["parameters"], **workload["options"]}, workload["dtype"])
+    except (ArithmeticError, KeyError, TypeError, ValueError) as error:
+        return f"{definition.name} cannot derive this workload's tensors: {error}"
+    if any(not isinstance(size, int) or not 0 <= size <= MAX_SAFE_INTEGER
+           for tensor in tensors for size in tensor.shape):
+        return f"{definition.name} derives tensors of impossible shapes from this workload"
+    return None

@@ -1,0 +1,271 @@
+"""The rerun result, validated completely before any builder runs (issue 19, "Bounded inputs").
+
+A result is a bundle line (``runners.types.RerunResult.as_document``), posted by a rerun
+host or read from a bundle file. ``json_problem`` bounds the whole value first: nesting
+depth, string lengths, control characters, and numbers a canonical (RFC 8785) document
+can hold. ``result_schema`` then checks every part a builder reads: its type, the
+lengths of the columns and document names it fills, timing sanity and sample counts.
+The parts documents show as posted (implementation, environment, correctness,
+protocol, cost) are checked by their schema but loaded exactly as written, key order
+included, so the documents of results recorded before these checks do not change.
+"""
+
+import math
+import re
+from datetime import datetime, timezone
+
+from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
+
+from runners.types import DTYPE_NAMES, MATH_MODES, PASSES, TARGETS
+
+MAX_DEPTH = 16  # a bundle line nests 6 deep
+MAX_STRING = 100_000  # characters in any one string (the policy text has 2,500)
+MAX_SAFE_INTEGER = 2 ** 53 - 1  # canonical JSON holds no larger integer
+DOCUMENT_NAME = 100  # characters in a document's metadata name
+OBSERVABLE = validate.Range(min=datetime(2000, 1, 1, tzinfo=timezone.utc),  # converting to UTC cannot overflow
+                            max=datetime(9999, 1, 1, tzinfo=timezone.utc))
+FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")  # tab, newline and CR are text
+
+
+def string_problem(text: str) -> str | None:
+    if len(text) > MAX_STRING:
+        return f"a string of {len(text)} characters (at most {MAX_STRING})"
+    if FORBIDDEN.search(text):
+        return "a NUL, control character or lone surrogate"
+    return None
+
+
+def value_problem(value) -> str | None:
+    """What makes one JSON scalar unfit for a document (a bad string or number), or None."""
+    if isinstance(value, str):
+        return string_problem(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value} (only finite numbers)"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INTEGER:
+        return f"an integer beyond ±{MAX_SAFE_INTEGER}"
+    return None
+
+
+def json_problem(value) -> str | None:
+    """Where and why a parsed JSON value is unfit to store (too deep, a bad key, string or number), or None.
+
+    Iterative, so that no nesting, however deep, exhausts the interpreter's stack; a place is
+    named only for containers and for the value at fault, so a million samples cost no strings.
+    """
+    if not isinstance(value, (dict, list)):
+        problem = value_problem(value)
+        return problem and f"the result is {problem}"
+    stack = [(value, 1, "the result")]
+    while stack:
+        item, depth, where = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"{where} nests deeper than {MAX_DEPTH} levels"
+        if isinstance(item, dict):
+            bad_key = next((key for key in item if string_problem(key)), None)
+            if bad_key is not None:
+                return f"a key in {where} is {string_problem(bad_key)}"
+        for key, child in item.items() if isinstance(item, dict) else enumerate(item):
+            if type(child) is float and math.isfinite(child):
+                continue  # the samples: most of a body
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1, f"{where} > {str(key)[:40]}"))
+            elif (problem := value_problem(child)) is not None:
+                return f"{where} > {str(key)[:40]} is {problem}"
+    return None
+
+
+def gpu_name(hardware: dict) -> str:
+    """The hardware a rerun ran on, named as harnesses name it (``NVIDIA H200``, or the CPU model)."""
+    return hardware.get("name") or " ".join(
+        part for part in (hardware.get("product"), hardware.get("formFactor")) if part) or "unknown"
+
+
+class Checked(fields.Dict):
+    """An object validated by ``schema`` and loaded exactly as written (documents show it as posted)."""
+
+    def __init__(self, schema: Schema, **kwargs):
+        super().__init__(keys=fields.String(), **kwargs)
+        self.schema = schema
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        loaded = super()._deserialize(value, attr, data, **kwargs)
+        errors = self.schema.validate(loaded)
+        if errors:
+            raise ValidationError(errors)
+        return loaded
+
+
+class Scalar(fields.Field):
+    """A workload parameter or option: a number, a boolean or a short string, never an object or a list."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, (bool, int, float)) or (isinstance(value, str) and len(value) <= 80):
+            return value
+        raise ValidationError("must be a number, a boolean or a string of at most 80 characters")
+
+
+def length(most: int, least: int = 1) -> validate.Length:
+    return validate.Length(min=least, max=most)
+
+
+class RerunImplementationSchema(Schema):
+    name = fields.String(required=True, validate=length(80))  # Run.implementation
+    project = fields.String(validate=length(100))
+    revision = fields.String(validate=length(64))
+    details = fields.Dict(keys=fields.String())
+    mathMode = fields.String(validate=validate.OneOf(MATH_MODES))  # absent from bundles made before math modes
+
+
+class RerunHardwareSchema(Schema):
+    class Meta:
+        unknown = INCLUDE  # clocks, memory, SM count: shown as captured
+
+    vendor = fields.String(required=True, validate=length(80))
+    product = fields.String(required=True, validate=length(120))  # Run.gpu_product
+    name = fields.String(validate=length(120))  # Run.gpu
+    formFactor = fields.String(validate=length(40))
+    architecture = fields.String(validate=length(40))
+    uuid = fields.String(validate=length(100))  # tells two GPUs apart for replication
+
+    @validates_schema
+    def name_fits(self, data, **kwargs):
+        if len(gpu_name(data)) > 120:
+            raise ValidationError("product and formFactor name a GPU of more than 120 characters", "product")
+
+
+class RerunEnvironmentSchema(Schema):
+    class Meta:
+        unknown = INCLUDE
+
+    hardware = fields.Nested(RerunHardwareSchema, required=True)
+    software = fields.Dict(keys=fields.String())
+    host = fields.String(validate=length(120))  # Run.host, where the operator vouches for a bundle
+    target = fields.String(validate=validate.OneOf(TARGETS))
+    cpu = fields.Dict()
+
+
+class RerunPolicySchema(Schema):
+    class Meta:
+        unknown = INCLUDE
+
+    name = fields.String(validate=length(DOCUMENT_NAME))
+
+
+class RerunCorrectnessSchema(Schema):
+    class Meta:
+        unknown = INCLUDE  # errors per output, trials, tolerance: recorded as measured
+
+    policy = fields.Nested(RerunPolicySchema)
+    policyText = fields.String()
+    passed = fields.Boolean()
+
+
+class RerunProtocolSchema(Schema):
+    class Meta:
+        unknown = INCLUDE  # warm-up, input sets, budget: the protocol's own parameters
+
+    name = fields.String(validate=length(DOCUMENT_NAME))
+    preset = fields.String(validate=length(80))
+    harness = fields.Dict()
+    comparabilityFamily = fields.String(validate=length(80))
+    trials = fields.Integer(strict=True, validate=validate.Range(min=1))
+    samplesPerTrial = fields.Integer(strict=True, validate=validate.Range(min=1))
+
+
+class RerunCostSchema(Schema):
+    flops = fields.Integer(strict=True, validate=validate.Range(min=0))
+    bytes = fields.Integer(strict=True, validate=validate.Range(min=0))
+
+
+def positive(**kwargs) -> fields.Float:
+    return fields.Float(allow_nan=False, validate=validate.Range(min=0, min_inclusive=False), **kwargs)
+
+
+class HostInclusiveSchema(Schema):
+    """What an eager caller pays: back-to-back calls, timed on the host (``runners.timing``)."""
+
+    median = positive(required=True)
+    p20 = positive(required=True)
+    p80 = positive(required=True)
+    samples = fields.Integer(required=True, strict=True, validate=validate.Range(min=1))
+
+
+class HostSynchronizationSchema(Schema):
+    detected = fields.Boolean(required=True, truthy={True}, falsy={False})
+    detail = fields.String(allow_none=True, validate=length(2000, 0))
+
+
+class RerunTimingSchema(Schema):
+    unit = fields.String(required=True, validate=validate.Equal("ns"))
+    median = positive(required=True)
+    p20 = positive(required=True)
+    p80 = positive(required=True)
+    samples = fields.List(fields.List(positive(), validate=length(100_000)), required=True, validate=length(10_000))
+    trials = fields.Integer(required=True, strict=True, validate=validate.Range(min=1))
+    samplesPerTrial = fields.Integer(required=True, strict=True, validate=validate.Range(min=1))
+    cv = fields.Float(required=True, allow_nan=False, validate=validate.Range(min=0))
+    hostExposedSamples = fields.Integer(load_default=0, strict=True, validate=validate.Range(min=0))
+    hostInclusive = fields.Nested(HostInclusiveSchema, allow_none=True)  # absent before host-inclusive timing
+    hostSynchronization = fields.Nested(HostSynchronizationSchema, allow_none=True)  # None where not checked (CPU)
+
+    @validates_schema
+    def figures_agree(self, data, **kwargs):
+        """The statistics fit the samples they summarize, and the samples are as many as the counts say."""
+        samples, trials, per_trial = data["samples"], data["trials"], data["samplesPerTrial"]
+        if not data["p20"] <= data["median"] <= data["p80"]:
+            raise ValidationError("must satisfy p20 <= median <= p80", "median")
+        if len(samples) != trials or any(len(trial) != per_trial for trial in samples):
+            raise ValidationError(f"must hold trials ({trials}) lists of samplesPerTrial ({per_trial}) samples",
+                                  "samples")
+        low, high = min(map(min, samples)), max(map(max, samples))
+        if not (low <= data["p20"] and data["p80"] <= high):
+            raise ValidationError(f"p20, median and p80 must lie within the samples ({low:g} to {high:g} ns)",
+                                  "median")
+        if data["hostExposedSamples"] > trials * per_trial:
+            raise ValidationError("cannot exceed the number of samples", "hostExposedSamples")
+
+
+class RerunWorkloadSchema(Schema):
+    parameters = fields.Dict(keys=fields.String(validate=length(80)), values=Scalar(), required=True)
+    dtype = fields.String(required=True, validate=validate.OneOf(DTYPE_NAMES))
+    options = fields.Dict(keys=fields.String(validate=length(80)), values=Scalar(), load_default=dict)
+
+
+class RerunResultSchema(Schema):
+    """One implementation's result on one workload: a bundle line (``runners.types.RerunResult``)."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    rerunOf = fields.String(allow_none=True, load_default=None, validate=length(16))  # a Run.id
+    family = fields.String(required=True, validate=length(120))
+    pass_ = fields.String(data_key="pass", required=True, validate=validate.OneOf(PASSES))
+    metric = fields.String(required=True, validate=validate.Equal("speed"))
+    implementation = Checked(RerunImplementationSchema(), required=True)
+    workload = fields.Nested(RerunWorkloadSchema, required=True)
+    status = fields.String(required=True, validate=validate.OneOf(("passed", "failed")))
+    error = fields.String(allow_none=True, load_default=None)
+    timing = fields.Nested(RerunTimingSchema, allow_none=True, load_default=None)
+    correctness = Checked(RerunCorrectnessSchema(), required=True)
+    environment = Checked(RerunEnvironmentSchema(), required=True)
+    protocol = Checked(RerunProtocolSchema(), required=True)
+    observedAt = fields.AwareDateTime(required=True, validate=OBSERVABLE, error_messages={
+        "invalid_awareness": "must carry its timezone (2026-11-29T10:00:00Z)"})
+    cost = Checked(RerunCostSchema(), load_default=dict)
+
+    @validates_schema
+    def parts_agree(self, data, **kwargs):
+        implementation, timing, protocol = data["implementation"], data["timing"], data["protocol"]
+        document_name = f"{data['family']}-{implementation['name']}-{implementation.get('revision', 'unknown')}"
+        if len(document_name) > DOCUMENT_NAME:
+            raise ValidationError(f"family, name and revision name a document of more than {DOCUMENT_NAME} "
+                                  "characters", "implementation")
+        if data["status"] == "passed" and timing is None:
+            raise ValidationError("a passed result carries its timing", "timing")
+        for count in ("trials", "samplesPerTrial") if timing else ():
+            if protocol.get(count) != timing[count]:
+                raise ValidationError(f"the protocol declares {count} {protocol.get(count)}, the timing has "
+                                      f"{timing[count]}", "protocol")
+
+
+result_schema = RerunResultSchema()

@@ -1,0 +1,99 @@
+"""Malformed rerun bodies from an authenticated host (issue 19, item 7): each is a 4xx with a clear JSON
+``error`` and stores nothing. Every shape here used to reach a builder and answer 500."""
+
+import pytest
+
+from app.models import Run
+
+from .factories import rerun_result, stamp
+from .pages_support import reference_run
+
+
+@pytest.fixture
+def posting(small_app, runner):
+    """Post a body (bytes, or a function of the reference run giving a result) with a valid token."""
+    token = runner.invoke(args=["tokens", "create", "a", "--host", "h200-a"]).output.strip()
+    client = small_app.test_client()
+    with small_app.app_context():
+        reference = reference_run(small_app)
+
+    def post(body):
+        if callable(body):
+            result = rerun_result(reference, observed_at=stamp(-10))
+            body(result)
+            return client.post("/api/v1/reruns", json=[result], headers={"Authorization": f"Bearer {token}"})
+        return client.post("/api/v1/reruns", data=body, content_type="application/json",
+                           headers={"Authorization": f"Bearer {token}"})
+    return post
+
+
+def set_path(path, value):
+    """A change to a result: the value at ``path`` (keys separated by dots) set, or removed when ``value`` is ...."""
+    *parents, last = path.split(".")
+
+    def change(result):
+        target = result
+        for key in parents:
+            target = target[key]
+        if value is ...:
+            del target[last]
+        else:
+            target[last] = value
+    return change
+
+
+SHAPES = {
+    "implementation.name missing": set_path("implementation.name", ...),
+    "implementation.name not a string": set_path("implementation.name", 42),
+    "implementation not an object": set_path("implementation", "torch"),
+    "details not an object": set_path("implementation.details", "fast"),
+    "hardware a string": set_path("environment.hardware", "NVIDIA H200"),
+    "hardware without a vendor": set_path("environment.hardware.vendor", ...),
+    "software not an object": set_path("environment.software", ["torch"]),
+    "nested parameters": set_path("workload.parameters.seq", {"value": 1024}),
+    "parameters missing one the family needs": set_path("workload.parameters.heads", ...),
+    "parameter not a number the family can use": set_path("workload.parameters.seq", "long"),
+    "parameter too large for a document": set_path("workload.parameters.batch", 2 ** 64),
+    "implementation name longer than its column": set_path("implementation.name", "x" * 81),
+    "dtype longer than its column": set_path("workload.dtype", "f" * 21),
+    "GPU name longer than its column": set_path("environment.hardware.name", "G" * 121),
+    "revision too long for the document name": set_path("implementation.revision", "r" * 64),
+    "protocol name longer than a document name": set_path("protocol.name", "p" * 101),
+    "correctness policy not an object": set_path("correctness.policy", "strict"),
+    "NUL in a string": set_path("implementation.project", "Kernel\u0000Index"),
+    "control character in a key": set_path("implementation.details", {"tf32\u0007": True}),
+    "lone surrogate": set_path("environment.software.torch", "\ud800"),
+    "observedAt not a date": set_path("observedAt", "yesterday"),
+    "observedAt at the end of the calendar": set_path("observedAt", "9999-12-31T23:59:59-14:00"),
+    "observedAt at the start of the calendar": set_path("observedAt", "0001-01-01T00:00:00+14:00"),
+    "rerunOf not a string": set_path("rerunOf", 7),
+    "rerunOf a run of another workload": set_path("workload.parameters.seq", 4096),
+    "NaN median": set_path("timing.median", float("nan")),
+    "infinite figure in the environment": set_path("environment.hardware.memoryBytes", float("inf")),
+    "samples not numbers": set_path("timing.samples", [["fast"]]),
+    "a string longer than any field": set_path("error", "e" * 100_001),
+}
+
+
+@pytest.mark.parametrize("change", SHAPES.values(), ids=SHAPES.keys())
+def test_malformed_results_are_400_and_store_nothing(small_app, posting, change):
+    response = posting(change)
+    assert response.status_code == 400, response.get_data(as_text=True)
+    assert response.is_json and response.get_json()["error"]
+    with small_app.app_context():
+        assert Run.select().where(Run.source == "kernelindex").count() == 0
+
+
+RAW_BODIES = {
+    "100k-deep JSON": b"[" * 100_000 + b"]" * 100_000,
+    "deep JSON inside a result": b'[{"details": ' + b"[" * 200 + b"]" * 200 + b"}]",
+    "not JSON": b"[{",
+    "a list of numbers": b"[1, 2]",
+    "an empty list": b"[]",
+}
+
+
+@pytest.mark.parametrize("body", RAW_BODIES.values(), ids=RAW_BODIES.keys())
+def test_malformed_json_is_400(small_app, posting, body):
+    response = posting(body)
+    assert response.status_code == 400 and response.get_json()["error"]
