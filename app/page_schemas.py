@@ -100,6 +100,8 @@ class RunPageSchema(RunDetailSchema):
     primary = fields.Dict(metadata={"description": "value, unit and text of the median as the page shows it"})
     rank_line = fields.String()
     spread_line = fields.String()
+    execution = fields.List(fields.String(), metadata={
+        "description": "a rerun's math mode, host-inclusive median and host synchronization, in words"})
     native_line = fields.String(metadata={"description": "the source's own figures exactly as it recorded them"})
     identity = fields.Dict(keys=fields.String())
     correctness = fields.Nested(CorrectnessSchema)
@@ -127,7 +129,8 @@ class ComparisonRowSchema(Schema):
 
     id = fields.String()
     rank = fields.Integer()
-    implementation = fields.String()
+    implementation = fields.String(metadata={"description": "the implementation's display name"})
+    implementation_name = fields.String(metadata={"description": "the implementation's name as recorded"})
     median = fields.Float(allow_none=True)
     p20 = fields.Float(allow_none=True)
     p80 = fields.Float(allow_none=True)
@@ -136,6 +139,9 @@ class ComparisonRowSchema(Schema):
     ratio = fields.Float(allow_none=True, metadata={"description": "times slower (or faster) than #1"})
     direction = fields.String(allow_none=True, metadata={"description": "slower, faster or same"})
     current = fields.Boolean(metadata={"description": "the run named by ?from="})
+    math_mode = fields.String(allow_none=True, metadata={"description": "how it multiplies (reruns only)"})
+    host_median_text = fields.String(allow_none=True, metadata={
+        "description": "host-inclusive median, what an eager caller pays (reruns only)"})
 
 
 class AgreementRowSchema(Schema):
@@ -166,6 +172,7 @@ class ComparisonPageSchema(ComparisonSchema):
 
     title = fields.String()
     rows = fields.List(fields.Nested(ComparisonRowSchema))
+    math_modes_note = fields.String(allow_none=True, metadata={"description": "set when members' math modes differ"})
     axis = fields.Dict(metadata={"description": "unit, scale (linear or log) and ends of the spread bars' axis"})
     related = fields.List(fields.Nested(RelatedGroupSchema))
     agreements = fields.List(fields.Nested(AgreementSchema))

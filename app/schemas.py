@@ -8,6 +8,8 @@ stable JSON of ``/api/v1`` and feed the OpenAPI document. What readers post
 
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
+from runners.types import MATH_MODES
+
 from .manifests import API_VERSION
 from .models import EVIDENCE_LEVELS
 from .post_schemas import AttestationSchema
@@ -117,6 +119,7 @@ class ImplementationSpecSchema(Schema):
     family = fields.String(required=True)
     project = fields.String(required=True)
     revision = fields.String(required=True)
+    mathMode = fields.String(validate=validate.OneOf(MATH_MODES))
     details = fields.Dict()
 
 

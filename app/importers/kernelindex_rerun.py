@@ -102,7 +102,8 @@ def rerun_documents(result: dict, gpu: str, host: str, point: WorkloadPoint, fam
             title=f"KernelIndex rerun host {host} · {short_name(gpu)}"),
         "implementation": implementation_document(
             name=implementation["name"], family=result["family"], project=implementation.get("project", "unknown"),
-            revision=str(implementation.get("revision", "unknown")), details=implementation.get("details")),
+            revision=str(implementation.get("revision", "unknown")), details=implementation.get("details"),
+            math_mode=implementation.get("mathMode")),
         "correctnessPolicy": policy_document(result["correctness"]),
     }
 

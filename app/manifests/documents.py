@@ -26,8 +26,11 @@ def workload_document(*, family: str, family_title: str, parameters: dict, dtype
 
 
 def implementation_document(*, name: str, family: str, project: str, revision: str,
-                            details: dict | None = None) -> dict:
+                            details: dict | None = None, math_mode: str | None = None) -> dict:
+    """``math_mode`` (how it multiplies for the workload's dtype) is part of what is digested, where known."""
     spec = {"name": name, "family": family, "project": project, "revision": revision}
+    if math_mode:
+        spec["mathMode"] = math_mode
     if details:
         spec["details"] = details
     return make_document("Implementation", spec, {"name": f"{family}-{name}-{revision}", "title": f"{project} · {name}"})

@@ -11,7 +11,7 @@ from flask import url_for
 from ..models import ComparisonGroup, Family, Run
 from .api import comparison_detail
 from .agreement import agreements
-from .comparison_rows import member_rows
+from .comparison_rows import member_rows, mixed_math_modes
 from .links import comparison_url, family_url, family_url_of_run
 from .titles import EVIDENCE_KIND_TITLES, family_ref, short_key, workload_summary
 
@@ -47,6 +47,7 @@ def comparison_page(group: ComparisonGroup, current_id: str | None = None) -> di
         "family": family,
         "family_url": family_url_of_run(first) if first else family_url(group.kernel),
         "rows": rows,
+        "math_modes_note": mixed_math_modes(rows),
         "axis": axis,
         "shared_rows": [
             ("kernel", kernel),

@@ -52,8 +52,25 @@ def standing(position: int, member: dict) -> tuple[str, str]:
     return "ratio", formatting.ratio(member["ratio"])
 
 
+def execution_of(member: dict) -> tuple:
+    """A rerun member's math mode and host-inclusive median (None for source rows, which record neither)."""
+    details = member.get("details") or {}
+    host = ((details.get("timing") or {}).get("hostInclusive") or {}).get("median")
+    return (details.get("implementation") or {}).get("mathMode"), host
+
+
+def mixed_math_modes(rows: list) -> str | None:
+    """The group's sentence when its members compute in different math modes (they still rank together)."""
+    modes = sorted({row["math_mode"] for row in rows if row["math_mode"]})
+    if len(modes) < 2:
+        return None
+    return (f"Mixed math modes ({', '.join(modes)}): compare each member with those of its own or a looser "
+            "mode; a TF32 figure beside an IEEE fp32 one is not like for like.")
+
+
 def member_row(position: int, member: dict, shown_unit: tuple, axis: dict, current_id) -> dict:
     low, high = spread_ends(member)
+    math_mode, host_median = execution_of(member)
     left = placed(low, axis)
     keyword, words = standing(position, member)
     return {
@@ -70,6 +87,8 @@ def member_row(position: int, member: dict, shown_unit: tuple, axis: dict, curre
                 "median": placed(member["median"], axis)},
         "standing": keyword, "standing_text": words,
         **formatting.ratio_fields(member["ratio"]),
+        "math_mode": math_mode,
+        "host_median_text": formatting.in_unit(host_median, shown_unit) if host_median else None,
         "current": member["id"] == current_id,
         "observed": formatting.day(member["observed_at"]),
     }

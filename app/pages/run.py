@@ -17,7 +17,7 @@ from .citation import citation
 from .links import comparison_url, family_url_of_run, run_url
 from .implementation_details import implementation_details
 from .protocol_rows import protocol_section
-from .run_sections import (correctness_section, environment_rows, gpu_note, measurement_rows,
+from .run_sections import (correctness_section, environment_rows, execution_lines, gpu_note, measurement_rows,
                            native_line, rank_line, split_quantity, spread_line, workload_section)
 from .titles import evidence_title, family_ref, implementation_title, short_key, source_title, workload_summary
 
@@ -103,6 +103,7 @@ def run_page(run: Run) -> dict:
         "comparison_url": comparison_url(group.key, **{"from": run.id}),
         "spread_line": spread_line(run, spec),
         "native_line": native_line(spec),
+        "execution": execution_lines(run),
         "identity": identity(run, manifest["implementation"]["spec"], source),
         "correctness": correctness_section(run, spec),
         "workload": workload_section(manifest["workload"]["spec"], run.external_id),

@@ -46,6 +46,27 @@ def spread_line(run: Run, spec: dict) -> str:
     return " · ".join(parts)
 
 
+def execution_lines(run: Run) -> list[str]:
+    """A rerun's math mode, what an eager caller pays (the host-inclusive median beside the device-only
+    primary) and whether a call waits on the host; empty for source rows, which record none of it."""
+    details = run.details or {}
+    timing, implementation = details.get("timing") or {}, details.get("implementation") or {}
+    lines = []
+    if implementation.get("mathMode"):
+        lines.append(f"Math mode: {implementation['mathMode']}")
+    host = timing.get("hostInclusive") or {}
+    if host.get("median") and run.median:
+        lines.append(f"Host-inclusive median {formatting.quantity(host['median'], run.unit)} "
+                     f"({formatting.significant(host['median'] / run.median, 2)}× the device time): what an "
+                     "eager caller pays, launches and Python included")
+    synchronization = timing.get("hostSynchronization")
+    if synchronization is not None:
+        lines.append("Waits on the host inside the timed call" + (f" ({synchronization['detail']})"
+                                                                     if synchronization.get("detail") else "")
+                     if synchronization.get("detected") else "No host synchronization inside the timed call")
+    return lines
+
+
 def native_line(spec: dict) -> str:
     """The source's own figures exactly as it recorded them (``ms 20 84.55020904541016 · ...``), for checking."""
     native = (spec.get("sourceNative") or {}).get("metrics") or {}

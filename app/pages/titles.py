@@ -89,6 +89,10 @@ def source_title(source: str) -> str:
 
 
 def implementation_title(name: str) -> str:
+    """The display name; a variant (``torch_compile+tf32``) is its base's name and the variant's mode."""
+    base, plus, variant = name.partition("+")
+    if plus and base in IMPLEMENTATION_TITLES:
+        return f"{IMPLEMENTATION_TITLES[base]} + {variant.upper() if variant == 'tf32' else variant}"
     return IMPLEMENTATION_TITLES.get(name, name)
 
 
