@@ -16,7 +16,7 @@ from app import db
 from app.models import ComparisonGroup, Run, SourceFile
 
 from .conftest import DATA, POSTGRES, TESTS
-from .factories import rerun_result
+from .factories import rerun_result, stamp
 from .pages_support import reference_run
 
 needs_postgres = pytest.mark.skipif(not POSTGRES, reason="KERNELINDEX_TEST_POSTGRES is not set")
@@ -55,8 +55,9 @@ IMPLEMENTATIONS = ("torch", "kernelindex_triton")  # two the family's plugins de
 
 def rerun_at(reference, implementation, seq, **figures):
     """A rerun result of ``implementation`` on ``reference``'s workload with ``seq`` changed."""
-    result = rerun_result(reference, implementation, **figures)
+    result = rerun_result(reference, implementation, **{"observed_at": stamp(), **figures})
     result["workload"] = {**result["workload"], "parameters": {**result["workload"]["parameters"], "seq": seq}}
+    result["rerunOf"] = None  # a changed workload reproduces no published run
     return result
 
 
@@ -86,14 +87,16 @@ def test_64_concurrent_rerun_posts_all_recorded(app, reference, token_headers):
 
 
 def test_8_posts_for_the_same_4_measurements_leave_one_current_run_each(app, reference, token_headers):
+    stamps = [stamp(thread - 60) for thread in range(8)]  # after the token was issued, one second apart
     bodies = [[rerun_at(reference, name, seq, median=80_000.0 * (1 + index) + 100 * thread,
-                        observed_at=f"2026-11-29T10:00:{thread:02d}Z")
+                        observed_at=stamps[thread])
                for index, name in enumerate(IMPLEMENTATIONS) for seq in (1024, 2048)] for thread in range(8)]
     answers = post_concurrently(app, token_headers, bodies, threads=8)
     assert [status for status, _ in answers] == [201] * 8, [body for status, body in answers if status != 201]
     with app.app_context():
         reruns = current_reruns()
-        assert len(reruns) == 4 and {run.observed_at.second for run in reruns} == {7}  # the newest of each
+        newest = {f"{run.observed_at:%Y-%m-%dT%H:%M:%S.%f}"[:-3] + "Z" for run in reruns}
+        assert len(reruns) == 4 and newest == {stamps[7]}  # the newest of each
         assert Run.select().where(Run.source == "kernelindex").count() == 32  # every observation kept
         assert_each_group_ranks_its_members_once(reruns, members=2)
 
