@@ -162,7 +162,7 @@ def test_a_local_import_records_the_host_its_operator_names(app, reference, runn
 
 @pytest.mark.parametrize("change, reason", [
     ({"observedAt": "2999-01-01T00:00:00Z"}, "in the future"),
-    ({"family": "rms_norm"}, "declares the family 'rms_norm'"),
+    ({"family": "no_such_family"}, "declares the family 'no_such_family'"),
     ({"median": 80_000.0}, "same observedAt"),
 ])
 def test_a_local_import_follows_the_same_rules(app, reference, runner, tmp_path, change, reason):
