@@ -23,5 +23,3 @@ SIGN_IN_ATTEMPTS_PER_ACCOUNT = 10  # per username in SIGN_IN_ACCOUNT_WINDOW_SECO
 SIGN_IN_ACCOUNT_WINDOW_SECONDS = 15 * 60
 RERUN_MAX_CONTENT_LENGTH = 64 * 1024 * 1024  # a rerun batch carries every raw sample
 RERUN_CLOCK_SKEW_SECONDS = 300  # how far a rerun's observedAt may lie ahead of the server's clock (or before its token)
-RERUN_ACCEPTED_IMPLEMENTATIONS = {  # implementations plugins list only where their library imports (Liger-Kernel)
-    "fused_neighborhood_attention": ["liger"], "multi_token_attention": ["liger"]}

@@ -20,6 +20,7 @@ comparators whose fp32 matrix products torch can run in TF32.
 
 from __future__ import annotations
 
+import importlib.metadata
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
@@ -27,11 +28,23 @@ from typing import Any, Callable, Mapping
 import torch
 
 from runners import hookimpl
-from runners.types import (FamilyDefinition, Implementation, PreparedPass, Workload, WorkloadCost,
+from runners.types import (NOT_INSTALLED, FamilyDefinition, Implementation, PreparedPass, Workload, WorkloadCost,
                            torch_dtype)
 
 GRAD_OUTPUT_SEED_OFFSET = 7_919
 """The upstream gradient is drawn from its own seed, ``seed + 7919``, apart from the inputs."""
+
+
+def import_failure(module: str, error: ImportError) -> str:
+    """Why a library's implementation is unavailable here, as its ``unavailable`` says it:
+    ``liger_kernel does not import: No module named 'liger_kernel'``."""
+    return f"{module.partition('.')[0]} does not import: {error}"
+
+
+def library_revision(distribution: str, unavailable: str | None) -> str:
+    """The installed version of ``distribution``, or :data:`~runners.types.NOT_INSTALLED` for an implementation
+    unavailable here (its library may not be installed at all)."""
+    return NOT_INSTALLED if unavailable else importlib.metadata.version(distribution)
 
 
 TF32_SUFFIX = "+tf32"
@@ -119,10 +132,9 @@ class Family:
                                {"formulation": self.compiled.description, "compiler": "torch.compile",
                                 "mode": "default"}))
 
-    def implementations_with(self, *others: Implementation | None) -> tuple[Implementation, ...]:
-        """The torch implementations, then ``others`` in order, leaving out each ``None`` (a library that did not
-        import)."""
-        return (*self.torch_implementations, *(other for other in others if other is not None))
+    def implementations_with(self, *others: Implementation) -> tuple[Implementation, ...]:
+        """The torch implementations, then ``others`` in order."""
+        return (*self.torch_implementations, *others)
 
     def prepare(self, function: Callable[..., torch.Tensor], workload: Workload, pass_: str,
                 settled_details: Callable[[], Mapping[str, Any]] | None = None,

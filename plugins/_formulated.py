@@ -27,8 +27,9 @@ A family is one package, ``plugins/<family>/``, of four short modules:
 
 ``cpu.py`` and ``cuda.py``
     One target each, five lines: ``TARGET = FAMILY.target("cpu", description)``, then the
-    five hooks by name. A comparator is listed on a target only when its library imports
-    and the comparator runs there (Liger's Triton kernels: ``cuda`` only).
+    five hooks by name. A comparator is listed on a target only when it runs there (Liger's
+    Triton kernels: ``cuda`` only); where its library does not import, it is listed as
+    unavailable, with the reason.
 
 Then add the two target modules to ``runners.discovery.BUILTIN_MODULES``. A tiny
 family, end to end::
@@ -107,7 +108,6 @@ What the scaffolding decides for every family
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import inspect
 import math
 from dataclasses import dataclass, field, replace
@@ -116,7 +116,7 @@ from typing import Any, Callable, Mapping
 
 import torch
 
-from plugins._family import GRAD_OUTPUT_SEED_OFFSET
+from plugins._family import GRAD_OUTPUT_SEED_OFFSET, import_failure, library_revision
 from runners import hookimpl
 from runners.types import (TARGETS, FamilyDefinition, Implementation, KernelPlugin, PreparedPass, TensorSpec,
                            Workload, WorkloadCost, torch_dtype)
@@ -165,12 +165,13 @@ def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def load_attribute(path: str) -> Any:
-    """``"package.module:name"`` imported, or None when its library does not import here."""
+    """``"package.module:name"`` imported; ImportError saying why when its library does not import here."""
     module_name, _, attribute = path.partition(":")
     try:
-        return getattr(importlib.import_module(module_name), attribute)
-    except ImportError:
-        return None
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ImportError(import_failure(module_name, error)) from error
+    return getattr(module, attribute)
 
 
 @dataclass(frozen=True)
@@ -198,13 +199,13 @@ class ModuleComparator:
         object.__setattr__(self, "parameters", MappingProxyType(dict(self.parameters)))
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
 
-    def load(self) -> type | None:
-        """The module class, or None when its library does not import here."""
+    def load(self) -> type:
+        """The module class; ImportError when its library does not import here."""
         return load_attribute(self.module)
 
-    def implementation(self) -> Implementation:
-        return Implementation(self.name, self.project, importlib.metadata.version(self.distribution),
-                              {"module": self.module.replace(":", "."), **self.details})
+    def implementation(self, unavailable: str | None = None) -> Implementation:
+        return Implementation(self.name, self.project, library_revision(self.distribution, unavailable),
+                              {"module": self.module.replace(":", "."), **self.details}, unavailable=unavailable)
 
     def prepare(self, module_class: type, workload: Workload, pass_: str,
                 upstream_gradient: Any = None) -> PreparedPass:
@@ -257,13 +258,13 @@ class FunctionComparator:
     def __post_init__(self) -> None:
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
 
-    def load(self) -> Callable[..., Any] | None:
-        """The function, or None when its library does not import here."""
+    def load(self) -> Callable[..., Any]:
+        """The function; ImportError when its library does not import here."""
         return load_attribute(self.function)
 
-    def implementation(self) -> Implementation:
-        return Implementation(self.name, self.project, importlib.metadata.version(self.distribution),
-                              {"function": self.function.replace(":", "."), **self.details})
+    def implementation(self, unavailable: str | None = None) -> Implementation:
+        return Implementation(self.name, self.project, library_revision(self.distribution, unavailable),
+                              {"function": self.function.replace(":", "."), **self.details}, unavailable=unavailable)
 
     def prepare(self, function: Callable[..., Any], workload: Workload, pass_: str,
                 family: "FormulatedFamily") -> PreparedPass:
@@ -447,16 +448,20 @@ class FormulatedFamily:
     # ------------------------------------------------------------------ targets
 
     def target(self, target: str, description: str) -> "FamilyTarget":
-        """This family on one target: torch, torch_compile, then each comparator that runs there and imports."""
-        loaded = {}
+        """This family on one target: torch, torch_compile, then each comparator that runs there, as unavailable
+        (with the reason) where its library does not import."""
+        loaded, comparators = {}, []
         for comparator in self.comparators:
-            library_object = comparator.load() if target in comparator.targets else None
-            if library_object is not None:
-                loaded[comparator.name] = (comparator, library_object)
-        record = KernelPlugin(
-            family=self.definition, target=target, description=description,
-            implementations=(*self.torch_implementations,
-                             *(comparator.implementation() for comparator, _ in loaded.values())))
+            if target not in comparator.targets:
+                continue
+            try:
+                loaded[comparator.name] = (comparator, comparator.load())
+            except ImportError as error:
+                comparators.append(comparator.implementation(unavailable=str(error)))
+            else:
+                comparators.append(comparator.implementation())
+        record = KernelPlugin(family=self.definition, target=target, description=description,
+                              implementations=(*self.torch_implementations, *comparators))
         return FamilyTarget(self, record, MappingProxyType(loaded))
 
 
@@ -467,7 +472,7 @@ class FamilyTarget:
     family: FormulatedFamily
     record: KernelPlugin
     loaded: Mapping[str, tuple[ModuleComparator | FunctionComparator, Any]]
-    """Each listed comparator with its imported module class or function."""
+    """Each available comparator with its imported module class or function."""
 
     @hookimpl
     def kernel_plugin(self):

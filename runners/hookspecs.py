@@ -78,11 +78,16 @@ def kernel_plugin() -> KernelPlugin:
     """Declare what this plugin is: one family on one target, and its implementations.
 
     Fires once, when discovery registers the plugin; the answer is kept and shown by
-    ``flask plugins`` and the web. List only implementations that can run here (say
-    ``liger`` only when ``liger_kernel`` imports), so that listing a plugin never
-    promises a run that cannot happen. Each states its math mode, and a variant that
-    runs only some dtypes (``liger+tf32``: fp32) says which; a rerun that names no
-    implementations runs those that run the workload's dtype.
+    ``flask plugins`` and the web. List every implementation the plugin knows, also those
+    whose library does not import here: those are declared with ``unavailable`` set to the
+    reason (``liger_kernel does not import: No module named 'liger_kernel'``) and revision
+    :data:`~runners.types.NOT_INSTALLED`, so that a server without the library still accepts
+    results recorded where it runs, and a listing says why it does not run here. An
+    implementation that never runs on the target (Liger's Triton kernels on ``cpu``) is left
+    out. Each states its math mode, and a variant that runs only some dtypes
+    (``liger+tf32``: fp32) says which; a rerun that names no implementations runs the
+    available ones that run the workload's dtype, and naming an unavailable one fails
+    with its reason before anything runs.
 
     ``firstresult``: the first answer that is not None is the answer.
 

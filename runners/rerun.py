@@ -68,15 +68,21 @@ def sweep_requests(requests: Sequence[RerunRequest], sweep: Mapping[str, Sequenc
 def _plugin_and_implementations(registry: PluginRegistry, family: str, target: str, names: Sequence[str] | None,
                                 dtype: str) -> tuple[LoadedPlugin, dict[str, Implementation]]:
     """The plugin of ``family`` on ``target`` and the named implementations; when none are named, all it has
-    that run workloads of ``dtype``. An implementation named for a dtype it does not run (``torch+tf32`` on
-    bf16) is refused before anything runs."""
+    that are available here and run workloads of ``dtype``. An implementation named though unavailable here
+    (its library does not import) or for a dtype it does not run (``torch+tf32`` on bf16) is refused before
+    anything runs."""
     try:
         plugin = registry.find(family, target)
         record = plugin.record
         chosen = [record.implementation(name) for name in names] if names else [
-            implementation for implementation in record.implementations if implementation.runs(dtype)]
+            implementation for implementation in record.implementations
+            if not implementation.unavailable and implementation.runs(dtype)]
     except (LookupError, KeyError) as error:
         raise RerunError(error.args[0]) from error
+    unavailable = [f"{implementation.name} is unavailable here: {implementation.unavailable}"
+                   for implementation in chosen if implementation.unavailable]
+    if unavailable:
+        raise RerunError("; ".join(unavailable))
     refused = [f"{implementation.name} runs only {'/'.join(implementation.dtypes)}"
                for implementation in chosen if not implementation.runs(dtype)]
     if refused:

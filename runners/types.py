@@ -94,6 +94,10 @@ FP32_MATH_MODES = ("ieee-fp32", "tf32", "tf32-partial")
 """The modes an fp32 workload can run in; a bf16 or fp16 workload's mode is its dtype."""
 
 
+NOT_INSTALLED = "not installed"
+"""The revision of an implementation whose library does not import here (see ``Implementation.unavailable``)."""
+
+
 @dataclass(frozen=True)
 class Implementation:
     """One way to compute a family, stated as data: what it is called, whose code it is, which release.
@@ -105,6 +109,9 @@ class Implementation:
     and a declared mode must agree with that detail (the correctness policy reads it).
     ``dtypes`` limits the workload dtypes it runs (a TF32 variant means nothing for bf16);
     empty, it runs all of them.
+    ``unavailable`` is why it cannot run on this host (its library does not import), or None
+    when it can. It is still declared, so results recorded where it runs are accepted by a
+    server that lacks its library; its ``revision`` is then :data:`NOT_INSTALLED`.
     """
 
     name: str
@@ -113,6 +120,7 @@ class Implementation:
     details: Mapping[str, Any] = field(default_factory=dict)
     fp32_math_mode: str | None = None
     dtypes: tuple[str, ...] = ()
+    unavailable: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "details", _frozen_mapping(self.details))
@@ -146,6 +154,8 @@ class Implementation:
             document["mathMode"] = self.math_mode(dtype)
         else:
             document["mathModes"] = {name: self.math_mode(name) for name in self.dtypes or WORKLOAD_DTYPES}
+        if self.unavailable:  # only when set, so documents of available implementations stay as they were
+            document["unavailable"] = self.unavailable
         return document
 
 

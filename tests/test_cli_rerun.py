@@ -1,5 +1,6 @@
 """``flask rerun`` and ``flask plugins`` end to end on the CPU, against the app's database and API."""
 
+import importlib.util
 import io
 import json
 import urllib.error
@@ -137,6 +138,9 @@ def test_plugins_command_lists_plugins_and_broken_ones(runner, tmp_path, monkeyp
     assert "multi_token_attention  cpu  torch, torch_compile  [builtin: plugins.multi_token_attention.cpu]" \
         in result.output
     assert "BROKEN [directory:" in result.output and "needs a GPU library" in result.output
+    if importlib.util.find_spec("transformers") is None:
+        assert "huggingface (unavailable: transformers does not import: No module named 'transformers')" \
+            in result.output
     listing = json.loads(runner.invoke(args=["plugins", "--json"]).output)
     assert {plugin["origin"] for plugin in listing["plugins"]} == {"builtin"}
     assert listing["broken"][0]["error"] == "ImportError: needs a GPU library"

@@ -1,6 +1,7 @@
 """Recording KernelIndex reruns: evidence, links, ranking among reruns, replication, bundles and the API."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -9,6 +10,8 @@ from app.importers.kernelindex_rerun import RerunRejected, record_rerun_results
 
 from .factories import rerun_result, stamp
 from .pages_support import reference_run
+
+REPOSITORY = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -162,7 +165,7 @@ def test_a_local_import_records_the_host_its_operator_names(app, reference, runn
 
 @pytest.mark.parametrize("change, reason", [
     ({"observedAt": "2999-01-01T00:00:00Z"}, "in the future"),
-    ({"family": "rms_norm"}, "declares the family 'rms_norm'"),
+    ({"family": "no_such_family"}, "declares the family 'no_such_family'"),
     ({"median": 80_000.0}, "same observedAt"),
 ])
 def test_a_local_import_follows_the_same_rules(app, reference, runner, tmp_path, change, reason):
@@ -174,3 +177,20 @@ def test_a_local_import_follows_the_same_rules(app, reference, runner, tmp_path,
     imported = runner.invoke(args=["import", "kernelindex", bundle])
     assert imported.exit_code == 1 and reason in imported.output
     assert Run.select().where(Run.source == "kernelindex").count() == 1
+
+
+@pytest.mark.parametrize("bundle, library_implementation", [
+    ("h200-fair-fna-forward-reference.jsonl", "liger+tf32"),
+    ("h200-families.jsonl", "huggingface"),
+])
+def test_committed_h200_bundles_import_where_their_libraries_do_not(app, runner, tmp_path, bundle,
+                                                                    library_implementation):
+    """Plugins declare Liger's and transformers' implementations as unavailable here, so their results recorded
+    on the H200 are accepted by a server without liger_kernel or transformers. Unlinked (``rerunOf`` None):
+    the published runs they reproduce are not in the test database."""
+    results = [json.loads(line) for line in (REPOSITORY / "benchmarks" / "results" / "h200" / bundle).open()]
+    assert library_implementation in {result["implementation"]["name"] for result in results}
+    unlinked = write_bundle(tmp_path / bundle, *({**result, "rerunOf": None} for result in results))
+    imported = runner.invoke(args=["import", "kernelindex", unlinked])
+    assert imported.exit_code == 0, imported.output
+    assert f"created {len(results)}, unchanged 0" in imported.output

@@ -19,13 +19,19 @@ def softmax_module(name, module, targets=("cpu", "cuda")):
                             construct=lambda module_class, values: module_class(dim=-1), targets=targets)
 
 
-def test_a_comparator_is_listed_only_where_it_runs_and_its_library_imports():
+def test_a_comparator_is_listed_only_where_it_runs_and_as_unavailable_where_its_library_does_not_import():
     family = softmax_with(softmax_module("everywhere", "torch.nn:Softmax"),
                           softmax_module("gpu_only", "torch.nn:Softmax", targets=("cuda",)),
                           softmax_module("not_installed", "kernelindex_no_such_library:Softmax"))
-    assert family.target("cpu", "").record.implementation_names == ("torch", "torch_compile", "everywhere")
+    cpu = family.target("cpu", "")
+    assert cpu.record.implementation_names == ("torch", "torch_compile", "everywhere", "not_installed")
     assert family.target("cuda", "").record.implementation_names == ("torch", "torch_compile", "everywhere",
-                                                                      "gpu_only")
+                                                                      "gpu_only", "not_installed")
+    missing = cpu.record.implementation("not_installed")
+    assert missing.unavailable == ("kernelindex_no_such_library does not import: "
+                                   "No module named 'kernelindex_no_such_library'")
+    assert missing.revision == "not installed" and "not_installed" not in cpu.loaded
+    assert cpu.record.implementation("everywhere").unavailable is None
 
 
 def test_a_comparator_may_not_take_the_name_of_a_torch_implementation():

@@ -2,6 +2,7 @@
 
 import importlib.metadata
 import importlib.util
+import re
 import sys
 from types import ModuleType
 
@@ -110,9 +111,9 @@ def test_tf32_variants_are_offered_on_cuda_for_fp32_only():
                        protocol=protocol_document("smoke", "cuda"), environment={})
 
 
-def test_liger_variant_is_listed_when_liger_imports(monkeypatch):
+def test_liger_variants_are_available_when_liger_imports(monkeypatch):
     """The cuda module loaded afresh beside a stand-in ``liger_kernel``: ``liger`` (TF32 kernel, IEEE projections)
-    and ``liger+tf32``."""
+    and ``liger+tf32``, both available with the library's version."""
     for name in ("liger_kernel", "liger_kernel.ops"):
         monkeypatch.setitem(sys.modules, name, ModuleType(name))
     kernel = ModuleType("liger_kernel.ops.fused_neighborhood_attention")
@@ -126,6 +127,22 @@ def test_liger_variant_is_listed_when_liger_imports(monkeypatch):
     assert names.index("liger") + 1 == names.index("liger+tf32")
     assert module.PLUGIN.implementation("liger").math_mode("fp32") == "tf32-partial"
     assert module.PLUGIN.implementation("liger+tf32").math_mode("fp32") == "tf32"
+    for name in ("liger", "liger+tf32"):
+        implementation = module.PLUGIN.implementation(name)
+        assert implementation.unavailable is None and implementation.revision == "0.0-stand-in"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("liger_kernel") is not None, reason="liger_kernel imports here")
+def test_liger_variants_are_unavailable_with_the_reason_where_liger_does_not_import():
+    """Declared, so their results are accepted here; a rerun that names none skips them, and naming one fails
+    with the reason before anything runs (before CUDA is touched)."""
+    cuda = get_registry().find(FAMILY, "cuda").record
+    reason = "liger_kernel does not import: No module named 'liger_kernel'"
+    assert [cuda.implementation(name).unavailable for name in ("liger", "liger+tf32")] == [reason, reason]
+    with pytest.raises(RerunError, match=re.escape(f"liger+tf32 is unavailable here: {reason}")):
+        rerun_workload(RerunRequest(FAMILY, "forward", SMALL, "fp32"), target="cuda",
+                       implementations=["torch", "liger+tf32"], protocol=protocol_document("smoke", "cuda"),
+                       environment={})
 
 
 @pytest.mark.parametrize("name, allowed", [("torch", False), ("torch+tf32", True)])

@@ -44,14 +44,28 @@ def test_family_definitions_is_cached_and_needs_no_gpu():
     assert get_registry() is get_registry()
 
 
-def test_cuda_plugins_list_only_what_imports():
+def test_cuda_plugins_list_liger_as_unavailable_where_it_does_not_import():
     registry = get_registry()
+    liger_imports = importlib.util.find_spec("liger_kernel") is not None
     for family in ("fused_neighborhood_attention", "multi_token_attention"):
-        names = registry.find(family, "cuda").record.implementation_names
-        assert names[:2] == ("torch", "torch_compile")
-        assert ("liger" in names) == (importlib.util.find_spec("liger_kernel") is not None)
-        assert "kernelindex_triton" in names
-        assert "kernelindex_triton" not in registry.find(family, "cpu").record.implementation_names
+        record = registry.find(family, "cuda").record
+        assert record.implementation_names[:2] == ("torch", "torch_compile")
+        liger = record.implementation("liger")
+        assert (liger.unavailable is None) == liger_imports
+        if not liger_imports:
+            assert liger.unavailable == "liger_kernel does not import: No module named 'liger_kernel'"
+            assert liger.revision == "not installed"
+            assert liger.as_document()["unavailable"] == liger.unavailable
+        assert "kernelindex_triton" in record.implementation_names
+        cpu_names = registry.find(family, "cpu").record.implementation_names
+        assert "kernelindex_triton" not in cpu_names and "liger" not in cpu_names
+
+
+def test_available_implementations_have_no_unavailable_key_in_their_documents():
+    for plugin in plugin_listing()["plugins"]:
+        for implementation in plugin.get("implementations") or ():
+            if implementation["name"].startswith("torch"):
+                assert "unavailable" not in implementation
 
 
 def test_every_listed_implementation_states_its_math_modes():

@@ -19,8 +19,10 @@ def plugins_command(as_json):
     for plugin in registry.plugins:
         if plugin.record:
             record = plugin.record
-            click.echo(f"{record.family.name}  {record.target}  {', '.join(record.implementation_names)}  "
-                       f"[{plugin.origin}: {plugin.name}]")
+            names = ", ".join(implementation.name + (f" (unavailable: {implementation.unavailable})"
+                                                     if implementation.unavailable else "")
+                              for implementation in record.implementations)
+            click.echo(f"{record.family.name}  {record.target}  {names}  [{plugin.origin}: {plugin.name}]")
         else:
             click.echo(f"(harness hooks)  [{plugin.origin}: {plugin.name}]")
     for plugin in registry.broken:

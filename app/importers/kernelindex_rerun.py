@@ -172,7 +172,7 @@ def loaded_results(results: list, submission: Submission) -> list[dict]:
     """Every result validated and vouched for, or RerunRejected naming the first bad one."""
     config = current_app.config
     skew = timedelta(seconds=config["RERUN_CLOCK_SKEW_SECONDS"])
-    declared = declared_implementations(config["RERUN_ACCEPTED_IMPLEMENTATIONS"])
+    declared = declared_implementations()
     definitions = family_definitions()
     loaded = []
     for number, result in enumerate(results, start=1):

@@ -10,8 +10,8 @@ imports it: recorded as ``--host`` when given, else as the host each result name
 the committed bundles keep their host ``vm``). It is not in the future either.
 
 Either way, only families and implementations that a plugin on this server declares are
-accepted, plus ``RERUN_ACCEPTED_IMPLEMENTATIONS``: implementations a plugin lists only
-where their library imports (Liger-Kernel), which this server need not have.
+accepted: a plugin declares its implementations also where their library does not import
+(Liger-Kernel, transformers), so this server needs no GPU libraries to accept their results.
 """
 
 from dataclasses import dataclass, field
@@ -73,14 +73,12 @@ class Submission:
         return None
 
 
-def declared_implementations(accepted: dict) -> dict[str, set[str]]:
-    """Each family a plugin on this server declares, with the implementations its plugins (or ``accepted``) name."""
+def declared_implementations() -> dict[str, set[str]]:
+    """Each family a plugin on this server declares, with the implementations its plugins name (available
+    here or not: results come from hosts that have the libraries)."""
     declared = {}
     for plugin in get_registry().kernel_plugins:
         declared.setdefault(plugin.record.family.name, set()).update(plugin.record.implementation_names)
-    for family, names in accepted.items():
-        if family in declared:
-            declared[family].update(names)
     return declared
 
 

@@ -1,18 +1,17 @@
 """Fused neighborhood attention on CUDA GPUs: torch, torch.compile, Liger-Kernel and KernelIndex's Triton kernels.
 
-Liger is listed only when ``liger_kernel`` imports. KernelIndex's kernels multiply fp32 in
+Liger is listed as unavailable, with the reason, where ``liger_kernel`` does not import. KernelIndex's kernels multiply fp32 in
 TF32, so each comparator whose fp32 products torch can run in TF32 is also offered in that
 mode, on fp32 workloads: ``torch+tf32``, ``torch_compile+tf32`` and ``liger+tf32`` (its
 projections in TF32 too; plain ``liger`` runs its attention kernel in TF32 and its
 projections in IEEE fp32, as torch's defaults leave them: ``tf32-partial``).
 """
 
-import importlib.metadata
 import math
 
 import torch
 
-from plugins._family import variant_of, with_tf32
+from plugins._family import import_failure, library_revision, variant_of, with_tf32
 from plugins._triton_launcher import kernelindex_implementation, kernelindex_settled_details
 from plugins.fused_neighborhood_attention import triton_kernels
 from plugins.fused_neighborhood_attention.reference import FAMILY
@@ -21,15 +20,18 @@ from runners.types import Implementation, KernelPlugin
 
 try:
     from liger_kernel.ops.fused_neighborhood_attention import LigerFusedNeighborhoodAttentionFunction
-except ImportError:
+except ImportError as error:
     LigerFusedNeighborhoodAttentionFunction = None
+    LIGER_UNAVAILABLE = import_failure("liger_kernel", error)
+else:
+    LIGER_UNAVAILABLE = None
 
-LIGER = None if LigerFusedNeighborhoodAttentionFunction is None else Implementation(
-    "liger", "Liger-Kernel", importlib.metadata.version("liger-kernel"),
+LIGER = Implementation(
+    "liger", "Liger-Kernel", library_revision("liger-kernel", LIGER_UNAVAILABLE),
     {"function": "LigerFusedNeighborhoodAttentionFunction", "tf32": True,
      "projections": "torch.nn.functional.linear, as in LigerFusedNeighborhoodAttention"},
-    fp32_math_mode="tf32-partial")
-LIGER_TF32 = None if LIGER is None else with_tf32(LIGER)
+    fp32_math_mode="tf32-partial", unavailable=LIGER_UNAVAILABLE)
+LIGER_TF32 = with_tf32(LIGER)
 
 PLUGIN = KernelPlugin(
     family=FAMILY.definition,

@@ -1,12 +1,11 @@
 """Multi-token attention on CUDA GPUs: torch, torch.compile, Liger-Kernel and KernelIndex's Triton kernels.
 
-Liger is listed only when ``liger_kernel`` imports.
+Liger is listed as unavailable, with the reason, where ``liger_kernel`` does not import.
 """
-
-import importlib.metadata
 
 import torch
 
+from plugins._family import import_failure, library_revision
 from plugins._triton_launcher import kernelindex_implementation, kernelindex_settled_details
 from plugins.multi_token_attention import triton_kernels
 from plugins.multi_token_attention.reference import FAMILY
@@ -15,12 +14,15 @@ from runners.types import Implementation, KernelPlugin, torch_dtype
 
 try:
     from liger_kernel.transformers.multi_token_attention import LigerMultiTokenAttention
-except ImportError:
+except ImportError as error:
     LigerMultiTokenAttention = None
+    LIGER_UNAVAILABLE = import_failure("liger_kernel", error)
+else:
+    LIGER_UNAVAILABLE = None
 
-LIGER = None if LigerMultiTokenAttention is None else Implementation(
-    "liger", "Liger-Kernel", importlib.metadata.version("liger-kernel"),
-    {"module": "LigerMultiTokenAttention", "padding": "k // 2"})
+LIGER = Implementation(
+    "liger", "Liger-Kernel", library_revision("liger-kernel", LIGER_UNAVAILABLE),
+    {"module": "LigerMultiTokenAttention", "padding": "k // 2"}, unavailable=LIGER_UNAVAILABLE)
 
 PLUGIN = KernelPlugin(
     family=FAMILY.definition,
