@@ -9,7 +9,8 @@ from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Blueprint, current_app, jsonify
 
-from . import page_schemas, schemas
+from . import page_schemas, schemas, search
+from .pages.pagination import MAX_PAGE
 
 OPENAPI_VERSION = "3.0.3"
 DOCUMENT_VERSION = "v1"  # the version of the API described: its paths start /api/v1
@@ -23,6 +24,18 @@ def _json(schema, description: str) -> dict:
 
 def _error(description: str) -> dict:
     return _json(schemas.ErrorSchema, description)
+
+
+# Any path or query argument with a control character is refused before routing (``app.inputs``).
+REFUSED = "A malformed filter or query, or a control character in the address."
+
+
+def _answers(ok: dict, not_found: str | None = None) -> dict:
+    """A read's responses: ``ok`` for 200, the 400 every operation has, and a 404 saying ``not_found``."""
+    responses = {"200": ok, "400": _error(REFUSED)}
+    if not_found:
+        responses["404"] = _error(not_found)
+    return responses
 
 
 def _path_parameter(name: str, description: str) -> dict:
@@ -45,29 +58,32 @@ def build_spec() -> APISpec:
     spec.path("/api/v1/runs", operations={"get": {
         "summary": "List runs, newest first, filtered and paginated.",
         "parameters": [{"in": "query", "schema": schemas.RunFilterSchema}],
-        "responses": {"200": _json(schemas.RunListSchema, "A page of runs."), "400": _error("A malformed filter.")}}})
+        "responses": _answers(_json(schemas.RunListSchema, "A page of runs."))}})
     spec.path("/api/v1/runs/{run_id}", operations={"get": {
         "summary": "One run: its canonical documents, evidence, rank, history and attestations.",
         "parameters": [RUN_ID],
-        "responses": {"200": _json(schemas.RunDetailSchema, "The run."), "404": _error("No such run.")}}})
+        "responses": _answers(_json(schemas.RunDetailSchema, "The run."), not_found="No such run.")}})
     spec.path("/api/v1/comparisons/{key}", operations={"get": {
         "summary": "One comparison group: its current members ranked, with ratios and noise overlap.",
         "parameters": [GROUP_KEY],
-        "responses": {"200": _json(schemas.ComparisonSchema, "The group."), "404": _error("No such group.")}}})
+        "responses": _answers(_json(schemas.ComparisonSchema, "The group."), not_found="No such group.")}})
     spec.path("/api/v1/reruns", operations={"post": {
         "summary": "Record KernelIndex rerun results from a GPU host.",
         "security": [{"rerunHostToken": []}],
         "requestBody": {"required": True, "content": {"application/json": {"schema": {
             "type": "array", "items": {"type": "object"}, "minItems": 1}}}},
         "responses": {"201": {"description": "Recorded: counts of created, unchanged and replicated runs."},
-                      "400": _error("A result was rejected; nothing was stored."),
-                      "401": _error("No valid rerun-host token.")}}})
+                      "400": _error("A result was rejected, or the body is not a list of results; nothing was "
+                                    "stored."),
+                      "401": _error("No valid rerun-host token."),
+                      "413": _error("The body is larger than a rerun batch may be.")}}})
 
-    family_filters = [{"in": "query", "name": name, "required": False, "schema": {"type": "string"}}
-                      for name in ("pass", "metric", "gpu", "implementation", "sort", "order", "page")]
-    search_parameters = [{"in": "query", "name": "q", "required": False, "schema": {"type": "string"}},
-                         {"in": "query", "name": "page", "required": False,
-                          "schema": {"type": "integer", "minimum": 1}}]
+    page = {"in": "query", "name": "page", "required": False,
+            "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}}
+    family_filters = [*({"in": "query", "name": name, "required": False, "schema": {"type": "string"}}
+                        for name in ("pass", "metric", "gpu", "implementation", "sort", "order")), page]
+    search_parameters = [{"in": "query", "name": "q", "required": False,
+                          "schema": {"type": "string", "maxLength": search.MAX_QUERY}}, page]
     twins = (
         ("/runs/{run_id}.json", "The run page's JSON twin.", [RUN_ID], page_schemas.RunPageSchema),
         ("/comparisons/{key}.json", "The comparison page's JSON twin.", [GROUP_KEY], page_schemas.ComparisonPageSchema),
@@ -80,14 +96,13 @@ def build_spec() -> APISpec:
     for path, summary, parameters, schema in twins:
         spec.path(path, operations={"get": {
             "summary": summary, "parameters": parameters,
-            "responses": {"200": _json(schema, summary), "400": _error("A malformed filter or query."),
-                          "404": _error("Nothing by that name.")}}})
+            "responses": _answers(_json(schema, summary), not_found="Nothing by that name.")}})
     spec.path("/runs/{run_id}/manifest.json", operations={"get": {
         "summary": "The run's canonical manifest (run, protocol, environment, workload and implementation "
                    "documents), as a download.",
         "parameters": [RUN_ID],
-        "responses": {"200": {"description": "The manifest.", "content": {"application/json": {
-            "schema": {"type": "object"}}}}, "404": _error("No such run.")}}})
+        "responses": _answers({"description": "The manifest.", "content": {"application/json": {
+            "schema": {"type": "object"}}}}, not_found="No such run.")}})
     return spec
 
 

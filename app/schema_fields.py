@@ -1,0 +1,23 @@
+"""Field types the API schemas (``app.schemas``) and the post schemas (``app.post_schemas``) share."""
+
+from datetime import timezone
+
+from marshmallow import fields, validate
+
+
+class UtcDateTime(fields.DateTime):
+    """A timestamp the database keeps as naive UTC, dumped with its offset (``...T10:00:00+00:00``),
+    so that it is the RFC 3339 ``date-time`` the OpenAPI document declares."""
+
+    def __init__(self, **kwargs):
+        super().__init__(format="iso", **kwargs)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return super()._serialize(value, attr, obj, **kwargs)
+
+
+def fits(column) -> validate.Length:
+    """At most as long as ``column`` holds: SQLite would compare a longer value, PostgreSQL never store it."""
+    return validate.Length(max=column.max_length)
