@@ -10,7 +10,9 @@ as does any other Unicode text. The Liger importer applies the same rule to its 
 from flask import request
 from werkzeug.exceptions import BadRequest
 
-from .post_schemas import CONTROL_CHARACTERS
+CONTROL_CHARACTERS = frozenset(chr(c) for c in range(32) if chr(c) not in "\n\t") | {"\x7f"}
+# The same rule as a JSON Schema pattern, for the OpenAPI document's string parameters.
+TEXT_PATTERN = "^[^" + "".join(f"\\x{ord(c):02x}" for c in sorted(CONTROL_CHARACTERS)) + "]*$"
 
 
 def control_character_in(text: str) -> str | None:

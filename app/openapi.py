@@ -10,6 +10,8 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Blueprint, current_app, jsonify
 
 from . import page_schemas, schemas, search
+from .inputs import TEXT_PATTERN
+from .pages.family_filters import FAMILY_SORTS
 from .pages.pagination import MAX_PAGE
 
 OPENAPI_VERSION = "3.0.3"
@@ -38,8 +40,17 @@ def _answers(ok: dict, not_found: str | None = None) -> dict:
     return responses
 
 
+def _text(**bounds) -> dict:
+    """A string parameter's schema: any text but control characters, which every request refuses."""
+    return {"type": "string", "pattern": TEXT_PATTERN, **bounds}
+
+
+def _query(name: str, schema: dict) -> dict:
+    return {"in": "query", "name": name, "required": False, "schema": schema}
+
+
 def _path_parameter(name: str, description: str) -> dict:
-    return {"in": "path", "name": name, "required": True, "schema": {"type": "string"}, "description": description}
+    return {"in": "path", "name": name, "required": True, "schema": _text(), "description": description}
 
 
 RUN_ID = _path_parameter("run_id", "The run's id: the first 12 hex digits of its digest.")
@@ -78,12 +89,11 @@ def build_spec() -> APISpec:
                       "401": _error("No valid rerun-host token."),
                       "413": _error("The body is larger than a rerun batch may be.")}}})
 
-    page = {"in": "query", "name": "page", "required": False,
-            "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}}
-    family_filters = [*({"in": "query", "name": name, "required": False, "schema": {"type": "string"}}
-                        for name in ("pass", "metric", "gpu", "implementation", "sort", "order")), page]
-    search_parameters = [{"in": "query", "name": "q", "required": False,
-                          "schema": {"type": "string", "maxLength": search.MAX_QUERY}}, page]
+    page = _query("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE})
+    family_filters = [*(_query(name, _text()) for name in ("pass", "metric", "gpu", "implementation")),
+                      _query("sort", {"type": "string", "enum": ["", *FAMILY_SORTS]}),  # "": the default
+                      _query("order", {"type": "string", "enum": ["", "asc", "desc"]}), page]
+    search_parameters = [_query("q", _text(maxLength=search.MAX_QUERY)), page]
     twins = (
         ("/runs/{run_id}.json", "The run page's JSON twin.", [RUN_ID], page_schemas.RunPageSchema),
         ("/comparisons/{key}.json", "The comparison page's JSON twin.", [GROUP_KEY], page_schemas.ComparisonPageSchema),

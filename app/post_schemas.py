@@ -6,6 +6,7 @@ plain words what to fix) and dump what the API shows of a stored post.
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, pre_load, validate, validates_schema
 
+from .inputs import CONTROL_CHARACTERS
 from .schema_fields import UtcDateTime
 
 TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}  # factor to the run's ns
@@ -21,7 +22,6 @@ ISSUE_REASONS = {
     "other": "Something else",
 }
 MAX_POST_BODY_CHARS = 4000
-CONTROL_CHARACTERS = frozenset(chr(c) for c in range(32) if chr(c) not in "\n\t") | {"\x7f"}
 
 
 def _clean_form_text(data: dict, optional: tuple) -> dict:

@@ -4,6 +4,8 @@ from datetime import timezone
 
 from marshmallow import fields, validate
 
+from .inputs import TEXT_PATTERN
+
 
 class UtcDateTime(fields.DateTime):
     """A timestamp the database keeps as naive UTC, dumped with its offset (``...T10:00:00+00:00``),
@@ -18,6 +20,7 @@ class UtcDateTime(fields.DateTime):
         return super()._serialize(value, attr, obj, **kwargs)
 
 
-def fits(column) -> validate.Length:
-    """At most as long as ``column`` holds: SQLite would compare a longer value, PostgreSQL never store it."""
-    return validate.Length(max=column.max_length)
+def text_filter(max_length: int, **kwargs) -> fields.String:
+    """A query filter of at most ``max_length`` characters (a column's: SQLite would compare a longer value,
+    PostgreSQL never store it); the document also says it holds no control character (``app.inputs``)."""
+    return fields.String(validate=validate.Length(max=max_length), metadata={"pattern": TEXT_PATTERN}, **kwargs)

@@ -16,7 +16,7 @@ from .pages.pagination import MAX_PAGE
 # (2704 bytes), which ``Run.external_id``'s index needs; SQLite would store any length.
 MAX_EXTERNAL_ID = 600
 from .post_schemas import AttestationSchema
-from .schema_fields import UtcDateTime, fits
+from .schema_fields import UtcDateTime, text_filter
 
 
 class MetadataSchema(Schema):
@@ -161,14 +161,14 @@ def document_errors(document: dict) -> dict:
 class RunFilterSchema(Schema):
     """Query parameters of ``GET /api/v1/runs``; anything else, or a value longer than its column, is a 400."""
 
-    kernel = fields.String(validate=fits(Family.name))
-    implementation = fields.String(validate=fits(Run.implementation))
-    pass_ = fields.String(data_key="pass", validate=fits(Run.pass_))
-    metric = fields.String(validate=fits(Run.metric))
-    gpu = fields.String(validate=fits(Run.gpu))
+    kernel = text_filter(Family.name.max_length)
+    implementation = text_filter(Run.implementation.max_length)
+    pass_ = text_filter(Run.pass_.max_length, data_key="pass")
+    metric = text_filter(Run.metric.max_length)
+    gpu = text_filter(Run.gpu.max_length)
     evidence = fields.String(validate=validate.OneOf(EVIDENCE_LEVELS))
-    source = fields.String(validate=fits(Run.source))
-    external_id = fields.String(validate=validate.Length(max=MAX_EXTERNAL_ID))
+    source = text_filter(Run.source.max_length)
+    external_id = text_filter(MAX_EXTERNAL_ID)
     page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
     per_page = fields.Integer(validate=validate.Range(min=1))  # default and maximum: API_PAGE_SIZE, API_MAX_PAGE_SIZE
 

@@ -84,3 +84,27 @@ def test_openapi_declares_the_bounds(client):
     assert parameters["kernel"]["maxLength"] == 120 and parameters["page"]["maximum"] == MAX_PAGE
     search = {p["name"]: p["schema"] for p in document["paths"]["/search.json"]["get"]["parameters"]}
     assert search["page"]["maximum"] == MAX_PAGE and search["q"]["maxLength"] == 200
+
+
+@pytest.mark.parametrize("url", ["/api/v1/runs?page=", "/search.json?q=torch&page=", f"{FNA}.json?page="])
+def test_an_empty_page_number_is_refused(small_app, client, url):
+    assert client.get(url).status_code == 400
+
+
+@pytest.mark.parametrize("method", ["put", "delete", "patch"])
+def test_a_method_no_route_allows_is_405_not_a_csrf_refusal(small_app, client, method):
+    response = getattr(client, method)("/api/v1/runs")
+    assert response.status_code == 405 and "GET" in response.headers["Allow"]
+
+
+def test_openapi_string_parameters_exclude_control_characters(client):
+    from app.inputs import TEXT_PATTERN
+
+    document = client.get("/api/openapi.json").get_json()
+    for path, operations in document["paths"].items():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                schema = parameter["schema"]
+                if schema.get("type") == "string" and "enum" not in schema:
+                    assert schema.get("pattern") == TEXT_PATTERN, (path, parameter["name"])
+            assert "400" in operation["responses"], path

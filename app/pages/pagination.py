@@ -17,15 +17,17 @@ class BadPage(ValueError):
 
 
 def page_number(text) -> int:
-    """The page a query argument asks for; absent or empty means the first."""
-    if text in (None, ""):
+    """The page a query argument asks for; absent means the first (no link or form sends it empty)."""
+    if text is None:
         return 1
     try:
         page = int(text)
     except ValueError:
         raise BadPage(f"page must be a whole number, not {text[:20]!r}") from None
-    if not 1 <= page <= MAX_PAGE:
-        raise BadPage(f"page must be from 1 to {MAX_PAGE}, not {text[:20]}")
+    if page < 1:
+        raise BadPage("page must be 1 or more")
+    if page > MAX_PAGE:
+        raise BadPage(f"page must be at most {MAX_PAGE}")
     return page
 
 
