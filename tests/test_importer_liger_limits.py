@@ -11,6 +11,14 @@ from .test_importer_liger import FNA_CONFIG, fna_row, import_liger, write
 GOOD = fna_row("256")
 
 
+def nested_config(depth: int) -> str:
+    """A CSV cell holding a JSON object ``depth`` levels deep."""
+    inner = "1"
+    for _ in range(depth):
+        inner = '{""a"": ' + inner + "}"
+    return f'"{inner}"'
+
+
 def only_rejected(tmp_path, bad_row):
     """A file whose line 2 is ``bad_row`` and line 3 a good row."""
     return write(tmp_path, "one_bad.csv", ",".join(HEADER), bad_row, GOOD)
@@ -19,15 +27,17 @@ def only_rejected(tmp_path, bad_row):
 @pytest.mark.parametrize("bad_row, reason", [
     (fna_row("128", provider="li\x00ger"), "kernel_provider contains a control character"),
     (fna_row("128", gpu="NVIDIA\x07H100"), "gpu_name contains a control character"),
-    (fna_row("128").replace('""dtype""', '""d\\\\u0000type""'), "extra_benchmark_config_str contains a control"),
+    (fna_row("128").replace('""dtype""', '""d\\u0000type""'), "extra_benchmark_config_str contains a control"),
     (fna_row("128").replace("fused_neighborhood_attention", "k" * 121, 1), "kernel_name is longer than 120"),
     (fna_row("128", provider="p" * 81), "kernel_provider is longer than 80"),
     (fna_row("128").replace(",ms,", ",milliseconds,"), "metric_unit is longer than 10"),
     (fna_row("1" * 81), "x_value is longer than 80"),
     (fna_row("128").replace("torch.float32", "f" * 21), "dtype is longer than 20"),
-    (fna_row("128", provider="p" * 70), "Implementation document: metadata: name: Length must be between 1 and 100"),
+    (fna_row("128", provider="p" * 70), "Implementation document is not valid: {'metadata': {'name': ['Length must be between 1 and 100"),
     (fna_row("128").replace('""bias""', '""' + "b" * 700 + '""'), "the external id is longer than 600"),
     (fna_row("128", timestamp="9999-12-31 23:59:59"), "timestamp 9999-12-31 23:59:59 is after the import"),
+    (fna_row("128").replace(FNA_CONFIG, nested_config(9)), "extra_benchmark_config_str is nested deeper than 8"),
+    (fna_row("128").replace(FNA_CONFIG, "[" * 20_000 + "]" * 20_000), "extra_benchmark_config_str is nested deeper"),
 ])
 def test_rows_either_database_would_refuse_are_rejected_with_their_line(tmp_path, app, runner, bad_row, reason):
     result = import_liger(runner, only_rejected(tmp_path, bad_row))
