@@ -13,6 +13,7 @@ from . import page_schemas, schemas, search
 from .inputs import TEXT_PATTERN
 from .pages.family_filters import FAMILY_SORTS
 from .pages.pagination import MAX_PAGE
+from .views import comparisons
 
 OPENAPI_VERSION = "3.0.3"
 DOCUMENT_VERSION = "v1"  # the version of the API described: its paths start /api/v1
@@ -49,12 +50,13 @@ def _query(name: str, schema: dict) -> dict:
     return {"in": "query", "name": name, "required": False, "schema": schema}
 
 
-def _path_parameter(name: str, description: str) -> dict:
-    return {"in": "path", "name": name, "required": True, "schema": _text(), "description": description}
+def _path_parameter(name: str, description: str, pattern: str = TEXT_PATTERN) -> dict:
+    return {"in": "path", "name": name, "required": True, "schema": _text(pattern=pattern), "description": description}
 
 
 RUN_ID = _path_parameter("run_id", "The run's id: the first 12 hex digits of its digest.")
-GROUP_KEY = _path_parameter("key", "The comparison group's key: 64 hex digits, optionally after `sha256:`.")
+GROUP_KEY = _path_parameter("key", "The comparison group's key: 64 hex digits, optionally after `sha256:`.",
+                            pattern=comparisons.GROUP_KEY.pattern)
 FAMILY = _path_parameter("name", "The kernel family's name, e.g. `fused_neighborhood_attention`.")
 
 

@@ -1,6 +1,8 @@
 """Bounded inputs: page numbers, control characters and over-long filters are a 400, never a 500,
 on SQLite and PostgreSQL alike; ordinary text (tabs, accents, CJK) still works."""
 
+import re
+
 import pytest
 
 from app.pages.pagination import MAX_PAGE
@@ -98,13 +100,11 @@ def test_a_method_no_route_allows_is_405_not_a_csrf_refusal(small_app, client, m
 
 
 def test_openapi_string_parameters_exclude_control_characters(client):
-    from app.inputs import TEXT_PATTERN
-
     document = client.get("/api/openapi.json").get_json()
     for path, operations in document["paths"].items():
         for operation in operations.values():
             for parameter in operation.get("parameters", []):
                 schema = parameter["schema"]
                 if schema.get("type") == "string" and "enum" not in schema:
-                    assert schema.get("pattern") == TEXT_PATTERN, (path, parameter["name"])
+                    assert not re.search(schema["pattern"], "a\x00b"), (path, parameter["name"])
             assert "400" in operation["responses"], path

@@ -22,8 +22,6 @@ field over its 128 KiB limit), or when it has no row to import.
 
 import csv
 import io
-import json
-import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,14 +30,14 @@ from pathlib import Path
 from runners.hardware import describe_gpu, short_name
 
 from ..db import database
-from ..inputs import control_character_in, describe
 from ..manifests.documents import environment_document, implementation_document, protocol_document
-from ..models import SOURCE_REPORTED, Family, Run, SourceFile, utcnow
+from ..models import SOURCE_REPORTED, Run, SourceFile, utcnow
 from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, family_title, prepare, slug,
                        workload_document_for)
 from ..registry import StoreSummary, existing_identity_keys, store_runs
 from ..schemas import MAX_EXTERNAL_ID, document_errors
 from . import ImportFailed, ImportSummary, RejectedRow, read_location, sha256_hex
+from .liger_rows import RowRejected, check_cells, csv_records, figures_of, parse_number, parsed_config
 
 SOURCE = "liger-kernel-bench"
 LIGER = RecordSource(name=SOURCE, run_name_prefix="liger", evidence=SOURCE_REPORTED)
@@ -50,11 +48,6 @@ COLUMNS = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_na
            "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str",
            "gpu_name", "timestamp", "liger_version")
 COMPARABILITY_FAMILY = "liger_kernel_bench"
-# Cells stored as they are, so no longer than their column: SQLite would keep a longer one, PostgreSQL refuse it.
-CELL_COLUMNS = {"kernel_name": Family.name, "kernel_provider": Run.implementation, "kernel_operation_mode": Run.pass_,
-                "metric_name": Run.metric, "metric_unit": Run.unit, "x_name": Run.x_name, "x_value": Run.x_value,
-                "gpu_name": Run.gpu}
-MAX_CONFIG_DEPTH = 8  # upstream configurations are flat; a deeper one is not a benchmark configuration
 
 GENERIC_ALIASES = {
     "seq_len": "seq", "T": "seq", "batch_size": "batch", "bsz": "batch", "B": "batch", "num_heads": "heads",
@@ -80,17 +73,6 @@ class CheckedRow:
     identity: Identity
 
 
-def parse_number(text: str):
-    """``1024`` → 1024, ``0.5`` → 0.5, anything else (a model name) stays text."""
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    if not math.isfinite(number):
-        return text
-    return int(number) if number.is_integer() and "e" not in text.lower() else number
-
-
 def protocol_for(pass_: str, metric: str, unit: str) -> dict:
     phrase = PASS_PHRASES.get(pass_, f"the {pass_} pass")
     upstream_gap = ("The upstream CSV records no CUDA, driver, or torch version; the Liger release rides each "
@@ -109,45 +91,6 @@ def protocol_for(pass_: str, metric: str, unit: str) -> dict:
             "measurement": measurement,
             "comparability": {"notes": notes, "family": COMPARABILITY_FAMILY}}
     return protocol_document(spec=spec, name=name, title=title)
-
-
-class RowRejected(Exception):
-    """A row that cannot become a run; it is reported with its line number."""
-
-
-def check_cells(row: dict):
-    """Refuse what either database would refuse or keep differently: a control character, an over-long cell."""
-    for column, text in row.items():
-        character = control_character_in(text or "")
-        if character:
-            raise RowRejected(f"{column} contains a control character ({describe(character)})")
-    for column, field in CELL_COLUMNS.items():
-        if len(row[column].strip()) > field.max_length:
-            raise RowRejected(f"{column} is longer than {field.max_length} characters")
-
-
-def parsed_config(text: str) -> dict:
-    """``extra_benchmark_config_str`` as data: a JSON object, at most ``MAX_CONFIG_DEPTH`` deep, of plain text."""
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RowRejected(f"extra_benchmark_config_str is not JSON ({error.msg})") from error
-    except RecursionError:
-        raise RowRejected(f"extra_benchmark_config_str is nested deeper than {MAX_CONFIG_DEPTH} levels") from None
-    if not isinstance(config, dict):
-        raise RowRejected("extra_benchmark_config_str is not a JSON object")
-    level = [config]
-    for _ in range(MAX_CONFIG_DEPTH):
-        texts = [value for value in level if isinstance(value, str)]
-        texts += [key for value in level if isinstance(value, dict) for key in value]
-        character = next(filter(None, map(control_character_in, texts)), None)
-        if character:
-            raise RowRejected(f"extra_benchmark_config_str contains a control character ({describe(character)})")
-        level = [item for value in level if isinstance(value, (dict, list))
-                 for item in (value.values() if isinstance(value, dict) else value)]
-        if not level:
-            return config
-    raise RowRejected(f"extra_benchmark_config_str is nested deeper than {MAX_CONFIG_DEPTH} levels")
 
 
 class LigerCsvReader:
@@ -212,15 +155,7 @@ class LigerCsvReader:
             raise RowRejected(f"empty {', '.join(missing)}")
         check_cells(row)
         config = parsed_config(row["extra_benchmark_config_str"])
-        figures = {}
-        for quantile in ("50", "20", "80"):
-            text = row[f"y_value_{quantile}"]
-            try:
-                figures[quantile] = float(text)
-            except ValueError:
-                raise RowRejected(f"y_value_{quantile} is not a number: {text!r}") from None
-            if not math.isfinite(figures[quantile]) or figures[quantile] < 0:
-                raise RowRejected(f"y_value_{quantile} is not a finite non-negative number: {text!r}")
+        figures = figures_of(row)
         observed = self.observed_at(row["timestamp"].strip())
         x_value = parse_number(row["x_value"].strip())
         # the config is compared as data, never as text
@@ -283,17 +218,6 @@ class LigerCsvReader:
             "source": SOURCE, "metrics": {f"{native_unit}_{q}": figures[q] for q in ("20", "50", "80")},
             "benchmark": f"{kernel}/{row['kernel_operation_mode']}", "externalId": record.external_id}}
         return record
-
-
-def csv_records(table):
-    """The records of a ``csv.reader``; one it cannot read (a field over its limit) fails the file at its line."""
-    while True:
-        try:
-            yield next(table)
-        except StopIteration:
-            return
-        except csv.Error as error:
-            raise ImportFailed(f"line {table.line_num}: {error}") from error
 
 
 def parse_csv(data: bytes, reader: LigerCsvReader, progress=None):
