@@ -9,7 +9,7 @@
 # Prints schemathesis's summary; exits non-zero on any failure.
 #
 #   benchmarks/fuzz_api.sh | tee benchmarks/results/fuzz_api.txt
-#   MAX_EXAMPLES=50 benchmarks/fuzz_api.sh          # a quick pass
+#   MAX_EXAMPLES=20 MAX_TIME=120 benchmarks/fuzz_api.sh    # a quick pass
 #
 # PYTHON is the interpreter with KernelIndex installed (.venv/bin/python, `make install`);
 # ST is schemathesis's command (installed with the test extras beside it).
