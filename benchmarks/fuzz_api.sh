@@ -36,7 +36,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-export KERNELINDEX_DATABASE_URL="sqlite:///$work/fuzz.sqlite3"
+# FUZZ_DATABASE_URL: an empty database to fuzz instead (the PostgreSQL test does); never one that matters.
+export KERNELINDEX_DATABASE_URL="${FUZZ_DATABASE_URL:-sqlite:///$work/fuzz.sqlite3}"
 export KERNELINDEX_SECRET_KEY="$("$PYTHON" -c 'import secrets; print(secrets.token_urlsafe(32))')"
 export KERNELINDEX_PUBLIC_URL="http://127.0.0.1:$PORT"
 flask=("$PYTHON" -m flask --app wsgi)
