@@ -14,6 +14,7 @@ from flask import Flask
 
 from . import config as default_config
 from . import db
+from . import inputs
 from .security import check_configuration
 from .security import init_app as init_security
 
@@ -36,6 +37,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .views import register_blueprints
 
     init_security(app)
+    inputs.init_app(app)
     register_blueprints(app)
 
     from .cli import register_commands

@@ -9,8 +9,11 @@ from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Blueprint, current_app, jsonify
 
-from . import page_schemas, schemas
-from .pages.family_filters import FAMILY_CONTROLS
+from . import page_schemas, schemas, search
+from .inputs import TEXT_PATTERN
+from .pages.family_filters import FAMILY_SORTS
+from .pages.pagination import MAX_PAGE
+from .views import comparisons
 
 OPENAPI_VERSION = "3.0.3"
 DOCUMENT_VERSION = "v1"  # the version of the API described: its paths start /api/v1
@@ -26,12 +29,34 @@ def _error(description: str) -> dict:
     return _json(schemas.ErrorSchema, description)
 
 
-def _path_parameter(name: str, description: str) -> dict:
-    return {"in": "path", "name": name, "required": True, "schema": {"type": "string"}, "description": description}
+# Any path or query argument with a control character is refused before routing (``app.inputs``).
+REFUSED = "A malformed filter or query, or a control character in the address."
+
+
+def _answers(ok: dict, not_found: str | None = None) -> dict:
+    """A read's responses: ``ok`` for 200, the 400 every operation has, and a 404 saying ``not_found``."""
+    responses = {"200": ok, "400": _error(REFUSED)}
+    if not_found:
+        responses["404"] = _error(not_found)
+    return responses
+
+
+def _text(**bounds) -> dict:
+    """A string parameter's schema: any text but control characters, which every request refuses."""
+    return {"type": "string", "pattern": TEXT_PATTERN, **bounds}
+
+
+def _query(name: str, schema: dict) -> dict:
+    return {"in": "query", "name": name, "required": False, "schema": schema}
+
+
+def _path_parameter(name: str, description: str, pattern: str = TEXT_PATTERN) -> dict:
+    return {"in": "path", "name": name, "required": True, "schema": _text(pattern=pattern), "description": description}
 
 
 RUN_ID = _path_parameter("run_id", "The run's id: the first 12 hex digits of its digest.")
-GROUP_KEY = _path_parameter("key", "The comparison group's key: 64 hex digits, optionally after `sha256:`.")
+GROUP_KEY = _path_parameter("key", "The comparison group's key: 64 hex digits, optionally after `sha256:`.",
+                            pattern=comparisons.GROUP_KEY.pattern)
 FAMILY = _path_parameter("name", "The kernel family's name, e.g. `fused_neighborhood_attention`.")
 
 
@@ -46,29 +71,33 @@ def build_spec() -> APISpec:
     spec.path("/api/v1/runs", operations={"get": {
         "summary": "List runs, newest first, filtered and paginated.",
         "parameters": [{"in": "query", "schema": schemas.RunFilterSchema}],
-        "responses": {"200": _json(schemas.RunListSchema, "A page of runs."), "400": _error("A malformed filter.")}}})
+        "responses": _answers(_json(schemas.RunListSchema, "A page of runs."))}})
     spec.path("/api/v1/runs/{run_id}", operations={"get": {
         "summary": "One run: its canonical documents, evidence, rank, history and attestations.",
         "parameters": [RUN_ID],
-        "responses": {"200": _json(schemas.RunDetailSchema, "The run."), "404": _error("No such run.")}}})
+        "responses": _answers(_json(schemas.RunDetailSchema, "The run."), not_found="No such run.")}})
     spec.path("/api/v1/comparisons/{key}", operations={"get": {
         "summary": "One comparison group: its current members ranked, with ratios and noise overlap.",
         "parameters": [GROUP_KEY],
-        "responses": {"200": _json(schemas.ComparisonSchema, "The group."), "404": _error("No such group.")}}})
+        "responses": _answers(_json(schemas.ComparisonSchema, "The group."), not_found="No such group.")}})
     spec.path("/api/v1/reruns", operations={"post": {
         "summary": "Record KernelIndex rerun results from a GPU host.",
         "security": [{"rerunHostToken": []}],
         "requestBody": {"required": True, "content": {"application/json": {"schema": {
             "type": "array", "items": {"type": "object"}, "minItems": 1}}}},
         "responses": {"201": {"description": "Recorded: counts of created, unchanged and replicated runs."},
-                      "400": _error("A result was rejected; nothing was stored."),
-                      "401": _error("No valid rerun-host token.")}}})
+                      "400": _error("A result was rejected, or the body is not a list of results; nothing was "
+                                    "stored."),
+                      "401": _error("No valid rerun-host token."),
+                      "413": _error("The body is larger than a rerun batch may be.")}}})
 
-    family_filters = [{"in": "query", "name": name, "required": False, "schema": {"type": "string"}}
-                      for name in FAMILY_CONTROLS]  # and any parameter of the family: ?seq=1024&heads=8
-    search_parameters = [{"in": "query", "name": "q", "required": False, "schema": {"type": "string"}},
-                         {"in": "query", "name": "page", "required": False,
-                          "schema": {"type": "integer", "minimum": 1}}]
+    page = _query("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE})
+    family_filters = [*(_query(name, _text()) for name in ("pass", "metric", "gpu", "implementation")),
+                      _query("table", {"type": "string", "enum": ["", "runs", "fastest"]}),
+                      _query("sort", {"type": "string", "enum": ["", *FAMILY_SORTS]}),  # "": the default
+                      _query("order", {"type": "string", "enum": ["", "asc", "desc"]}), page]
+    # and any parameter of the family: ?seq=1024&heads=8
+    search_parameters = [_query("q", _text(maxLength=search.MAX_QUERY)), page]
     twins = (
         ("/runs/{run_id}.json", "The run page's JSON twin.", [RUN_ID], page_schemas.RunPageSchema),
         ("/comparisons/{key}.json", "The comparison page's JSON twin.", [GROUP_KEY], page_schemas.ComparisonPageSchema),
@@ -83,20 +112,19 @@ def build_spec() -> APISpec:
     for path, summary, parameters, schema in twins:
         spec.path(path, operations={"get": {
             "summary": summary, "parameters": parameters,
-            "responses": {"200": _json(schema, summary), "400": _error("A malformed filter or query."),
-                          "404": _error("Nothing by that name.")}}})
+            "responses": _answers(_json(schema, summary), not_found="Nothing by that name.")}})
     spec.path("/families/{name}.csv", operations={"get": {
         "summary": "The family page's table as CSV: every run of the selection (all pages), or with "
                    "`table=fastest` the leader per sweep point; stored numbers in the stored unit.",
         "parameters": [FAMILY, *family_filters],
-        "responses": {"200": {"description": "The table.", "content": {"text/csv": {"schema": {"type": "string"}}}},
-                      "400": _error("A malformed filter."), "404": _error("No such family.")}}})
+        "responses": _answers({"description": "The table.", "content": {"text/csv": {"schema": {"type": "string"}}}},
+                              not_found="No such family.")}})
     spec.path("/runs/{run_id}/manifest.json", operations={"get": {
         "summary": "The run's canonical manifest (run, protocol, environment, workload and implementation "
                    "documents), as a download.",
         "parameters": [RUN_ID],
-        "responses": {"200": {"description": "The manifest.", "content": {"application/json": {
-            "schema": {"type": "object"}}}}, "404": _error("No such run.")}}})
+        "responses": _answers({"description": "The manifest.", "content": {"application/json": {
+            "schema": {"type": "object"}}}}, not_found="No such run.")}})
     describe_downloads(spec)
     describe_policies_and_badges(spec)
     return spec
@@ -107,15 +135,15 @@ def describe_policies_and_badges(spec: APISpec) -> None:
     spec.path("/policies/{digest}.json", operations={"get": {
         "summary": "A correctness policy's canonical document (kind CorrectnessPolicy), by digest.",
         "parameters": [_path_parameter("digest", "The policy's digest: 64 hex digits, optionally after `sha256:`.")],
-        "responses": {"200": {"description": "The policy.", "content": {"application/json": {
-            "schema": {"type": "object"}}}}, "404": _error("No such policy.")}}})
+        "responses": _answers({"description": "The policy.", "content": {"application/json": {
+            "schema": {"type": "object"}}}}, not_found="No such policy.")}})
     svg = {"description": "The badge.", "content": {"image/svg+xml": {"schema": {"type": "string"}}}}
     spec.path("/runs/{run_id}/badge.svg", operations={"get": {
         "summary": "A run's evidence card: evidence level, median, and agreement with a KernelIndex rerun.",
-        "parameters": [RUN_ID], "responses": {"200": svg, "404": _error("No such run.")}}})
+        "parameters": [RUN_ID], "responses": _answers(svg, not_found="No such run.")}})
     spec.path("/families/{name}/badge.svg", operations={"get": {
         "summary": "A family's evidence card: best evidence level, current runs, agreement with reruns.",
-        "parameters": [FAMILY], "responses": {"200": svg, "404": _error("No such family.")}}})
+        "parameters": [FAMILY], "responses": _answers(svg, not_found="No such family.")}})
 
 
 def describe_downloads(spec: APISpec) -> None:
@@ -126,8 +154,8 @@ def describe_downloads(spec: APISpec) -> None:
                                     ("/downloads/runs.jsonl", "application/jsonl", "one JSON object per line")):
         spec.path(path, operations={"get": {
             "summary": f"Every current run of the index, streamed: {shape} (columns as BulkRun).",
-            "responses": {"200": {"description": "The current runs, in id order.",
-                                  "content": {media_type: {"schema": row}}}}}})
+            "responses": _answers({"description": "The current runs, in id order.",
+                                   "content": {media_type: {"schema": row}}})}})
 
 
 @openapi.get("/api/openapi.json")

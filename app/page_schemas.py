@@ -182,7 +182,7 @@ class ChartPointSchema(Schema):
     id = fields.String()
     x = fields.String(attribute="x_value")
     x_number = fields.Float(allow_none=True)
-    median = fields.Float()
+    median = fields.Float(allow_none=True)
     p20 = fields.Float(allow_none=True)
     p80 = fields.Float(allow_none=True)
 

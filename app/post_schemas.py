@@ -6,6 +6,9 @@ plain words what to fix) and dump what the API shows of a stored post.
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, pre_load, validate, validates_schema
 
+from .inputs import CONTROL_CHARACTERS
+from .schema_fields import UtcDateTime
+
 TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}  # factor to the run's ns
 MEMORY_UNITS = {"MB": 1.0, "GB": 1e3}  # factor to the run's MB, as pages show memory (formatting.py)
 ATTESTATION_UNITS = (*TIME_UNITS, *MEMORY_UNITS)
@@ -19,7 +22,6 @@ ISSUE_REASONS = {
     "other": "Something else",
 }
 MAX_POST_BODY_CHARS = 4000
-CONTROL_CHARACTERS = frozenset(chr(c) for c in range(32) if chr(c) not in "\n\t") | {"\x7f"}
 
 
 def _clean_form_text(data: dict, optional: tuple) -> dict:
@@ -84,7 +86,7 @@ class AttestationSchema(Schema):
     software = fields.String(allow_none=True, validate=_at_most(500, "the versions"))
     link = fields.Url(allow_none=True, schemes={"http", "https"}, validate=_at_most(2000, "the link"),
                       error_messages={"invalid": "Enter a full http:// or https:// address."})
-    created_at = fields.DateTime(dump_only=True, format="iso")
+    created_at = UtcDateTime(dump_only=True)
 
     @pre_load
     def clean_form(self, data, **kwargs):
@@ -135,7 +137,7 @@ class IssueReportSchema(Schema):
                            error_messages={"required": "Choose what is wrong."})
     body = fields.String(load_default="", validate=_at_most(MAX_POST_BODY_CHARS, "the description"))
     resolved = fields.Boolean(dump_only=True)
-    created_at = fields.DateTime(dump_only=True, format="iso")
+    created_at = UtcDateTime(dump_only=True)
 
     @pre_load
     def clean_form(self, data, **kwargs):

@@ -11,8 +11,14 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, vali
 from runners.types import MATH_MODES
 
 from .manifests import API_VERSION
-from .models import EVIDENCE_LEVELS
+from .models import EVIDENCE_LEVELS, Family, Run
+from .pages.pagination import MAX_PAGE
+
+# Characters of an external id: 4 bytes each stay under PostgreSQL's largest btree index entry
+# (2704 bytes), which ``Run.external_id``'s index needs; SQLite would store any length.
+MAX_EXTERNAL_ID = 600
 from .post_schemas import AttestationSchema
+from .schema_fields import UtcDateTime, text_filter
 
 
 class MetadataSchema(Schema):
@@ -156,17 +162,17 @@ def document_errors(document: dict) -> dict:
 # --- API shapes -------------------------------------------------------------------------------
 
 class RunFilterSchema(Schema):
-    """Query parameters of ``GET /api/v1/runs``; anything else is a 400."""
+    """Query parameters of ``GET /api/v1/runs``; anything else, or a value longer than its column, is a 400."""
 
-    kernel = fields.String()
-    implementation = fields.String()
-    pass_ = fields.String(data_key="pass")
-    metric = fields.String()
-    gpu = fields.String()
+    kernel = text_filter(Family.name.max_length)
+    implementation = text_filter(Run.implementation.max_length)
+    pass_ = text_filter(Run.pass_.max_length, data_key="pass")
+    metric = text_filter(Run.metric.max_length)
+    gpu = text_filter(Run.gpu.max_length)
     evidence = fields.String(validate=validate.OneOf(EVIDENCE_LEVELS))
-    source = fields.String()
-    external_id = fields.String()
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1))
+    source = text_filter(Run.source.max_length)
+    external_id = text_filter(MAX_EXTERNAL_ID)
+    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
     per_page = fields.Integer(validate=validate.Range(min=1))  # default and maximum: API_PAGE_SIZE, API_MAX_PAGE_SIZE
 
 
@@ -178,7 +184,7 @@ class RunItemSchema(Schema):
     pass_ = fields.String(data_key="pass")
     metric = fields.String()
     gpu = fields.String()
-    median = fields.Float()
+    median = fields.Float(allow_none=True)  # a failed rerun has no figures
     p20 = fields.Float(allow_none=True)
     p80 = fields.Float(allow_none=True)
     unit = fields.String()
@@ -186,7 +192,7 @@ class RunItemSchema(Schema):
     group_size = fields.Integer()
     evidence = fields.String()
     status = fields.String()
-    observed_at = fields.DateTime(format="iso")
+    observed_at = UtcDateTime()
     url = fields.String()
 
 
@@ -222,7 +228,7 @@ class ComparisonMemberSchema(Schema):
     id = fields.String()
     rank = fields.Integer()
     implementation = fields.String()
-    median = fields.Float()
+    median = fields.Float(allow_none=True)
     p20 = fields.Float(allow_none=True)
     p80 = fields.Float(allow_none=True)
     unit = fields.String()
@@ -275,7 +281,10 @@ class BulkRunSchema(Schema):
 
 
 class ErrorSchema(Schema):
-    error = fields.String()
+    """Every 4xx and 5xx answer of the API and the twins; ``details`` only on a refused post."""
+
+    error = fields.String(required=True)
+    status = fields.Integer(required=True, metadata={"description": "the HTTP status, repeated"})
     details = fields.Dict()
 
 

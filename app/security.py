@@ -168,8 +168,12 @@ def csrf_exempt(path: str) -> bool:
 
 
 def check_csrf():
-    """``before_request``: refuse an unsafe request whose token does not match the session's."""
-    if request.method not in UNSAFE_METHODS or csrf_exempt(request.path):
+    """``before_request``: refuse an unsafe request whose token does not match the session's.
+
+    A request no route takes (404, or 405 for a method the route does not allow) stores
+    nothing, so it gets that answer rather than a CSRF refusal.
+    """
+    if request.method not in UNSAFE_METHODS or csrf_exempt(request.path) or request.routing_exception:
         return
     form = read_form()
     expected = (session.get(CSRF_SESSION_KEY) or "").encode()

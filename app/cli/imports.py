@@ -41,12 +41,17 @@ def one_import_at_a_time(command):
     return locked
 
 
+def report_rejected(rows):
+    for rejected in rows:
+        click.echo(f"  line {rejected.line}: rejected: {rejected.reason}", err=True)
+
+
 @import_cli.command("liger")
 @click.argument("locations", nargs=-1, required=True)
 @click.option("--commit", help="Upstream commit the file was taken from (read from a SOURCE.md beside it if absent).")
 @one_import_at_a_time
 def import_liger(locations, commit):
-    """Import Liger-Kernel benchmark CSVs (paths, folders or URLs)."""
+    """Import Liger-Kernel benchmark CSVs (paths, folders or URLs); exits 1 if any file imported nothing."""
     from runners.discovery import family_definitions
 
     from ..importers.liger_csv import import_file
@@ -60,10 +65,10 @@ def import_liger(locations, commit):
         except ImportFailed as error:
             failures += 1
             click.echo(f"{location}: not imported, nothing changed: {error}", err=True)
+            report_rejected(error.rejected)
             continue
         click.echo(summary.line())
-        for rejected in summary.rejected:
-            click.echo(f"  line {rejected.line}: rejected: {rejected.reason}", err=True)
+        report_rejected(summary.rejected)
     if failures:
         sys.exit(1)
 

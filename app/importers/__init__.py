@@ -8,7 +8,12 @@ from pathlib import Path
 
 
 class ImportFailed(Exception):
-    """The file could not be imported at all; nothing was stored."""
+    """The file could not be imported at all; nothing was stored. ``rejected`` lists its rows that were
+    refused (every one of them, when that is why), so the reader learns each line's reason."""
+
+    def __init__(self, message: str, rejected: list | None = None):
+        super().__init__(message)
+        self.rejected = rejected or []
 
 
 @dataclass

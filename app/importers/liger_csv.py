@@ -14,12 +14,15 @@ value, the *parsed* configuration, GPU and timestamp. Its measurement is the nor
 workload's (``RunRecord.measurement_key``): two rows of one workload, provider, pass, metric
 and GPU are one measurement however their sweeps spell it, and the newest supersedes the
 others, within one file as across history versions.
+A row is refused, with its line, for whatever either database would refuse or store
+differently (a control character, a cell longer than its column, a document name over
+its limit), and for a timestamp after the import. A file fails as a whole, saying why
+and where, when it is not a Liger CSV, when the csv module cannot read a record (a
+field over its 128 KiB limit), or when it has no row to import.
 """
 
 import csv
 import io
-import json
-import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,11 +33,13 @@ from runners.hardware import describe_gpu, short_name
 from ..db import database
 from ..locks import retried
 from ..manifests.documents import environment_document, implementation_document, protocol_document
-from ..models import SOURCE_REPORTED, SourceFile
+from ..models import SOURCE_REPORTED, Run, SourceFile, utcnow
 from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, family_title, prepare, slug,
                        workload_document_for)
-from ..registry import existing_identity_keys, store_runs
+from ..registry import StoreSummary, existing_identity_keys, store_runs
+from ..schemas import MAX_EXTERNAL_ID, document_errors
 from . import ImportFailed, ImportSummary, RejectedRow, read_location, sha256_hex
+from .liger_rows import RowRejected, check_cells, csv_records, figures_of, parse_number, parsed_config
 
 SOURCE = "liger-kernel-bench"
 LIGER = RecordSource(name=SOURCE, run_name_prefix="liger", evidence=SOURCE_REPORTED)
@@ -70,17 +75,6 @@ class CheckedRow:
     identity: Identity
 
 
-def parse_number(text: str):
-    """``1024`` → 1024, ``0.5`` → 0.5, anything else (a model name) stays text."""
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    if not math.isfinite(number):
-        return text
-    return int(number) if number.is_integer() and "e" not in text.lower() else number
-
-
 def protocol_for(pass_: str, metric: str, unit: str) -> dict:
     phrase = PASS_PHRASES.get(pass_, f"the {pass_} pass")
     upstream_gap = ("The upstream CSV records no CUDA, driver, or torch version; the Liger release rides each "
@@ -101,20 +95,22 @@ def protocol_for(pass_: str, metric: str, unit: str) -> dict:
     return protocol_document(spec=spec, name=name, title=title)
 
 
-class RowRejected(Exception):
-    """A row that cannot become a run; it is reported with its line number."""
-
-
 class LigerCsvReader:
     """Turns CSV rows into run records; caches the documents many rows share."""
 
     def __init__(self, families: dict):
         self.families = families
+        self.imported_at = utcnow()
         self._shared_documents = {}
 
     def _cached(self, key, build):
+        """The shared document ``build`` makes, checked against its kind's schema once."""
         if key not in self._shared_documents:
-            self._shared_documents[key] = build()
+            document = build()
+            errors = document_errors(document)
+            if errors:
+                raise RowRejected(f"{document['kind']} document is not valid: {errors}")
+            self._shared_documents[key] = document
         return self._shared_documents[key]
 
     def aliases(self, kernel: str) -> dict:
@@ -133,6 +129,8 @@ class LigerCsvReader:
         for name, value in [(row["x_name"], x_value), *config.items()]:
             if name == "dtype":
                 dtype = DTYPES.get(str(value), str(value))
+                if len(dtype) > Run.dtype.max_length:
+                    raise RowRejected(f"dtype is longer than {Run.dtype.max_length} characters")
                 continue
             normalized = aliases.get(name, name)
             if normalized not in values:
@@ -159,30 +157,25 @@ class LigerCsvReader:
         missing = [column for column in COLUMNS if row.get(column) in (None, "") and column != "liger_version"]
         if missing:
             raise RowRejected(f"empty {', '.join(missing)}")
-        try:
-            config = json.loads(row["extra_benchmark_config_str"])
-        except json.JSONDecodeError as error:
-            raise RowRejected(f"extra_benchmark_config_str is not JSON ({error.msg})") from error
-        if not isinstance(config, dict):
-            raise RowRejected("extra_benchmark_config_str is not a JSON object")
-        figures = {}
-        for quantile in ("50", "20", "80"):
-            text = row[f"y_value_{quantile}"]
-            try:
-                figures[quantile] = float(text)
-            except ValueError:
-                raise RowRejected(f"y_value_{quantile} is not a number: {text!r}") from None
-            if not math.isfinite(figures[quantile]) or figures[quantile] < 0:
-                raise RowRejected(f"y_value_{quantile} is not a finite non-negative number: {text!r}")
-        try:
-            observed = datetime.strptime(row["timestamp"].strip(), "%Y-%m-%d %H:%M:%S")
-        except ValueError:
-            raise RowRejected(f"timestamp is not YYYY-MM-DD HH:MM:SS: {row['timestamp']!r}") from None
+        check_cells(row)
+        config = parsed_config(row["extra_benchmark_config_str"])
+        figures = figures_of(row)
+        observed = self.observed_at(row["timestamp"].strip())
         x_value = parse_number(row["x_value"].strip())
         # the config is compared as data, never as text
         measurement = [row["kernel_name"], row["kernel_provider"], row["kernel_operation_mode"],
                        row["metric_name"], row["x_name"], x_value, config, row["gpu_name"].strip()]
         return CheckedRow(row, config, figures, x_value, Identity(measurement, observed))
+
+    def observed_at(self, text: str) -> datetime:
+        """The row's timestamp (UTC), which cannot be later than this import."""
+        try:
+            observed = datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            raise RowRejected(f"timestamp is not YYYY-MM-DD HH:MM:SS: {text!r}") from None
+        if observed > self.imported_at:
+            raise RowRejected(f"timestamp {text} is after the import ({self.imported_at:%Y-%m-%d %H:%M:%S} UTC)")
+        return observed
 
     def documents(self, row: dict, family, point: WorkloadPoint, title: str) -> dict:
         """The protocol, workload, environment and implementation documents, shared by many rows."""
@@ -222,6 +215,8 @@ class LigerCsvReader:
             measurement=Measurement(metric=metric, unit=unit, median=median, p20=p20, p80=p80),
             documents=self.documents(row, family, point, title),
             comparability_family=COMPARABILITY_FAMILY, labels={"liger_version": version} if version else {})
+        if len(record.external_id) > MAX_EXTERNAL_ID:
+            raise RowRejected(f"the external id is longer than {MAX_EXTERNAL_ID} characters")
         native_unit = re.sub(r"[^a-z0-9]+", "_", row["metric_unit"].lower())
         record.sections = {"sourceNative": {
             "source": SOURCE, "metrics": {f"{native_unit}_{q}": figures[q] for q in ("20", "50", "80")},
@@ -235,7 +230,8 @@ def parse_csv(data: bytes, reader: LigerCsvReader, progress=None):
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise ImportFailed(f"not UTF-8 text ({error.reason} at byte {error.start})") from error
-    rows = csv.reader(io.StringIO(text, newline=""))
+    table = csv.reader(io.StringIO(text, newline=""))
+    rows = csv_records(table)
     header = next(rows, None)
     if header is None:
         raise ImportFailed("the file is empty")
@@ -248,7 +244,7 @@ def parse_csv(data: bytes, reader: LigerCsvReader, progress=None):
         if not any(cell.strip() for cell in cells):
             continue  # blank lines (upstream has a trailing one) are not rows
         read += 1
-        line = rows.line_num
+        line = table.line_num
         if len(cells) != len(header):
             rejected.append(RejectedRow(line, f"expected {len(header)} fields, found {len(cells)}"))
             continue
@@ -282,9 +278,12 @@ def upstream_provenance(location: str, sha256: str) -> dict:
 @retried
 def import_file(location: str, *, families: dict, commit: str | None = None, timeout: float = 60,
                 progress=None) -> "ImportSummary":
-    """Import one Liger CSV (path or URL) in one transaction; malformed rows are reported, not stored."""
+    """Import one Liger CSV (path or URL) in one transaction; malformed rows are reported, not stored.
+
+    A file with no row to import (only a header, or every row rejected) raises ImportFailed, so
+    the command says so and exits non-zero; only a file that brought new runs is recorded.
+    """
     data = read_location(location, timeout)
-    sha256 = sha256_hex(data)
     reader = LigerCsvReader(families)
     read, checked, rejected = parse_csv(data, reader, progress)
     summary = ImportSummary(location=location, read=read, rejected=rejected)
@@ -298,6 +297,17 @@ def import_file(location: str, *, families: dict, commit: str | None = None, tim
         except RowRejected as error:
             rejected.append(RejectedRow(line, str(error)))
     rejected.sort(key=lambda r: r.line)
+    if len(rejected) == read:
+        raise ImportFailed("every row was rejected" if read else "the file has no rows, only a header", rejected)
+    stored = store_file(prepared, location, data, read, commit) if prepared else StoreSummary()
+    summary.created, summary.superseded = len(stored.created), stored.superseded
+    summary.unchanged = read - len(rejected) - len(stored.created)
+    return summary
+
+
+def store_file(prepared: list, location: str, data: bytes, read: int, commit: str | None) -> StoreSummary:
+    """Store the prepared runs and the record of the file they came from, in one transaction."""
+    sha256 = sha256_hex(data)
     with database.atomic():
         source_file = SourceFile.get_or_none(SourceFile.sha256 == sha256, SourceFile.source == SOURCE)
         if source_file is None:
@@ -310,6 +320,4 @@ def import_file(location: str, *, families: dict, commit: str | None = None, tim
         if stored.created:
             SourceFile.update(runs_created=SourceFile.runs_created + len(stored.created)).where(
                 SourceFile.id == source_file.id).execute()
-    summary.created, summary.superseded = len(stored.created), stored.superseded
-    summary.unchanged = read - len(rejected) - len(stored.created)
-    return summary
+    return stored

@@ -2,27 +2,32 @@
 
 Every paginated page (the API's run list, search, the family table, moderation) reads its
 page number with :func:`page_number` and slices with :class:`Pagination`, so their page
-numbers, links and refusals agree.
+numbers, links and refusals agree. A page number past ``MAX_PAGE`` is refused rather than
+turned into an offset that overflows the database's 64-bit integers (a 500 on both backends).
 """
 
 import math
 from dataclasses import dataclass
 
+MAX_PAGE = 1_000_000  # times the largest page size (500) still fits a 64-bit offset, with room to spare
+
 
 class BadPage(ValueError):
-    """A page number that is not a whole number of at least 1; views answer 400 with its message."""
+    """A page number that is not a whole number from 1 to ``MAX_PAGE``; views answer 400 with its message."""
 
 
 def page_number(text) -> int:
-    """The page a query argument asks for; absent or empty means the first."""
-    if text in (None, ""):
+    """The page a query argument asks for; absent means the first (no link or form sends it empty)."""
+    if text is None:
         return 1
     try:
         page = int(text)
     except ValueError:
-        raise BadPage(f"page must be a whole number, not {text!r}") from None
+        raise BadPage(f"page must be a whole number, not {text[:20]!r}") from None
     if page < 1:
         raise BadPage("page must be 1 or more")
+    if page > MAX_PAGE:
+        raise BadPage(f"page must be at most {MAX_PAGE}")
     return page
 
 

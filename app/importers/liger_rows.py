@@ -1,0 +1,96 @@
+"""What a row of a Liger CSV must be before it becomes a run, and reading the file's records.
+
+The checks refuse, for the row's line, whatever either database would refuse or keep
+differently, so SQLite and PostgreSQL import exactly the same rows: a control character
+(PostgreSQL refuses a NUL, SQLite keeps it), a cell longer than the column it is stored
+in, a configuration nested deeper than a benchmark's ever is.
+"""
+
+import csv
+import json
+import math
+
+from ..inputs import control_character_in, describe
+from ..models import Family, Run
+from . import ImportFailed
+
+# Cells stored as they are, so no longer than their column: SQLite would keep a longer one, PostgreSQL refuse it.
+CELL_COLUMNS = {"kernel_name": Family.name, "kernel_provider": Run.implementation, "kernel_operation_mode": Run.pass_,
+                "metric_name": Run.metric, "metric_unit": Run.unit, "x_name": Run.x_name, "x_value": Run.x_value,
+                "gpu_name": Run.gpu}
+MAX_CONFIG_DEPTH = 8  # upstream configurations are flat; a deeper one is not a benchmark configuration
+
+
+class RowRejected(Exception):
+    """A row that cannot become a run; it is reported with its line number."""
+
+
+def parse_number(text: str):
+    """``1024`` → 1024, ``0.5`` → 0.5, anything else (a model name) stays text."""
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if not math.isfinite(number):
+        return text
+    return int(number) if number.is_integer() and "e" not in text.lower() else number
+
+
+def check_cells(row: dict):
+    """Refuse what either database would refuse or keep differently: a control character, an over-long cell."""
+    for column, text in row.items():
+        character = control_character_in(text or "")
+        if character:
+            raise RowRejected(f"{column} contains a control character ({describe(character)})")
+    for column, field in CELL_COLUMNS.items():
+        if len(row[column].strip()) > field.max_length:
+            raise RowRejected(f"{column} is longer than {field.max_length} characters")
+
+
+def parsed_config(text: str) -> dict:
+    """``extra_benchmark_config_str`` as data: a JSON object, at most ``MAX_CONFIG_DEPTH`` deep, of plain text."""
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise RowRejected(f"extra_benchmark_config_str is not JSON ({error.msg})") from error
+    except RecursionError:
+        raise RowRejected(f"extra_benchmark_config_str is nested deeper than {MAX_CONFIG_DEPTH} levels") from None
+    if not isinstance(config, dict):
+        raise RowRejected("extra_benchmark_config_str is not a JSON object")
+    level = [config]
+    for _ in range(MAX_CONFIG_DEPTH):
+        texts = [value for value in level if isinstance(value, str)]
+        texts += [key for value in level if isinstance(value, dict) for key in value]
+        character = next(filter(None, map(control_character_in, texts)), None)
+        if character:
+            raise RowRejected(f"extra_benchmark_config_str contains a control character ({describe(character)})")
+        level = [item for value in level if isinstance(value, (dict, list))
+                 for item in (value.values() if isinstance(value, dict) else value)]
+        if not level:
+            return config
+    raise RowRejected(f"extra_benchmark_config_str is nested deeper than {MAX_CONFIG_DEPTH} levels")
+
+
+def figures_of(row: dict) -> dict:
+    """The row's 50th, 20th and 80th percentiles, each finite and non-negative."""
+    figures = {}
+    for quantile in ("50", "20", "80"):
+        text = row[f"y_value_{quantile}"]
+        try:
+            figures[quantile] = float(text)
+        except ValueError:
+            raise RowRejected(f"y_value_{quantile} is not a number: {text!r}") from None
+        if not math.isfinite(figures[quantile]) or figures[quantile] < 0:
+            raise RowRejected(f"y_value_{quantile} is not a finite non-negative number: {text!r}")
+    return figures
+
+
+def csv_records(table):
+    """The records of a ``csv.reader``; one it cannot read (a field over its limit) fails the file at its line."""
+    while True:
+        try:
+            yield next(table)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            raise ImportFailed(f"line {table.line_num}: {error}") from error

@@ -1,0 +1,39 @@
+"""Text KernelIndex accepts from outside: no NUL or other control characters, on either database.
+
+PostgreSQL refuses a NUL in any string (a 500 if it reaches a query) while SQLite stores
+it, and no name, id or filter here ever holds a control character, so every request's
+path and query (names and values) is checked once, before any view runs: one answers
+400. Tabs and line breaks stay allowed (pasted into the search box, they are spaces),
+as does any other Unicode text. The Liger importer applies the same rule to its cells.
+"""
+
+from flask import request
+from werkzeug.exceptions import BadRequest
+
+CONTROL_CHARACTERS = frozenset(chr(c) for c in range(32) if chr(c) not in "\n\t") | {"\x7f"}
+# The same rule as a JSON Schema pattern, for the OpenAPI document's string parameters.
+TEXT_PATTERN = "^[^" + "".join(f"\\x{ord(c):02x}" for c in sorted(CONTROL_CHARACTERS)) + "]*$"
+
+
+def control_character_in(text: str) -> str | None:
+    """The first control character in ``text`` (tab and newline excepted), or None."""
+    return next((character for character in text if character in CONTROL_CHARACTERS), None)
+
+
+def describe(character: str) -> str:
+    return f"U+{ord(character):04X}"
+
+
+def refuse_control_characters():
+    """``before_request``: a 400 for a path or query argument holding a control character."""
+    for where, text in (("address", request.path),
+                        *((f"query argument {name[:40]!r}", f"{name}{value}")
+                          for name, value in request.args.items(multi=True))):
+        character = control_character_in(text)
+        if character:
+            raise BadRequest(description=f"the {where} contains a control character ({describe(character)}); "
+                                         "names, ids and filters never do")
+
+
+def init_app(app):
+    app.before_request(refuse_control_characters)

@@ -1,0 +1,26 @@
+"""Field types the API schemas (``app.schemas``) and the post schemas (``app.post_schemas``) share."""
+
+from datetime import timezone
+
+from marshmallow import fields, validate
+
+from .inputs import TEXT_PATTERN
+
+
+class UtcDateTime(fields.DateTime):
+    """A timestamp the database keeps as naive UTC, dumped with its offset (``...T10:00:00+00:00``),
+    so that it is the RFC 3339 ``date-time`` the OpenAPI document declares."""
+
+    def __init__(self, **kwargs):
+        super().__init__(format="iso", **kwargs)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return super()._serialize(value, attr, obj, **kwargs)
+
+
+def text_filter(max_length: int, **kwargs) -> fields.String:
+    """A query filter of at most ``max_length`` characters (a column's: SQLite would compare a longer value,
+    PostgreSQL never store it); the document also says it holds no control character (``app.inputs``)."""
+    return fields.String(validate=validate.Length(max=max_length), metadata={"pattern": TEXT_PATTERN}, **kwargs)

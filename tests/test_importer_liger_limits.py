@@ -1,0 +1,108 @@
+"""The Liger importer's bounds: what either database would refuse is refused as a row (with its line)
+or as a file (with its line), the same on SQLite and PostgreSQL, and a folder goes on past a bad file."""
+
+import pytest
+
+from app.models import Run, SourceFile
+
+from .factories import HEADER
+from .test_importer_liger import FNA_CONFIG, fna_row, import_liger, write
+
+GOOD = fna_row("256")
+
+
+def nested_config(depth: int) -> str:
+    """A CSV cell holding a JSON object ``depth`` levels deep."""
+    inner = "1"
+    for _ in range(depth):
+        inner = '{""a"": ' + inner + "}"
+    return f'"{inner}"'
+
+
+def only_rejected(tmp_path, bad_row):
+    """A file whose line 2 is ``bad_row`` and line 3 a good row."""
+    return write(tmp_path, "one_bad.csv", ",".join(HEADER), bad_row, GOOD)
+
+
+@pytest.mark.parametrize("bad_row, reason", [
+    (fna_row("128", provider="li\x00ger"), "kernel_provider contains a control character"),
+    (fna_row("128", gpu="NVIDIA\x07H100"), "gpu_name contains a control character"),
+    (fna_row("128").replace('""dtype""', '""d\\u0000type""'), "extra_benchmark_config_str contains a control"),
+    (fna_row("128").replace("fused_neighborhood_attention", "k" * 121, 1), "kernel_name is longer than 120"),
+    (fna_row("128", provider="p" * 81), "kernel_provider is longer than 80"),
+    (fna_row("128").replace(",ms,", ",milliseconds,"), "metric_unit is longer than 10"),
+    (fna_row("1" * 81), "x_value is longer than 80"),
+    (fna_row("128").replace("torch.float32", "f" * 21), "dtype is longer than 20"),
+    (fna_row("128", provider="p" * 70), "Implementation document is not valid: {'metadata': {'name': ['Length must be between 1 and 100"),
+    (fna_row("128").replace('""bias""', '""' + "b" * 700 + '""'), "the external id is longer than 600"),
+    (fna_row("128", timestamp="9999-12-31 23:59:59"), "timestamp 9999-12-31 23:59:59 is after the import"),
+    (fna_row("128").replace(FNA_CONFIG, nested_config(9)), "extra_benchmark_config_str is nested deeper than 8"),
+    (fna_row("128").replace(FNA_CONFIG, "[" * 20_000 + "]" * 20_000), "extra_benchmark_config_str is nested deeper"),
+])
+def test_rows_either_database_would_refuse_are_rejected_with_their_line(tmp_path, app, runner, bad_row, reason):
+    result = import_liger(runner, only_rejected(tmp_path, bad_row))
+    assert result.exit_code == 0, result.output
+    assert "read 2, created 1, unchanged 0, superseded 0, rejected 1" in result.output, result.output
+    assert f"line 2: rejected: {reason}" in result.output, result.output
+    with app.app_context():
+        assert [run.x_value for run in Run.select()] == ["256"]
+
+
+def test_a_field_over_the_csv_limit_fails_its_file_with_the_line(tmp_path, app, runner):
+    huge = fna_row("128").replace("0.5.10", "v" * (10 * 1024 * 1024))
+    path = write(tmp_path, "huge.csv", ",".join(HEADER), GOOD, huge)
+    result = import_liger(runner, path)
+    assert result.exit_code == 1
+    assert f"{path}: not imported, nothing changed: line 3: field larger than field limit" in result.output
+    with app.app_context():
+        assert Run.select().count() == 0 and SourceFile.select().count() == 0
+
+
+def test_a_folder_goes_on_past_a_bad_file_and_exits_non_zero(tmp_path, app, runner):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    write(folder, "a_huge.csv", ",".join(HEADER), fna_row("128").replace("0.5.10", "v" * 200_000))
+    write(folder, "b_long_name.csv", ",".join(HEADER), fna_row("128", provider="p" * 70))
+    write(folder, "c_nul.csv", ",".join(HEADER), fna_row("128", provider="\x00"))
+    write(folder, "d_good.csv", ",".join(HEADER), GOOD)
+    result = import_liger(runner, folder)
+    assert result.exit_code == 1, result.output
+    assert "a_huge.csv: not imported, nothing changed: line 2: field larger than field limit" in result.output
+    assert "b_long_name.csv: not imported, nothing changed: every row was rejected" in result.output
+    assert "c_nul.csv: not imported, nothing changed: every row was rejected" in result.output
+    assert "d_good.csv: read 1, created 1" in result.output
+    with app.app_context():
+        assert Run.select().count() == 1
+        assert [source.location.rsplit("/", 1)[-1] for source in SourceFile.select()] == ["d_good.csv"]
+
+
+@pytest.mark.parametrize("lines, message", [
+    ((), "the file has no rows, only a header"),
+    ((fna_row("128", median="fast"), fna_row("256", timestamp="9999-12-31 00:00:00")), "every row was rejected"),
+])
+def test_a_file_with_nothing_importable_exits_non_zero_and_records_no_source(tmp_path, app, runner, lines, message):
+    result = import_liger(runner, write(tmp_path, "empty.csv", ",".join(HEADER), *lines))
+    assert result.exit_code == 1 and message in result.output, result.output
+    for line in range(2, 2 + len(lines)):
+        assert f"line {line}: rejected:" in result.output
+    with app.app_context():
+        assert SourceFile.select().count() == 0 and Run.select().count() == 0
+
+
+def test_a_file_already_imported_is_still_a_success(tmp_path, app, runner):
+    path = write(tmp_path, "good.csv", ",".join(HEADER), GOOD)
+    assert import_liger(runner, path).exit_code == 0
+    again = import_liger(runner, path)
+    assert again.exit_code == 0 and "created 0, unchanged 1" in again.output
+    with app.app_context():
+        assert SourceFile.select().count() == 1
+
+
+def test_tabs_line_breaks_and_unicode_in_cells_are_kept(tmp_path, app, runner):
+    config = FNA_CONFIG.replace('""bias"": true', '""bias"": true, ""note"": ""été\\tnext\\nline""')
+    row = fna_row("128").replace(FNA_CONFIG, config).replace("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3 é")
+    result = import_liger(runner, write(tmp_path, "unicode.csv", ",".join(HEADER), row))
+    assert result.exit_code == 0 and "created 1" in result.output, result.output
+    with app.app_context():
+        run = Run.get()
+        assert run.gpu.endswith("é") and run.options["note"] == "été\tnext\nline"

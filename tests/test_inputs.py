@@ -1,0 +1,110 @@
+"""Bounded inputs: page numbers, control characters and over-long filters are a 400, never a 500,
+on SQLite and PostgreSQL alike; ordinary text (tabs, accents, CJK) still works."""
+
+import re
+
+import pytest
+
+from app.pages.pagination import MAX_PAGE
+
+from .test_maintainers import sign_in
+
+HUGE = "99999999999999999999"
+FNA = "/families/fused_neighborhood_attention"
+
+
+@pytest.mark.parametrize("path", ["/api/v1/runs", "/search?q=torch&", "/search.json?q=torch&", f"{FNA}?",
+                                  f"{FNA}.json?"])
+@pytest.mark.parametrize("page", [HUGE, "9223372036854775807", str(MAX_PAGE + 1)])
+def test_huge_page_numbers_are_refused(small_app, client, path, page):
+    separator = "" if path.endswith(("?", "&")) else "?"
+    response = client.get(f"{path}{separator}page={page}", headers={"Accept": "application/json"})
+    assert response.status_code == 400, response.get_data(as_text=True)[:300]
+    assert "page" in response.get_json()["error"]
+
+
+def test_the_last_allowed_page_is_an_empty_page(small_app, client):
+    body = client.get(f"/api/v1/runs?page={MAX_PAGE}").get_json()
+    assert body["items"] == [] and body["next"] is None
+    assert client.get(f"/search.json?q=torch&page={MAX_PAGE}").get_json()["items"] == []
+
+
+def test_huge_moderation_page_is_refused(small_app):
+    client = small_app.test_client()
+    runner = small_app.test_cli_runner()
+    assert runner.invoke(args=["users", "create", "alice", "--password", "correct horse battery staple"]).exit_code == 0
+    assert sign_in(client, password="correct horse battery staple").status_code == 303
+    assert client.get(f"/maintainers/attestations?page={HUGE}").status_code == 400
+    assert client.get(f"/maintainers/attestations?page={MAX_PAGE}").status_code == 200
+
+
+@pytest.mark.parametrize("url", [
+    "/runs/%00", "/runs/%00.json", "/runs/abc%01/manifest", "/api/v1/runs/%00", "/api/v1/comparisons/%00",
+    "/comparisons/%00", "/families/%00", "/families/a%1Fb.json", "/api/v1/runs?kernel=%00",
+    "/api/v1/runs?gpu=NVIDIA%00H100", "/api/v1/runs?external_id=%7F", "/api/v1/runs?%00=1",
+    f"{FNA}?gpu=%00", f"{FNA}?heads=%00", "/search?q=%00", "/search.json?q=torch%1B", "/?x=%0D",
+])
+def test_control_characters_in_paths_and_queries_are_refused(small_app, client, url):
+    response = client.get(url, headers={"Accept": "application/json"})
+    assert response.status_code == 400, (url, response.get_data(as_text=True)[:300])
+    assert "control character" in response.get_json()["error"]
+
+
+def test_control_characters_are_refused_before_authentication(small_app, client):
+    response = client.post("/api/v1/reruns?x=%00", json=[{}])
+    assert response.status_code == 400
+
+
+@pytest.mark.parametrize("url, status", [
+    ("/search.json?q=torch%09H100", 200),  # a tab pasted into the search box is a space
+    ("/search.json?q=%C3%A9t%C3%A9%20%E6%B3%A8%E6%84%8F", 200),
+    ("/api/v1/runs?kernel=%E6%B3%A8%E6%84%8F", 200),
+    ("/families/%C3%A9t%C3%A9.json", 404),
+    ("/runs/%E2%9C%93.json", 404),
+])
+def test_ordinary_text_and_unicode_still_work(small_app, client, url, status):
+    assert client.get(url).status_code == status
+
+
+def test_search_with_a_tab_finds_what_a_space_finds(small_app, client):
+    with_tab = client.get("/search.json?q=torch%09H100").get_json()
+    with_space = client.get("/search.json?q=torch%20H100").get_json()
+    assert with_tab["total"] == with_space["total"] > 0
+
+
+@pytest.mark.parametrize("name, length", [("kernel", 120), ("implementation", 80), ("pass", 40), ("metric", 40),
+                                          ("gpu", 120), ("source", 60)])
+def test_filters_longer_than_their_columns_are_refused(small_app, client, name, length):
+    assert client.get("/api/v1/runs", query_string={name: "x" * length}).status_code == 200
+    response = client.get("/api/v1/runs", query_string={name: "x" * (length + 1)})
+    assert response.status_code == 400 and name in response.get_json()["error"]
+
+
+def test_openapi_declares_the_bounds(client):
+    document = client.get("/api/openapi.json").get_json()
+    parameters = {p["name"]: p["schema"] for p in document["paths"]["/api/v1/runs"]["get"]["parameters"]}
+    assert parameters["kernel"]["maxLength"] == 120 and parameters["page"]["maximum"] == MAX_PAGE
+    search = {p["name"]: p["schema"] for p in document["paths"]["/search.json"]["get"]["parameters"]}
+    assert search["page"]["maximum"] == MAX_PAGE and search["q"]["maxLength"] == 200
+
+
+@pytest.mark.parametrize("url", ["/api/v1/runs?page=", "/search.json?q=torch&page=", f"{FNA}.json?page="])
+def test_an_empty_page_number_is_refused(small_app, client, url):
+    assert client.get(url).status_code == 400
+
+
+@pytest.mark.parametrize("method", ["put", "delete", "patch"])
+def test_a_method_no_route_allows_is_405_not_a_csrf_refusal(small_app, client, method):
+    response = getattr(client, method)("/api/v1/runs")
+    assert response.status_code == 405 and "GET" in response.headers["Allow"]
+
+
+def test_openapi_string_parameters_exclude_control_characters(client):
+    document = client.get("/api/openapi.json").get_json()
+    for path, operations in document["paths"].items():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                schema = parameter["schema"]
+                if schema.get("type") == "string" and "enum" not in schema:
+                    assert not re.search(schema["pattern"], "a\x00b"), (path, parameter["name"])
+            assert "400" in operation["responses"], path

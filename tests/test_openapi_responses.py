@@ -1,0 +1,86 @@
+"""Responses match the OpenAPI document: error bodies, timestamps with their UTC offset, and the
+nulls a failed rerun has, checked against the document's own response schemas."""
+
+import re
+
+import pytest
+from openapi_schema_validator import OAS30Validator, oas30_format_checker
+
+from app.importers.kernelindex_rerun import record_rerun_results
+from app.models import Run
+
+from .factories import rerun_result
+from .pages_support import reference_run
+
+
+@pytest.fixture
+def with_failed_rerun(small_app):
+    """The small database plus a passed and a failed rerun of the reference run (the failed one has no figures)."""
+    with small_app.app_context():
+        reference = reference_run(small_app)
+        record_rerun_results([rerun_result(reference, median=80_000.0),
+                              rerun_result(reference, "torch", status="failed")])
+        failed = Run.get(Run.status == "failed")
+        return {"reference": reference.id, "failed": failed.id, "key": failed.comparison_key_id,
+                "family": failed.kernel_id}
+
+
+def schema_errors(document: dict, template: str, status: int, body) -> list:
+    """What in ``body`` the document's schema for ``template``'s GET answer with ``status`` does not allow."""
+    response = document["paths"][template]["get"]["responses"][str(status)]
+    schema = {**response["content"]["application/json"]["schema"], "components": document["components"]}
+    validator = OAS30Validator(schema, format_checker=oas30_format_checker)
+    return [f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(body)]
+
+
+def check(client, document, template, url, status=200):
+    response = client.get(url)
+    assert response.status_code == status, (url, response.get_data(as_text=True)[:300])
+    assert schema_errors(document, template, status, response.get_json()) == [], url
+    return response.get_json()
+
+
+def test_every_answer_with_a_failed_rerun_matches_the_document(with_failed_rerun, client):
+    ids = with_failed_rerun
+    document = client.get("/api/openapi.json").get_json()
+    listed = check(client, document, "/api/v1/runs", "/api/v1/runs?per_page=500")
+    assert any(item["median"] is None for item in listed["items"])
+    for run_id in (ids["failed"], ids["reference"]):
+        check(client, document, "/api/v1/runs/{run_id}", f"/api/v1/runs/{run_id}")
+        check(client, document, "/runs/{run_id}.json", f"/runs/{run_id}.json")
+    check(client, document, "/api/v1/comparisons/{key}", f"/api/v1/comparisons/{ids['key']}")
+    check(client, document, "/comparisons/{key}.json", f"/comparisons/{ids['key']}.json")
+    for query in ("", "?implementation=torch", "?sort=median"):
+        check(client, document, "/families/{name}.json", f"/families/{ids['family']}.json{query}")
+    check(client, document, "/search.json", "/search.json?q=torch")
+    check(client, document, "/index.json", "/index.json")
+
+
+@pytest.mark.parametrize("template, url, status", [
+    ("/api/v1/runs", "/api/v1/runs?page=0", 400),
+    ("/api/v1/runs", "/api/v1/runs?kernel=%00", 400),
+    ("/api/v1/runs/{run_id}", "/api/v1/runs/000000000000", 404),
+    ("/api/v1/runs/{run_id}", "/api/v1/runs/%01", 400),
+    ("/api/v1/comparisons/{key}", "/api/v1/comparisons/00", 404),
+    ("/runs/{run_id}.json", "/runs/nothing.json", 404),
+    ("/families/{name}.json", "/families/fused_neighborhood_attention.json?gpu=TPU", 400),
+    ("/search.json", "/search.json?page=x", 400),
+])
+def test_error_bodies_match_the_document(small_app, client, template, url, status):
+    document = client.get("/api/openapi.json").get_json()
+    body = check(client, document, template, url, status)
+    assert set(body) == {"error", "status"} and body["status"] == status
+
+
+def test_api_timestamps_carry_their_utc_offset(small_app, client):
+    items = client.get("/api/v1/runs").get_json()["items"]
+    assert items and all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", i["observed_at"]) for i in items)
+    twin = client.get("/search.json?q=torch").get_json()["items"]
+    assert all(item["observed_at"].endswith("+00:00") for item in twin)
+
+
+def test_reference_manifests_keep_their_timestamps(small_app, client):
+    with small_app.app_context():
+        run = reference_run(small_app)
+    manifest = client.get(f"/runs/{run.id}/manifest.json").get_json()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", manifest["run"]["spec"]["observedAt"])
