@@ -28,8 +28,8 @@ from typing import Any, Callable, Mapping
 import torch
 
 from runners import hookimpl
-from runners.types import (NOT_INSTALLED, FamilyDefinition, Implementation, PreparedPass, Workload, WorkloadCost,
-                           torch_dtype)
+from runners.types import (NOT_INSTALLED, FamilyDefinition, Implementation, KernelPlugin, PreparedPass, Workload,
+                           WorkloadCost, torch_dtype)
 
 GRAD_OUTPUT_SEED_OFFSET = 7_919
 """The upstream gradient is drawn from its own seed, ``seed + 7919``, apart from the inputs."""
@@ -149,6 +149,11 @@ class Family:
         prepared = PreparedPass.on_workload(forward, workload, pass_, settled_details, float64)
         return replace(prepared, context=lambda: tf32_flags(tf32))
 
+    def torch_target(self, target: str, description: str) -> "TorchTarget":
+        """This family on ``target`` with its ``torch`` and ``torch_compile`` implementations only."""
+        return TorchTarget(self, KernelPlugin(family=self.definition, target=target,
+                                              implementations=self.torch_implementations, description=description))
+
     def prepare_torch(self, implementation: Implementation, workload: Workload, pass_: str) -> PreparedPass | None:
         """The pass of ``torch`` or ``torch_compile`` (compiled afresh, as each prepared pass is) or of their
         ``+tf32`` variants, with the formulation's constants built here; None for other implementations."""
@@ -180,3 +185,20 @@ class Family:
     def workload_cost(self, parameters, dtype, options, pass_):
         values = {**parameters, **options}
         return WorkloadCost(flops=self.flop_count(values, pass_), bytes=self.min_bytes(values, dtype, pass_))
+
+
+@dataclass(frozen=True)
+class TorchTarget:
+    """A :class:`Family` on a target where only its torch implementations run (the CPU): a target module
+    names its two hooks, ``kernel_plugin, prepare_pass = TARGET.kernel_plugin, TARGET.prepare_pass``."""
+
+    family: Family
+    record: KernelPlugin
+
+    @hookimpl
+    def kernel_plugin(self):
+        return self.record
+
+    @hookimpl
+    def prepare_pass(self, implementation, workload, pass_):
+        return self.family.prepare_torch(implementation, workload, pass_)

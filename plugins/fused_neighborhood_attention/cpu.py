@@ -2,26 +2,8 @@
 gather formulation."""
 
 from plugins.fused_neighborhood_attention.reference import FAMILY
-from runners import hookimpl
-from runners.types import KernelPlugin
 
-PLUGIN = KernelPlugin(
-    family=FAMILY.definition,
-    target="cpu",
-    implementations=FAMILY.torch_implementations,
-    description="The upstream benchmark's torch module as a function, and torch.compile of the gather formulation.",
-)
-
-build_workload = FAMILY.build_workload  # the family's hooks that every target registers
-reference_outputs = FAMILY.reference_outputs
-workload_cost = FAMILY.workload_cost
-
-
-@hookimpl
-def kernel_plugin():
-    return PLUGIN
-
-
-@hookimpl
-def prepare_pass(implementation, workload, pass_):
-    return FAMILY.prepare_torch(implementation, workload, pass_)
+TARGET = FAMILY.torch_target("cpu", "The upstream benchmark's torch module as a function, and torch.compile of "
+                                    "the gather formulation.")
+kernel_plugin, prepare_pass = TARGET.kernel_plugin, TARGET.prepare_pass
+build_workload, reference_outputs, workload_cost = FAMILY.build_workload, FAMILY.reference_outputs, FAMILY.workload_cost

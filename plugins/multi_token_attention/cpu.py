@@ -1,26 +1,7 @@
 """Multi-token attention on the CPU: the upstream torch module as a function, and torch.compile of it."""
 
 from plugins.multi_token_attention.reference import FAMILY
-from runners import hookimpl
-from runners.types import KernelPlugin
 
-PLUGIN = KernelPlugin(
-    family=FAMILY.definition,
-    target="cpu",
-    implementations=FAMILY.torch_implementations,
-    description="The upstream benchmark's torch module as a function, and torch.compile of it.",
-)
-
-build_workload = FAMILY.build_workload  # the family's hooks that every target registers
-reference_outputs = FAMILY.reference_outputs
-workload_cost = FAMILY.workload_cost
-
-
-@hookimpl
-def kernel_plugin():
-    return PLUGIN
-
-
-@hookimpl
-def prepare_pass(implementation, workload, pass_):
-    return FAMILY.prepare_torch(implementation, workload, pass_)
+TARGET = FAMILY.torch_target("cpu", "The upstream benchmark's torch module as a function, and torch.compile of it.")
+kernel_plugin, prepare_pass = TARGET.kernel_plugin, TARGET.prepare_pass
+build_workload, reference_outputs, workload_cost = FAMILY.build_workload, FAMILY.reference_outputs, FAMILY.workload_cost
