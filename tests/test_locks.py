@@ -6,7 +6,7 @@ import pytest
 from app import locks, registry
 from app.models import Run
 
-from .factories import rerun_result
+from .factories import rerun_result, stamp
 from .pages_support import reference_run
 
 
@@ -33,7 +33,8 @@ def busy_for(monkeypatch, attempts, error=peewee.OperationalError("database is l
 
 def test_a_busy_database_is_retried_and_nothing_is_lost(small_app, client, token_headers, monkeypatch):
     calls = busy_for(monkeypatch, attempts=locks.RETRY_ATTEMPTS - 1)
-    response = client.post("/api/v1/reruns", json=[rerun_result(reference_run(small_app))], headers=token_headers)
+    response = client.post("/api/v1/reruns", json=[rerun_result(reference_run(small_app), observed_at=stamp())],
+                           headers=token_headers)
     assert response.status_code == 201 and len(calls) == locks.RETRY_ATTEMPTS
     with small_app.app_context():
         assert Run.select().where(Run.source == "kernelindex").count() == 1
@@ -41,7 +42,8 @@ def test_a_busy_database_is_retried_and_nothing_is_lost(small_app, client, token
 
 def test_a_database_that_stays_busy_is_a_503_with_retry_after(small_app, client, token_headers, monkeypatch):
     busy_for(monkeypatch, attempts=locks.RETRY_ATTEMPTS)
-    response = client.post("/api/v1/reruns", json=[rerun_result(reference_run(small_app))], headers=token_headers)
+    response = client.post("/api/v1/reruns", json=[rerun_result(reference_run(small_app), observed_at=stamp())],
+                           headers=token_headers)
     assert response.status_code == 503 and response.headers["Retry-After"] == str(locks.RETRY_AFTER_SECONDS)
     assert "try again" in response.get_json()["error"]
     with small_app.app_context():
@@ -65,5 +67,6 @@ def test_which_errors_are_transient(error, transient):
 def test_other_errors_are_not_retried(small_app, client, token_headers, monkeypatch):
     calls = busy_for(monkeypatch, attempts=1, error=peewee.IntegrityError("a bug"))
     with pytest.raises(peewee.IntegrityError):
-        client.post("/api/v1/reruns", json=[rerun_result(reference_run(small_app))], headers=token_headers)
+        client.post("/api/v1/reruns", json=[rerun_result(reference_run(small_app), observed_at=stamp())],
+                    headers=token_headers)
     assert len(calls) == 1

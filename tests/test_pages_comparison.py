@@ -73,7 +73,7 @@ def test_upstream_ratios_sit_beside_the_rerun_ratios(small_app, reference_group,
                               rerun_result(leader, "liger", median=320_000.0)],
                              families={})
     text = text_of(client.get(f"/comparisons/{reference_group}").get_data(as_text=True))
-    assert in_order(text, "Upstream and KernelIndex rerun ratios", "upstream: liger 268× faster than PyTorch on",
+    assert in_order(text, "Upstream and KernelIndex rerun ratios", "upstream: Liger-Kernel 268× faster than PyTorch on",
                     "NVIDIA H100 80GB HBM3", "KernelIndex rerun on", "NVIDIA H200", "250×")
     agreement = client.get(f"/comparisons/{reference_group}.json").get_json()["agreements"][0]["rows"][0]
     assert (agreement["upstream"], agreement["rerun"], agreement["disagree"]) == (268.0, 250.0, True)

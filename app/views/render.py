@@ -69,9 +69,12 @@ def error_headers(error) -> list:
     return [(name, value) for name, value in error.get_headers() if name != "Content-Type"]
 
 
+DOWNLOAD_SUFFIXES = (".csv", ".jsonl", ".svg")  # files for programs and embeds: an error page would not read there
+
+
 def error_response(error):
-    """A clear message with the 4xx/5xx status: JSON for API and twin requests, a page otherwise."""
-    if wants_json() or request.path.startswith("/api/"):
+    """A clear message with the 4xx/5xx status: JSON for API, twin and download requests, a page otherwise."""
+    if wants_json() or request.path.startswith("/api/") or request.path.endswith(DOWNLOAD_SUFFIXES):
         return jsonify(error=error.description, status=error.code), error.code, error_headers(error)
     response = error.get_response()
     response.set_data(render_template("error.html", error=error, title=f"{error.code} {error.name}"))
