@@ -372,25 +372,12 @@ class FormulatedFamily:
 
     def prepare_call(self, call: Callable[[Mapping[str, torch.Tensor]], Any], workload: Workload, pass_: str,
                      float64: bool = False) -> PreparedPass:
-        """:meth:`PreparedPass.autograd` of ``call(tensors)`` over the workload's tensors but ``grad_output``.
-
-        Every floating tensor but the ``no_grad_inputs`` is a leaf that requires grad: the
-        workload's own (so the harness's fresh values reach every call), or with ``float64``
-        detached float64 copies and a float64 upstream gradient, as ``reference_outputs``
-        computes. Integer tensors (indices) are passed as they are.
-        Several outputs are returned by their names, each with its view of ``grad_output``.
-        """
-        def leaf(name: str, tensor: torch.Tensor) -> torch.Tensor:
-            if not tensor.is_floating_point():
-                return tensor  # indices: passed as they are, never widened nor differentiated
-            tensor = tensor.detach().double() if float64 else tensor
-            return tensor if name in self.no_grad_inputs else tensor.requires_grad_(True)
-
-        tensors = {name: leaf(name, tensor) for name, tensor in workload.tensors.items() if name != "grad_output"}
-        leaves = {name: tensor for name, tensor in tensors.items() if tensor.requires_grad}
-        grad_output = workload.tensors["grad_output"].double() if float64 else workload.tensors["grad_output"]
-        return self.named_outputs(PreparedPass.autograd(lambda: call(tensors), pass_, leaves,
-                                                        self.upstream_gradient(grad_output, workload.values)))
+        """:meth:`PreparedPass.on_workload` of ``call(tensors)``, the ``no_grad_inputs`` without gradients;
+        several outputs are returned by their names, each with its view of ``grad_output``."""
+        prepared = PreparedPass.on_workload(
+            call, workload, pass_, float64=float64, no_grad=self.no_grad_inputs,
+            upstream_gradient=lambda grad_output: self.upstream_gradient(grad_output, workload.values))
+        return self.named_outputs(prepared)
 
     def prepare_formulation(self, function: Callable[..., torch.Tensor], workload: Workload, pass_: str,
                             float64: bool = False) -> PreparedPass:

@@ -11,7 +11,7 @@ import json
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 
 @dataclass(frozen=True)
@@ -285,27 +285,31 @@ class PreparedPass:
     @classmethod
     def on_workload(cls, forward: Callable[[Mapping[str, Any]], Any], workload: "Workload", pass_: str,
                     settled_details: Callable[[], Mapping[str, Any]] | None = None,
-                    float64: bool = False) -> "PreparedPass":
+                    float64: bool = False, no_grad: Collection[str] = (),
+                    upstream_gradient: Callable[["torch.Tensor"], Any] = lambda grad_output: grad_output,
+                    ) -> "PreparedPass":
         """:meth:`autograd` of ``forward(inputs)`` over every floating workload tensor but ``grad_output``.
 
         The leaves are the workload's own tensors set to require grad (so the harness's
         fresh values reach every call), or with ``float64`` detached float64 copies and a
         float64 upstream gradient, as a ``reference_outputs`` hook computes. Integer
-        tensors (an embedding's indices) are inputs as they are, with no gradient.
+        tensors (an embedding's indices) and the tensors named in ``no_grad`` (RoPE's
+        tables) are inputs with no gradient. ``upstream_gradient`` turns ``grad_output``
+        into what the backward takes (a tuple of views for several outputs).
         """
-        tensors = {name: tensor for name, tensor in workload.tensors.items() if name != "grad_output"}
         grad_output = workload.tensors["grad_output"]
 
-        def leaf(tensor):
+        def leaf(name, tensor):
             if not tensor.is_floating_point():
                 return tensor  # indices: passed as they are, never widened nor differentiated
-            return (tensor.detach().double() if float64 else tensor).requires_grad_(True)
+            tensor = tensor.detach().double() if float64 else tensor
+            return tensor if name in no_grad else tensor.requires_grad_(True)
 
-        inputs = {name: leaf(tensor) for name, tensor in tensors.items()}
+        inputs = {name: leaf(name, tensor) for name, tensor in workload.tensors.items() if name != "grad_output"}
         leaves = {name: tensor for name, tensor in inputs.items() if tensor.requires_grad}
         if float64:
             grad_output = grad_output.double()
-        return cls.autograd(lambda: forward(inputs), pass_, leaves, grad_output, settled_details)
+        return cls.autograd(lambda: forward(inputs), pass_, leaves, upstream_gradient(grad_output), settled_details)
 
 
 @dataclass(frozen=True)
