@@ -3,8 +3,10 @@
 import importlib.util
 import io
 import json
+import shutil
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,7 @@ from runners import discovery
 FNA_REFERENCE = ("fused_neighborhood_attention/forward/torch/nvidia-h100-80gb-hbm3/"
                  "batch2-dilation2-heads8-hidden512-kernel_size7-seq1024-fp32/2025-05-27-19-26-55")
 SMOKE = ["--target", "cpu", "--protocol", "smoke"]
+TEST_PLUGINS = Path(__file__).resolve().parent / "plugins"
 
 
 def source_run(app, **where):
@@ -144,6 +147,18 @@ def test_plugins_command_lists_plugins_and_broken_ones(runner, tmp_path, monkeyp
     listing = json.loads(runner.invoke(args=["plugins", "--json"]).output)
     assert {plugin["origin"] for plugin in listing["plugins"]} == {"builtin"}
     assert listing["broken"][0]["error"] == "ImportError: needs a GPU library"
+
+
+def test_plugins_command_lists_added_implementations_with_their_origin(runner, tmp_path, monkeypatch):
+    shutil.copy(TEST_PLUGINS / "rms_norm_vector_norm.py", tmp_path)
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
+    example = tmp_path / "rms_norm_vector_norm.py"
+    result = runner.invoke(args=["plugins"])
+    assert result.exit_code == 0, result.output
+    [rms_norm_cpu] = [line for line in result.output.splitlines() if line.startswith("rms_norm  cpu  ")]
+    assert rms_norm_cpu.startswith("rms_norm  cpu  torch, torch_compile, huggingface")
+    assert rms_norm_cpu.endswith(f", vector_norm [directory: {example}]  [builtin: plugins.rms_norm.cpu]")
+    assert f"(adds vector_norm to rms_norm on cpu)  [directory: {example}]" in result.output.splitlines()
 
 
 def test_param_sweeps_a_workload_beyond_the_published_rows(small_app, runner, tmp_path):
