@@ -47,8 +47,8 @@ Three kinds of hooks live here:
   :func:`reference_outputs`, :func:`workload_cost`) are called on exactly one plugin:
   the one that declared the family and target being rerun. They are ``firstresult``,
   so the plugin's answer is the answer; a kernel plugin implements all five, and a
-  module that implements some of them without :func:`kernel_plugin` is broken (they
-  would never be called).
+  module that implements any of the other four without :func:`kernel_plugin` is broken
+  (they would never be called).
 * **The implementation hook** (:func:`kernel_implementations`) is asked of each module
   once, at discovery; a module implements it or :func:`kernel_plugin`, not both (a
   family plugin lists its own implementations in its record).
@@ -112,7 +112,8 @@ def kernel_plugin() -> KernelPlugin:
     ``firstresult``: the first answer that is not None is the answer.
 
     :return: the plugin's :class:`~runners.types.KernelPlugin` record. A module that
-        does not implement this hook is a harness plugin (environment hooks only).
+        does not implement this hook is an implementation plugin
+        (:func:`kernel_implementations`) or a harness plugin (environment hooks only).
     """
 
 
