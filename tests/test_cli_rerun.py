@@ -161,6 +161,43 @@ def test_plugins_command_lists_added_implementations_with_their_origin(runner, t
     assert f"(adds vector_norm to rms_norm on cpu)  [directory: {example}]" in result.output.splitlines()
 
 
+ADDED_TO_MTA = """
+import dataclasses
+
+from plugins.multi_token_attention.reference import FAMILY
+from runners import hookimpl
+from runners.types import AddedImplementation, Implementation
+
+
+def prepare_pass(implementation, workload, pass_):
+    return FAMILY.prepare_torch(dataclasses.replace(implementation, name="torch"), workload, pass_)
+
+
+@hookimpl
+def kernel_implementations():
+    return [AddedImplementation(family="multi_token_attention", target="cpu", prepare_pass=prepare_pass,
+                                implementation=Implementation("torch_again", "A kernel author", "1"))]
+"""
+
+
+def test_rerun_runs_an_added_implementation_named_and_records_it(small_app, runner, tmp_path, monkeypatch):
+    plugins_dir = tmp_path / "plugins"
+    plugins_dir.mkdir()
+    (plugins_dir / "torch_again.py").write_text(ADDED_TO_MTA)
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(plugins_dir))
+    bundle = tmp_path / "results.jsonl"
+    result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
+                                 "--implementation", "torch", "--implementation", "torch_again", "--out", str(bundle)])
+    assert result.exit_code == 0, result.output
+    documents = [json.loads(line) for line in bundle.read_text().splitlines()]
+    assert [(d["implementation"]["name"], d["status"]) for d in documents] == [("torch", "passed"),
+                                                                             ("torch_again", "passed")]
+    assert documents[1]["implementation"]["project"] == "A kernel author"
+    loaded = runner.invoke(args=["import", "kernelindex", str(bundle)])
+    assert loaded.exit_code == 0, loaded.output
+    assert sorted(run.implementation for run in reruns(small_app)) == ["torch", "torch_again"]
+
+
 def test_param_sweeps_a_workload_beyond_the_published_rows(small_app, runner, tmp_path):
     bundle = tmp_path / "sweep.jsonl"
     result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
