@@ -19,6 +19,7 @@ import importlib.metadata
 import importlib.util
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -323,9 +324,14 @@ def _registry_for(plugins_dir: str | None) -> PluginRegistry:
     return build_registry(plugins_dir)
 
 
+_BUILDING = threading.Lock()
+
+
 def get_registry() -> PluginRegistry:
-    """The registry for the current ``KERNELINDEX_PLUGINS_DIR``, built on first use."""
-    return _registry_for(os.environ.get(PLUGINS_DIR_VARIABLE) or None)
+    """The registry for the current ``KERNELINDEX_PLUGINS_DIR``, built on first use: once, also when the first
+    requests of a threaded server ask for it together (the others wait for it rather than build their own)."""
+    with _BUILDING:
+        return _registry_for(os.environ.get(PLUGINS_DIR_VARIABLE) or None)
 
 
 def family_definitions() -> dict[str, FamilyDefinition]:

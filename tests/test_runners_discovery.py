@@ -3,6 +3,8 @@
 import importlib.metadata
 import importlib.util
 import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,20 @@ def test_family_definitions_is_cached_and_needs_no_gpu():
     assert set(definitions) >= {"fused_neighborhood_attention", "multi_token_attention"}
     assert definitions["multi_token_attention"].aliases["C_in"] == "heads_in"
     assert get_registry() is get_registry()
+
+
+def test_threads_asking_together_share_one_registry_built_once(plugins_dir, monkeypatch):
+    built = []
+
+    def slow_build(directory):
+        built.append(directory)
+        time.sleep(0.2)  # long enough for every thread to ask while the first builds
+        return object()
+
+    monkeypatch.setattr(discovery, "build_registry", slow_build)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        registries = list(pool.map(lambda _: get_registry(), range(4)))
+    assert built == [str(plugins_dir)] and all(registry is registries[0] for registry in registries)
 
 
 def test_cuda_plugins_list_liger_as_unavailable_where_it_does_not_import():
