@@ -173,6 +173,11 @@ def test_an_implementation_plugin_joins_its_family_listed_with_its_origin_and_re
     assert vector_norm.as_document()["implementation"]["project"] == "KernelIndex examples"
 
 
+def test_readme_shows_the_example_implementation_plugin_as_it_is():
+    readme = (TEST_PLUGINS.parents[1] / "README.md").read_text(encoding="utf-8")
+    assert "```python\n" + (TEST_PLUGINS / "rms_norm_vector_norm.py").read_text(encoding="utf-8") + "```" in readme
+
+
 def test_bad_implementation_plugins_are_reported_whatever_the_order_found(plugins_dir):
     write_implementation_plugin(plugins_dir / "a_lost.py", "no_such_family", "cpu", "lost")
     write_implementation_plugin(plugins_dir / "b_elsewhere.py", "toy_linear", "cuda", "elsewhere")
