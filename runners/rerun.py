@@ -67,15 +67,14 @@ def sweep_requests(requests: Sequence[RerunRequest], sweep: Mapping[str, Sequenc
 
 def _plugin_and_implementations(registry: PluginRegistry, family: str, target: str, names: Sequence[str] | None,
                                 dtype: str) -> tuple[LoadedPlugin, dict[str, Implementation]]:
-    """The plugin of ``family`` on ``target`` and the named implementations; when none are named, all it has
-    that are available here and run workloads of ``dtype``. An implementation named though unavailable here
-    (its library does not import) or for a dtype it does not run (``torch+tf32`` on bf16) is refused before
-    anything runs."""
+    """The plugin of ``family`` on ``target`` and the named implementations; when none are named, all the family
+    has there (its plugin's own and those other modules add) that are available here and run workloads of
+    ``dtype``. An implementation named though unavailable here (its library does not import) or for a dtype it
+    does not run (``torch+tf32`` on bf16) is refused before anything runs."""
     try:
         plugin = registry.find(family, target)
-        record = plugin.record
-        chosen = [record.implementation(name) for name in names] if names else [
-            implementation for implementation in record.implementations
+        chosen = [registry.implementation(plugin, name) for name in names] if names else [
+            implementation for implementation in registry.implementations(plugin)
             if not implementation.unavailable and implementation.runs(dtype)]
     except (LookupError, KeyError) as error:
         raise RerunError(error.args[0]) from error
@@ -131,6 +130,9 @@ class _PluginCalls:
 
     def call(self, hook_name: str, **kwargs):
         return self.registry.call(self.plugin, hook_name, **kwargs)
+
+    def prepare_pass(self, implementation: Implementation, workload: Workload):
+        return self.registry.prepare_pass(self.plugin, implementation, workload, self.pass_)
 
     def tensors(self, seed: int) -> dict[str, Any]:
         """One seeded set of the workload's tensors, checked against the family definition."""
@@ -212,8 +214,7 @@ def _prepared_contestants(calls: _PluginCalls, chosen: Mapping[str, Implementati
         contestants.append(contestant)
         try:
             with contestant.budget.limit():
-                contestant.prepared = calls.call("prepare_pass", implementation=implementation, workload=workload,
-                                                 pass_=calls.pass_)
+                contestant.prepared = calls.prepare_pass(implementation, workload)
             if contestant.prepared is None:
                 contestant.error = f"prepare: the plugin prepared nothing for {name}"
         except Exception as error:

@@ -194,6 +194,29 @@ class KernelPlugin:
 
 
 @dataclass(frozen=True)
+class AddedImplementation:
+    """An implementation that a module adds to a family another plugin declares, with the code that runs it.
+
+    ``family`` (its name) and ``target`` say where it belongs: the plugin declaring them keeps the
+    definition, the workloads, the float64 reference and the cost. ``prepare_pass`` is this
+    implementation's :func:`~runners.hookspecs.prepare_pass`, called with the same arguments, so a
+    rerun runs the adding module's code for it and the family plugin's for the family's own.
+    """
+
+    family: str
+    target: str
+    implementation: Implementation
+    prepare_pass: Callable[[Implementation, Workload, str], PreparedPass]
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
+
+    def as_document(self) -> dict[str, str]:
+        return {"family": self.family, "target": self.target, "implementation": self.implementation.name}
+
+
+@dataclass(frozen=True)
 class Workload:
     """One workload's tensors on one device, with the values that made them.
 

@@ -3,8 +3,10 @@
 import importlib.util
 import io
 import json
+import shutil
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,7 @@ from runners import discovery
 FNA_REFERENCE = ("fused_neighborhood_attention/forward/torch/nvidia-h100-80gb-hbm3/"
                  "batch2-dilation2-heads8-hidden512-kernel_size7-seq1024-fp32/2025-05-27-19-26-55")
 SMOKE = ["--target", "cpu", "--protocol", "smoke"]
+TEST_PLUGINS = Path(__file__).resolve().parent / "plugins"
 
 
 def source_run(app, **where):
@@ -144,6 +147,55 @@ def test_plugins_command_lists_plugins_and_broken_ones(runner, tmp_path, monkeyp
     listing = json.loads(runner.invoke(args=["plugins", "--json"]).output)
     assert {plugin["origin"] for plugin in listing["plugins"]} == {"builtin"}
     assert listing["broken"][0]["error"] == "ImportError: needs a GPU library"
+
+
+def test_plugins_command_lists_added_implementations_with_their_origin(runner, tmp_path, monkeypatch):
+    shutil.copy(TEST_PLUGINS / "rms_norm_vector_norm.py", tmp_path)
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
+    example = tmp_path / "rms_norm_vector_norm.py"
+    result = runner.invoke(args=["plugins"])
+    assert result.exit_code == 0, result.output
+    [rms_norm_cpu] = [line for line in result.output.splitlines() if line.startswith("rms_norm  cpu  ")]
+    assert rms_norm_cpu.startswith("rms_norm  cpu  torch, torch_compile, huggingface")
+    assert rms_norm_cpu.endswith(f", vector_norm [directory: {example}]  [builtin: plugins.rms_norm.cpu]")
+    assert f"(adds vector_norm to rms_norm on cpu)  [directory: {example}]" in result.output.splitlines()
+
+
+ADDED_TO_MTA = """
+import dataclasses
+
+from plugins.multi_token_attention.reference import FAMILY
+from runners import hookimpl
+from runners.types import AddedImplementation, Implementation
+
+
+def prepare_pass(implementation, workload, pass_):
+    return FAMILY.prepare_torch(dataclasses.replace(implementation, name="torch"), workload, pass_)
+
+
+@hookimpl
+def kernel_implementations():
+    return [AddedImplementation(family="multi_token_attention", target="cpu", prepare_pass=prepare_pass,
+                                implementation=Implementation("torch_again", "A kernel author", "1"))]
+"""
+
+
+def test_rerun_runs_an_added_implementation_named_and_records_it(small_app, runner, tmp_path, monkeypatch):
+    plugins_dir = tmp_path / "plugins"
+    plugins_dir.mkdir()
+    (plugins_dir / "torch_again.py").write_text(ADDED_TO_MTA)
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(plugins_dir))
+    bundle = tmp_path / "results.jsonl"
+    result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
+                                 "--implementation", "torch", "--implementation", "torch_again", "--out", str(bundle)])
+    assert result.exit_code == 0, result.output
+    documents = [json.loads(line) for line in bundle.read_text().splitlines()]
+    assert [(d["implementation"]["name"], d["status"]) for d in documents] == [("torch", "passed"),
+                                                                             ("torch_again", "passed")]
+    assert documents[1]["implementation"]["project"] == "A kernel author"
+    loaded = runner.invoke(args=["import", "kernelindex", str(bundle)])
+    assert loaded.exit_code == 0, loaded.output
+    assert sorted(run.implementation for run in reruns(small_app)) == ["torch", "torch_again"]
 
 
 def test_param_sweeps_a_workload_beyond_the_published_rows(small_app, runner, tmp_path):

@@ -1,4 +1,5 @@
-"""The plugin listing: every kernel plugin found, and those that failed to load with why."""
+"""The plugin listing: every plugin found, each family's implementations with where each came from, and the
+plugins that failed to load with why."""
 
 from .titles import implementation_title
 
