@@ -1,8 +1,9 @@
-"""Rerun orchestration: rebuild a workload, check it, time it, describe the host, report.
+"""Rerun orchestration: rebuild a workload, check it, time it, measure its memory, describe the host, report.
 
 ``rerun_workload`` does one workload and pass for every requested implementation
 at once (so they are timed interleaved) and returns one ``RerunResult`` per
-implementation. The harness knows no database: its host (``flask rerun``) says
+implementation and metric: ``speed`` on every target, and on CUDA ``memory`` too,
+each implementation's peak measured in its own untimed calls (``runners.memory``). The harness knows no database: its host (``flask rerun``) says
 what to rerun through ``RerunRequest``s and decides where the results go.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping, Sequence
 
-from runners import correctness, timing
+from runners import correctness, memory, timing
 from runners.discovery import LoadedPlugin, PluginRegistry, get_registry
 from runners.types import PASSES, Implementation, RerunResult, Workload, dtype_name, torch_dtype
 
@@ -40,6 +41,7 @@ class RerunRequest:
     dtype: str
     options: Mapping[str, Any] = field(default_factory=dict)
     rerun_of: Mapping[str, str] = field(default_factory=dict)  # implementation name -> run id
+    memory_rerun_of: Mapping[str, str] = field(default_factory=dict)  # implementation name -> memory run id
 
 
 def sweep_requests(requests: Sequence[RerunRequest], sweep: Mapping[str, Sequence[Any]]) -> list[RerunRequest]:
@@ -56,7 +58,7 @@ def sweep_requests(requests: Sequence[RerunRequest], sweep: Mapping[str, Sequenc
             raise RerunError(f"{request.family} has no parameter {', '.join(sorted(unknown))}")
         for values in itertools.product(*sweep.values()):
             changed = dataclasses.replace(request, parameters={**request.parameters, **dict(zip(sweep, values))},
-                                          rerun_of={})
+                                          rerun_of={}, memory_rerun_of={})
             key = json.dumps([changed.family, changed.pass_, changed.parameters, changed.dtype, changed.options],
                              sort_keys=True, default=dict)
             if key not in seen:
@@ -261,6 +263,7 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     timing.warm_up(contestants, protocol, timer, input_sets)
     timing.check_host_synchronization(contestants, target, timer, input_sets)
     timing.run_trials(contestants, protocol, timer, input_sets, progress)
+    peaks = memory.measure_peaks(contestants, input_sets[0], device) if target == "cuda" else {}
     cost = calls.call("workload_cost", parameters=calls.parameters, dtype=calls.dtype, options=calls.options,
                       pass_=request.pass_)
     observed_at = now_utc()
@@ -268,16 +271,23 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     results = []
     for contestant in contestants:
         passed = contestant.error is None and bool(contestant.samples)
+        shared = dict(family=request.family, pass_=request.pass_, parameters=request.parameters, dtype=request.dtype,
+                      options=request.options,
+                      implementation=_settled_implementation(chosen[contestant.name], contestant.prepared),
+                      correctness=records[contestant.name].as_document(policy), environment=environment,
+                      protocol=protocol, observed_at=observed_at, cost=cost)
         results.append(RerunResult(
-            family=request.family, pass_=request.pass_, parameters=request.parameters, dtype=request.dtype,
-            options=request.options, metric=METRIC, rerun_of=request.rerun_of.get(contestant.name),
-            implementation=_settled_implementation(chosen[contestant.name], contestant.prepared),
+            **shared, metric=METRIC, rerun_of=request.rerun_of.get(contestant.name),
             status="passed" if passed else "failed", error=contestant.error,
             timing=timing.timing_summary(contestant.samples, contestant.host_exposed, contestant.host_inclusive,
-                                         contestant.host_synchronization) if passed else None,
-            correctness=records[contestant.name].as_document(policy), environment=environment,
-            protocol=protocol, observed_at=observed_at, cost=cost))
+                                         contestant.host_synchronization) if passed else None))
         outcome = (f"median {results[-1].timing['median'] / 1e6:.4g} ms" if passed
                    else f"failed: {contestant.error}")
+        if contestant.name in peaks:
+            summary, error = peaks[contestant.name]
+            results.append(RerunResult(
+                **shared, metric=memory.METRIC, rerun_of=request.memory_rerun_of.get(contestant.name),
+                status="failed" if error else "passed", error=error, timing=None, memory=summary))
+            outcome += f", peak {summary['median']:.5g} MB" if summary else ""
         progress(f"  {contestant.name}: {outcome}")
     return results

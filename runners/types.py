@@ -350,8 +350,10 @@ class WorkloadCost:
 class RerunResult:
     """One implementation's result on one workload and pass: what a rerun hands to its host.
 
-    ``timing`` is ``runners.timing.timing_summary`` (None when the run failed), and
-    ``correctness`` the correctness record with the policy it was judged under. Its one
+    ``metric`` is ``speed`` or ``memory``. A speed result's ``timing`` is
+    ``runners.timing.timing_summary``; a memory result's ``memory`` is
+    ``runners.memory.memory_summary`` (each None when the run failed, and the other always
+    None). ``correctness`` is the correctness record with the policy it was judged under. Its one
     serialized form is the bundle line (:meth:`bundle_line`), the JSON of
     :meth:`as_document`: what ``flask rerun --out`` appends, what a rerun host posts to
     ``/api/v1/reruns`` and what the app's rerun importer records.
@@ -374,13 +376,14 @@ class RerunResult:
     metric: str = "speed"
     rerun_of: str | None = None
     """The id of the published run this result reproduces (None for a workload no run had)."""
+    memory: Mapping[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
         return self.status == "passed"
 
     def as_document(self) -> dict[str, Any]:
-        return {
+        document = {
             "rerunOf": self.rerun_of,
             "family": self.family,
             "pass": self.pass_,
@@ -396,6 +399,9 @@ class RerunResult:
             "observedAt": self.observed_at,
             "cost": self.cost.as_document(),
         }
+        if self.metric == "memory":  # only there, so speed bundle lines stay as they were
+            document["memory"] = self.memory
+        return document
 
     def bundle_line(self) -> str:
         """One line of a JSON-lines bundle (keys sorted, as every committed bundle has them)."""

@@ -90,6 +90,19 @@ def test_memory_runs_are_not_rerun(small_app, runner):
     assert result.exit_code != 0 and "measures memory" in result.output
 
 
+def test_memory_results_are_linked_to_the_memory_run_of_their_workload(small_app):
+    from app.cli.rerun import rerun_requests
+    from app.models import Run
+
+    with small_app.app_context():
+        published = Run.get(Run.metric == "memory")
+        speed = Run.get((Run.metric == "speed") & (Run.workload_key == published.workload_key)
+                        & (Run.implementation == published.implementation) & (Run.pass_ == published.pass_))
+        [request] = rerun_requests([speed], "NVIDIA H200")
+    assert request.memory_rerun_of == {published.implementation: published.id}
+    assert request.rerun_of[published.implementation] == speed.id
+
+
 @pytest.mark.parametrize("arguments, message", [
     ([], "name runs to rerun"),
     (["--pass", "forward"], "give --kernel too"),
