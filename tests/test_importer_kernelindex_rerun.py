@@ -196,7 +196,7 @@ def test_committed_h200_bundles_import_where_their_libraries_do_not(app, runner,
     assert f"created {len(results)}, unchanged 0" in imported.output
 
 
-def test_memory_results_rank_in_the_memory_comparison_beside_upstreams_rows(app, reference):
+def test_memory_results_rank_in_the_memory_comparison_beside_upstreams_rows(app, reference, client):
     """A memory result is a peak in MB, linked to the published memory run of its workload and pass, and ranks
     among memory reruns of that kernel, workload, pass and metric (on its own GPU and evidence, as speed reruns)."""
     published = Run.get(Run.metric == "memory")
@@ -215,6 +215,9 @@ def test_memory_results_rank_in_the_memory_comparison_beside_upstreams_rows(app,
     assert document["rerun"]["memory"]["samples"] == [50.0] * 4 + [51.0]
     protocol = Manifest.get_by_id(document["protocolDigest"]).document["spec"]["measurement"]
     assert protocol["probe"] == "torch.cuda.max_memory_allocated"
+    page = client.get(f"/runs/{lean.id}").get_data(as_text=True)
+    assert "50 MB" in page or "50.0 MB" in page, page[:2000]
+    assert client.get(f"/comparisons/{lean.comparison_key_id}").status_code == 200
 
 
 def test_a_memory_result_reproduces_only_a_memory_run(app, reference):
