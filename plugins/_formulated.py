@@ -18,7 +18,8 @@ A family is one package, ``plugins/<family>/``, of four short modules:
     ``torch_compile`` runs ``torch.compile`` of it and the float64 correctness reference
     runs it on float64 copies: three uses, one function, so they cannot drift apart.
     Beside it: how each input is drawn (:func:`normal`, :func:`uniform`,
-    :func:`linear_weight`, :func:`indices_below` for integer indices), the FLOP count of each pass (:func:`flops_per_element` for a
+    :func:`linear_weight`, :func:`probabilities` for a loss's distributions,
+    :func:`indices_below` for integer indices), the FLOP count of each pass (:func:`flops_per_element` for a
     few operations per element, else a function ending in :func:`by_pass`), and the
     library comparators upstream benchmarked (:class:`ModuleComparator` or
     :class:`FunctionComparator`, named exactly as upstream's ``kernel_provider`` so reruns
@@ -135,6 +136,14 @@ def uniform(low: float, high: float) -> Draw:
     return lambda shape, generator: torch.rand(shape, generator=generator) * (high - low) + low
 
 
+def probabilities(log: bool = False) -> Draw:
+    """Rows of a softmax of standard normal values, or with ``log`` their logarithms: the distributions
+    upstream's loss benchmarks compare (``torch.randn(...).softmax(dim=-1)``)."""
+    if log:
+        return lambda shape, generator: torch.randn(shape, generator=generator).log_softmax(dim=-1)
+    return lambda shape, generator: torch.randn(shape, generator=generator).softmax(dim=-1)
+
+
 def linear_weight() -> Draw:
     """``torch.nn.Linear``'s initial weight ``[out, in]``: uniform in ``±1/sqrt(in)``."""
     def draw(shape, generator):
@@ -184,6 +193,11 @@ class ModuleComparator:
     workload tensor the module holds to its parameter's path (``"gate_proj.weight"``).
     The workload's other tensors are the module's positional inputs, in definition order.
     ``distribution`` is the installed package whose version is the revision.
+    ``overwritten`` names inputs the module writes over (Liger's cross entropy stores its
+    gradient in the logits): it gets a scratch tensor of each, allocated once and refilled
+    from the workload's in ``setup``, outside the timed region, so each call sees fresh
+    values and the gradient it returns is not the workload's own tensor. The scratch
+    tensor stands in for the workload's, so a memory figure counts the input once.
     """
 
     name: str
@@ -194,6 +208,7 @@ class ModuleComparator:
     parameters: Mapping[str, str] = field(default_factory=dict)
     targets: tuple[str, ...] = TARGETS
     details: Mapping[str, Any] = field(default_factory=dict)
+    overwritten: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "parameters", MappingProxyType(dict(self.parameters)))
@@ -218,6 +233,7 @@ class ModuleComparator:
         unmapped = {name for name, _ in module.named_parameters()} - set(self.parameters.values())
         if unmapped:
             raise ValueError(f"{self.name}: module parameters {', '.join(sorted(unmapped))} are not workload tensors")
+        scratch = {name: torch.empty_like(workload.tensors[name]) for name in self.overwritten}
         leaves, inputs = {}, []
         for name, tensor in workload.tensors.items():
             if name == "grad_output":
@@ -227,13 +243,22 @@ class ModuleComparator:
                 leaves[name] = torch.nn.Parameter(tensor)  # shares the workload tensor's storage
                 setattr(module.get_submodule(owner), attribute, leaves[name])
             elif tensor.is_floating_point():
-                leaves[name] = tensor.requires_grad_(True)
+                leaves[name] = scratch.get(name, tensor).requires_grad_(True)
                 inputs.append(leaves[name])
             else:
                 inputs.append(tensor)  # indices: an input with no gradient
         if upstream_gradient is None:
             upstream_gradient = workload.tensors["grad_output"]
-        return PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, upstream_gradient)
+        prepared = PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, upstream_gradient)
+        if not scratch:
+            return prepared
+
+        def refill_then_setup():
+            with torch.no_grad():
+                for name, copy in scratch.items():
+                    copy.copy_(workload.tensors[name])
+            prepared.setup()
+        return replace(prepared, setup=refill_then_setup)
 
 
 @dataclass(frozen=True)

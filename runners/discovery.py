@@ -64,6 +64,14 @@ BUILTIN_MODULES = (
     "plugins.dyt.cuda",
     "plugins.poly_norm.cpu",
     "plugins.poly_norm.cuda",
+    "plugins.cross_entropy.cpu",
+    "plugins.cross_entropy.cuda",
+    "plugins.kl_div.cpu",
+    "plugins.kl_div.cuda",
+    "plugins.jsd.cpu",
+    "plugins.jsd.cuda",
+    "plugins.tvd.cpu",
+    "plugins.tvd.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"

@@ -51,6 +51,9 @@ class FamilyDefinition:
     implied: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     """Parameters an upstream row implies without naming them, computed from the (normalized) values it
     names; the importer adds each one the row does not give (group norm's batch = BT / H in newer rows)."""
+    default_dtype: str | None = None
+    """The dtype of an upstream row whose configuration names none: the one its script allocates in
+    (``torch.randn``'s float32 for the early loss benchmarks)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "aliases", _frozen_mapping(self.aliases))
