@@ -1,8 +1,10 @@
 """The scaffolding of formulated families: which comparators a target lists, and how a module gets its tensors."""
 
 import pytest
+import torch
 
 from plugins._formulated import FormulatedFamily, ModuleComparator
+from plugins.cross_entropy.reference import FAMILY as CROSS_ENTROPY
 from plugins.layer_norm.reference import FAMILY as LAYER_NORM
 from plugins.softmax.reference import FAMILY as SOFTMAX
 from runners.types import Workload
@@ -48,3 +50,43 @@ def test_a_module_parameter_the_comparator_does_not_map_is_an_error():
     workload = Workload("layer_norm", parameters, "fp32", options, 0, "cpu", tensors)
     with pytest.raises(ValueError, match="bias"):
         weight_only.prepare(weight_only.load(), workload, "forward")
+
+
+class _GradientOverLogits(torch.autograd.Function):
+    """Cross entropy that stores its gradient over the logits in the forward, as Liger's does."""
+
+    @staticmethod
+    def forward(ctx, input, target):
+        loss = torch.nn.functional.cross_entropy(input, target)
+        input.copy_((input.softmax(-1) - torch.nn.functional.one_hot(target, input.shape[-1])) / input.shape[0])
+        ctx.save_for_backward(input)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (gradient,) = ctx.saved_tensors
+        return gradient.mul_(grad_output), None
+
+
+class GradientOverLogits(torch.nn.Module):
+    def forward(self, input, target):
+        return _GradientOverLogits.apply(input, target)
+
+
+def test_a_module_that_overwrites_an_input_gets_a_scratch_copy_refilled_before_each_call():
+    """Its gradient is not the workload's input, the input keeps its values, and every call sees them."""
+    overwriting = ModuleComparator(name="liger", project="test", distribution="torch",
+                                   module="tests.test_plugins_formulated:GradientOverLogits",
+                                   construct=lambda module_class, values: module_class(), overwritten=("input",))
+    parameters = {"tokens": 4, "vocab": 10}
+    tensors = CROSS_ENTROPY.build_workload(parameters, "fp32", {}, seed=0, device="cpu")
+    workload = Workload("cross_entropy", parameters, "fp32", {}, 0, "cpu", tensors)
+    logits = tensors["input"].clone()
+    expected = CROSS_ENTROPY.reference_outputs(workload, "full")
+    prepared = overwriting.prepare(GradientOverLogits, workload, "full")
+    for _ in range(2):
+        outputs = prepared.run_once()
+        assert outputs["grad_input"].untyped_storage().data_ptr() != tensors["input"].untyped_storage().data_ptr()
+        assert torch.equal(tensors["input"], logits)
+        torch.testing.assert_close(outputs["grad_input"].double(), expected["grad_input"])
+        torch.testing.assert_close(outputs["output"].double(), expected["output"])
