@@ -11,7 +11,7 @@ from runners.types import FamilyDefinition
 
 CROSS_ENTROPY = FamilyDefinition(
     name="cross_entropy",
-    title="Cross entropy",
+    title="Cross-entropy",
     parameters=("tokens", "vocab"),
     derive_tensors=shapes(input=("tokens", "vocab"), target=("tokens",), dtypes={"target": "int64"}),
     aliases={"BT": "tokens", "V": "vocab", "vocab_size": "vocab", "B": "batch", "bsz": "batch", "T": "seq",

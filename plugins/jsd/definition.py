@@ -12,7 +12,7 @@ from runners.types import FamilyDefinition
 
 JSD = FamilyDefinition(
     name="jsd",
-    title="Jensen-Shannon divergence",
+    title="JSD",
     parameters=("tokens", "vocab"),
     derive_tensors=shapes(input=("tokens", "vocab"), target=("tokens", "vocab")),
     aliases={"BT": "tokens", "V": "vocab", "vocab_size": "vocab", "B": "batch", "bsz": "batch", "T": "seq",
