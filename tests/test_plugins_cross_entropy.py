@@ -1,8 +1,13 @@
 """The cross entropy plugins: every CPU implementation against float64, every upstream row."""
 
-from plugins.cross_entropy.reference import FAMILY
+import json
 
-from .family_support import check_every_upstream_row, rerun_every_cpu_implementation
+from app.importers.liger_csv import LigerCsvReader
+from plugins.cross_entropy.definition import MODEL_VOCABULARIES
+from plugins.cross_entropy.reference import FAMILY
+from runners.discovery import family_definitions
+
+from .family_support import check_every_upstream_row, rerun_every_cpu_implementation, upstream_rows
 
 
 def test_every_cpu_implementation_matches_the_float64_reference():
@@ -11,3 +16,17 @@ def test_every_cpu_implementation_matches_the_float64_reference():
 
 def test_every_upstream_row_maps_to_a_workload_the_plugins_build():
     check_every_upstream_row(FAMILY, expected_rows=36)
+
+
+def test_rows_that_name_a_model_take_its_vocabulary():
+    """The model-config sweep of the CuTe DSL file names models, not vocabularies: each row still builds."""
+    rows = [row for row in upstream_rows("cross_entropy", "all_benchmark_data_cutedsl.csv")
+            if row["x_name"] == "model_config"]
+    reader = LigerCsvReader(family_definitions())
+    workloads = {}
+    for row in rows:
+        _, parameters, dtype, options = reader.normalize(row, json.loads(row["extra_benchmark_config_str"]),
+                                                         row["x_value"])
+        workloads[options["model_config"]] = (parameters, dtype)
+    assert set(workloads) == set(MODEL_VOCABULARIES)
+    assert workloads["llama_2_7b"] == ({"tokens": 2048, "vocab": 32000}, "fp32")
