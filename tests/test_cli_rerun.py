@@ -12,6 +12,9 @@ import pytest
 
 from runners import discovery
 
+from .conftest import import_csv
+from .factories import write_liger_csv
+
 
 FNA_REFERENCE = ("fused_neighborhood_attention/forward/torch/nvidia-h100-80gb-hbm3/"
                  "batch2-dilation2-heads8-hidden512-kernel_size7-seq1024-fp32/2025-05-27-19-26-55")
@@ -72,13 +75,21 @@ def test_rerun_of_the_mta_reference_by_kernel_and_pass_writes_a_bundle(small_app
     (["nosuchrun"], "no run with id 'nosuchrun'"),
     (["--external-id", "nope/forward"], "no run with external id"),
     (["--kernel", "no_such_kernel"], "no source-reported speed runs of no_such_kernel"),
-    (["--kernel", "cross_entropy"], "no plugin implements the family 'cross_entropy'"),
     (["--kernel", "fused_neighborhood_attention", "--implementation", "cuda_graph"], "has no implementation"),
 ])
 def test_bad_input_exits_non_zero_with_a_message(small_app, runner, arguments, message):
     result = runner.invoke(args=["rerun", *arguments, *SMOKE])
     assert result.exit_code != 0
     assert message in result.output
+
+
+def test_a_family_without_a_plugin_is_refused(small_app, runner, tmp_path):
+    unplugged = write_liger_csv(tmp_path / "unplugged.csv", [(
+        "kernelindex_unplugged", "liger", "forward", "speed", "ms", "T", "tokens", "1024", "1.0", "0.9", "1.1",
+        '{"B": 2}', "NVIDIA H100 80GB HBM3", "2026-01-01 00:00:00", "0.8.0")])
+    import_csv(runner, unplugged)
+    result = runner.invoke(args=["rerun", "--kernel", "kernelindex_unplugged", *SMOKE])
+    assert result.exit_code != 0 and "no plugin implements the family 'kernelindex_unplugged'" in result.output
 
 
 def test_memory_runs_are_not_rerun(small_app, runner):
