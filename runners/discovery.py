@@ -72,6 +72,10 @@ BUILTIN_MODULES = (
     "plugins.jsd.cuda",
     "plugins.tvd.cpu",
     "plugins.tvd.cuda",
+    "plugins.fused_linear_cross_entropy.cpu",
+    "plugins.fused_linear_cross_entropy.cuda",
+    "plugins.fused_linear_jsd.cpu",
+    "plugins.fused_linear_jsd.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
