@@ -228,3 +228,10 @@ def test_a_memory_result_reproduces_only_a_memory_run(app, reference):
         record_rerun_results([{**memory_result(speed_run), "timing": rerun_result(speed_run)["timing"]}])
     with pytest.raises(RerunRejected, match="carries its memory"):
         record_rerun_results([{**memory_result(speed_run), "memory": None}])
+
+
+def test_a_failed_memory_result_is_recorded_without_a_peak(app, reference):
+    published = Run.get(Run.metric == "memory")
+    failed = {**memory_result(published), "status": "failed", "memory": None, "error": "memory: OutOfMemoryError"}
+    run = Run.get_by_id(record_rerun_results([failed]).created[0])
+    assert (run.metric, run.unit, run.status, run.median, run.rank) == ("memory", "MB", "failed", None, None)
