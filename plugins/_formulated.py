@@ -223,10 +223,11 @@ class ModuleComparator:
                               {"module": self.module.replace(":", "."), **self.details}, unavailable=unavailable)
 
     def prepare(self, module_class: type, workload: Workload, pass_: str,
-                upstream_gradient: Any = None) -> PreparedPass:
+                upstream_gradient: Any = None, no_grad: tuple[str, ...] = ()) -> PreparedPass:
         """The module called on the workload's inputs, holding the workload's own tensors as its parameters;
         ``upstream_gradient`` is what its output's backward takes (``grad_output`` unless the module has
-        several outputs: then a tuple, see :meth:`FormulatedFamily.upstream_gradient`)."""
+        several outputs: then a tuple, see :meth:`FormulatedFamily.upstream_gradient`); the inputs ``no_grad``
+        names (the family's ``no_grad_inputs``: a loss's target) are passed without gradients."""
         with torch.device(workload.device):
             module = self.construct(module_class, workload.values)
         module = module.to(torch_dtype(workload.dtype))
@@ -242,11 +243,11 @@ class ModuleComparator:
                 owner, _, attribute = self.parameters[name].rpartition(".")
                 leaves[name] = torch.nn.Parameter(tensor)  # shares the workload tensor's storage
                 setattr(module.get_submodule(owner), attribute, leaves[name])
-            elif tensor.is_floating_point():
+            elif tensor.is_floating_point() and name not in no_grad:
                 leaves[name] = scratch.get(name, tensor).requires_grad_(True)
                 inputs.append(leaves[name])
             else:
-                inputs.append(tensor)  # indices: an input with no gradient
+                inputs.append(tensor)  # indices, and inputs no pass differentiates
         if upstream_gradient is None:
             upstream_gradient = workload.tensors["grad_output"]
         prepared = PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, upstream_gradient)
@@ -497,5 +498,6 @@ class FamilyTarget:
             if isinstance(comparator, FunctionComparator):  # called on the tensors as the formulation is
                 return comparator.prepare(loaded, workload, pass_, self.family)
             upstream_gradient = self.family.upstream_gradient(workload.tensors["grad_output"], workload.values)
-            return self.family.named_outputs(comparator.prepare(loaded, workload, pass_, upstream_gradient))
+            return self.family.named_outputs(comparator.prepare(loaded, workload, pass_, upstream_gradient,
+                                                                self.family.no_grad_inputs))
         return self.family.prepare_torch(implementation, workload, pass_)

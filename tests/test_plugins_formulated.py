@@ -5,6 +5,7 @@ import torch
 
 from plugins._formulated import FormulatedFamily, ModuleComparator
 from plugins.cross_entropy.reference import FAMILY as CROSS_ENTROPY
+from plugins.kl_div.reference import FAMILY as KL_DIV
 from plugins.layer_norm.reference import FAMILY as LAYER_NORM
 from plugins.softmax.reference import FAMILY as SOFTMAX
 from runners.types import Workload
@@ -90,3 +91,20 @@ def test_a_module_that_overwrites_an_input_gets_a_scratch_copy_refilled_before_e
         assert torch.equal(tensors["input"], logits)
         torch.testing.assert_close(outputs["grad_input"].double(), expected["grad_input"])
         torch.testing.assert_close(outputs["output"].double(), expected["output"])
+
+
+def test_a_module_gets_the_familys_no_grad_inputs_without_gradients():
+    """KL divergence's target is a teacher's distribution: a module comparator (torch.nn.KLDivLoss here, Liger's
+    on a GPU) is not asked for its gradient, which Liger's does not compute."""
+    module = ModuleComparator(name="kl_div_loss", project="PyTorch", distribution="torch", module="torch.nn:KLDivLoss",
+                              construct=lambda module_class, values: module_class(reduction="batchmean"))
+    family = FormulatedFamily(definition=KL_DIV.definition, formulation=KL_DIV.formulation,
+                              description=KL_DIV.description, inputs=KL_DIV.inputs, flop_count=KL_DIV.flop_count,
+                              comparators=(module,), no_grad_inputs=KL_DIV.no_grad_inputs)
+    parameters = {"tokens": 3, "vocab": 8}
+    tensors = family.build_workload(parameters, "fp32", {}, seed=0, device="cpu")
+    workload = Workload("kl_div", parameters, "fp32", {}, 0, "cpu", tensors)
+    outputs = family.target("cpu", "").prepare_pass(module.implementation(), workload, "full").run_once()
+    expected = family.reference_outputs(workload, "full")
+    assert set(outputs) == set(expected) == {"output", "grad_input"}
+    torch.testing.assert_close(outputs["grad_input"].double(), expected["grad_input"])
