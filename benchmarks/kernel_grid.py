@@ -93,8 +93,9 @@ def floor_ns(result, peaks: dict | None) -> float | None:
 
 
 def row(results, peaks) -> dict | None:
-    """One table row from one point's results; None where our kernel did not run."""
-    by_name = {result.implementation.name: result for result in results}
+    """One table row from one point's speed results (a CUDA rerun's memory results are not tabled); None where
+    our kernel did not run."""
+    by_name = {result.implementation.name: result for result in results if result.metric == "speed"}
     ours = by_name.get(OURS)
     if ours is None:
         return None
