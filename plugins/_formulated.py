@@ -271,6 +271,9 @@ class FunctionComparator:
     (positionally, in definition order) and the keywords ``keywords(values)`` builds from
     its parameters and options, returning the family's ``outputs`` in order. The tensors
     are the very ones the formulation gets, so the same inputs are differentiated.
+    ``float32_output`` says that it returns its one output in float32 whatever the inputs
+    (Liger's fused linear losses sum their loss in float32): the output is cast to the
+    workload's dtype, as the correctness policy compares it, one scalar's conversion.
     """
 
     name: str
@@ -280,6 +283,7 @@ class FunctionComparator:
     keywords: Callable[[Mapping[str, Any]], Mapping[str, Any]] = lambda values: {}
     targets: tuple[str, ...] = TARGETS
     details: Mapping[str, Any] = field(default_factory=dict)
+    float32_output: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
@@ -289,14 +293,21 @@ class FunctionComparator:
         return load_attribute(self.function)
 
     def implementation(self, unavailable: str | None = None) -> Implementation:
+        cast = {"outputCast": "float32 to the workload's dtype"} if self.float32_output else {}
         return Implementation(self.name, self.project, library_revision(self.distribution, unavailable),
-                              {"function": self.function.replace(":", "."), **self.details}, unavailable=unavailable)
+                              {"function": self.function.replace(":", "."), **cast, **self.details},
+                              unavailable=unavailable)
 
     def prepare(self, function: Callable[..., Any], workload: Workload, pass_: str,
                 family: "FormulatedFamily") -> PreparedPass:
         """The function called on the workload's own tensors, as ``family`` calls its formulation."""
         keywords = dict(self.keywords(workload.values))
-        return family.prepare_call(lambda tensors: function(*tensors.values(), **keywords), workload, pass_)
+        dtype = torch_dtype(workload.dtype)
+
+        def call(tensors):
+            output = function(*tensors.values(), **keywords)
+            return output.to(dtype) if self.float32_output else output
+        return family.prepare_call(call, workload, pass_)
 
 
 def by_pass(forward: int, backward: int, pass_: str) -> int:

@@ -3,8 +3,9 @@
 import pytest
 import torch
 
-from plugins._formulated import FormulatedFamily, ModuleComparator
+from plugins._formulated import FormulatedFamily, FunctionComparator, ModuleComparator
 from plugins.cross_entropy.reference import FAMILY as CROSS_ENTROPY
+from plugins.fused_linear_cross_entropy.reference import FAMILY as FUSED_LINEAR_CE
 from plugins.kl_div.reference import FAMILY as KL_DIV
 from plugins.layer_norm.reference import FAMILY as LAYER_NORM
 from plugins.softmax.reference import FAMILY as SOFTMAX
@@ -108,3 +109,25 @@ def test_a_module_gets_the_familys_no_grad_inputs_without_gradients():
     expected = family.reference_outputs(workload, "full")
     assert set(outputs) == set(expected) == {"output", "grad_input"}
     torch.testing.assert_close(outputs["grad_input"].double(), expected["grad_input"])
+
+
+def float32_linear_cross_entropy(input, weight, target):
+    """The fused linear cross-entropy with its loss in float32 whatever the inputs, as Liger's returns it."""
+    return torch.nn.functional.cross_entropy(torch.nn.functional.linear(input, weight).float(), target)
+
+
+def test_a_function_whose_output_is_float32_is_cast_to_the_workload_dtype():
+    float32 = FunctionComparator(name="liger", project="test", distribution="torch",
+                                 function="tests.test_plugins_formulated:float32_linear_cross_entropy",
+                                 float32_output=True)
+    family = FormulatedFamily(definition=FUSED_LINEAR_CE.definition, formulation=FUSED_LINEAR_CE.formulation,
+                              description=FUSED_LINEAR_CE.description, inputs=FUSED_LINEAR_CE.inputs,
+                              flop_count=FUSED_LINEAR_CE.flop_count, comparators=(float32,))
+    parameters = {"tokens": 4, "hidden": 8, "vocab": 16}
+    tensors = family.build_workload(parameters, "bf16", {}, seed=0, device="cpu")
+    workload = Workload("fused_linear_cross_entropy", parameters, "bf16", {}, 0, "cpu", tensors)
+    target = family.target("cpu", "")
+    assert target.record.implementation("liger").details["outputCast"] == "float32 to the workload's dtype"
+    outputs = target.prepare_pass(float32.implementation(), workload, "full").run_once()
+    assert {name: output.dtype for name, output in outputs.items()} == {
+        "output": torch.bfloat16, "grad_input": torch.bfloat16, "grad_weight": torch.bfloat16}

@@ -45,6 +45,7 @@ LIGER = FunctionComparator(
     name="liger", project="Liger-Kernel", distribution="liger-kernel",
     function="liger_kernel.transformers.functional:liger_fused_linear_cross_entropy",
     targets=("cuda",),
+    float32_output=True,
     details={"form": "the functional form of LigerFusedLinearCrossEntropyLoss, which upstream times: the same "
                      "autograd function"},
 )

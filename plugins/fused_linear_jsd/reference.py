@@ -54,6 +54,7 @@ LIGER = FunctionComparator(
     function="liger_kernel.transformers.functional:liger_fused_linear_jsd",
     keywords=lambda values: {"jsd_beta": BETA, "temperature": TEMPERATURE},
     targets=("cuda",),
+    float32_output=True,
     details={"form": "the functional form of LigerFusedLinearJSD, which upstream times: the same autograd "
                      "function, without labels"},
 )
