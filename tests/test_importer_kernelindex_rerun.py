@@ -228,6 +228,11 @@ def test_a_memory_result_reproduces_only_a_memory_run(app, reference):
         record_rerun_results([{**memory_result(speed_run), "timing": rerun_result(speed_run)["timing"]}])
     with pytest.raises(RerunRejected, match="carries its memory"):
         record_rerun_results([{**memory_result(speed_run), "memory": None}])
+    published = Run.get(Run.metric == "memory")
+    inverted = memory_result(published, peak=50.0)
+    inverted["memory"] = {**inverted["memory"], "p20": 52.0}
+    with pytest.raises(RerunRejected, match="p20 <= median"):
+        record_rerun_results([inverted])
 
 
 def test_a_failed_memory_result_is_recorded_without_a_peak(app, reference):
