@@ -64,6 +64,10 @@ BUILTIN_MODULES = (
     "plugins.dyt.cuda",
     "plugins.poly_norm.cpu",
     "plugins.poly_norm.cuda",
+    "plugins.llama4_rope.cpu",
+    "plugins.llama4_rope.cuda",
+    "plugins.qwen2vl_mrope.cpu",
+    "plugins.qwen2vl_mrope.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
