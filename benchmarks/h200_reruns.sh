@@ -9,7 +9,7 @@
 # host-inclusive figure and the host-synchronization check (issue 17); families: the newest upstream
 # rows' largest workload of each pass of the formulated families (issue 20), on the GPU upstream used
 # for most of them (the H100 where there are H100 rows); families-full: the full pass of every other
-# family the same way (issue 20). Each part
+# family the same way (issue 20); families-rest: those families-full did not reach. Each part
 # appends to its own JSON-lines bundle; `flask import kernelindex` loads them on the server. The run
 # ids below are the upstream rows these reruns reproduce (ids are digests, the same on every host
 # that imported the same CSV): H100 rows of fused neighborhood attention (batch 2, hidden 512,
@@ -39,6 +39,9 @@ FAMILY_ROWS="859077a208e6 5b5155b39c6c 09070c26d96b   ff22f3f38239 ada83d362592 
 # poly_norm and group_norm's rows are B200 rows of the cuTile CSV (LIGER_CSV names a folder holding both).
 FAMILY_FULL_ROWS="f1a56368c498 b6a2682c9860 32ab57cc8a79 eaae086e78f6 575857afa817 5f77b1ce0f0e d6889df66d8e
                   963e913e309b 6aecd452f6f7 a04a6798df9f 95b47f304073"
+# The families the first two calls did not reach: dyt and poly_norm (B200 rows of the cuTile CSV), and
+# llama4_rope (H100 rows) and qwen2vl_mrope (B200 rows of the cuTile CSV), full pass at the largest workload.
+FAMILY_REST_ROWS="a04a6798df9f 95b47f304073 242923cf45b3 8a2168bccf8e"
 FAST="--implementation liger --implementation liger+tf32 --implementation kernelindex_triton"
 MTA_IMPLS="--implementation torch --implementation kernelindex_triton"
 
@@ -67,6 +70,7 @@ run_part() {
                      --out "$OUT_DIR/h200-fair-mta-reference.jsonl" ;;
     families)      flask rerun $FAMILY_ROWS --out "$OUT_DIR/h200-families.jsonl" ;;
     families-full) flask rerun $FAMILY_FULL_ROWS --out "$OUT_DIR/h200-families-full.jsonl" ;;
+    families-rest) flask rerun $FAMILY_REST_ROWS --out "$OUT_DIR/h200-families-rest.jsonl" ;;
     *) echo "unknown part $1" >&2; return 2 ;;
   esac
 }
