@@ -67,6 +67,12 @@ plus the keywords its ``keywords(values)`` reads from the workload::
     LIGER = FunctionComparator(name="liger", project="Liger-Kernel", distribution="liger-kernel",
                                function="liger_kernel.transformers.rope:liger_rotary_pos_emb", targets=("cuda",))
 
+A function that takes or returns the tensors in another form than the formulation, by views
+(Qwen2-VL's M-RoPE on transposed q and k, Llama 4's RoPE on complex frequencies), is
+wrapped by its ``adapter``; one that writes its inputs and upstream gradient in place
+(Liger's kernels for those two) is ``in_place``: it runs on private copies that setup
+refills before every call, outside the timed call, and its details say so.
+
 A formulation may return several tensors (RoPE's rotated query and key): ``outputs``
 names them in order, and they are checked and differentiated together. Inputs no gradient
 is taken for (RoPE's cos and sin tables) are ``no_grad_inputs``: they never require grad
@@ -174,13 +180,17 @@ def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def load_attribute(path: str) -> Any:
-    """``"package.module:name"`` imported; ImportError saying why when its library does not import here."""
+    """``"package.module:name"`` imported; ImportError saying why when its library does not import here, or its
+    version here lacks the name (transformers 5 has no Qwen2-VL ``apply_multimodal_rotary_pos_emb``)."""
     module_name, _, attribute = path.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise ImportError(import_failure(module_name, error)) from error
-    return getattr(module, attribute)
+    try:
+        return getattr(module, attribute)
+    except AttributeError as error:
+        raise ImportError(f"{module_name} has no {attribute} in the version installed here") from error
 
 
 @dataclass(frozen=True)
@@ -193,11 +203,6 @@ class ModuleComparator:
     workload tensor the module holds to its parameter's path (``"gate_proj.weight"``).
     The workload's other tensors are the module's positional inputs, in definition order.
     ``distribution`` is the installed package whose version is the revision.
-    ``overwritten`` names inputs the module writes over (Liger's cross entropy stores its
-    gradient in the logits): it gets a scratch tensor of each, allocated once and refilled
-    from the workload's in ``setup``, outside the timed region, so each call sees fresh
-    values and the gradient it returns is not the workload's own tensor. The scratch
-    tensor stands in for the workload's, so a memory figure counts the input once.
     """
 
     name: str
@@ -208,7 +213,6 @@ class ModuleComparator:
     parameters: Mapping[str, str] = field(default_factory=dict)
     targets: tuple[str, ...] = TARGETS
     details: Mapping[str, Any] = field(default_factory=dict)
-    overwritten: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "parameters", MappingProxyType(dict(self.parameters)))
@@ -234,7 +238,6 @@ class ModuleComparator:
         unmapped = {name for name, _ in module.named_parameters()} - set(self.parameters.values())
         if unmapped:
             raise ValueError(f"{self.name}: module parameters {', '.join(sorted(unmapped))} are not workload tensors")
-        scratch = {name: torch.empty_like(workload.tensors[name]) for name in self.overwritten}
         leaves, inputs = {}, []
         for name, tensor in workload.tensors.items():
             if name == "grad_output":
@@ -244,22 +247,18 @@ class ModuleComparator:
                 leaves[name] = torch.nn.Parameter(tensor)  # shares the workload tensor's storage
                 setattr(module.get_submodule(owner), attribute, leaves[name])
             elif tensor.is_floating_point() and name not in no_grad:
-                leaves[name] = scratch.get(name, tensor).requires_grad_(True)
+                leaves[name] = tensor.requires_grad_(True)
                 inputs.append(leaves[name])
             else:
                 inputs.append(tensor)  # indices, and inputs no pass differentiates
         if upstream_gradient is None:
             upstream_gradient = workload.tensors["grad_output"]
-        prepared = PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, upstream_gradient)
-        if not scratch:
-            return prepared
+        return PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, upstream_gradient)
 
-        def refill_then_setup():
-            with torch.no_grad():
-                for name, copy in scratch.items():
-                    copy.copy_(workload.tensors[name])
-            prepared.setup()
-        return replace(prepared, setup=refill_then_setup)
+
+PRIVATE_COPIES = ("the inputs and the upstream gradient copied in setup, outside the timed call: the function "
+                  "writes them in place")
+"""What the details of an in-place :class:`FunctionComparator` say about its copies."""
 
 
 @dataclass(frozen=True)
@@ -271,9 +270,14 @@ class FunctionComparator:
     (positionally, in definition order) and the keywords ``keywords(values)`` builds from
     its parameters and options, returning the family's ``outputs`` in order. The tensors
     are the very ones the formulation gets, so the same inputs are differentiated.
-    ``float32_output`` says that it returns its one output in float32 whatever the inputs
-    (Liger's fused linear losses sum their loss in float32): the output is cast to the
-    workload's dtype, as the correctness policy compares it, one scalar's conversion.
+
+    ``adapter``, when given, wraps the loaded function where it takes or returns the
+    tensors in another form than the formulation does, by views only (upstream's
+    transposed q and k, Llama 4's complex frequencies), so it still runs on the workload's
+    storage, or by casting a loss it sums in float32 (:func:`loss_in_input_dtype`).
+    ``in_place`` says the function writes its inputs, and in its backward the
+    upstream gradient, in their own storage (Liger's Llama 4 and M-RoPE kernels): each
+    call then runs on private copies made in setup (see :meth:`FormulatedFamily.prepare_call`).
     """
 
     name: str
@@ -283,31 +287,50 @@ class FunctionComparator:
     keywords: Callable[[Mapping[str, Any]], Mapping[str, Any]] = lambda values: {}
     targets: tuple[str, ...] = TARGETS
     details: Mapping[str, Any] = field(default_factory=dict)
-    float32_output: bool = False
+    adapter: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None
+    in_place: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
 
     def load(self) -> Callable[..., Any]:
-        """The function; ImportError when its library does not import here."""
-        return load_attribute(self.function)
+        """The function (through its adapter); ImportError when its library does not import here."""
+        function = load_attribute(self.function)
+        return self.adapter(function) if self.adapter else function
 
     def implementation(self, unavailable: str | None = None) -> Implementation:
-        cast = {"outputCast": "float32 to the workload's dtype"} if self.float32_output else {}
+        copies = {"privateCopies": PRIVATE_COPIES} if self.in_place else {}
         return Implementation(self.name, self.project, library_revision(self.distribution, unavailable),
-                              {"function": self.function.replace(":", "."), **cast, **self.details},
+                              {"function": self.function.replace(":", "."), **copies, **self.details},
                               unavailable=unavailable)
 
     def prepare(self, function: Callable[..., Any], workload: Workload, pass_: str,
                 family: "FormulatedFamily") -> PreparedPass:
-        """The function called on the workload's own tensors, as ``family`` calls its formulation."""
+        """The function called on the workload's own tensors (or private copies), as ``family`` calls its
+        formulation."""
         keywords = dict(self.keywords(workload.values))
-        dtype = torch_dtype(workload.dtype)
+        return family.prepare_call(lambda tensors: function(*tensors.values(), **keywords), workload, pass_,
+                                   private_copies=self.in_place)
 
-        def call(tensors):
-            output = function(*tensors.values(), **keywords)
-            return output.to(dtype) if self.float32_output else output
-        return family.prepare_call(call, workload, pass_)
+
+def loss_in_input_dtype(function: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """An adapter for a loss returned in float32 whatever the inputs (Liger's fused linear losses sum it so): the
+    loss cast to its first input's dtype, as the correctness policy compares it, one scalar's conversion."""
+    def cast(input, *tensors, **keywords):
+        return function(input, *tensors, **keywords).to(input.dtype)
+    return cast
+
+
+def refilling(copies: Mapping[str, torch.Tensor], sources: Mapping[str, torch.Tensor],
+              then: Callable[[], None]) -> Callable[[], None]:
+    """A setup that copies each source into its private copy, then runs ``then`` (a backward pass's fixed forward,
+    on the refilled copies)."""
+    def setup():
+        with torch.no_grad():
+            for name, copy in copies.items():
+                copy.copy_(sources[name])
+        then()
+    return setup
 
 
 def by_pass(forward: int, backward: int, pass_: str) -> int:
@@ -408,9 +431,20 @@ class FormulatedFamily:
                                {"formulation": self.description, "compiler": "torch.compile", "mode": "default"}))
 
     def prepare_call(self, call: Callable[[Mapping[str, torch.Tensor]], Any], workload: Workload, pass_: str,
-                     float64: bool = False) -> PreparedPass:
+                     float64: bool = False, private_copies: bool = False) -> PreparedPass:
         """:meth:`PreparedPass.on_workload` of ``call(tensors)``, the ``no_grad_inputs`` without gradients;
-        several outputs are returned by their names, each with its view of ``grad_output``."""
+        several outputs are returned by their names, each with its view of ``grad_output``.
+
+        With ``private_copies`` (a call that writes its inputs and the upstream gradient in
+        place), ``call`` runs on copies of every workload tensor, ``grad_output`` included,
+        allocated once; setup refills them from the workload's tensors before each call,
+        outside the timed region, so every call sees the harness's fresh values, the
+        workload's tensors stay as drawn and no output lands in an input's storage.
+        """
+        if private_copies:
+            copies = {name: tensor.detach().clone() for name, tensor in workload.tensors.items()}
+            prepared = self.prepare_call(call, replace(workload, tensors=copies), pass_, float64=float64)
+            return replace(prepared, setup=refilling(copies, workload.tensors, then=prepared.setup))
         prepared = PreparedPass.on_workload(
             call, workload, pass_, float64=float64, no_grad=self.no_grad_inputs,
             upstream_gradient=lambda grad_output: self.upstream_gradient(grad_output, workload.values))

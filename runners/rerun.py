@@ -3,8 +3,9 @@
 ``rerun_workload`` does one workload and pass for every requested implementation
 at once (so they are timed interleaved) and returns one ``RerunResult`` per
 implementation and metric: ``speed`` on every target, and on CUDA ``memory`` too,
-each implementation's peak measured in its own untimed calls (``runners.memory``). The harness knows no database: its host (``flask rerun``) says
-what to rerun through ``RerunRequest``s and decides where the results go.
+each implementation's peak measured in its own untimed calls (``runners.memory``).
+The harness knows no database: its host (``flask rerun``) says what to rerun
+through ``RerunRequest``s and decides where the results go.
 """
 
 from __future__ import annotations

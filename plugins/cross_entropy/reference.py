@@ -14,8 +14,8 @@ gradient is as large as the logits, which is why Liger writes it over them.
 
 import torch
 
-from plugins._formulated import (FormulatedFamily, ModuleComparator, at_least_float32, flops_per_element,
-                                 indices_below, normal)
+from plugins._formulated import (FormulatedFamily, FunctionComparator, ModuleComparator, at_least_float32,
+                                 flops_per_element, indices_below, normal)
 from plugins.cross_entropy.definition import CROSS_ENTROPY
 
 
@@ -31,16 +31,14 @@ HUGGINGFACE = ModuleComparator(
     details={"upstreamName": "upstream's cross_entropy rows name torch.nn.CrossEntropyLoss huggingface"},
 )
 
-# Liger computes the gradient in the forward and stores it over the logits, as upstream times it: it is
-# handed a scratch copy of them (refilled outside the timed region), so its gradient is not the workload's
-# input, which the correctness policy refuses.
-LIGER = ModuleComparator(
+# Liger computes the gradient in the forward and stores it over the logits, as upstream times it: it runs on
+# private copies refilled outside the timed call, so its gradient is not the workload's input, which the
+# correctness policy refuses. Its function is what LigerCrossEntropyLoss, which upstream times, calls.
+LIGER = FunctionComparator(
     name="liger", project="Liger-Kernel", distribution="liger-kernel",
-    module="liger_kernel.transformers.cross_entropy:LigerCrossEntropyLoss",
-    construct=lambda module_class, values: module_class(),
+    function="liger_kernel.transformers.functional:liger_cross_entropy",
     targets=("cuda",),
-    overwritten=("input",),
-    details={"gradient": "written over a scratch copy of the logits in the forward"},
+    in_place=True,
 )
 
 FAMILY = FormulatedFamily(

@@ -16,7 +16,8 @@ their gradient, the family's point when the vocabulary is large.
 
 import torch
 
-from plugins._formulated import FormulatedFamily, FunctionComparator, by_pass, indices_below, linear_weight, normal
+from plugins._formulated import (FormulatedFamily, FunctionComparator, by_pass, indices_below, linear_weight,
+                                 loss_in_input_dtype, normal)
 from plugins.fused_linear_cross_entropy.definition import FUSED_LINEAR_CROSS_ENTROPY
 
 
@@ -45,9 +46,10 @@ LIGER = FunctionComparator(
     name="liger", project="Liger-Kernel", distribution="liger-kernel",
     function="liger_kernel.transformers.functional:liger_fused_linear_cross_entropy",
     targets=("cuda",),
-    float32_output=True,
+    adapter=loss_in_input_dtype,
     details={"form": "the functional form of LigerFusedLinearCrossEntropyLoss, which upstream times: the same "
-                     "autograd function"},
+                     "autograd function",
+             "loss": "summed in float32 by Liger, cast to the inputs' dtype"},
 )
 
 FAMILY = FormulatedFamily(

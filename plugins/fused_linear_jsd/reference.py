@@ -21,7 +21,7 @@ gradients once; the two ``[tokens, vocab]`` logits need not leave the chip.
 import torch
 
 from plugins._formulated import (FormulatedFamily, FunctionComparator, at_least_float32, by_pass, linear_weight,
-                                 normal)
+                                 loss_in_input_dtype, normal)
 from plugins.fused_linear_jsd.definition import FUSED_LINEAR_JSD
 from plugins.jsd.reference import BETA, jsd
 
@@ -54,9 +54,10 @@ LIGER = FunctionComparator(
     function="liger_kernel.transformers.functional:liger_fused_linear_jsd",
     keywords=lambda values: {"jsd_beta": BETA, "temperature": TEMPERATURE},
     targets=("cuda",),
-    float32_output=True,
+    adapter=loss_in_input_dtype,
     details={"form": "the functional form of LigerFusedLinearJSD, which upstream times: the same autograd "
-                     "function, without labels"},
+                     "function, without labels",
+             "loss": "summed in float32 by Liger, cast to the inputs' dtype"},
 )
 
 FAMILY = FormulatedFamily(
