@@ -65,7 +65,8 @@ def test_a_cuda_rerun_measures_each_implementations_peak_as_upstream_counts_it()
                              protocol=protocol_document("smoke", "cuda"),
                              environment=capture_environment("cuda", "cuda:0"))
     peaks = {result.implementation.name: result for result in results if result.metric == memory.METRIC}
-    assert set(peaks) == {"torch", "torch_compile"} and all(result.passed for result in peaks.values())
+    assert set(peaks) == {"torch", "torch_compile"}
+    assert all(result.passed for result in peaks.values()), {name: result.error for name, result in peaks.items()}
     torch_peak = peaks["torch"].memory
     assert torch_peak["inputs"] >= 64.0
     assert torch_peak["inputs"] + 64.0 <= torch_peak["median"] < torch_peak["inputs"] + 66.0
