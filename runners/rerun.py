@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping, Sequence
 
-from runners import correctness, timing
+from runners import correctness, integrity, timing
 from runners.discovery import LoadedPlugin, PluginRegistry, get_registry
 from runners.types import PASSES, Implementation, RerunResult, Workload, dtype_name, torch_dtype
 
@@ -148,9 +148,11 @@ class _PluginCalls:
             raise RerunError(f"build_workload made tensors the definition does not name: {', '.join(sorted(extra))}")
         return tensors
 
-    def workload(self, seed: int) -> Workload:
+    def workload(self, seed: int, tensors: Mapping[str, Any] | None = None) -> Workload:
+        """The workload of ``seed``: its tensors as built, or ``tensors`` (built from it, then changed)."""
         return Workload(family=self.plugin.record.family.name, parameters=self.parameters, dtype=self.dtype,
-                        options=self.options, seed=seed, device=self.device, tensors=self.tensors(seed))
+                        options=self.options, seed=seed, device=self.device,
+                        tensors=self.tensors(seed) if tensors is None else tensors)
 
 
 def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contestant], implementations,
@@ -174,11 +176,12 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
             if contestant.error:
                 continue
             try:
-                with contestant.budget.limit(), contestant.prepared.context():
+                with contestant.guarded(), contestant.prepared.context():
                     timing.load_inputs(contestant.tensors, reference_workload.tensors)
                     contestant.prepared.setup()
                     correctness.poison_allocator(expected, dtype, calls.device)
                     outputs = contestant.prepared.run()
+                    integrity.check_plain_outputs(outputs, calls.device)
                     copied = correctness.snapshot(outputs)
                     if calls.device.startswith("cuda"):
                         torch.cuda.synchronize(calls.device)
@@ -201,17 +204,53 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
     return records
 
 
+def _audit(calls: _PluginCalls, contestants: Sequence[timing.Contestant], seeds: Sequence[int],
+           input_sets: Sequence[Mapping[str, Any]], records: Mapping[str, correctness.CorrectnessRecord]) -> None:
+    """Check the timed calls each contestant's audit kept against the reference on the inputs they got; a wrong
+    one is an integrity violation (the correctness trials passed, so the timed calls computed something else)."""
+    dtype = torch_dtype(calls.dtype)
+    for contestant in contestants:
+        if contestant.error:
+            continue
+        tolerance = records[contestant.name].tolerance
+        try:
+            for kept in sorted(contestant.audit.kept, key=lambda kept: kept.call):
+                workload = calls.workload(seeds[kept.input_set], integrity.shift(input_sets[kept.input_set],
+                                                                                 kept.offset))
+                expected = calls.call("reference_outputs", workload=workload, pass_=calls.pass_)
+                expected = {name: tensor.detach() for name, tensor in expected.items()}
+                try:
+                    figures = correctness.check_trial(kept.outputs, kept.outputs, expected, {}, dtype)
+                except correctness.IncorrectOutput as failure:
+                    raise integrity.IntegrityViolation(f"timed call {kept.call}: {failure}") from failure
+                error = max(correctness.POLICY.errors(figures).values())
+                if error > tolerance:
+                    raise integrity.IntegrityViolation(
+                        f"timed call {kept.call} of {contestant.audit.seen} returned a wrong output (relative L2 "
+                        f"error {error:.3g}, tolerance {tolerance:g}), though its correctness trials passed")
+        except Exception as failure:
+            contestant.fail("audit", failure)
+
+
+def integrity_section(contestant: timing.Contestant, seeds: Sequence[int]) -> dict[str, Any]:
+    """What a result records of its integrity checks: the secret seeds, the audited calls, any violations."""
+    return {"inputSeeds": list(seeds), "timedCalls": contestant.audit.seen,
+            "auditedCalls": sorted(kept.call for kept in contestant.audit.kept),
+            "violations": list(contestant.violations)}
+
+
 def _prepared_contestants(calls: _PluginCalls, chosen: Mapping[str, Implementation],
-                          budget_seconds: float) -> list[timing.Contestant]:
+                          protocol: Mapping[str, Any]) -> list[timing.Contestant]:
     """One contestant per implementation, each prepared on its own tensors; a failure is kept, not raised."""
     contestants = []
     for name, implementation in chosen.items():
         workload = calls.workload(seed=0)
         contestant = timing.Contestant(name=name, prepared=None, tensors=workload.tensors,
-                                       budget=timing.Budget(budget_seconds))
+                                       budget=timing.Budget(protocol["budgetSeconds"]),
+                                       audit=integrity.AuditReservoir(protocol["auditCalls"]))
         contestants.append(contestant)
         try:
-            with contestant.budget.limit():
+            with contestant.guarded():
                 contestant.prepared = calls.call("prepare_pass", implementation=implementation, workload=workload,
                                                  pass_=calls.pass_)
             if contestant.prepared is None:
@@ -253,13 +292,15 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
 
     progress(f"{request.family} {request.pass_} {calls.dtype} "
              + " ".join(f"{k}={v}" for k, v in sorted(calls.parameters.items())) + f" on {device}: {', '.join(chosen)}")
-    contestants = _prepared_contestants(calls, chosen, protocol["budgetSeconds"])
+    contestants = _prepared_contestants(calls, chosen, protocol)
     records = _check_correctness(calls, contestants, chosen, protocol["correctnessTrials"], progress)
-    input_sets = [calls.tensors(seed) for seed in protocol["inputSeeds"]]
+    seeds = integrity.secret_seeds(protocol["inputSets"])
+    input_sets = [calls.tensors(seed) for seed in seeds]
     timer = timing.make_timer(target, device)
     timing.warm_up(contestants, protocol, timer, input_sets)
     timing.check_host_synchronization(contestants, target, timer, input_sets)
     timing.run_trials(contestants, protocol, timer, input_sets, progress)
+    _audit(calls, contestants, seeds, input_sets, records)
     cost = calls.call("workload_cost", parameters=calls.parameters, dtype=calls.dtype, options=calls.options,
                       pass_=request.pass_)
     observed_at = now_utc()
@@ -275,7 +316,8 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
             timing=timing.timing_summary(contestant.samples, contestant.host_exposed, contestant.host_inclusive,
                                          contestant.host_synchronization) if passed else None,
             correctness=records[contestant.name].as_document(policy), environment=environment,
-            protocol=protocol, observed_at=observed_at, cost=cost))
+            protocol=protocol, observed_at=observed_at, cost=cost,
+            integrity=integrity_section(contestant, seeds)))
         outcome = (f"median {results[-1].timing['median'] / 1e6:.4g} ms" if passed
                    else f"failed: {contestant.error}")
         progress(f"  {contestant.name}: {outcome}")

@@ -10,10 +10,12 @@ workload:
    (A B C, then B C A, ...), each timing ``samplesPerTrial`` calls in a row, so drift
    in clocks or temperature hits all of them alike;
 3. before every timed call, outside the timed region: the next of ``inputSets``
-   seeded input sets is copied into the implementation's tensors (so neither a warm
-   cache nor a remembered result can help), the pass's setup runs (the fixed
-   forward of a backward pass), and on a GPU a ``l2FlushBytes`` buffer is zeroed to
-   evict the L2 cache;
+   input sets, built from seeds drawn for this rerun alone, is copied into the
+   implementation's tensors with its floating tensors rotated by a secret offset drawn
+   for this call, so every call sees values no earlier call had (neither a warm cache
+   nor a remembered result can help); the pass's setup runs (the fixed forward of a
+   backward pass), and on a GPU a ``l2FlushBytes`` buffer is zeroed to evict the L2
+   cache;
 4. a call is timed by CUDA events around it on the GPU's current stream, or by
    ``time.perf_counter_ns`` on a CPU. On a GPU the start event is queued behind a
    device-side delay (``launchQueue``) long enough for the host to queue the whole
@@ -35,6 +37,14 @@ workload:
    that waits on the host (``.item()``, a copy from pageable memory) is recorded as such
    (``hostSynchronization``) rather than found by its noisy timing.
 
+8. integrity (:mod:`runners.integrity`): after every batch of an implementation's calls
+   the harness's timing functions must be the ones captured before any plugin was
+   imported, and no thread it started may still run; every output of a timed call must
+   be a plain dense tensor; each timed batch must agree with the wall clock (``wallClock``);
+   after the trials, ``auditCalls`` timed calls drawn at random (a reservoir, settled by
+   the last call) are checked against the reference on the inputs they got. A violation
+   invalidates the implementation's result and names what it did.
+
 An implementation's :attr:`~runners.types.PreparedPass.context` (its TF32 flags) is
 entered around each batch of its calls: correctness trials, warm-up, timed batches.
 
@@ -55,6 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from runners import integrity
 from runners.types import PreparedPass
 
 HARNESS = {"name": "KernelIndex rerun harness", "repository": "https://github.com/kernelindex/kernelindex"}
@@ -66,14 +77,17 @@ queue one call so far (warm-up included), clamped to ``[minDelayNs, maxDelayNs]`
 
 PROTOCOL_PRESETS: dict[str, dict[str, Any]] = {
     "standard": {"warmupReps": 5, "trials": 5, "samplesPerTrial": 20, "inputSets": 4, "correctnessTrials": 3,
-                 "budgetSeconds": 300, "comparabilityFamily": "kernelindex_rerun"},
+                 "auditCalls": 8, "budgetSeconds": 300, "comparabilityFamily": "kernelindex_rerun"},
     "smoke": {"warmupReps": 1, "trials": 2, "samplesPerTrial": 3, "inputSets": 2, "correctnessTrials": 2,
-              "budgetSeconds": 120, "comparabilityFamily": "kernelindex_rerun_smoke"},
+              "auditCalls": 12, "budgetSeconds": 120, "comparabilityFamily": "kernelindex_rerun_smoke"},
 }
 """Named protocols. ``standard`` is what published reruns use; ``smoke`` checks that a rerun works at all,
-so its results form comparison groups of their own and never rank beside standard ones."""
+so its results form comparison groups of their own and never rank beside standard ones. ``smoke`` audits
+every one of its 12 timed calls."""
 
-INPUT_SEED_BASE = 1000  # input set i is built with seed INPUT_SEED_BASE + i
+PROTOCOL_VERSION = 2
+"""Version 2: secret input seeds and per-call offsets (version 1 rotated published seeds), the audit of timed
+calls, the wall-clock cross-check and the tamper checks of ``integrity``."""
 TIMERS = {"cuda": "cuda_events", "cpu": "perf_counter_ns"}
 HOST_INCLUSIVE_METHODS = {
     "cuda": "CUDA events around each call, back to back with no device-side delay, one device synchronisation "
@@ -81,6 +95,24 @@ HOST_INCLUSIVE_METHODS = {
     "cpu": "perf_counter_ns around each call, as the primary figure (a CPU call is host time already)",
 }
 """How the host-inclusive second figure is timed on each target."""
+WALL_CLOCK_TOLERANCES = {"cuda": {"relative": 0.2, "absoluteNsPerCall": 20_000},
+                         "cpu": {"relative": 0.05, "absoluteNsPerCall": 50_000}}
+"""How far a timed batch's samples may be from its wall-clock time (``integrity.check_wall_clock``): on a GPU the
+calls' wall-clock share is the batch less a blank batch of the same inputs, setup, flush and delays, so the
+delays' jitter needs the wider margin."""
+INTEGRITY_CHECKS = (
+    "Plugin code runs in the timing process, so: the functions the harness times, checks and summarizes with "
+    "(time.perf_counter_ns and the other clocks, torch.cuda.Event and its methods, torch.cuda.synchronize, the "
+    "functions of runners.timing, runners.correctness and runners.integrity) are captured before any plugin is "
+    "imported and must be the same objects after each plugin's import (else the plugin is refused) and after every "
+    "batch of an implementation's calls (else its result is invalid); a replaced one is put back. The timers call "
+    "the captured functions. A thread an implementation started that still runs after its batch invalidates it. "
+    "Outputs must be plain dense torch.Tensors on the workload's device. Each timed batch's samples must agree with "
+    "the wall clock over the batch (ending after a device synchronisation) within wallClock. Input seeds are drawn "
+    "for each rerun from the OS's random source and recorded in the result; every call's floating inputs are "
+    "rotated by a secret offset. The outputs of auditCalls timed calls, drawn at random as the run goes and settled "
+    "only by its last call, are checked against the float64 reference under the correctness policy's tolerance; "
+    "a wrong one invalidates the result.")
 HOST_SYNCHRONIZATION_CHECK = ("one untimed call after warm-up under torch.cuda.set_sync_debug_mode('error'); "
                               "a synchronising CUDA call inside the pass is recorded, not failed")
 
@@ -94,22 +126,27 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
         parameters["budgetSeconds"] = budget_seconds
     return {
         "name": f"kernelindex-{preset}",
+        "version": PROTOCOL_VERSION,
         "preset": preset,
         "harness": dict(HARNESS),
         "timer": TIMERS[target],
         "primaryStatistic": "median",
         "statistics": ["median", "p20", "p80", "cv"],
         **parameters,
-        "inputSeeds": [INPUT_SEED_BASE + index for index in range(parameters["inputSets"])],
+        "inputSeedSource": "drawn for each rerun from the OS's random source, recorded in each result's integrity "
+                           "section",
+        "perCallOffset": "every floating input rotated along its flattened storage by a secret offset per call",
         "interleaving": "round-robin by trial, first implementation rotating",
         "l2FlushBytes": L2_FLUSH_BYTES if target == "cuda" else None,
         "launchQueue": dict(LAUNCH_QUEUE) if target == "cuda" else None,
         "hostInclusive": {"method": HOST_INCLUSIVE_METHODS[target], "samplesPerTrial": parameters["samplesPerTrial"],
                           "statistics": ["median", "p20", "p80"]},
         "hostSynchronizationCheck": HOST_SYNCHRONIZATION_CHECK if target == "cuda" else None,
+        "wallClock": dict(WALL_CLOCK_TOLERANCES[target]),
+        "integrity": INTEGRITY_CHECKS,
         "notes": ("Timed: one call of the pass (forward; backward of a fixed forward with a fixed upstream "
-                  "gradient; or both), with autograd recording as in training. Inputs rotate through seeded "
-                  "sets copied in before each call; the L2 is "
+                  "gradient; or both), with autograd recording as in training. Inputs are copied in before each "
+                  "call from secretly seeded sets, shifted by a secret offset per call; the L2 is "
                   "flushed before each call on GPUs; setup, copies and flush are outside the timed region. "
                   "On GPUs the call is queued behind a device-side delay, so the host's launch cost is not "
                   "timed unless the call waits on the GPU itself (counted as hostExposedSamples). "
@@ -191,32 +228,51 @@ def queue_delay_ns(longest_queue_ns: int | None) -> int:
 @dataclass
 class TimedCalls:
     """What a timer returns for a run of calls: one sample per call (ns), and how many of them the host
-    was on the critical path for (the GPU reached the start event before the call was queued)."""
+    was on the critical path for (the GPU reached the start event before the call was queued); then, for
+    the wall-clock cross-check, the whole batch and its part outside the timed calls on the wall clock
+    (ns; None where the timer does not measure them)."""
 
     samples: list[float]
     host_exposed: int = 0
+    wall_ns: int | None = None
+    untimed_ns: int | None = None
+
+
+def _ignore(outputs: Mapping[str, Any]) -> None:
+    return None
 
 
 class PerfCounterTimer:
-    """Wall-clock timing of synchronous CPU calls."""
+    """Wall-clock timing of synchronous CPU calls, with the clocks captured before any plugin was imported."""
 
     name = "perf_counter_ns"
+    wall_clock_tolerance = WALL_CLOCK_TOLERANCES["cpu"]
 
     def __init__(self, device: str):
         self.device = device
+        self.functions = integrity.harness_functions()
 
     def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None],
-                   behind_delay: bool = True) -> TimedCalls:
-        """``count`` calls, each timed alone; ``behind_delay`` is the GPU timer's and changes nothing here."""
-        samples = []
+                   behind_delay: bool = True,
+                   returned: Callable[[Mapping[str, Any]], None] = _ignore) -> TimedCalls:
+        """``count`` calls, each timed alone, each one's outputs handed to ``returned`` after its timed region;
+        ``behind_delay`` is the GPU timer's and changes nothing here."""
+        clock, wall = self.functions["time.perf_counter_ns"], self.functions["time.monotonic_ns"]
+        samples, untimed = [], 0
+        batch_started = wall()
         for _ in range(count):
+            untimed_started = wall()
             next_inputs()
             prepared.setup()
-            started = time.perf_counter_ns()
+            untimed += wall() - untimed_started
+            started = clock()
             outputs = prepared.run()
-            samples.append(float(time.perf_counter_ns() - started))
+            samples.append(float(clock() - started))
+            untimed_started = wall()
+            returned(outputs)
             del outputs
-        return TimedCalls(samples)
+            untimed += wall() - untimed_started
+        return TimedCalls(samples, wall_ns=wall() - batch_started, untimed_ns=untimed)
 
     def synchronize(self) -> None:
         return None
@@ -234,50 +290,69 @@ class CudaEventTimer:
     """
 
     name = "cuda_events"
+    wall_clock_tolerance = WALL_CLOCK_TOLERANCES["cuda"]
 
     def __init__(self, device: str, flush_bytes: int = L2_FLUSH_BYTES):
         import torch
 
         self.device = torch.device(device)
+        self.functions = integrity.harness_functions()
         self.flush_buffer = torch.empty(flush_bytes, dtype=torch.int8, device=self.device)
         self.cycles_per_ns = _clock_rate(torch.cuda.current_device())  # the device events are timed on
         self.queue_ns: dict[int, int] = {}  # id(prepared pass) -> longest host time to queue one call
 
     def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None],
-                   behind_delay: bool = True) -> TimedCalls:
+                   behind_delay: bool = True,
+                   returned: Callable[[Mapping[str, Any]], None] = _ignore) -> TimedCalls:
         """``count`` calls, each behind the device-side delay (device time) or, without ``behind_delay``,
-        back to back as an eager caller makes them (host-inclusive time)."""
-        import torch
-
-        events = []
+        back to back as an eager caller makes them (host-inclusive time); each one's outputs are handed to
+        ``returned`` after its end event. Device-time batches are followed by a blank batch (the same inputs,
+        setup, flush and delays, no calls) on the wall clock, the part of the batch no sample covers."""
+        f = self.functions
+        event, record, query, elapsed = (f["torch.cuda.Event"], f["torch.cuda.Event.record"],
+                                         f["torch.cuda.Event.query"], f["torch.cuda.Event.elapsed_time"])
+        clock, wall, sleep = f["time.perf_counter_ns"], f["time.monotonic_ns"], f["torch.cuda._sleep"]
+        events, delays = [], []
         host_exposed = 0
         longest = self.queue_ns.get(id(prepared))
+        batch_started = wall()
         for _ in range(count):
             next_inputs()
             prepared.setup()
             self.flush_buffer.zero_()
             if behind_delay:
-                torch.cuda._sleep(int(queue_delay_ns(longest) * self.cycles_per_ns))
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            queuing = time.perf_counter_ns()
+                delays.append(int(queue_delay_ns(longest) * self.cycles_per_ns))
+                sleep(delays[-1])
+            start, end = event(enable_timing=True), event(enable_timing=True)
+            record(start)
+            queuing = clock()
             outputs = prepared.run()
-            end.record()
-            queued_in = time.perf_counter_ns() - queuing
+            record(end)
+            queued_in = clock() - queuing
             if behind_delay:  # host-inclusive calls leave the delay's sizing to the calls it delays
-                host_exposed += int(start.query())
+                host_exposed += int(query(start))
                 longest = max(longest or 0, queued_in)
             events.append((start, end))
+            returned(outputs)
             del outputs
         if longest is not None:  # kept across batches: warm-up sizes the delay of the first timed call
             self.queue_ns[id(prepared)] = longest
-        torch.cuda.synchronize(self.device)
-        return TimedCalls([start.elapsed_time(end) * 1e6 for start, end in events], host_exposed)
+        f["torch.cuda.synchronize"](self.device)
+        wall_ns = wall() - batch_started
+        samples = [elapsed(start, end) * 1e6 for start, end in events]
+        if not behind_delay:
+            return TimedCalls(samples, host_exposed)
+        blank_started = wall()
+        for delay in delays:
+            next_inputs()
+            prepared.setup()
+            self.flush_buffer.zero_()
+            sleep(delay)
+        f["torch.cuda.synchronize"](self.device)
+        return TimedCalls(samples, host_exposed, wall_ns=wall_ns, untimed_ns=wall() - blank_started)
 
     def synchronize(self) -> None:
-        import torch
-
-        torch.cuda.synchronize(self.device)
+        self.functions["torch.cuda.synchronize"](self.device)
 
 
 @functools.cache
@@ -306,7 +381,12 @@ def make_timer(target: str, device: str):
 
 @dataclass
 class Contestant:
-    """One implementation being timed: its prepared pass, its own tensors, its budget and its samples."""
+    """One implementation being timed: its prepared pass, its own tensors, its budget and its samples.
+
+    ``audit`` keeps the timed calls to check after the trials; ``violations`` are the integrity
+    violations found (its result is then invalid, not merely failed); ``last_inputs`` is the input set
+    and offset of the call under way.
+    """
 
     name: str
     prepared: PreparedPass | None
@@ -318,18 +398,48 @@ class Contestant:
     host_synchronization: dict[str, Any] | None = None
     error: str | None = None
     calls: int = 0
+    audit: integrity.AuditReservoir = field(default_factory=lambda: integrity.AuditReservoir(0))
+    violations: list[str] = field(default_factory=list)
+    last_inputs: tuple[int, int] = (0, 0)
 
     def fail(self, phase: str, error: BaseException) -> None:
-        reason = str(error) if isinstance(error, BudgetExceeded) else f"{type(error).__name__}: {error}"
+        if isinstance(error, integrity.IntegrityViolation):
+            self.violations.append(f"{phase}: {error}")
+            reason = f"integrity violation: {error}"
+        else:
+            reason = str(error) if isinstance(error, BudgetExceeded) else f"{type(error).__name__}: {error}"
         self.error = f"{phase}: {reason}"
 
+    @contextmanager
+    def guarded(self):
+        """A batch of this implementation's calls: inside its budget, and the harness checked after it
+        (guarded functions replaced, threads left running: ``integrity.check_harness``)."""
+        threads = integrity.running_threads()
+        try:
+            with self.budget.limit():
+                yield
+        finally:
+            integrity.check_harness(threads)
 
-def _input_rotation(contestant: Contestant, input_sets: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
+
+def _fresh_inputs(contestant: Contestant, input_sets: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
+    """Before each call: the next input set, its floating tensors rotated by an offset drawn for this call."""
     def next_inputs():
-        load_inputs(contestant.tensors, input_sets[contestant.calls % len(input_sets)])
+        input_set, offset = contestant.calls % len(input_sets), integrity.SECRET.randrange(2**31)
+        load_inputs(contestant.tensors, integrity.shift(input_sets[input_set], offset))
         contestant.calls += 1
+        contestant.last_inputs = (input_set, offset)
 
     return next_inputs
+
+
+def _kept_for_audit(contestant: Contestant, device) -> Callable[[Mapping[str, Any]], None]:
+    """After each timed call: its outputs must be plain dense tensors, and the audit may keep them."""
+    def returned(outputs):
+        integrity.check_plain_outputs(outputs, device)
+        contestant.audit.offer(*contestant.last_inputs, outputs)
+
+    return returned
 
 
 def warm_up(contestants: Sequence[Contestant], protocol: Mapping[str, Any], timer,
@@ -338,8 +448,8 @@ def warm_up(contestants: Sequence[Contestant], protocol: Mapping[str, Any], time
         if contestant.error:
             continue
         try:
-            with contestant.budget.limit(), contestant.prepared.context():
-                timer.time_calls(contestant.prepared, protocol["warmupReps"], _input_rotation(contestant, input_sets))
+            with contestant.guarded(), contestant.prepared.context():
+                timer.time_calls(contestant.prepared, protocol["warmupReps"], _fresh_inputs(contestant, input_sets))
                 timer.synchronize()
         except Exception as error:
             contestant.fail("warm-up", error)
@@ -396,9 +506,9 @@ def check_host_synchronization(contestants: Sequence[Contestant], target: str, t
         if contestant.error:
             continue
         try:
-            with contestant.budget.limit():
+            with contestant.guarded():
                 contestant.host_synchronization = host_synchronization(
-                    contestant.prepared, _input_rotation(contestant, input_sets), synchronizations_raise)
+                    contestant.prepared, _fresh_inputs(contestant, input_sets), synchronizations_raise)
                 timer.synchronize()
         except Exception as error:
             contestant.fail("host-synchronization check", error)
@@ -406,18 +516,26 @@ def check_host_synchronization(contestants: Sequence[Contestant], target: str, t
 
 def run_trials(contestants: Sequence[Contestant], protocol: Mapping[str, Any], timer,
                input_sets: Sequence[Mapping[str, Any]], progress: Callable[[str], None] = lambda message: None) -> None:
-    """Time every contestant still standing, interleaved trial by trial; failures stop only their own contestant."""
+    """Time every contestant still standing, interleaved trial by trial; failures stop only their own contestant.
+
+    Every timed call's outputs go to the contestant's audit; every batch the timer measured on the wall
+    clock is cross-checked against it."""
     for trial in range(protocol["trials"]):
         shift = trial % len(contestants)
         for contestant in [*contestants[shift:], *contestants[:shift]]:
             if contestant.error:
                 continue
             try:
-                with contestant.budget.limit(), contestant.prepared.context():
-                    timed = timer.time_calls(contestant.prepared, protocol["samplesPerTrial"],
-                                             _input_rotation(contestant, input_sets))
-                    host_inclusive = timer.time_calls(contestant.prepared, protocol["samplesPerTrial"],
-                                                      _input_rotation(contestant, input_sets), behind_delay=False)
+                with contestant.guarded(), contestant.prepared.context():
+                    batches = [timer.time_calls(contestant.prepared, protocol["samplesPerTrial"],
+                                                _fresh_inputs(contestant, input_sets), behind_delay=behind_delay,
+                                                returned=_kept_for_audit(contestant, timer.device))
+                               for behind_delay in (True, False)]
+                for batch in batches:
+                    if batch.wall_ns is not None:
+                        integrity.check_wall_clock(batch.samples, batch.wall_ns, batch.untimed_ns,
+                                                   timer.wall_clock_tolerance)
+                timed, host_inclusive = batches
             except Exception as error:
                 contestant.fail(f"timing trial {trial + 1}", error)
                 continue

@@ -347,6 +347,9 @@ class RerunResult:
     metric: str = "speed"
     rerun_of: str | None = None
     """The id of the published run this result reproduces (None for a workload no run had)."""
+    integrity: Mapping[str, Any] | None = None
+    """The integrity checks' record (``runners.rerun.integrity_section``): secret input seeds, audited calls and
+    violations; a result with violations was gamed, and its host records it invalidated."""
 
     @property
     def passed(self) -> bool:
@@ -368,6 +371,7 @@ class RerunResult:
             "protocol": dict(self.protocol),
             "observedAt": self.observed_at,
             "cost": self.cost.as_document(),
+            "integrity": None if self.integrity is None else dict(self.integrity),
         }
 
     def bundle_line(self) -> str:
