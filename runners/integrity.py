@@ -30,6 +30,7 @@ do, and what stops it here (the protocol document's ``integrity`` section says t
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import inspect
@@ -38,6 +39,7 @@ import threading
 import time
 import types
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 SECRET = random.SystemRandom()
@@ -81,24 +83,32 @@ def _defined_in(value: Any, module: str) -> bool:
 
 
 def _harness_attributes(module_name: str):
-    """``(owner, attribute)`` of every function and method defined in a harness module, its own file checked."""
+    """``(owner, attribute)`` of every function, class and method a harness module's source defines, each
+    checked to be that definition (defined in that file), so one replaced before the capture is found too."""
     module = importlib.import_module(module_name)
-    owners = [module] + [value for value in vars(module).values()
-                         if isinstance(value, type) and value.__module__ == module_name]
-    for owner in owners:
-        for name, value in vars(owner).items():
-            function = getattr(value, "__wrapped__", value)
-            if isinstance(function, (staticmethod, classmethod)):
-                function = function.__func__
-            if isinstance(value, type) and value.__module__ == module_name:
-                yield owner, name
-            elif isinstance(function, types.FunctionType) and function.__module__ == module_name:
-                source = function.__code__.co_filename
-                if source.startswith("<"):
-                    continue  # written by dataclasses: nothing a timer calls
-                if source != module.__file__:
-                    raise IntegrityViolation(f"{module_name}.{name} is not the harness's own (defined in {source})")
-                yield owner, name
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for node in tree.body:
+        if not isinstance(node, definitions):
+            continue
+        yield _checked(module, module, node.name)
+        if isinstance(node, ast.ClassDef):
+            owner = getattr(module, node.name)
+            for member in node.body:
+                if isinstance(member, definitions):
+                    yield _checked(module, owner, member.name)
+
+
+def _checked(module: types.ModuleType, owner: Any, name: str) -> tuple[Any, str]:
+    value = inspect.getattr_static(owner, name)
+    value = getattr(value, "__func__", value)  # staticmethod, classmethod
+    value = getattr(value, "fget", value)  # property
+    value = inspect.unwrap(value) if callable(value) else value
+    source = value.__code__.co_filename if isinstance(value, types.FunctionType) else None
+    if getattr(value, "__module__", None) != module.__name__ or source not in (None, module.__file__):
+        label = f"{module.__name__}.{name}" if owner is module else f"{module.__name__}.{owner.__qualname__}.{name}"
+        raise IntegrityViolation(f"{label} is not the harness's own (replaced before the harness started)")
+    return owner, name
 
 
 @dataclass
@@ -238,3 +248,17 @@ def check_wall_clock(samples: Sequence[float], wall_ns: int, untimed_ns: int, to
     if abs(unseen) > allowed:
         raise IntegrityViolation(f"the timer saw {timed / 1e6:.4g} ms of calls, the wall clock "
                                  f"{(wall_ns - untimed_ns) / 1e6:.4g} ms (allowed difference {allowed / 1e6:.4g} ms)")
+
+
+def precision_downgrade(error: float | None, dtype: str, math_mode: str, tolerances: Mapping[str, float]) -> str | None:
+    """How an fp32 implementation that declares IEEE arithmetic gives itself away as computing in less
+    (None when it does not): its error is over the fp32 tolerance but within that of TF32 or bf16, the
+    rounding of the arithmetic it did. Random inputs with full 24-bit mantissas, as every trial's are,
+    make the difference between fp32 and TF32 or bf16 products show."""
+    if dtype != "fp32" or math_mode != "ieee-fp32" or error is None or error <= tolerances["fp32"]:
+        return None
+    lower = next((mode for mode in ("tf32", "bf16") if error <= tolerances[mode]), None)
+    if lower is None:
+        return None
+    return (f"declares IEEE fp32 arithmetic, but its error {error:.3g} is that of {lower} arithmetic "
+            f"(over fp32's tolerance {tolerances['fp32']:g}, within {lower}'s {tolerances[lower]:g})")

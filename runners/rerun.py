@@ -200,7 +200,13 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
         uses_tf32=implementations[contestant.name].uses_tf32, figures=figures[contestant.name])
         for contestant in contestants}
     for contestant in contestants:
-        contestant.error = contestant.error or records[contestant.name].tolerance_failure()
+        record = records[contestant.name]
+        downgrade = integrity.precision_downgrade(record.error, calls.dtype,
+                                                  implementations[contestant.name].math_mode(calls.dtype),
+                                                  correctness.POLICY.tolerances)
+        if downgrade and not contestant.error:
+            contestant.fail("correctness", integrity.IntegrityViolation(downgrade))
+        contestant.error = contestant.error or record.tolerance_failure()
     return records
 
 

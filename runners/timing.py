@@ -11,8 +11,8 @@ workload:
    in clocks or temperature hits all of them alike;
 3. before every timed call, outside the timed region: the next of ``inputSets``
    input sets, built from seeds drawn for this rerun alone, is copied into the
-   implementation's tensors with its floating tensors rotated by a secret offset drawn
-   for this call, so every call sees values no earlier call had (neither a warm cache
+   implementation's tensors with its floating tensors rotated by a secret offset that
+   grows by one element each call, so every call sees values no earlier call had (neither a warm cache
    nor a remembered result can help); the pass's setup runs (the fixed forward of a
    backward pass), and on a GPU a ``l2FlushBytes`` buffer is zeroed to evict the L2
    cache;
@@ -110,9 +110,9 @@ INTEGRITY_CHECKS = (
     "Outputs must be plain dense torch.Tensors on the workload's device. Each timed batch's samples must agree with "
     "the wall clock over the batch (ending after a device synchronisation) within wallClock. Input seeds are drawn "
     "for each rerun from the OS's random source and recorded in the result; every call's floating inputs are "
-    "rotated by a secret offset. The outputs of auditCalls timed calls, drawn at random as the run goes and settled "
-    "only by its last call, are checked against the float64 reference under the correctness policy's tolerance; "
-    "a wrong one invalidates the result.")
+    "rotated by a secret offset, one element more each call. The outputs of auditCalls timed calls, drawn at "
+    "random as the run goes and settled only by its last call, are checked against the float64 reference under "
+    "the correctness policy's tolerance; a wrong one invalidates the result.")
 HOST_SYNCHRONIZATION_CHECK = ("one untimed call after warm-up under torch.cuda.set_sync_debug_mode('error'); "
                               "a synchronising CUDA call inside the pass is recorded, not failed")
 
@@ -135,7 +135,8 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
         **parameters,
         "inputSeedSource": "drawn for each rerun from the OS's random source, recorded in each result's integrity "
                            "section",
-        "perCallOffset": "every floating input rotated along its flattened storage by a secret offset per call",
+        "perCallOffset": "every floating input rotated along its flattened storage by a secret offset drawn for each "
+                         "implementation, one element more for each call",
         "interleaving": "round-robin by trial, first implementation rotating",
         "l2FlushBytes": L2_FLUSH_BYTES if target == "cuda" else None,
         "launchQueue": dict(LAUNCH_QUEUE) if target == "cuda" else None,
@@ -146,7 +147,7 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
         "integrity": INTEGRITY_CHECKS,
         "notes": ("Timed: one call of the pass (forward; backward of a fixed forward with a fixed upstream "
                   "gradient; or both), with autograd recording as in training. Inputs are copied in before each "
-                  "call from secretly seeded sets, shifted by a secret offset per call; the L2 is "
+                  "call from secretly seeded sets, shifted by a secret offset, one element more each call; the L2 is "
                   "flushed before each call on GPUs; setup, copies and flush are outside the timed region. "
                   "On GPUs the call is queued behind a device-side delay, so the host's launch cost is not "
                   "timed unless the call waits on the GPU itself (counted as hostExposedSamples). "
@@ -385,7 +386,7 @@ class Contestant:
 
     ``audit`` keeps the timed calls to check after the trials; ``violations`` are the integrity
     violations found (its result is then invalid, not merely failed); ``last_inputs`` is the input set
-    and offset of the call under way.
+    and offset of the call under way, ``offset`` the secret start of its inputs' rotation.
     """
 
     name: str
@@ -401,6 +402,7 @@ class Contestant:
     audit: integrity.AuditReservoir = field(default_factory=lambda: integrity.AuditReservoir(0))
     violations: list[str] = field(default_factory=list)
     last_inputs: tuple[int, int] = (0, 0)
+    offset: int = field(default_factory=lambda: integrity.SECRET.randrange(2**31))
 
     def fail(self, phase: str, error: BaseException) -> None:
         if isinstance(error, integrity.IntegrityViolation):
@@ -423,9 +425,10 @@ class Contestant:
 
 
 def _fresh_inputs(contestant: Contestant, input_sets: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
-    """Before each call: the next input set, its floating tensors rotated by an offset drawn for this call."""
+    """Before each call: the next input set, its floating tensors rotated by the contestant's secret offset
+    plus one element for every call before, so no two calls of a tensor larger than the run see the same values."""
     def next_inputs():
-        input_set, offset = contestant.calls % len(input_sets), integrity.SECRET.randrange(2**31)
+        input_set, offset = contestant.calls % len(input_sets), contestant.offset + contestant.calls
         load_inputs(contestant.tensors, integrity.shift(input_sets[input_set], offset))
         contestant.calls += 1
         contestant.last_inputs = (input_set, offset)

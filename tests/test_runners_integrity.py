@@ -1,0 +1,163 @@
+"""Measurement integrity: the adversarial plugins of ``tests/plugins/adversarial`` are caught, honest ones are not."""
+
+import random
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from runners import discovery, integrity, timing
+from runners.rerun import RerunRequest, rerun_workload
+from runners.timing import Budget, Contestant, PerfCounterTimer, protocol_document
+from runners.types import PreparedPass
+
+ADVERSARIAL = Path(__file__).resolve().parent / "plugins" / "adversarial"
+PUBLISHED = RerunRequest("integrity_linear", "forward", {"rows": 64, "features": 32}, "fp32")
+
+
+@pytest.fixture(scope="module")
+def registry():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(ADVERSARIAL))
+        yield discovery.get_registry()
+
+
+@pytest.fixture(scope="module")
+def results(registry):
+    before = dict(integrity.harness_functions().captured)
+    found = rerun_workload(PUBLISHED, target="cpu", protocol=protocol_document("smoke", "cpu"), registry=registry)
+    assert integrity.harness_functions().captured == before
+    return {result.implementation.name: result.as_document() for result in found}
+
+
+@pytest.mark.parametrize("module, replaced", [
+    ("import_time_clock.py", "time.perf_counter_ns"),
+    ("import_time_elapsed_time.py", "torch.cuda.Event.elapsed_time"),
+    ("import_time_statistics.py", "runners.timing.percentile"),
+])
+def test_a_plugin_that_replaces_timing_functions_when_imported_is_refused(registry, module, replaced):
+    [broken] = [plugin for plugin in registry.broken if plugin.name.endswith(module)]
+    assert broken.error == (f"IntegrityViolation: importing it replaced the harness's {replaced} (put back)")
+    assert "integrity_linear" in {plugin.record.family.name for plugin in registry.kernel_plugins}
+
+
+def test_what_a_refused_plugin_replaced_is_put_back(registry):
+    assert time.perf_counter_ns.__module__ == "time"
+    assert torch.cuda.Event.elapsed_time.__module__ == "torch.cuda.streams"
+    assert timing.percentile([1.0, 3.0], 50) == 2.0
+
+
+def test_the_honest_implementation_passes_and_records_its_checks(results):
+    honest = results["torch"]
+    assert honest["status"] == "passed" and honest["error"] is None
+    checks = honest["integrity"]
+    assert checks["violations"] == [] and len(checks["inputSeeds"]) == honest["protocol"]["inputSets"]
+    protocol = honest["protocol"]
+    timed_calls = 2 * protocol["trials"] * protocol["samplesPerTrial"]
+    assert checks["timedCalls"] == timed_calls and checks["auditedCalls"] == list(range(1, timed_calls + 1))
+
+
+def test_a_cache_keyed_on_fingerprints_never_hits_fresh_inputs(results):
+    """Warm after warm-up when inputs rotate through a few sets; with fresh values every call, it never hits."""
+    cheats = sys.modules["kernelindex_plugins_dir.integrity_linear"]
+    assert results["fingerprint_cache"]["status"] == "passed"
+    assert cheats.FINGERPRINT_HITS["count"] == 0
+
+
+@pytest.mark.parametrize("name, phase, reason", [
+    ("data_ptr_cache", "audit", r"timed call \d+ of 12 returned a wrong output .* though its correctness trials"),
+    ("batched_skip", "audit", r"timed call \d+ of 12 returned a wrong output"),
+    ("published_shape", "audit", r"timed call 1 of 12 returned a wrong output"),
+    ("low_precision_when_timed", "audit", r"timed call 1 of 12 returned a wrong output .* tolerance 0.0001"),
+    ("lazy_output", "correctness trial 1", r"output output is a .*LazyOutput, not a plain torch.Tensor"),
+    ("low_precision", "correctness", r"declares IEEE fp32 arithmetic, but its error .* is that of (tf32|bf16)"),
+    ("side_thread", "timing trial 1", r"left a thread running"),
+    ("patches_statistics", "timing trial 1", r"replaced the harness's runners.timing.percentile \(put back\)"),
+    ("patches_clock", "timing trial 1", r"replaced the harness's time.perf_counter_ns \(put back\)"),
+    ("patches_elapsed_time", "timing trial 1", r"replaced the harness's torch.cuda.Event.elapsed_time \(put back\)"),
+])
+def test_every_cheat_is_caught_and_its_result_invalid(results, name, phase, reason):
+    result = results[name]
+    assert result["status"] == "failed" and result["timing"] is None
+    assert result["error"].startswith(f"{phase}: integrity violation: "), result["error"]
+    assert re.search(reason, result["error"]), result["error"]
+    [violation] = result["integrity"]["violations"]
+    assert result["error"] == f"{phase}: integrity violation: {violation.split(': ', 1)[1]}"
+
+
+def test_cheats_before_the_timer_runs_pass_their_correctness_trials(results):
+    for name in ("data_ptr_cache", "batched_skip", "published_shape", "low_precision_when_timed"):
+        assert results[name]["correctness"]["passed"], name
+
+
+def test_outputs_must_be_plain_dense_tensors_on_the_workload_device():
+    integrity.check_plain_outputs({"output": torch.zeros(2)}, "cpu")
+    with pytest.raises(integrity.IntegrityViolation, match="not a dense tensor"):
+        integrity.check_plain_outputs({"output": torch.zeros(2).to_sparse()}, "cpu")
+    with pytest.raises(integrity.IntegrityViolation, match="not a plain torch.Tensor"):
+        integrity.check_plain_outputs({"output": torch.nn.Parameter(torch.zeros(2))}, "cpu")
+    with pytest.raises(integrity.IntegrityViolation, match="on meta"):
+        integrity.check_plain_outputs({"output": torch.zeros(2, device="meta")}, "cpu")
+
+
+def test_a_timer_that_misses_work_disagrees_with_the_wall_clock():
+    """A batch whose samples cover a tenth of its calls' wall-clock time (a side stream the events did not wait
+    for, a replaced clock) is invalid; an honest CPU batch agrees."""
+    tolerance = timing.WALL_CLOCK_TOLERANCES["cuda"]
+    integrity.check_wall_clock([1e6] * 10, wall_ns=12_000_000, untimed_ns=2_000_000, tolerance=tolerance)
+    with pytest.raises(integrity.IntegrityViolation, match="the timer saw 1 ms of calls, the wall clock 10 ms"):
+        integrity.check_wall_clock([1e5] * 10, wall_ns=12_000_000, untimed_ns=2_000_000, tolerance=tolerance)
+
+    tensors = {"x": torch.randn(256, 256)}
+    prepared = PreparedPass(run=lambda: {"output": tensors["x"] @ tensors["x"]})
+    honest = PerfCounterTimer("cpu").time_calls(prepared, 5, lambda: None)
+    integrity.check_wall_clock(honest.samples, honest.wall_ns, honest.untimed_ns, PerfCounterTimer.wall_clock_tolerance)
+
+
+def test_run_trials_invalidates_a_batch_the_wall_clock_disowns():
+    class UnderReportingTimer:
+        device, wall_clock_tolerance = "cpu", timing.WALL_CLOCK_TOLERANCES["cpu"]
+
+        def time_calls(self, prepared, count, next_inputs, behind_delay=True, returned=None):
+            return timing.TimedCalls([1_000.0] * count, wall_ns=50_000_000, untimed_ns=0)
+
+    contestant = Contestant(name="A", prepared=PreparedPass(run=dict), tensors={}, budget=Budget(30))
+    timing.run_trials([contestant], {"trials": 1, "samplesPerTrial": 3}, UnderReportingTimer(), [{}])
+    assert contestant.error.startswith("timing trial 1: integrity violation: the timer saw")
+    assert contestant.violations and not contestant.samples
+
+
+def test_every_timed_call_gets_values_no_earlier_call_had():
+    seen = []
+    tensors = {"x": torch.zeros(64), "indices": torch.zeros(64, dtype=torch.long)}
+    contestant = Contestant(name="A", prepared=PreparedPass(run=lambda: seen.append(tensors["x"].clone()) or {}),
+                            tensors=tensors, budget=Budget(30))
+    input_sets = [{"x": torch.randn(64), "indices": torch.arange(64)} for _ in range(2)]
+    timing.run_trials([contestant], {"trials": 4, "samplesPerTrial": 4}, PerfCounterTimer("cpu"), input_sets)
+    assert len(seen) == 32 and len({tuple(values.tolist()) for values in seen}) == 32
+    assert torch.equal(tensors["indices"], torch.arange(64))  # indices keep their structure
+    assert sorted(seen[0].tolist()) in (sorted(input_sets[0]["x"].tolist()), sorted(input_sets[1]["x"].tolist()))
+
+
+def test_the_audit_keeps_a_uniform_sample_of_calls():
+    counts = [0] * 20
+    for trial in range(400):
+        reservoir = integrity.AuditReservoir(5, rng=random.Random(trial))
+        for call in range(20):
+            reservoir.offer(0, call, {"output": torch.zeros(1)})
+        assert len(reservoir.kept) == 5 and reservoir.seen == 20
+        for kept in reservoir.kept:
+            counts[kept.call - 1] += 1
+    assert min(counts) > 50 and max(counts) < 150  # 100 expected for each call
+
+
+def test_a_harness_function_replaced_before_capture_is_refused(monkeypatch):
+    monkeypatch.setattr(timing, "percentile", lambda values, q: 1.0)
+    with pytest.raises(integrity.IntegrityViolation, match=r"runners.timing.percentile is not the harness's own"):
+        integrity.HarnessFunctions.capture()
+    monkeypatch.setattr(time, "perf_counter_ns", lambda: 0)
+    with pytest.raises(integrity.IntegrityViolation, match=r"time.perf_counter_ns is not time's own"):
+        integrity.HarnessFunctions.capture()
