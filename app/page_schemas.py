@@ -99,6 +99,8 @@ class RunPageSchema(RunDetailSchema):
     headline = fields.String()
     primary = fields.Dict(metadata={"description": "value, unit and text of the median as the page shows it"})
     rank_line = fields.String()
+    invalidation_notice = fields.String(allow_none=True, metadata={
+        "description": "why, by whom and when the result was invalidated, in words (null when it stands)"})
     spread_line = fields.String()
     execution = fields.List(fields.String(), metadata={
         "description": "a rerun's math mode, host-inclusive median and host synchronization, in words"})

@@ -20,7 +20,9 @@ def split_quantity(value, unit: str) -> dict:
 
 def rank_line(run: Run) -> str:
     """``Rank 2 in its comparison group · source-native comparison · observed 2025-05-27``."""
-    if run.rank is not None:
+    if run.invalidated_at is not None:
+        standing = f"Not ranked: invalidated by {run.invalidated_by} on {formatting.day(run.invalidated_at)}"
+    elif run.rank is not None:
         standing = f"Rank {run.rank} in its comparison group"
     elif run.superseded_by_id:
         standing = "Not ranked: a newer observation of this measurement supersedes it"
@@ -29,6 +31,13 @@ def rank_line(run: Run) -> str:
     else:
         standing = "Not ranked"
     return f"{standing} · {comparison_kind(run.evidence)} · observed {formatting.day(run.observed_at)}"
+
+
+def invalidation_notice(run: Run) -> str | None:
+    """``Invalidated on 2026-12-01 by ...: <reason>``, or None for a result that stands."""
+    if run.invalidated_at is None:
+        return None
+    return f"Invalidated on {formatting.day(run.invalidated_at)} by {run.invalidated_by}: {run.invalidated_reason}"
 
 
 def spread_line(run: Run, spec: dict) -> str:
