@@ -3,6 +3,7 @@ and "failed" marked wherever a failed run is listed."""
 
 from app.models import Run
 from app.importers.kernelindex_rerun import record_rerun_results
+from runners.timing import protocol_document
 
 from .factories import rerun_result
 from .pages_support import in_order, reference_run, text_of
@@ -32,6 +33,22 @@ def test_protocol_reads_as_warm_up_trials_flush_and_launch_queue_with_notes_once
                     "L2 flush", "256 MiB written before each call",
                     "launch queue", "device-side delay; 2× the call's time, 50 µs – 10 ms")
     assert "parameters." not in text and text.count("Timed: one call.") == 1
+
+
+def test_a_version_2_protocol_shows_fresh_inputs_audit_and_wall_clock_check_and_the_run_its_checks(small_app,
+                                                                                                     client):
+    result = rerun_result(reference_run(small_app))
+    result["protocol"] = {**protocol_document("standard", "cuda"), "samplesPerTrial": 4}
+    result["integrity"] = {"inputSeeds": [5, 6, 7, 8], "timedCalls": 40, "auditedCalls": [3, 9, 21, 40, 1, 2, 4, 5],
+                           "violations": []}
+    with small_app.app_context():
+        rerun = Run.get_by_id(record_rerun_results([result], families={}).created[0])
+    text = text_of(client.get(f"/runs/{rerun.id}").get_data(as_text=True))
+    assert in_order(text, "Integrity: 8 of 40 timed calls audited against the reference, inputs from secret seeds; "
+                          "no tampering found",
+                    "inputs", "4 sets from secret seeds (each result records its own), every floating input shifted",
+                    "audit", "8 timed calls drawn at random, checked against the reference",
+                    "wall-clock check", "samples within 20% of each batch's wall-clock time + 20 µs per call")
 
 
 def test_autotuned_configs_are_small_tables_and_empty_values_are_left_out(small_app, client):

@@ -57,7 +57,8 @@ def spread_line(run: Run, spec: dict) -> str:
 
 def execution_lines(run: Run) -> list[str]:
     """A rerun's math mode, what an eager caller pays (the host-inclusive median beside the device-only
-    primary) and whether a call waits on the host; empty for source rows, which record none of it."""
+    primary), whether a call waits on the host and what the integrity checks found; empty for source rows,
+    which record none of it."""
     details = run.details or {}
     timing, implementation = details.get("timing") or {}, details.get("implementation") or {}
     lines = []
@@ -73,6 +74,12 @@ def execution_lines(run: Run) -> list[str]:
         lines.append("Waits on the host inside the timed call" + (f" ({synchronization['detail']})"
                                                                      if synchronization.get("detail") else "")
                      if synchronization.get("detected") else "No host synchronization inside the timed call")
+    checks = details.get("integrity")
+    if checks:
+        found = (f"integrity violations: {'; '.join(checks['violations'])}" if checks.get("violations")
+                 else "no tampering found")
+        lines.append(f"Integrity: {len(checks.get('auditedCalls') or [])} of {checks.get('timedCalls', 0)} timed "
+                     f"calls audited against the reference, inputs from secret seeds; {found}")
     return lines
 
 
