@@ -269,6 +269,8 @@ class PluginSchema(Schema):
     target = fields.String()
     implementations = fields.List(fields.Dict())
     description = fields.String()
+    scan_warnings = fields.List(fields.Dict(), metadata={
+        "description": "line, pattern and text of each static-scan finding in the plugin's source (warnings only)"})
 
 
 class BrokenPluginSchema(Schema):

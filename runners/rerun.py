@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping, Sequence
 
-from runners import correctness, integrity, timing
+from runners import correctness, integrity, scan, timing
 from runners.discovery import LoadedPlugin, PluginRegistry, get_registry
 from runners.types import PASSES, Implementation, RerunResult, Workload, dtype_name, torch_dtype
 
@@ -238,11 +238,13 @@ def _audit(calls: _PluginCalls, contestants: Sequence[timing.Contestant], seeds:
             contestant.fail("audit", failure)
 
 
-def integrity_section(contestant: timing.Contestant, seeds: Sequence[int]) -> dict[str, Any]:
-    """What a result records of its integrity checks: the secret seeds, the audited calls, any violations."""
+def integrity_section(contestant: timing.Contestant, seeds: Sequence[int],
+                      warnings: Sequence[scan.ScanWarning]) -> dict[str, Any]:
+    """What a result records of its integrity checks: the secret seeds, the audited calls, any violations, and
+    the static scan's warnings about its plugin's source (which never decide)."""
     return {"inputSeeds": list(seeds), "timedCalls": contestant.audit.seen,
             "auditedCalls": sorted(kept.call for kept in contestant.audit.kept),
-            "violations": list(contestant.violations)}
+            "violations": list(contestant.violations), "scanWarnings": [warning.as_document() for warning in warnings]}
 
 
 def _prepared_contestants(calls: _PluginCalls, chosen: Mapping[str, Implementation],
@@ -310,6 +312,7 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     cost = calls.call("workload_cost", parameters=calls.parameters, dtype=calls.dtype, options=calls.options,
                       pass_=request.pass_)
     observed_at = now_utc()
+    warnings = scan.scan_module(plugin.module, [spec.shape for spec in calls.expected.values()])
 
     results = []
     for contestant in contestants:
@@ -323,7 +326,7 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
                                          contestant.host_synchronization) if passed else None,
             correctness=records[contestant.name].as_document(policy), environment=environment,
             protocol=protocol, observed_at=observed_at, cost=cost,
-            integrity=integrity_section(contestant, seeds)))
+            integrity=integrity_section(contestant, seeds, warnings)))
         outcome = (f"median {results[-1].timing['median'] / 1e6:.4g} ms" if passed
                    else f"failed: {contestant.error}")
         progress(f"  {contestant.name}: {outcome}")

@@ -161,3 +161,13 @@ def test_a_harness_function_replaced_before_capture_is_refused(monkeypatch):
     monkeypatch.setattr(time, "perf_counter_ns", lambda: 0)
     with pytest.raises(integrity.IntegrityViolation, match=r"time.perf_counter_ns is not time's own"):
         integrity.HarnessFunctions.capture()
+
+
+def test_every_result_carries_the_static_scan_of_its_plugin(results):
+    """The scan warns about the cheats' source, with the rerun workload's shapes; it decided nothing above."""
+    warnings = results["torch"]["integrity"]["scanWarnings"]
+    assert {warning["pattern"] for warning in warnings} == {"patches", "threads", "identity keys",
+                                                            "published shapes"}
+    assert {"line": 34, "pattern": "published shapes",
+            "text": "writes out (64, 32), a published workload's shape"} in warnings
+    assert results["torch"]["status"] == "passed"

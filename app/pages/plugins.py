@@ -1,16 +1,46 @@
-"""The plugin listing: every kernel plugin found, and those that failed to load with why."""
+"""The plugin listing: every kernel plugin found, with its static scan's warnings, and those that failed to load.
 
+The scan (``runners.scan``) reads each plugin module's source for the known ways to game a
+measurement, with the shapes of the workloads published for its family; its warnings are
+shown, never acted on: the rerun harness's runtime checks decide.
+"""
+
+from ..models import Run
 from .titles import implementation_title
+
+PUBLISHED_WORKLOADS_SCANNED = 500
+"""At most this many of a family's distinct published workloads give the scan its shapes."""
+
+
+def published_shapes(definition) -> set:
+    """The tensor shapes of the workloads published for a family (``FamilyDefinition``), as the scan compares."""
+    shapes = set()
+    workloads = (Run.select(Run.parameters, Run.dtype, Run.options).where(Run.kernel == definition.name)
+                 .distinct().limit(PUBLISHED_WORKLOADS_SCANNED))
+    for workload in workloads:
+        try:
+            specs = definition.tensors({**definition.defaults, **workload.parameters, **workload.options},
+                                       workload.dtype or "fp32")
+        except Exception:  # a published workload this plugin's definition cannot express: nothing to compare
+            continue
+        shapes.update(tuple(spec.shape) for spec in specs)
+    return shapes
 
 
 def plugins_page() -> dict:
     try:
-        from runners.discovery import plugin_listing
+        from runners.discovery import get_registry, plugin_listing
+        from runners.scan import scan_module
 
         listing = plugin_listing()
+        modules = {plugin.name: plugin for plugin in get_registry().plugins}
     except Exception as error:  # the web must show the listing's failure, not fail with it
         return {"plugins": [], "broken": [], "error": f"{type(error).__name__}: {error}"}
     for plugin in listing["plugins"]:
         for implementation in plugin.get("implementations") or ():
             implementation["title"] = implementation_title(implementation["name"])
+        loaded = modules.get(plugin["name"])  # None only when the listing and the registry disagree
+        shapes = published_shapes(loaded.record.family) if loaded and loaded.record else ()
+        plugin["scan_warnings"] = [warning.as_document() for warning in scan_module(loaded.module, shapes)] \
+            if loaded else []
     return {**listing, "error": None}

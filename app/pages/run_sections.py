@@ -80,6 +80,10 @@ def execution_lines(run: Run) -> list[str]:
                  else "no tampering found")
         lines.append(f"Integrity: {len(checks.get('auditedCalls') or [])} of {checks.get('timedCalls', 0)} timed "
                      f"calls audited against the reference, inputs from secret seeds; {found}")
+        warnings = checks.get("scanWarnings") or []
+        if warnings:
+            lines.append("Static scan of its plugin's source (warnings, not verdicts): " + "; ".join(
+                f"line {warning['line']}, {warning['pattern']}: {warning['text']}" for warning in warnings))
     return lines
 
 
