@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping, Sequence
 
-from runners import correctness, integrity, scan, timing
+from runners import correctness, integrity, scan, telemetry, timing
 from runners.discovery import LoadedPlugin, PluginRegistry, get_registry
 from runners.types import PASSES, Implementation, RerunResult, Workload, dtype_name, torch_dtype
 
@@ -305,9 +305,14 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     seeds = integrity.secret_seeds(protocol["inputSets"])
     input_sets = [calls.tensors(seed) for seed in seeds]
     timer = timing.make_timer(target, device)
+    gpu = telemetry.open_telemetry(target, device_index, protocol["telemetry"])
+    try:
+        gpu.wait_until_ready()
+    except telemetry.TelemetryRefused as refused:
+        raise RerunError(f"{device} is not fit to time on: {refused}") from refused
     timing.warm_up(contestants, protocol, timer, input_sets)
     timing.check_host_synchronization(contestants, target, timer, input_sets)
-    timing.run_trials(contestants, protocol, timer, input_sets, progress)
+    timing.run_trials(contestants, protocol, timer, input_sets, progress, after_trial=gpu.sample)
     _audit(calls, contestants, seeds, input_sets, records)
     cost = calls.call("workload_cost", parameters=calls.parameters, dtype=calls.dtype, options=calls.options,
                       pass_=request.pass_)
@@ -326,7 +331,7 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
                                          contestant.host_synchronization) if passed else None,
             correctness=records[contestant.name].as_document(policy), environment=environment,
             protocol=protocol, observed_at=observed_at, cost=cost,
-            integrity=integrity_section(contestant, seeds, warnings)))
+            integrity=integrity_section(contestant, seeds, warnings), telemetry=gpu.as_document()))
         outcome = (f"median {results[-1].timing['median'] / 1e6:.4g} ms" if passed
                    else f"failed: {contestant.error}")
         progress(f"  {contestant.name}: {outcome}")

@@ -37,7 +37,10 @@ workload:
    that waits on the host (``.item()``, a copy from pageable memory) is recorded as such
    (``hostSynchronization``) rather than found by its noisy timing.
 
-8. integrity (:mod:`runners.integrity`): after every batch of an implementation's calls
+8. on a GPU, NVML telemetry (:mod:`runners.telemetry`, thresholds ``telemetry``): a rerun waits
+   for a hot or slowed GPU before it starts, and records clocks, temperature, power and
+   throttle reasons after every trial;
+9. integrity (:mod:`runners.integrity`): after every batch of an implementation's calls
    the harness's timing functions must be the ones captured before any plugin was
    imported, and no thread it started may still run; every output of a timed call must
    be a plain dense tensor; each timed batch must agree with the wall clock (``wallClock``);
@@ -65,7 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from runners import integrity
+from runners import integrity, telemetry
 from runners.types import PreparedPass
 
 HARNESS = {"name": "KernelIndex rerun harness", "repository": "https://github.com/kernelindex/kernelindex"}
@@ -144,6 +147,7 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
                           "statistics": ["median", "p20", "p80"]},
         "hostSynchronizationCheck": HOST_SYNCHRONIZATION_CHECK if target == "cuda" else None,
         "wallClock": dict(WALL_CLOCK_TOLERANCES[target]),
+        "telemetry": dict(telemetry.THRESHOLDS) if target == "cuda" else None,
         "integrity": INTEGRITY_CHECKS,
         "notes": ("Timed: one call of the pass (forward; backward of a fixed forward with a fixed upstream "
                   "gradient; or both), with autograd recording as in training. Inputs are copied in before each "
@@ -518,11 +522,12 @@ def check_host_synchronization(contestants: Sequence[Contestant], target: str, t
 
 
 def run_trials(contestants: Sequence[Contestant], protocol: Mapping[str, Any], timer,
-               input_sets: Sequence[Mapping[str, Any]], progress: Callable[[str], None] = lambda message: None) -> None:
+               input_sets: Sequence[Mapping[str, Any]], progress: Callable[[str], None] = lambda message: None,
+               after_trial: Callable[[int], None] = lambda trial: None) -> None:
     """Time every contestant still standing, interleaved trial by trial; failures stop only their own contestant.
 
     Every timed call's outputs go to the contestant's audit; every batch the timer measured on the wall
-    clock is cross-checked against it."""
+    clock is cross-checked against it. ``after_trial(trial)`` runs when each trial is done (GPU telemetry)."""
     for trial in range(protocol["trials"]):
         shift = trial % len(contestants)
         for contestant in [*contestants[shift:], *contestants[:shift]]:
@@ -547,6 +552,7 @@ def run_trials(contestants: Sequence[Contestant], protocol: Mapping[str, Any], t
             contestant.host_inclusive.extend(host_inclusive.samples)
             progress(f"  trial {trial + 1}/{protocol['trials']} {contestant.name}: "
                      f"median {percentile(timed.samples, 50) / 1e6:.4g} ms")
+        after_trial(trial + 1)
 
 
 # ----------------------------------------------------------------------------- statistics

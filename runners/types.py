@@ -350,6 +350,9 @@ class RerunResult:
     integrity: Mapping[str, Any] | None = None
     """The integrity checks' record (``runners.rerun.integrity_section``): secret input seeds, audited calls and
     violations; a result with violations was gamed, and its host records it invalidated."""
+    telemetry: Mapping[str, Any] | None = None
+    """The GPU's clocks, temperature, power and throttle reasons after each trial (``runners.telemetry``), or
+    why there are none."""
 
     @property
     def passed(self) -> bool:
@@ -372,6 +375,7 @@ class RerunResult:
             "observedAt": self.observed_at,
             "cost": self.cost.as_document(),
             "integrity": None if self.integrity is None else dict(self.integrity),
+            "telemetry": None if self.telemetry is None else dict(self.telemetry),
         }
 
     def bundle_line(self) -> str:

@@ -164,7 +164,8 @@ def rerun_record(result: dict, families: dict, rerun_of: Run | None, received_at
         rerun_of=rerun_of.id if rerun_of else None, received_at=received_at,
         invalidation=harness_invalidation(result, received_at),
         details={"timing": timing, "correctness": result["correctness"], "cost": result["cost"],
-                 "error": result["error"], "implementation": implementation, "integrity": result.get("integrity")})
+                 "error": result["error"], "implementation": implementation, "integrity": result.get("integrity"),
+                 "telemetry": result.get("telemetry")})
 
 
 def loaded_result(result, submission: Submission, skew: timedelta, declared: dict, definitions: dict) -> dict:

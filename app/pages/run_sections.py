@@ -74,6 +74,9 @@ def execution_lines(run: Run) -> list[str]:
         lines.append("Waits on the host inside the timed call" + (f" ({synchronization['detail']})"
                                                                      if synchronization.get("detail") else "")
                      if synchronization.get("detected") else "No host synchronization inside the timed call")
+    gpu = details.get("telemetry")
+    if gpu:
+        lines.append(telemetry_line(gpu))
     checks = details.get("integrity")
     if checks:
         found = (f"integrity violations: {'; '.join(checks['violations'])}" if checks.get("violations")
@@ -85,6 +88,27 @@ def execution_lines(run: Run) -> list[str]:
             lines.append("Static scan of its plugin's source (warnings, not verdicts): " + "; ".join(
                 f"line {warning['line']}, {warning['pattern']}: {warning['text']}" for warning in warnings))
     return lines
+
+
+def telemetry_line(gpu: dict) -> str:
+    """``GPU telemetry over 5 trials: SM 1755–1980 MHz (max 1980), memory 2619 MHz, 41–47 °C, 310–330 W; throttle:
+    none`` (ranges over the trials' samples), or why there is none."""
+    if not gpu.get("available"):
+        return f"GPU telemetry: not available ({gpu.get('reason')})"
+    samples = gpu.get("samples") or []
+    if not samples:
+        return "GPU telemetry: no trial sampled"
+
+    def span(key, unit):
+        low, high = (formatting.significant(f(sample[key] for sample in samples), 3) for f in (min, max))
+        return f"{low}{unit}" if low == high else f"{low}–{high}{unit}"
+
+    reasons = sorted({reason for sample in samples for reason in sample.get("throttleReasons") or ()})
+    outside = gpu.get("trialsOutsideProtocol") or []
+    return (f"GPU telemetry over {len(samples)} trials: SM {span('smClockMHz', ' MHz')} "
+            f"(max {gpu.get('maxSmClockMHz')} MHz), memory {span('memoryClockMHz', ' MHz')}, {span('temperatureC', ' °C')}, {span('powerW', ' W')}; "
+            f"throttle: {', '.join(reasons) or 'none'}"
+            + (f"; trials outside the protocol's thresholds: {', '.join(map(str, outside))}" if outside else ""))
 
 
 def native_line(spec: dict) -> str:
