@@ -14,8 +14,8 @@ workload:
    implementation's tensors with its floating tensors rotated by a secret offset that
    grows by one element each call, so every call sees values no earlier call had (neither a warm cache
    nor a remembered result can help); the pass's setup runs (the fixed forward of a
-   backward pass), and on a GPU a ``l2FlushBytes`` buffer is zeroed to evict the L2
-   cache;
+   backward pass), and on a GPU persisting L2 is turned off and reset
+   (``persistingL2Reset``) and a ``l2FlushBytes`` buffer is zeroed to evict the L2 cache;
 4. a call is timed by CUDA events around it on the GPU's current stream, or by
    ``time.perf_counter_ns`` on a CPU. On a GPU the start event is queued behind a
    device-side delay (``launchQueue``) long enough for the host to queue the whole
@@ -142,6 +142,7 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
                          "implementation, one element more for each call",
         "interleaving": "round-robin by trial, first implementation rotating",
         "l2FlushBytes": L2_FLUSH_BYTES if target == "cuda" else None,
+        "persistingL2Reset": PERSISTING_L2_RESET if target == "cuda" else None,
         "launchQueue": dict(LAUNCH_QUEUE) if target == "cuda" else None,
         "hostInclusive": {"method": HOST_INCLUSIVE_METHODS[target], "samplesPerTrial": parameters["samplesPerTrial"],
                           "statistics": ["median", "p20", "p80"]},
@@ -303,6 +304,7 @@ class CudaEventTimer:
         self.device = torch.device(device)
         self.functions = integrity.harness_functions()
         self.flush_buffer = torch.empty(flush_bytes, dtype=torch.int8, device=self.device)
+        self.persisting_l2 = PersistingL2()
         self.cycles_per_ns = _clock_rate(torch.cuda.current_device())  # the device events are timed on
         self.queue_ns: dict[int, int] = {}  # id(prepared pass) -> longest host time to queue one call
 
@@ -311,19 +313,21 @@ class CudaEventTimer:
                    returned: Callable[[Mapping[str, Any]], None] = _ignore) -> TimedCalls:
         """``count`` calls, each behind the device-side delay (device time) or, without ``behind_delay``,
         back to back as an eager caller makes them (host-inclusive time); each one's outputs are handed to
-        ``returned`` after its end event. Device-time batches are followed by a blank batch (the same inputs,
-        setup, flush and delays, no calls) on the wall clock, the part of the batch no sample covers."""
+        ``returned`` after its end event. In device-time batches the harness's own work in ``returned`` (the
+        audit's copies) is timed by events too, and a blank batch follows (the same inputs, setup, flush and
+        delays, no calls) on the wall clock: together, the part of the batch no sample covers."""
         f = self.functions
         event, record, query, elapsed = (f["torch.cuda.Event"], f["torch.cuda.Event.record"],
                                          f["torch.cuda.Event.query"], f["torch.cuda.Event.elapsed_time"])
         clock, wall, sleep = f["time.perf_counter_ns"], f["time.monotonic_ns"], f["torch.cuda._sleep"]
-        events, delays = [], []
+        events, delays, harness_events = [], [], []
         host_exposed = 0
         longest = self.queue_ns.get(id(prepared))
         batch_started = wall()
         for _ in range(count):
             next_inputs()
             prepared.setup()
+            self.persisting_l2.reset()
             self.flush_buffer.zero_()
             if behind_delay:
                 delays.append(int(queue_delay_ns(longest) * self.cycles_per_ns))
@@ -338,12 +342,21 @@ class CudaEventTimer:
                 host_exposed += int(query(start))
                 longest = max(longest or 0, queued_in)
             events.append((start, end))
+            if behind_delay:
+                harness_events.append((event(enable_timing=True), event(enable_timing=True)))
+                record(harness_events[-1][0])
             returned(outputs)
+            if behind_delay:
+                record(harness_events[-1][1])
             del outputs
         if longest is not None:  # kept across batches: warm-up sizes the delay of the first timed call
             self.queue_ns[id(prepared)] = longest
         f["torch.cuda.synchronize"](self.device)
         wall_ns = wall() - batch_started
+        reserved = self.persisting_l2.reserved()
+        if reserved:
+            raise integrity.IntegrityViolation(f"set aside {reserved} bytes of persisting L2 during its calls, "
+                                               "to keep data in the cache the harness flushes")
         samples = [elapsed(start, end) * 1e6 for start, end in events]
         if not behind_delay:
             return TimedCalls(samples, host_exposed)
@@ -351,13 +364,54 @@ class CudaEventTimer:
         for delay in delays:
             next_inputs()
             prepared.setup()
+            self.persisting_l2.reset()
             self.flush_buffer.zero_()
             sleep(delay)
         f["torch.cuda.synchronize"](self.device)
-        return TimedCalls(samples, host_exposed, wall_ns=wall_ns, untimed_ns=wall() - blank_started)
+        harness_ns = sum(elapsed(start, end) * 1e6 for start, end in harness_events)
+        return TimedCalls(samples, host_exposed, wall_ns=wall_ns, untimed_ns=int(wall() - blank_started + harness_ns))
 
     def synchronize(self) -> None:
         self.functions["torch.cuda.synchronize"](self.device)
+
+
+CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06  # cudaLimitPersistingL2CacheSize
+PERSISTING_L2_RESET = ("cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) and cudaCtxResetPersistingL2Cache() "
+                       "before every call's L2 flush, so no access-policy window a pass sets keeps data in L2; a "
+                       "batch after which persisting L2 is set aside again invalidates the result")
+
+
+class PersistingL2:
+    """Persisting L2 through the CUDA runtime torch loaded (torch wraps none of it): ``reset`` turns it off and
+    evicts what persists; ``reserved`` is what a pass set aside since (bytes), which the harness never does.
+    Without a runtime to call (no CUDA), there is nothing to reset or read."""
+
+    def __init__(self):
+        import ctypes
+
+        self.runtime = None
+        for name in ("libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"):
+            try:
+                self.runtime = ctypes.CDLL(name)
+                break
+            except OSError:
+                continue
+
+    def reset(self) -> None:
+        import ctypes
+
+        if self.runtime is not None:
+            self.runtime.cudaDeviceSetLimit(CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(0))
+            self.runtime.cudaCtxResetPersistingL2Cache()
+
+    def reserved(self) -> int:
+        import ctypes
+
+        if self.runtime is None:
+            return 0
+        size = ctypes.c_size_t(0)
+        self.runtime.cudaDeviceGetLimit(ctypes.byref(size), CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE)
+        return size.value
 
 
 @functools.cache

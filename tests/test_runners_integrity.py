@@ -5,6 +5,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -171,3 +172,33 @@ def test_every_result_carries_the_static_scan_of_its_plugin(results):
     assert {"line": 34, "pattern": "published shapes",
             "text": "writes out (64, 32), a published workload's shape"} in warnings
     assert results["torch"]["status"] == "passed"
+
+
+def test_a_gpu_batch_after_which_persisting_l2_is_set_aside_is_invalid():
+    """The CUDA timer with torch.cuda stood in for: a pass that reserved persisting L2 during its calls is caught."""
+    class Event:
+        def __init__(self, enable_timing):
+            pass
+
+        def record(self):
+            return None
+
+        def query(self):
+            return False
+
+        def elapsed_time(self, other):
+            return 0.01
+
+    timer = object.__new__(timing.CudaEventTimer)
+    timer.device, timer.flush_buffer, timer.cycles_per_ns, timer.queue_ns = "cuda:0", torch.zeros(4), 1.5, {}
+    timer.functions = {"torch.cuda.Event": Event, "torch.cuda.Event.record": Event.record,
+                       "torch.cuda.Event.query": Event.query, "torch.cuda.Event.elapsed_time": Event.elapsed_time,
+                       "torch.cuda._sleep": lambda cycles: None, "torch.cuda.synchronize": lambda device=None: None,
+                       "time.perf_counter_ns": time.perf_counter_ns, "time.monotonic_ns": time.monotonic_ns}
+    reserved = {"bytes": 0}
+    timer.persisting_l2 = SimpleNamespace(reset=lambda: reserved.update(bytes=0), reserved=lambda: reserved["bytes"])
+    honest = PreparedPass(run=dict)
+    assert timer.time_calls(honest, 2, lambda: None).samples == [10_000.0, 10_000.0]
+    keeps_weights = PreparedPass(run=lambda: reserved.update(bytes=30 * 2**20) or {})
+    with pytest.raises(integrity.IntegrityViolation, match="set aside 31457280 bytes of persisting L2"):
+        timer.time_calls(keeps_weights, 2, lambda: None)

@@ -3,6 +3,7 @@
 import json
 import time
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -230,7 +231,8 @@ def test_setup_runs_outside_the_timed_call():
 
 def test_gpu_timer_queues_timed_calls_behind_a_delay_and_host_inclusive_ones_back_to_back():
     """The CUDA timer with torch.cuda's functions stood in for: only device-time calls sleep, count host exposure
-    and are followed by a blank batch (inputs, flush and the same delays, no call) for the wall-clock check."""
+    and are followed by a blank batch (inputs, flush and the same delays, no call) for the wall-clock check, the
+    harness's own work after each call (the audit's copies) timed by a second pair of events."""
     log = []
 
     class Event:
@@ -248,6 +250,7 @@ def test_gpu_timer_queues_timed_calls_behind_a_delay_and_host_inclusive_ones_bac
 
     timer = object.__new__(timing.CudaEventTimer)  # no device: skip the flush buffer and clock measurement
     timer.device, timer.flush_buffer, timer.cycles_per_ns, timer.queue_ns = "cuda:0", torch.zeros(4), 1.5, {}
+    timer.persisting_l2 = SimpleNamespace(reset=lambda: log.append("reset L2"), reserved=lambda: 0)
     timer.functions = {"torch.cuda.Event": Event, "torch.cuda.Event.record": Event.record,
                        "torch.cuda.Event.query": Event.query, "torch.cuda.Event.elapsed_time": Event.elapsed_time,
                        "torch.cuda._sleep": lambda cycles: log.append("sleep"),
@@ -256,14 +259,14 @@ def test_gpu_timer_queues_timed_calls_behind_a_delay_and_host_inclusive_ones_bac
     prepared = PreparedPass(run=lambda: log.append("run") or {})
 
     delayed = timer.time_calls(prepared, 2, lambda: log.append("inputs"))
-    assert log == ["inputs", "sleep", "record", "run", "record"] * 2 + ["synchronize"] + \
-        ["inputs", "sleep"] * 2 + ["synchronize"]
+    assert log == ["inputs", "reset L2", "sleep", "record", "run", "record", "record", "record"] * 2 + \
+        ["synchronize"] + ["inputs", "reset L2", "sleep"] * 2 + ["synchronize"]
     assert delayed.samples == [2000.0, 2000.0] and delayed.host_exposed == 2
     assert delayed.wall_ns > 0 and delayed.untimed_ns > 0
     sized = dict(timer.queue_ns)
     log.clear()
     back_to_back = timer.time_calls(prepared, 2, lambda: None, behind_delay=False)
-    assert log == ["record", "run", "record"] * 2 + ["synchronize"]
+    assert log == ["reset L2", "record", "run", "record"] * 2 + ["synchronize"]
     assert back_to_back.host_exposed == 0 and timer.queue_ns == sized and back_to_back.wall_ns is None
 
 
