@@ -106,7 +106,8 @@ def telemetry_line(gpu: dict) -> str:
     reasons = sorted({reason for sample in samples for reason in sample.get("throttleReasons") or ()})
     outside = gpu.get("trialsOutsideProtocol") or []
     return (f"GPU telemetry over {len(samples)} trials: SM {span('smClockMHz', ' MHz')} "
-            f"(max {gpu.get('maxSmClockMHz')} MHz), memory {span('memoryClockMHz', ' MHz')}, {span('temperatureC', ' °C')}, {span('powerW', ' W')}; "
+            f"(max {gpu.get('maxSmClockMHz')} MHz), memory {span('memoryClockMHz', ' MHz')}, "
+            f"{span('temperatureC', ' °C')}, {span('powerW', ' W')}; "
             f"throttle: {', '.join(reasons) or 'none'}"
             + (f"; trials outside the protocol's thresholds: {', '.join(map(str, outside))}" if outside else ""))
 
