@@ -19,7 +19,7 @@ do, and what stops it here (the protocol document's ``integrity`` section says t
   when it is read.
 * **Lie about time** in ways no identity check sees (a side stream the events do not
   wait for): each timed batch is also measured on the wall clock, after a device
-  synchronisation, and the two must agree (:func:`check_wall_clock`).
+  synchronisation, and the two must agree (:func:`wall_clock_disagreement`) in most batches.
 * **Replay results** (remember outputs by ``data_ptr``, ``id()``, a fingerprint of the
   values, or do the work once for several calls): every timed call gets values no
   earlier call had, from input sets drawn from secret seeds and shifted by a secret
@@ -232,22 +232,23 @@ class AuditReservoir:
                 self.kept[slot] = call
 
 
-def check_wall_clock(samples: Sequence[float], wall_ns: int, untimed_ns: int, tolerance: Mapping[str, float]) -> None:
-    """Raise IntegrityViolation when a batch's samples do not account for its wall-clock time.
+def wall_clock_disagreement(samples: Sequence[float], wall_ns: int, untimed_ns: int,
+                            tolerance: Mapping[str, float]) -> str | None:
+    """How a batch's samples fail to account for its wall-clock time, or None when they do.
 
     ``wall_ns`` is the whole batch on the wall clock, ending after a device
     synchronisation; ``untimed_ns`` what the batch spent outside the timed calls (inputs,
-    setup, flush, delay). The calls' share, ``wall_ns - untimed_ns``, must be the sum of
-    the samples within ``tolerance["relative"]`` of ``wall_ns`` plus
-    ``tolerance["absoluteNsPerCall"]`` per call: work the timer did not see (a side
-    stream, a replaced clock) shows up here.
+    setup, flush, delay, the harness's copies). The calls' share, ``wall_ns - untimed_ns``,
+    must be the sum of the samples within ``tolerance["relative"]`` of ``wall_ns`` plus
+    ``tolerance["absoluteNsPerCall"]`` per call: work the timer did not see (a side stream,
+    a replaced clock) shows up here.
     """
     timed = sum(samples)
     allowed = tolerance["relative"] * wall_ns + tolerance["absoluteNsPerCall"] * len(samples)
-    unseen = wall_ns - untimed_ns - timed
-    if abs(unseen) > allowed:
-        raise IntegrityViolation(f"the timer saw {timed / 1e6:.4g} ms of calls, the wall clock "
-                                 f"{(wall_ns - untimed_ns) / 1e6:.4g} ms (allowed difference {allowed / 1e6:.4g} ms)")
+    if abs(wall_ns - untimed_ns - timed) <= allowed:
+        return None
+    return (f"the timer saw {timed / 1e6:.4g} ms of calls, the wall clock {(wall_ns - untimed_ns) / 1e6:.4g} ms "
+            f"(allowed difference {allowed / 1e6:.4g} ms)")
 
 
 def precision_downgrade(error: float | None, dtype: str, math_mode: str, tolerances: Mapping[str, float]) -> str | None:

@@ -240,10 +240,13 @@ def _audit(calls: _PluginCalls, contestants: Sequence[timing.Contestant], seeds:
 
 def integrity_section(contestant: timing.Contestant, seeds: Sequence[int],
                       warnings: Sequence[scan.ScanWarning]) -> dict[str, Any]:
-    """What a result records of its integrity checks: the secret seeds, the audited calls, any violations, and
-    the static scan's warnings about its plugin's source (which never decide)."""
+    """What a result records of its integrity checks: the secret seeds, the audited calls, how many GPU batches
+    disagreed with the wall clock, any violations, and the static scan's warnings about its plugin's source
+    (which never decide)."""
     return {"inputSeeds": list(seeds), "timedCalls": contestant.audit.seen,
             "auditedCalls": sorted(kept.call for kept in contestant.audit.kept),
+            "wallClockBatches": {"checked": len(contestant.wall_clock),
+                                 "disagreed": sum(message is not None for message in contestant.wall_clock)},
             "violations": list(contestant.violations), "scanWarnings": [warning.as_document() for warning in warnings]}
 
 

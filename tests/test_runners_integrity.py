@@ -59,6 +59,7 @@ def test_the_honest_implementation_passes_and_records_its_checks(results):
     protocol = honest["protocol"]
     timed_calls = 2 * protocol["trials"] * protocol["samplesPerTrial"]
     assert checks["timedCalls"] == timed_calls and checks["auditedCalls"] == list(range(1, timed_calls + 1))
+    assert checks["wallClockBatches"] == {"checked": 0, "disagreed": 0}  # a CPU's samples are wall-clock time
 
 
 def test_a_cache_keyed_on_fingerprints_never_hits_fresh_inputs(results):
@@ -105,30 +106,42 @@ def test_outputs_must_be_plain_dense_tensors_on_the_workload_device():
 
 
 def test_a_timer_that_misses_work_disagrees_with_the_wall_clock():
-    """A batch whose samples cover a tenth of its calls' wall-clock time (a side stream the events did not wait
-    for, a replaced clock) is invalid; an honest CPU batch agrees."""
-    tolerance = timing.WALL_CLOCK_TOLERANCES["cuda"]
-    integrity.check_wall_clock([1e6] * 10, wall_ns=12_000_000, untimed_ns=2_000_000, tolerance=tolerance)
-    with pytest.raises(integrity.IntegrityViolation, match="the timer saw 1 ms of calls, the wall clock 10 ms"):
-        integrity.check_wall_clock([1e5] * 10, wall_ns=12_000_000, untimed_ns=2_000_000, tolerance=tolerance)
-
-    tensors = {"x": torch.randn(256, 256)}
-    prepared = PreparedPass(run=lambda: {"output": tensors["x"] @ tensors["x"]})
-    honest = PerfCounterTimer("cpu").time_calls(prepared, 5, lambda: None)
-    integrity.check_wall_clock(honest.samples, honest.wall_ns, honest.untimed_ns, PerfCounterTimer.wall_clock_tolerance)
+    """A GPU batch whose samples cover a tenth of its calls' wall-clock time (a side stream the events did not wait
+    for, a replaced clock) disagrees; one within the tolerance agrees."""
+    tolerance = timing.WALL_CLOCK
+    assert integrity.wall_clock_disagreement([1e6] * 10, 12_000_000, 2_000_000, tolerance) is None
+    assert integrity.wall_clock_disagreement([1e5] * 10, 12_000_000, 2_000_000, tolerance) == \
+        "the timer saw 1 ms of calls, the wall clock 10 ms (allowed difference 2.6 ms)"
 
 
-def test_run_trials_invalidates_a_batch_the_wall_clock_disowns():
-    class UnderReportingTimer:
-        device, wall_clock_tolerance = "cpu", timing.WALL_CLOCK_TOLERANCES["cpu"]
+class UnderReportingTimer:
+    """Samples of 1 µs per call in batches that took 50 ms on the wall clock, except the batches listed honest."""
 
-        def time_calls(self, prepared, count, next_inputs, behind_delay=True, returned=None):
-            return timing.TimedCalls([1_000.0] * count, wall_ns=50_000_000, untimed_ns=0)
+    device, wall_clock_tolerance = "cpu", timing.WALL_CLOCK
 
+    def __init__(self, honest_batches=()):
+        self.batches, self.honest_batches = 0, set(honest_batches)
+
+    def time_calls(self, prepared, count, next_inputs, behind_delay=True, returned=None):
+        self.batches += 1
+        sample = 50_000_000 / count if self.batches in self.honest_batches else 1_000.0
+        return timing.TimedCalls([sample] * count, wall_ns=50_000_000, untimed_ns=0)
+
+
+def test_run_trials_invalidates_a_contestant_most_of_whose_batches_the_wall_clock_disowns():
     contestant = Contestant(name="A", prepared=PreparedPass(run=dict), tensors={}, budget=Budget(30))
-    timing.run_trials([contestant], {"trials": 1, "samplesPerTrial": 3}, UnderReportingTimer(), [{}])
-    assert contestant.error.startswith("timing trial 1: integrity violation: the timer saw")
-    assert contestant.violations and not contestant.samples
+    timing.run_trials([contestant], {"trials": 2, "samplesPerTrial": 3}, UnderReportingTimer(), [{}])
+    assert contestant.error.startswith("timing: integrity violation: 4 of its 4 timed batches disagree with the "
+                                       "wall clock (the first: the timer saw 0.003 ms of calls")
+    assert contestant.violations and contestant.wall_clock[0] is not None
+
+
+def test_a_batch_that_disagrees_now_and_then_is_a_stalled_host_not_a_cheat():
+    contestant = Contestant(name="A", prepared=PreparedPass(run=dict), tensors={}, budget=Budget(30))
+    timing.run_trials([contestant], {"trials": 2, "samplesPerTrial": 3}, UnderReportingTimer(honest_batches={1, 2, 3}),
+                      [{}])
+    assert contestant.error is None and len(contestant.samples) == 2
+    assert [message is None for message in contestant.wall_clock] == [True, True, True, False]
 
 
 def test_every_timed_call_gets_values_no_earlier_call_had():

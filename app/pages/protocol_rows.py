@@ -51,7 +51,9 @@ def known_rows(parameters: dict) -> list:
     if isinstance(p.get("wallClock"), dict) and {"relative", "absoluteNsPerCall"} <= set(p["wallClock"]):
         rows.append(("wall-clock check", f"samples within {formatting.significant(p['wallClock']['relative'] * 100)}% "
                      f"of each batch's wall-clock time + "
-                     f"{formatting.quantity(p['wallClock']['absoluteNsPerCall'], 'ns')} per call"))
+                     f"{formatting.quantity(p['wallClock']['absoluteNsPerCall'], 'ns')} per call"
+                     + (f", in all but {formatting.significant(p['wallClock']['disagreeingBatchesAllowed'] * 100)}% "
+                        "of an implementation's batches" if "disagreeingBatchesAllowed" in p["wallClock"] else "")))
     if "budgetSeconds" in p:
         rows.append(("time budget", formatting.quantity(p["budgetSeconds"] * 1e9, "ns")))
     return rows
