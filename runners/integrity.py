@@ -18,8 +18,13 @@ do, and what stops it here (the protocol document's ``integrity`` section says t
   the workload's device (:func:`check_plain_outputs`), not a subclass whose work runs
   when it is read.
 * **Lie about time** in ways no identity check sees (a side stream the events do not
-  wait for): each timed batch is also measured on the wall clock, after a device
-  synchronisation, and the two must agree (:func:`wall_clock_disagreement`) in most batches.
+  wait for): on a GPU each timed batch is also measured on the wall clock, after a device
+  synchronisation, and the two must agree (:func:`wall_clock_disagreement`) in most of an
+  implementation's batches. (Persisting L2 set aside to survive the flush is the timer's
+  to catch: ``runners.timing.PersistingL2``.)
+* **Compute in less precision than declared**: an fp32 implementation declared IEEE whose
+  error is that of TF32 or bf16 arithmetic is named (:func:`precision_downgrade`), in its
+  correctness trials or, if it downgrades only once timed, by the audit's fp32 tolerance.
 * **Replay results** (remember outputs by ``data_ptr``, ``id()``, a fingerprint of the
   values, or do the work once for several calls): every timed call gets values no
   earlier call had, from input sets drawn from secret seeds and shifted by a secret
@@ -36,7 +41,6 @@ import importlib
 import inspect
 import random
 import threading
-import time
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
