@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 import pytest
 from werkzeug.security import generate_password_hash
 
-from app.importers.kernelindex_rerun import HARNESS, record_rerun_results
+from app.importers.kernelindex_rerun import HARNESS, RerunRejected, record_rerun_results
 from app.invalidation import InvalidationRefused, invalidate
 from app.models import ComparisonGroup, Maintainer, Run
 
@@ -104,3 +104,18 @@ def test_flask_invalidate_records_the_maintainer(ranked, runner):
     assert Run.get_by_id(ranked[0].id).invalidated_by == "alice" and Run.get_by_id(ranked[1].id).rank == 1
     again = runner.invoke(args=["invalidate", ranked[0].id, "--reason", REASON, "--by", "alice"])
     assert again.exit_code != 0 and "invalidated already" in again.output
+
+
+@pytest.mark.parametrize("section, value, field", [
+    ("integrity", {"inputSeeds": [1], "timedCalls": 4, "auditedCalls": [1], "violations": "gamed"}, "violations"),
+    ("integrity", {"inputSeeds": [1], "timedCalls": 4, "auditedCalls": [0], "violations": []}, "auditedCalls"),
+    ("telemetry", {"available": True, "samples": [{"trial": 1, "smClockMHz": -5, "memoryClockMHz": 1,
+                                                   "temperatureC": 40, "powerW": 1, "throttleReasons": []}]},
+     "samples"),
+])
+def test_integrity_and_telemetry_sections_are_validated(reference, section, value, field):
+    result = rerun_result(reference, "torch", median=88_000.0)
+    result[section] = value
+    with pytest.raises(RerunRejected, match=field):
+        record_rerun_results([result])
+    assert Run.select().where(Run.source == "kernelindex").count() == 0

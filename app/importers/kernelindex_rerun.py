@@ -130,7 +130,7 @@ HARNESS = "KernelIndex rerun harness (at run time)"
 
 def harness_invalidation(result: dict, received_at) -> dict | None:
     """A result's invalidation when its harness found integrity violations (``runners.integrity``), else None."""
-    violations = (result.get("integrity") or {}).get("violations") or []
+    violations = (result["integrity"] or {}).get("violations") or []
     if not violations:
         return None
     return {"reason": "; ".join(violations), "by": HARNESS, "at": received_at or utcnow()}
@@ -164,8 +164,8 @@ def rerun_record(result: dict, families: dict, rerun_of: Run | None, received_at
         rerun_of=rerun_of.id if rerun_of else None, received_at=received_at,
         invalidation=harness_invalidation(result, received_at),
         details={"timing": timing, "correctness": result["correctness"], "cost": result["cost"],
-                 "error": result["error"], "implementation": implementation, "integrity": result.get("integrity"),
-                 "telemetry": result.get("telemetry")})
+                 "error": result["error"], "implementation": implementation, "integrity": result["integrity"],
+                 "telemetry": result["telemetry"]})
 
 
 def loaded_result(result, submission: Submission, skew: timedelta, declared: dict, definitions: dict) -> dict:
