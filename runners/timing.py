@@ -109,7 +109,8 @@ INTEGRITY_CHECKS = (
     "functions of runners.timing, runners.correctness and runners.integrity) are captured before any plugin is "
     "imported and must be the same objects after each plugin's import (else the plugin is refused) and after every "
     "batch of an implementation's calls (else its result is invalid); a replaced one is put back. The timers call "
-    "the captured functions. A thread an implementation started that still runs after its batch invalidates it. "
+    "the captured functions. A thread an implementation started that still runs after its batch invalidates it, "
+    "and so does a GPU call that returns with another stream current than the harness's. "
     "Outputs must be plain dense torch.Tensors on the workload's device. On a GPU, each timed batch's samples must "
     "agree with the wall clock over the batch (ending after a device synchronisation) within wallClock, in all but "
     "disagreeingBatchesAllowed of an implementation's batches. Input seeds are drawn "
@@ -315,6 +316,7 @@ class CudaEventTimer:
         event, record, query, elapsed = (f["torch.cuda.Event"], f["torch.cuda.Event.record"],
                                          f["torch.cuda.Event.query"], f["torch.cuda.Event.elapsed_time"])
         clock, wall, sleep = f["time.perf_counter_ns"], f["time.monotonic_ns"], f["torch.cuda._sleep"]
+        stream = f["torch.cuda.current_stream"](self.device).cuda_stream  # the one stream a pass may work on
         events, delays, harness_events = [], [], []
         host_exposed = 0
         longest = self.queue_ns.get(id(prepared))
@@ -333,6 +335,9 @@ class CudaEventTimer:
             outputs = prepared.run()
             record(end)
             queued_in = clock() - queuing
+            if f["torch.cuda.current_stream"](self.device).cuda_stream != stream:
+                raise integrity.IntegrityViolation("returned with another stream current than the harness's, so its "
+                                                   "end event would time nothing of its work")
             if behind_delay:  # host-inclusive calls leave the delay's sizing to the calls it delays
                 host_exposed += int(query(start))
                 longest = max(longest or 0, queued_in)

@@ -187,31 +187,47 @@ def test_every_result_carries_the_static_scan_of_its_plugin(results):
     assert results["torch"]["status"] == "passed"
 
 
-def test_a_gpu_batch_after_which_persisting_l2_is_set_aside_is_invalid():
-    """The CUDA timer with torch.cuda stood in for: a pass that reserved persisting L2 during its calls is caught."""
-    class Event:
-        def __init__(self, enable_timing):
-            pass
+class StandInEvent:
+    def __init__(self, enable_timing):
+        pass
 
-        def record(self):
-            return None
+    def record(self):
+        return None
 
-        def query(self):
-            return False
+    def query(self):
+        return False
 
-        def elapsed_time(self, other):
-            return 0.01
+    def elapsed_time(self, other):
+        return 0.01
 
+
+def stand_in_cuda_timer(current_stream=lambda device=None: SimpleNamespace(cuda_stream=7)):
+    """The CUDA timer with torch.cuda's functions stood in for, and no persisting L2 reserved."""
     timer = object.__new__(timing.CudaEventTimer)
     timer.device, timer.flush_buffer, timer.cycles_per_ns, timer.queue_ns = "cuda:0", torch.zeros(4), 1.5, {}
-    timer.functions = {"torch.cuda.Event": Event, "torch.cuda.Event.record": Event.record,
-                       "torch.cuda.Event.query": Event.query, "torch.cuda.Event.elapsed_time": Event.elapsed_time,
+    timer.functions = {"torch.cuda.Event": StandInEvent, "torch.cuda.Event.record": StandInEvent.record,
+                       "torch.cuda.Event.query": StandInEvent.query,
+                       "torch.cuda.Event.elapsed_time": StandInEvent.elapsed_time,
                        "torch.cuda._sleep": lambda cycles: None, "torch.cuda.synchronize": lambda device=None: None,
-                       "time.perf_counter_ns": time.perf_counter_ns, "time.monotonic_ns": time.monotonic_ns}
+                       "time.perf_counter_ns": time.perf_counter_ns, "time.monotonic_ns": time.monotonic_ns,
+                       "torch.cuda.current_stream": current_stream}
+    timer.persisting_l2 = SimpleNamespace(reset=lambda: None, reserved=lambda: 0)
+    return timer
+
+
+def test_a_gpu_batch_after_which_persisting_l2_is_set_aside_is_invalid():
+    timer = stand_in_cuda_timer()
     reserved = {"bytes": 0}
     timer.persisting_l2 = SimpleNamespace(reset=lambda: reserved.update(bytes=0), reserved=lambda: reserved["bytes"])
-    honest = PreparedPass(run=dict)
-    assert timer.time_calls(honest, 2, lambda: None).samples == [10_000.0, 10_000.0]
+    assert timer.time_calls(PreparedPass(run=dict), 2, lambda: None).samples == [10_000.0, 10_000.0]
     keeps_weights = PreparedPass(run=lambda: reserved.update(bytes=30 * 2**20) or {})
     with pytest.raises(integrity.IntegrityViolation, match="set aside 31457280 bytes of persisting L2"):
         timer.time_calls(keeps_weights, 2, lambda: None)
+
+
+def test_a_gpu_call_that_switches_the_current_stream_is_invalid():
+    streams = {"current": 7}
+    timer = stand_in_cuda_timer(lambda device=None: SimpleNamespace(cuda_stream=streams["current"]))
+    switches = PreparedPass(run=lambda: streams.update(current=9) or {})
+    with pytest.raises(integrity.IntegrityViolation, match="another stream current than the harness's"):
+        timer.time_calls(switches, 2, lambda: None)

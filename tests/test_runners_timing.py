@@ -255,7 +255,8 @@ def test_gpu_timer_queues_timed_calls_behind_a_delay_and_host_inclusive_ones_bac
                        "torch.cuda.Event.query": Event.query, "torch.cuda.Event.elapsed_time": Event.elapsed_time,
                        "torch.cuda._sleep": lambda cycles: log.append("sleep"),
                        "torch.cuda.synchronize": lambda device=None: log.append("synchronize"),
-                       "time.perf_counter_ns": time.perf_counter_ns, "time.monotonic_ns": time.monotonic_ns}
+                       "time.perf_counter_ns": time.perf_counter_ns, "time.monotonic_ns": time.monotonic_ns,
+                       "torch.cuda.current_stream": lambda device=None: SimpleNamespace(cuda_stream=7)}
     prepared = PreparedPass(run=lambda: log.append("run") or {})
 
     delayed = timer.time_calls(prepared, 2, lambda: log.append("inputs"))
