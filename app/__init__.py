@@ -2,9 +2,11 @@
 
 ``create_app`` wires configuration (defaults, instance ``config.py``,
 ``KERNELINDEX_*`` environment variables), the database, the blueprints and the
-CLI, and discovers the kernel plugins. It refuses to start without a secret key and a public
+CLI. It refuses to start without a secret key and a public
 URL (or trusted hosts) outside tests: see ``security.check_configuration``. Nothing here
-touches a GPU.
+touches a GPU, nor discovers the kernel plugins (that imports torch, seconds that ``flask db
+upgrade`` has no use for): ``runners.discovery.get_registry`` does it on first use, once per
+process, and ``gunicorn.conf.py`` asks for it before a worker takes requests.
 """
 
 import os
@@ -43,18 +45,4 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .cli import register_commands
 
     register_commands(app)
-    discover_plugins(app)
     return app
-
-
-def discover_plugins(app: Flask) -> None:
-    """Find the kernel plugins now, so no request pays for it (building the registry imports torch).
-
-    Discovery is cached per process; a failure is logged here and shown on ``/plugins``.
-    """
-    try:
-        from runners.discovery import get_registry
-
-        get_registry()
-    except Exception:  # the web must still start; the plugins page reports the failure
-        app.logger.exception("plugin discovery failed")

@@ -267,7 +267,11 @@ class PluginSchema(Schema):
     family = fields.String()
     title = fields.String()
     target = fields.String()
-    implementations = fields.List(fields.Dict())
+    implementations = fields.List(fields.Dict(), metadata={
+        "description": "every implementation of the family on the target, each with the plugin it came from "
+                       "(plugin, origin): the family plugin's own, then those implementation plugins add"})
+    adds = fields.List(fields.Dict(), metadata={
+        "description": "an implementation plugin's additions: family, target and implementation name"})
     description = fields.String()
     scan_warnings = fields.List(fields.Dict(), metadata={
         "description": "line, pattern and text of each static-scan finding in the plugin's source (warnings only)"})

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
+from runners import memory
 from runners.types import DTYPE_NAMES, MATH_MODES, PASSES, TARGETS
 
 MAX_DEPTH = 16  # a bundle line nests 6 deep
@@ -225,6 +226,23 @@ class RerunTimingSchema(Schema):
             raise ValidationError("cannot exceed the number of samples", "hostExposedSamples")
 
 
+class RerunMemorySchema(Schema):
+    """A memory result's figures (``runners.memory.memory_summary``): peaks in MB, as upstream's rows count them."""
+
+    unit = fields.String(required=True, validate=validate.Equal(memory.UNIT))
+    median = positive(required=True)
+    p20 = positive(required=True)
+    p80 = positive(required=True)
+    samples = fields.List(positive(), required=True, validate=length(10_000))
+    inputs = fields.Float(required=True, allow_nan=False, validate=validate.Range(min=0))
+    method = fields.Dict(keys=fields.String(), required=True)
+
+    @validates_schema
+    def figures_agree(self, data, **kwargs):
+        if not min(data["samples"]) <= data["p20"] <= data["median"] <= data["p80"] <= max(data["samples"]):
+            raise ValidationError("must satisfy min(samples) <= p20 <= median <= p80 <= max(samples)", "median")
+
+
 class ScanWarningSchema(Schema):
     line = fields.Integer(required=True, strict=True, validate=validate.Range(min=1))
     pattern = fields.String(required=True, validate=length(40))
@@ -282,12 +300,13 @@ class RerunResultSchema(Schema):
     rerunOf = fields.String(allow_none=True, load_default=None, validate=length(16))  # a Run.id
     family = fields.String(required=True, validate=length(120))
     pass_ = fields.String(data_key="pass", required=True, validate=validate.OneOf(PASSES))
-    metric = fields.String(required=True, validate=validate.Equal("speed"))
+    metric = fields.String(required=True, validate=validate.OneOf(("speed", memory.METRIC)))
     implementation = Checked(RerunImplementationSchema(), required=True)
     workload = fields.Nested(RerunWorkloadSchema, required=True)
     status = fields.String(required=True, validate=validate.OneOf(("passed", "failed")))
     error = fields.String(allow_none=True, load_default=None)
     timing = fields.Nested(RerunTimingSchema, allow_none=True, load_default=None)
+    memory = fields.Nested(RerunMemorySchema, allow_none=True, load_default=None)  # memory results only
     correctness = Checked(RerunCorrectnessSchema(), required=True)
     environment = Checked(RerunEnvironmentSchema(), required=True)
     protocol = Checked(RerunProtocolSchema(), required=True)
@@ -304,8 +323,11 @@ class RerunResultSchema(Schema):
         if len(document_name) > DOCUMENT_NAME:
             raise ValidationError(f"family, name and revision name a document of more than {DOCUMENT_NAME} "
                                   "characters", "implementation")
-        if data["status"] == "passed" and timing is None:
-            raise ValidationError("a passed result carries its timing", "timing")
+        figures, other = ("memory", "timing") if data["metric"] == memory.METRIC else ("timing", "memory")
+        if data["status"] == "passed" and data[figures] is None:
+            raise ValidationError(f"a passed {data['metric']} result carries its {figures}", figures)
+        if data[other] is not None:
+            raise ValidationError(f"a {data['metric']} result carries no {other}", other)
         for count in ("trials", "samplesPerTrial") if timing else ():
             if protocol.get(count) != timing[count]:
                 raise ValidationError(f"the protocol declares {count} {protocol.get(count)}, the timing has "

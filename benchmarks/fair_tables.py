@@ -18,11 +18,13 @@ LOOSENESS = {"ieee-fp32": 0, "tf32-partial": 1, "tf32": 2, "bf16": 3, "fp16": 3}
 
 
 def workloads(paths):
-    """Results grouped by family, pass and workload; the newest result of an implementation counts."""
+    """Speed results grouped by family, pass and workload; the newest result of an implementation counts."""
     grouped = {}
     for path in paths:
         for line in Path(path).read_text().splitlines():
             result = json.loads(line)
+            if result["metric"] != "speed":  # the tables are of latencies; memory results have none
+                continue
             workload = result["workload"]
             key = (result["family"], result["pass"], workload["dtype"],
                    json.dumps(workload["parameters"], sort_keys=True))

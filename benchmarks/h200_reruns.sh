@@ -9,7 +9,10 @@
 # host-inclusive figure and the host-synchronization check (issue 17); families: the newest upstream
 # rows' largest workload of each pass of the formulated families (issue 20), on the GPU upstream used
 # for most of them (the H100 where there are H100 rows); families-full: the full pass of every other
-# family the same way (issue 20). Each part
+# family the same way (issue 20); families-rest: those families-full did not reach; losses: the full
+# pass of each loss family at a middle workload of its newest rows (issue 21; on CUDA every part also
+# records each implementation's peak memory, linked to upstream's memory rows, which are full-pass
+# rows). Each part
 # appends to its own JSON-lines bundle; `flask import kernelindex` loads them on the server. The run
 # ids below are the upstream rows these reruns reproduce (ids are digests, the same on every host
 # that imported the same CSV): H100 rows of fused neighborhood attention (batch 2, hidden 512,
@@ -39,6 +42,13 @@ FAMILY_ROWS="859077a208e6 5b5155b39c6c 09070c26d96b   ff22f3f38239 ada83d362592 
 # poly_norm and group_norm's rows are B200 rows of the cuTile CSV (LIGER_CSV names a folder holding both).
 FAMILY_FULL_ROWS="f1a56368c498 b6a2682c9860 32ab57cc8a79 eaae086e78f6 575857afa817 5f77b1ce0f0e d6889df66d8e
                   963e913e309b 6aecd452f6f7 a04a6798df9f 95b47f304073"
+# The families the first two calls did not reach: dyt and poly_norm (B200 rows of the cuTile CSV), and
+# llama4_rope (H100 rows) and qwen2vl_mrope (B200 rows of the cuTile CSV), full pass at the largest workload.
+FAMILY_REST_ROWS="a04a6798df9f 95b47f304073 242923cf45b3 8a2168bccf8e"
+# cross_entropy, kl_div and tvd at V 32768 (B 8, T 2048), jsd at BT 2048 (V 128256), fused linear cross-entropy
+# at BT 8192 and fused linear JSD at BT 2048 (H 4096, V 128256): the largest rows would allocate every
+# implementation's 8 GB inputs and their float64 reference at once.
+LOSS_ROWS="c584f47d26e3 b1d276c49f42 64d5cc9580aa b8e18b3f4998 bf26764cc91f eb41c40c3488"
 FAST="--implementation liger --implementation liger+tf32 --implementation kernelindex_triton"
 MTA_IMPLS="--implementation torch --implementation kernelindex_triton"
 
@@ -67,6 +77,8 @@ run_part() {
                      --out "$OUT_DIR/h200-fair-mta-reference.jsonl" ;;
     families)      flask rerun $FAMILY_ROWS --out "$OUT_DIR/h200-families.jsonl" ;;
     families-full) flask rerun $FAMILY_FULL_ROWS --out "$OUT_DIR/h200-families-full.jsonl" ;;
+    families-rest) flask rerun $FAMILY_REST_ROWS --out "$OUT_DIR/h200-families-rest.jsonl" ;;
+    losses)        flask rerun $LOSS_ROWS --out "$OUT_DIR/h200-losses.jsonl" ;;
     *) echo "unknown part $1" >&2; return 2 ;;
   esac
 }

@@ -177,7 +177,8 @@ def rerun_body(implementation: str, seq: int, observed: datetime) -> list:
                         "passed": True, "relL2Error": 1e-4, "tolerance": 0.002},
         "environment": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H200", "name": "NVIDIA H200"},
                         "software": {}, "host": "load-host", "target": "cuda"},
-        "protocol": {"name": "standard", "timer": "cuda_events", "comparabilityFamily": "kernelindex_rerun"},
+        "protocol": {"name": "standard", "timer": "cuda_events", "comparabilityFamily": "kernelindex_rerun",
+                     "trials": 3, "samplesPerTrial": 5},
         "observedAt": observed.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "cost": {},
     }]
 

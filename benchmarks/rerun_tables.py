@@ -29,10 +29,12 @@ DEFAULT = sorted((Path(__file__).resolve().parent / "results" / "h200").glob("*.
 
 
 def read_results(paths):
-    """Every result of the bundles at ``paths``, in order, each as (bundle path, result)."""
+    """Every speed result of the bundles at ``paths``, in order, each as (bundle path, result)."""
     for path in paths:
         for line in Path(path).read_text().splitlines():
-            yield Path(path), json.loads(line)
+            result = json.loads(line)
+            if result["metric"] == "speed":  # the tables are of latencies; memory results have none
+                yield Path(path), result
 
 
 def newest_results(paths):

@@ -18,7 +18,8 @@ A family is one package, ``plugins/<family>/``, of four short modules:
     ``torch_compile`` runs ``torch.compile`` of it and the float64 correctness reference
     runs it on float64 copies: three uses, one function, so they cannot drift apart.
     Beside it: how each input is drawn (:func:`normal`, :func:`uniform`,
-    :func:`linear_weight`, :func:`indices_below` for integer indices), the FLOP count of each pass (:func:`flops_per_element` for a
+    :func:`linear_weight`, :func:`probabilities` for a loss's distributions,
+    :func:`indices_below` for integer indices), the FLOP count of each pass (:func:`flops_per_element` for a
     few operations per element, else a function ending in :func:`by_pass`), and the
     library comparators upstream benchmarked (:class:`ModuleComparator` or
     :class:`FunctionComparator`, named exactly as upstream's ``kernel_provider`` so reruns
@@ -65,6 +66,12 @@ plus the keywords its ``keywords(values)`` reads from the workload::
 
     LIGER = FunctionComparator(name="liger", project="Liger-Kernel", distribution="liger-kernel",
                                function="liger_kernel.transformers.rope:liger_rotary_pos_emb", targets=("cuda",))
+
+A function that takes or returns the tensors in another form than the formulation, by views
+(Qwen2-VL's M-RoPE on transposed q and k, Llama 4's RoPE on complex frequencies), is
+wrapped by its ``adapter``; one that writes its inputs and upstream gradient in place
+(Liger's kernels for those two) is ``in_place``: it runs on private copies that setup
+refills before every call, outside the timed call, and its details say so.
 
 A formulation may return several tensors (RoPE's rotated query and key): ``outputs``
 names them in order, and they are checked and differentiated together. Inputs no gradient
@@ -135,6 +142,14 @@ def uniform(low: float, high: float) -> Draw:
     return lambda shape, generator: torch.rand(shape, generator=generator) * (high - low) + low
 
 
+def probabilities(log: bool = False) -> Draw:
+    """Rows of a softmax of standard normal values, or with ``log`` their logarithms: the distributions
+    upstream's loss benchmarks compare (``torch.randn(...).softmax(dim=-1)``)."""
+    if log:
+        return lambda shape, generator: torch.randn(shape, generator=generator).log_softmax(dim=-1)
+    return lambda shape, generator: torch.randn(shape, generator=generator).softmax(dim=-1)
+
+
 def linear_weight() -> Draw:
     """``torch.nn.Linear``'s initial weight ``[out, in]``: uniform in ``±1/sqrt(in)``."""
     def draw(shape, generator):
@@ -165,13 +180,17 @@ def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def load_attribute(path: str) -> Any:
-    """``"package.module:name"`` imported; ImportError saying why when its library does not import here."""
+    """``"package.module:name"`` imported; ImportError saying why when its library does not import here, or its
+    version here lacks the name (transformers 5 has no Qwen2-VL ``apply_multimodal_rotary_pos_emb``)."""
     module_name, _, attribute = path.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise ImportError(import_failure(module_name, error)) from error
-    return getattr(module, attribute)
+    try:
+        return getattr(module, attribute)
+    except AttributeError as error:
+        raise ImportError(f"{module_name} has no {attribute} in the version installed here") from error
 
 
 @dataclass(frozen=True)
@@ -208,10 +227,11 @@ class ModuleComparator:
                               {"module": self.module.replace(":", "."), **self.details}, unavailable=unavailable)
 
     def prepare(self, module_class: type, workload: Workload, pass_: str,
-                upstream_gradient: Any = None) -> PreparedPass:
+                upstream_gradient: Any = None, no_grad: tuple[str, ...] = ()) -> PreparedPass:
         """The module called on the workload's inputs, holding the workload's own tensors as its parameters;
         ``upstream_gradient`` is what its output's backward takes (``grad_output`` unless the module has
-        several outputs: then a tuple, see :meth:`FormulatedFamily.upstream_gradient`)."""
+        several outputs: then a tuple, see :meth:`FormulatedFamily.upstream_gradient`); the inputs ``no_grad``
+        names (the family's ``no_grad_inputs``: a loss's target) are passed without gradients."""
         with torch.device(workload.device):
             module = self.construct(module_class, workload.values)
         module = module.to(torch_dtype(workload.dtype))
@@ -226,14 +246,19 @@ class ModuleComparator:
                 owner, _, attribute = self.parameters[name].rpartition(".")
                 leaves[name] = torch.nn.Parameter(tensor)  # shares the workload tensor's storage
                 setattr(module.get_submodule(owner), attribute, leaves[name])
-            elif tensor.is_floating_point():
+            elif tensor.is_floating_point() and name not in no_grad:
                 leaves[name] = tensor.requires_grad_(True)
                 inputs.append(leaves[name])
             else:
-                inputs.append(tensor)  # indices: an input with no gradient
+                inputs.append(tensor)  # indices, and inputs no pass differentiates
         if upstream_gradient is None:
             upstream_gradient = workload.tensors["grad_output"]
         return PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, upstream_gradient)
+
+
+PRIVATE_COPIES = ("the inputs and the upstream gradient copied in setup, outside the timed call: the function "
+                  "writes them in place")
+"""What the details of an in-place :class:`FunctionComparator` say about its copies."""
 
 
 @dataclass(frozen=True)
@@ -245,6 +270,14 @@ class FunctionComparator:
     (positionally, in definition order) and the keywords ``keywords(values)`` builds from
     its parameters and options, returning the family's ``outputs`` in order. The tensors
     are the very ones the formulation gets, so the same inputs are differentiated.
+
+    ``adapter``, when given, wraps the loaded function where it takes or returns the
+    tensors in another form than the formulation does, by views only (upstream's
+    transposed q and k, Llama 4's complex frequencies), so it still runs on the workload's
+    storage, or by casting a loss it sums in float32 (:func:`loss_in_input_dtype`).
+    ``in_place`` says the function writes its inputs, and in its backward the
+    upstream gradient, in their own storage (Liger's Llama 4 and M-RoPE kernels): each
+    call then runs on private copies made in setup (see :meth:`FormulatedFamily.prepare_call`).
     """
 
     name: str
@@ -254,23 +287,50 @@ class FunctionComparator:
     keywords: Callable[[Mapping[str, Any]], Mapping[str, Any]] = lambda values: {}
     targets: tuple[str, ...] = TARGETS
     details: Mapping[str, Any] = field(default_factory=dict)
+    adapter: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None
+    in_place: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
 
     def load(self) -> Callable[..., Any]:
-        """The function; ImportError when its library does not import here."""
-        return load_attribute(self.function)
+        """The function (through its adapter); ImportError when its library does not import here."""
+        function = load_attribute(self.function)
+        return self.adapter(function) if self.adapter else function
 
     def implementation(self, unavailable: str | None = None) -> Implementation:
+        copies = {"privateCopies": PRIVATE_COPIES} if self.in_place else {}
         return Implementation(self.name, self.project, library_revision(self.distribution, unavailable),
-                              {"function": self.function.replace(":", "."), **self.details}, unavailable=unavailable)
+                              {"function": self.function.replace(":", "."), **copies, **self.details},
+                              unavailable=unavailable)
 
     def prepare(self, function: Callable[..., Any], workload: Workload, pass_: str,
                 family: "FormulatedFamily") -> PreparedPass:
-        """The function called on the workload's own tensors, as ``family`` calls its formulation."""
+        """The function called on the workload's own tensors (or private copies), as ``family`` calls its
+        formulation."""
         keywords = dict(self.keywords(workload.values))
-        return family.prepare_call(lambda tensors: function(*tensors.values(), **keywords), workload, pass_)
+        return family.prepare_call(lambda tensors: function(*tensors.values(), **keywords), workload, pass_,
+                                   private_copies=self.in_place)
+
+
+def loss_in_input_dtype(function: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """An adapter for a loss returned in float32 whatever the inputs (Liger's fused linear losses sum it so): the
+    loss cast to its first input's dtype, as the correctness policy compares it, one scalar's conversion."""
+    def cast(input, *tensors, **keywords):
+        return function(input, *tensors, **keywords).to(input.dtype)
+    return cast
+
+
+def refilling(copies: Mapping[str, torch.Tensor], sources: Mapping[str, torch.Tensor],
+              then: Callable[[], None]) -> Callable[[], None]:
+    """A setup that copies each source into its private copy, then runs ``then`` (a backward pass's fixed forward,
+    on the refilled copies)."""
+    def setup():
+        with torch.no_grad():
+            for name, copy in copies.items():
+                copy.copy_(sources[name])
+        then()
+    return setup
 
 
 def by_pass(forward: int, backward: int, pass_: str) -> int:
@@ -371,26 +431,24 @@ class FormulatedFamily:
                                {"formulation": self.description, "compiler": "torch.compile", "mode": "default"}))
 
     def prepare_call(self, call: Callable[[Mapping[str, torch.Tensor]], Any], workload: Workload, pass_: str,
-                     float64: bool = False) -> PreparedPass:
-        """:meth:`PreparedPass.autograd` of ``call(tensors)`` over the workload's tensors but ``grad_output``.
+                     float64: bool = False, private_copies: bool = False) -> PreparedPass:
+        """:meth:`PreparedPass.on_workload` of ``call(tensors)``, the ``no_grad_inputs`` without gradients;
+        several outputs are returned by their names, each with its view of ``grad_output``.
 
-        Every floating tensor but the ``no_grad_inputs`` is a leaf that requires grad: the
-        workload's own (so the harness's fresh values reach every call), or with ``float64``
-        detached float64 copies and a float64 upstream gradient, as ``reference_outputs``
-        computes. Integer tensors (indices) are passed as they are.
-        Several outputs are returned by their names, each with its view of ``grad_output``.
+        With ``private_copies`` (a call that writes its inputs and the upstream gradient in
+        place), ``call`` runs on copies of every workload tensor, ``grad_output`` included,
+        allocated once; setup refills them from the workload's tensors before each call,
+        outside the timed region, so every call sees the harness's fresh values, the
+        workload's tensors stay as drawn and no output lands in an input's storage.
         """
-        def leaf(name: str, tensor: torch.Tensor) -> torch.Tensor:
-            if not tensor.is_floating_point():
-                return tensor  # indices: passed as they are, never widened nor differentiated
-            tensor = tensor.detach().double() if float64 else tensor
-            return tensor if name in self.no_grad_inputs else tensor.requires_grad_(True)
-
-        tensors = {name: leaf(name, tensor) for name, tensor in workload.tensors.items() if name != "grad_output"}
-        leaves = {name: tensor for name, tensor in tensors.items() if tensor.requires_grad}
-        grad_output = workload.tensors["grad_output"].double() if float64 else workload.tensors["grad_output"]
-        return self.named_outputs(PreparedPass.autograd(lambda: call(tensors), pass_, leaves,
-                                                        self.upstream_gradient(grad_output, workload.values)))
+        if private_copies:
+            copies = {name: tensor.detach().clone() for name, tensor in workload.tensors.items()}
+            prepared = self.prepare_call(call, replace(workload, tensors=copies), pass_, float64=float64)
+            return replace(prepared, setup=refilling(copies, workload.tensors, then=prepared.setup))
+        prepared = PreparedPass.on_workload(
+            call, workload, pass_, float64=float64, no_grad=self.no_grad_inputs,
+            upstream_gradient=lambda grad_output: self.upstream_gradient(grad_output, workload.values))
+        return self.named_outputs(prepared)
 
     def prepare_formulation(self, function: Callable[..., torch.Tensor], workload: Workload, pass_: str,
                             float64: bool = False) -> PreparedPass:
@@ -485,5 +543,6 @@ class FamilyTarget:
             if isinstance(comparator, FunctionComparator):  # called on the tensors as the formulation is
                 return comparator.prepare(loaded, workload, pass_, self.family)
             upstream_gradient = self.family.upstream_gradient(workload.tensors["grad_output"], workload.values)
-            return self.family.named_outputs(comparator.prepare(loaded, workload, pass_, upstream_gradient))
+            return self.family.named_outputs(comparator.prepare(loaded, workload, pass_, upstream_gradient,
+                                                                self.family.no_grad_inputs))
         return self.family.prepare_torch(implementation, workload, pass_)

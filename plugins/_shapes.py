@@ -42,3 +42,17 @@ def shapes(*, dtypes: Mapping[str, str] | None = None, **tensors: tuple[str | in
     dtype but those ``dtypes`` fixes."""
     return TensorShapes(tuple((name, tuple(sizes)) for name, sizes in tensors.items()),
                         tuple((dtypes or {}).items()))
+
+
+def product_of(name: str, *factors: str):
+    """An ``implied`` that gives ``name`` as the product of ``factors`` when a row names them all (and the
+    importer keeps the row's own ``name`` where it gives one): the tokens of loss rows that sweep the
+    vocabulary at ``B`` and ``T``, where newer rows sweep ``BT`` itself."""
+    def implied(values: Mapping[str, Any]) -> dict[str, Any]:
+        if not all(factor in values for factor in factors):
+            return {}
+        product = 1
+        for factor in factors:
+            product *= values[factor]
+        return {name: product}
+    return implied

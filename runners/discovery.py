@@ -3,8 +3,11 @@
 Everything found is registered with one pluggy manager. A plugin that fails to
 import, replaces a function the harness times with while importing
 (``integrity.imported_untampered``), implements a hook that does not exist (a
-misspelling, found by ``check_pending``), or declares a family and target another plugin already holds,
-is recorded as broken with its error and left out; the others are unaffected.
+misspelling, found by ``check_pending``), declares a family and target another plugin
+already holds, or adds an implementation to a family and target nobody declares or
+under a name the family already has there (checked once all are registered, so the
+order they are found in does not matter), is recorded as broken with its error and
+left out; the others are unaffected.
 The registry is built once per plugins directory and kept: the importer asks it
 for family definitions on every import, and building it imports torch.
 """
@@ -17,6 +20,7 @@ import importlib.metadata
 import importlib.util
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -25,7 +29,7 @@ from typing import Any
 import pluggy
 
 from runners import PROJECT_NAME, hookspecs, integrity
-from runners.types import FamilyDefinition, KernelPlugin
+from runners.types import AddedImplementation, FamilyDefinition, Implementation, KernelPlugin, PreparedPass, Workload
 
 BUILTIN_MODULES = (
     "runners.environment",
@@ -61,26 +65,54 @@ BUILTIN_MODULES = (
     "plugins.dyt.cuda",
     "plugins.poly_norm.cpu",
     "plugins.poly_norm.cuda",
+    "plugins.llama4_rope.cpu",
+    "plugins.llama4_rope.cuda",
+    "plugins.qwen2vl_mrope.cpu",
+    "plugins.qwen2vl_mrope.cuda",
+    "plugins.cross_entropy.cpu",
+    "plugins.cross_entropy.cuda",
+    "plugins.kl_div.cpu",
+    "plugins.kl_div.cuda",
+    "plugins.jsd.cpu",
+    "plugins.jsd.cuda",
+    "plugins.tvd.cpu",
+    "plugins.tvd.cuda",
+    "plugins.fused_linear_cross_entropy.cpu",
+    "plugins.fused_linear_cross_entropy.cuda",
+    "plugins.fused_linear_jsd.cpu",
+    "plugins.fused_linear_jsd.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
 
 BUILTIN, DIRECTORY, ENTRY_POINT = "builtin", "directory", "entry point"
 
+FAMILY_HOOKS = ("build_workload", "prepare_pass", "reference_outputs", "workload_cost")
+"""The hooks called only on the plugin that declares the family (``kernel_plugin``)."""
+
 
 @dataclass(frozen=True)
 class LoadedPlugin:
-    """A registered plugin. ``record`` is None for harness plugins (environment hooks only)."""
+    """A registered plugin: a family plugin has a ``record``, an implementation plugin ``added``
+    implementations, a harness plugin (environment hooks only) neither."""
 
     name: str
     origin: str
     module: Any
     record: KernelPlugin | None
+    added: tuple[AddedImplementation, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return "kernel" if self.record else "implementations" if self.added else "harness"
 
     def as_document(self) -> dict[str, Any]:
-        document = {"name": self.name, "origin": self.origin, "kind": "kernel" if self.record else "harness"}
+        """The plugin as listed; a family plugin's implementations are its own (the listing adds the others)."""
+        document = {"name": self.name, "origin": self.origin, "kind": self.kind}
         if self.record:
             document.update(self.record.as_document())
+        if self.added:
+            document["adds"] = [added.as_document() for added in self.added]
         return document
 
 
@@ -107,6 +139,10 @@ class PluginRegistry:
         self.manager = manager
         self.plugins = tuple(plugins)
         self.broken = tuple(broken)
+        self.added: dict[tuple[str, str], list[tuple[AddedImplementation, LoadedPlugin]]] = {}
+        for plugin in self.plugins:
+            for added in plugin.added:
+                self.added.setdefault((added.family, added.target), []).append((added, plugin))
 
     @property
     def kernel_plugins(self) -> tuple[LoadedPlugin, ...]:
@@ -125,6 +161,48 @@ class PluginRegistry:
         """Call a family hook on ``plugin`` alone: the others may implement the same family elsewhere."""
         others = [module for module in self.manager.get_plugins() if module is not plugin.module]
         return self.manager.subset_hook_caller(hook_name, remove_plugins=others)(**kwargs)
+
+    def _added_to(self, plugin: LoadedPlugin) -> list[tuple[AddedImplementation, LoadedPlugin]]:
+        return self.added.get((plugin.record.family.name, plugin.record.target), [])
+
+    def implementation_sources(self, plugin: LoadedPlugin) -> list[tuple[Implementation, LoadedPlugin]]:
+        """Every implementation of a family plugin's family and target, with the plugin it came from:
+        the family plugin's own, then those other modules add, in the order they were found."""
+        return ([(implementation, plugin) for implementation in plugin.record.implementations]
+                + [(added.implementation, source) for added, source in self._added_to(plugin)])
+
+    def implementations(self, plugin: LoadedPlugin) -> tuple[Implementation, ...]:
+        return tuple(implementation for implementation, _ in self.implementation_sources(plugin))
+
+    def implementation(self, plugin: LoadedPlugin, name: str) -> Implementation:
+        implementations = self.implementations(plugin)
+        for implementation in implementations:
+            if implementation.name == name:
+                return implementation
+        raise KeyError(f"{plugin.record.family.name} on {plugin.record.target} has no implementation {name!r} "
+                       f"(it has: {', '.join(i.name for i in implementations) or 'none'})")
+
+    def prepare_pass(self, plugin: LoadedPlugin, implementation: Implementation, workload: Workload,
+                     pass_: str) -> PreparedPass | None:
+        """The pass of one implementation of ``plugin``'s family: prepared by the module that added it,
+        else by the family plugin's own ``prepare_pass``."""
+        for added, _ in self._added_to(plugin):
+            if added.implementation.name == implementation.name:
+                return added.prepare_pass(implementation, workload, pass_)
+        return self.call(plugin, "prepare_pass", implementation=implementation, workload=workload, pass_=pass_)
+
+    def listing(self) -> dict[str, list[dict[str, Any]]]:
+        """What ``flask plugins`` and the web show: each plugin, a family plugin with every implementation of
+        its family and target and where each came from (``plugin``, ``origin``), and the broken ones."""
+        documents = []
+        for plugin in self.plugins:
+            document = plugin.as_document()
+            if plugin.record:
+                document["implementations"] = [
+                    {**implementation.as_document(), "plugin": source.name, "origin": source.origin}
+                    for implementation, source in self.implementation_sources(plugin)]
+            documents.append(document)
+        return {"plugins": documents, "broken": [plugin.as_document() for plugin in self.broken]}
 
     def family_definitions(self) -> dict[str, FamilyDefinition]:
         definitions: dict[str, FamilyDefinition] = {}
@@ -179,7 +257,8 @@ def build_registry(plugins_dir: str | None) -> PluginRegistry:
             continue
         try:
             manager.check_pending()
-            record = _record(manager, module)
+            record, added = _record(manager, module), _added(manager, module)
+            _check_hooks(manager, module, record)
         except Exception as error:
             manager.unregister(module)
             broken.append(BrokenPlugin(name, origin, _describe(error)))
@@ -191,8 +270,8 @@ def build_registry(plugins_dir: str | None) -> PluginRegistry:
                 broken.append(BrokenPlugin(name, origin, f"{key[0]} on {key[1]} is already provided by {held[key]}"))
                 continue
             held[key] = name
-        plugins.append(LoadedPlugin(name, origin, module, record))
-    return PluginRegistry(manager, plugins, broken)
+        plugins.append(LoadedPlugin(name, origin, module, record, added))
+    return PluginRegistry(manager, _without_bad_additions(manager, plugins, broken), broken)
 
 
 def _record(manager: pluggy.PluginManager, module: Any) -> KernelPlugin | None:
@@ -203,14 +282,73 @@ def _record(manager: pluggy.PluginManager, module: Any) -> KernelPlugin | None:
     return record
 
 
+def _added(manager: pluggy.PluginManager, module: Any) -> tuple[AddedImplementation, ...]:
+    others = [plugin for plugin in manager.get_plugins() if plugin is not module]
+    added = tuple(manager.subset_hook_caller("kernel_implementations", remove_plugins=others)() or ())
+    wrong = [type(record).__name__ for record in added if not isinstance(record, AddedImplementation)]
+    if wrong:
+        raise TypeError(f"kernel_implementations() returned {', '.join(wrong)}, not AddedImplementation records")
+    return added
+
+
+def _check_hooks(manager: pluggy.PluginManager, module: Any, record: KernelPlugin | None) -> None:
+    """Refuse hooks that would never be called or say one thing two ways."""
+    implemented = {caller.name for caller in manager.get_hookcallers(module)}
+    if {"kernel_plugin", "kernel_implementations"} <= implemented:
+        raise TypeError("implements kernel_plugin and kernel_implementations: a family plugin lists its own "
+                        "implementations in its record; kernel_implementations adds to another plugin's family")
+    family_hooks = sorted(implemented & set(FAMILY_HOOKS))
+    if family_hooks and not record:
+        raise TypeError(f"implements {', '.join(family_hooks)} without kernel_plugin, so it would never be called: "
+                        "family hooks are called on the plugin that declares the family (an added "
+                        "implementation's record carries its prepare_pass)")
+
+
+def _without_bad_additions(manager: pluggy.PluginManager, plugins: list[LoadedPlugin],
+                           broken: list[BrokenPlugin]) -> list[LoadedPlugin]:
+    """The plugins, less those adding an implementation to a family and target nobody declares or under a
+    name the family already has there: each of those is unregistered and recorded as broken. Run once every
+    plugin is registered, so a module found before the family plugin it adds to is not refused for that."""
+    holders = {(p.record.family.name, p.record.target): {i.name: p.name for i in p.record.implementations}
+               for p in plugins if p.record}
+    kept = []
+    for plugin in plugins:
+        problem, claimed = None, {}
+        for added in plugin.added:
+            key, name = (added.family, added.target), added.implementation.name
+            if key not in holders:
+                declared = sorted(target for family, target in holders if family == added.family)
+                problem = (f"adds {name!r} to {added.family} on {added.target}, which no plugin declares"
+                           + (f" ({added.family} is declared on {', '.join(declared)})" if declared else ""))
+            elif name in holders[key] or (key, name) in claimed:
+                holder = holders[key].get(name, plugin.name)
+                problem = f"adds {name!r} to {added.family} on {added.target}, which already has it (from {holder})"
+            if problem:
+                break
+            claimed[key, name] = plugin.name
+        if problem:
+            manager.unregister(plugin.module)
+            broken.append(BrokenPlugin(plugin.name, plugin.origin, problem))
+            continue
+        for (key, name), holder in claimed.items():
+            holders[key][name] = holder
+        kept.append(plugin)
+    return kept
+
+
 @functools.lru_cache(maxsize=8)
 def _registry_for(plugins_dir: str | None) -> PluginRegistry:
     return build_registry(plugins_dir)
 
 
+_BUILDING = threading.Lock()
+
+
 def get_registry() -> PluginRegistry:
-    """The registry for the current ``KERNELINDEX_PLUGINS_DIR``, built on first use."""
-    return _registry_for(os.environ.get(PLUGINS_DIR_VARIABLE) or None)
+    """The registry for the current ``KERNELINDEX_PLUGINS_DIR``, built on first use: once, also when the first
+    requests of a threaded server ask for it together (the others wait for it rather than build their own)."""
+    with _BUILDING:
+        return _registry_for(os.environ.get(PLUGINS_DIR_VARIABLE) or None)
 
 
 def family_definitions() -> dict[str, FamilyDefinition]:
@@ -219,7 +357,5 @@ def family_definitions() -> dict[str, FamilyDefinition]:
 
 
 def plugin_listing() -> dict[str, list[dict[str, Any]]]:
-    """What ``flask plugins`` and the web show: usable plugins and broken ones."""
-    registry = get_registry()
-    return {"plugins": [plugin.as_document() for plugin in registry.plugins],
-            "broken": [plugin.as_document() for plugin in registry.broken]}
+    """What ``flask plugins`` and the web show (:meth:`PluginRegistry.listing`)."""
+    return get_registry().listing()

@@ -27,12 +27,31 @@ entry-point group). A minimal plugin::
     @hookimpl
     def workload_cost(parameters, dtype, options, pass_): ...
 
-Two kinds of hooks live here:
+An *implementation plugin* adds implementations to a family that another plugin declares
+(a kernel author's own RMSNorm beside the built-in ones), in one module found the same three
+ways. It implements one hook, and each record it returns carries the code that runs it::
+
+    from runners import hookimpl
+    from runners.types import AddedImplementation, Implementation
+
+    def prepare_my_rms_norm(implementation, workload, pass_): ...  # as prepare_pass below
+
+    @hookimpl
+    def kernel_implementations():
+        return [AddedImplementation(family="rms_norm", target="cpu", prepare_pass=prepare_my_rms_norm,
+                                    implementation=Implementation("my_rms_norm", "My lab", "0.1"))]
+
+Three kinds of hooks live here:
 
 * **Family hooks** (:func:`kernel_plugin`, :func:`build_workload`, :func:`prepare_pass`,
   :func:`reference_outputs`, :func:`workload_cost`) are called on exactly one plugin:
   the one that declared the family and target being rerun. They are ``firstresult``,
-  so the plugin's answer is the answer; a kernel plugin implements all five.
+  so the plugin's answer is the answer; a kernel plugin implements all five, and a
+  module that implements any of the other four without :func:`kernel_plugin` is broken
+  (they would never be called).
+* **The implementation hook** (:func:`kernel_implementations`) is asked of each module
+  once, at discovery; a module implements it or :func:`kernel_plugin`, not both (a
+  family plugin lists its own implementations in its record).
 * **Harness hooks** (:func:`generate_environment`, :func:`update_environment`) are
   called on every plugin. KernelIndex implements its own defaults as a built-in
   plugin (:mod:`runners.environment`); a plugin overrides or extends them.
@@ -63,14 +82,15 @@ one of ``forward``, ``backward``, ``full`` (trailing underscore: ``pass`` is a k
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from runners import hookspec
 
 if TYPE_CHECKING:
     import torch
 
-    from runners.types import Implementation, KernelPlugin, PreparedPass, Workload, WorkloadCost
+    from runners.types import (AddedImplementation, Implementation, KernelPlugin, PreparedPass, Workload,
+                               WorkloadCost)
 
 
 @hookspec(firstresult=True)
@@ -92,7 +112,34 @@ def kernel_plugin() -> KernelPlugin:
     ``firstresult``: the first answer that is not None is the answer.
 
     :return: the plugin's :class:`~runners.types.KernelPlugin` record. A module that
-        does not implement this hook is a harness plugin (environment hooks only).
+        does not implement this hook is an implementation plugin
+        (:func:`kernel_implementations`) or a harness plugin (environment hooks only).
+    """
+
+
+@hookspec(firstresult=True)
+def kernel_implementations() -> Sequence[AddedImplementation]:
+    """Add implementations to families that other plugins declare.
+
+    Fires once, when discovery registers the module; the answer is kept, and each record
+    joins its family and target: ``flask plugins`` and the web list it there with this
+    module as its origin, a rerun of the family runs it beside the family's own (or alone,
+    with ``--implementation``), and a server accepts results recorded with it. The family
+    plugin builds the workloads, the float64 reference and the cost; a rerun calls the
+    record's ``prepare_pass`` for its implementation, with the arguments and duties of
+    :func:`prepare_pass`. Discovery checks every record once all plugins are registered, so
+    the order in which plugins are found does not matter: a record naming a family and
+    target no plugin declares, or an implementation name the family already has there,
+    makes this module broken (reported with the reason, none of its records used). The
+    module may also implement the harness hooks (:func:`update_environment`, to record its
+    library's version).
+
+    ``firstresult``: the first answer that is not None is the answer.
+
+    :return: one :class:`~runners.types.AddedImplementation` per implementation added: the
+        family's name, the target, the :class:`~runners.types.Implementation` record (its
+        name unique within the family on that target; math mode and dtypes as for
+        :func:`kernel_plugin`) and its ``prepare_pass``.
     """
 
 

@@ -1,9 +1,11 @@
-"""Rerun orchestration: rebuild a workload, check it, time it, describe the host, report.
+"""Rerun orchestration: rebuild a workload, check it, time it, measure its memory, describe the host, report.
 
 ``rerun_workload`` does one workload and pass for every requested implementation
 at once (so they are timed interleaved) and returns one ``RerunResult`` per
-implementation. The harness knows no database: its host (``flask rerun``) says
-what to rerun through ``RerunRequest``s and decides where the results go.
+implementation and metric: ``speed`` on every target, and on CUDA ``memory`` too,
+each implementation's peak measured in its own untimed calls (``runners.memory``).
+The harness knows no database: its host (``flask rerun``) says what to rerun
+through ``RerunRequest``s and decides where the results go.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping, Sequence
 
-from runners import correctness, integrity, scan, telemetry, timing
+from runners import correctness, integrity, memory, scan, telemetry, timing
 from runners.discovery import LoadedPlugin, PluginRegistry, get_registry
 from runners.types import PASSES, Implementation, RerunResult, Workload, dtype_name, torch_dtype
 
@@ -40,6 +42,7 @@ class RerunRequest:
     dtype: str
     options: Mapping[str, Any] = field(default_factory=dict)
     rerun_of: Mapping[str, str] = field(default_factory=dict)  # implementation name -> run id
+    memory_rerun_of: Mapping[str, str] = field(default_factory=dict)  # implementation name -> memory run id
 
 
 def sweep_requests(requests: Sequence[RerunRequest], sweep: Mapping[str, Sequence[Any]]) -> list[RerunRequest]:
@@ -56,7 +59,7 @@ def sweep_requests(requests: Sequence[RerunRequest], sweep: Mapping[str, Sequenc
             raise RerunError(f"{request.family} has no parameter {', '.join(sorted(unknown))}")
         for values in itertools.product(*sweep.values()):
             changed = dataclasses.replace(request, parameters={**request.parameters, **dict(zip(sweep, values))},
-                                          rerun_of={})
+                                          rerun_of={}, memory_rerun_of={})
             key = json.dumps([changed.family, changed.pass_, changed.parameters, changed.dtype, changed.options],
                              sort_keys=True, default=dict)
             if key not in seen:
@@ -67,15 +70,14 @@ def sweep_requests(requests: Sequence[RerunRequest], sweep: Mapping[str, Sequenc
 
 def _plugin_and_implementations(registry: PluginRegistry, family: str, target: str, names: Sequence[str] | None,
                                 dtype: str) -> tuple[LoadedPlugin, dict[str, Implementation]]:
-    """The plugin of ``family`` on ``target`` and the named implementations; when none are named, all it has
-    that are available here and run workloads of ``dtype``. An implementation named though unavailable here
-    (its library does not import) or for a dtype it does not run (``torch+tf32`` on bf16) is refused before
-    anything runs."""
+    """The plugin of ``family`` on ``target`` and the named implementations; when none are named, all the family
+    has there (its plugin's own and those other modules add) that are available here and run workloads of
+    ``dtype``. An implementation named though unavailable here (its library does not import) or for a dtype it
+    does not run (``torch+tf32`` on bf16) is refused before anything runs."""
     try:
         plugin = registry.find(family, target)
-        record = plugin.record
-        chosen = [record.implementation(name) for name in names] if names else [
-            implementation for implementation in record.implementations
+        chosen = [registry.implementation(plugin, name) for name in names] if names else [
+            implementation for implementation in registry.implementations(plugin)
             if not implementation.unavailable and implementation.runs(dtype)]
     except (LookupError, KeyError) as error:
         raise RerunError(error.args[0]) from error
@@ -131,6 +133,9 @@ class _PluginCalls:
 
     def call(self, hook_name: str, **kwargs):
         return self.registry.call(self.plugin, hook_name, **kwargs)
+
+    def prepare_pass(self, implementation: Implementation, workload: Workload):
+        return self.registry.prepare_pass(self.plugin, implementation, workload, self.pass_)
 
     def tensors(self, seed: int) -> dict[str, Any]:
         """One seeded set of the workload's tensors, checked against the family definition."""
@@ -241,8 +246,8 @@ def _audit(calls: _PluginCalls, contestants: Sequence[timing.Contestant], seeds:
 def integrity_section(contestant: timing.Contestant, seeds: Sequence[int],
                       warnings: Sequence[scan.ScanWarning]) -> dict[str, Any]:
     """What a result records of its integrity checks: the secret seeds, the audited calls, how many GPU batches
-    disagreed with the wall clock, any violations, and the static scan's warnings about its plugin's source
-    (which never decide)."""
+    disagreed with the wall clock, any violations, and the static scan's warnings about the source of the module
+    that provides the implementation (which never decide)."""
     return {"inputSeeds": list(seeds), "timedCalls": contestant.audit.seen,
             "auditedCalls": sorted(kept.call for kept in contestant.audit.kept),
             "wallClockBatches": {"checked": len(contestant.wall_clock),
@@ -262,8 +267,7 @@ def _prepared_contestants(calls: _PluginCalls, chosen: Mapping[str, Implementati
         contestants.append(contestant)
         try:
             with contestant.guarded():
-                contestant.prepared = calls.call("prepare_pass", implementation=implementation, workload=workload,
-                                                 pass_=calls.pass_)
+                contestant.prepared = calls.prepare_pass(implementation, workload)
             if contestant.prepared is None:
                 contestant.error = f"prepare: the plugin prepared nothing for {name}"
         except Exception as error:
@@ -317,25 +321,35 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     timing.check_host_synchronization(contestants, target, timer, input_sets)
     timing.run_trials(contestants, protocol, timer, input_sets, progress, after_trial=gpu.sample)
     _audit(calls, contestants, seeds, input_sets, records)
+    peaks = memory.measure_peaks(contestants, input_sets[0], device) if target == "cuda" else {}
     cost = calls.call("workload_cost", parameters=calls.parameters, dtype=calls.dtype, options=calls.options,
                       pass_=request.pass_)
     observed_at = now_utc()
-    warnings = scan.scan_module(plugin.module, [spec.shape for spec in calls.expected.values()])
+    shapes = [spec.shape for spec in calls.expected.values()]
+    sources = {implementation.name: source for implementation, source in registry.implementation_sources(plugin)}
+    warnings = {name: scan.scan_module(sources[name].module, shapes) for name in chosen}
 
     results = []
     for contestant in contestants:
         passed = contestant.error is None and bool(contestant.samples)
+        shared = dict(family=request.family, pass_=request.pass_, parameters=request.parameters, dtype=request.dtype,
+                      options=request.options,
+                      implementation=_settled_implementation(chosen[contestant.name], contestant.prepared),
+                      correctness=records[contestant.name].as_document(policy), environment=environment,
+                      protocol=protocol, observed_at=observed_at, cost=cost)
         results.append(RerunResult(
-            family=request.family, pass_=request.pass_, parameters=request.parameters, dtype=request.dtype,
-            options=request.options, metric=METRIC, rerun_of=request.rerun_of.get(contestant.name),
-            implementation=_settled_implementation(chosen[contestant.name], contestant.prepared),
+            **shared, metric=METRIC, rerun_of=request.rerun_of.get(contestant.name),
             status="passed" if passed else "failed", error=contestant.error,
             timing=timing.timing_summary(contestant.samples, contestant.host_exposed, contestant.host_inclusive,
                                          contestant.host_synchronization) if passed else None,
-            correctness=records[contestant.name].as_document(policy), environment=environment,
-            protocol=protocol, observed_at=observed_at, cost=cost,
-            integrity=integrity_section(contestant, seeds, warnings), telemetry=gpu.as_document()))
+            integrity=integrity_section(contestant, seeds, warnings[contestant.name]), telemetry=gpu.as_document()))
         outcome = (f"median {results[-1].timing['median'] / 1e6:.4g} ms" if passed
                    else f"failed: {contestant.error}")
+        if contestant.name in peaks:
+            summary, error = peaks[contestant.name]
+            results.append(RerunResult(
+                **shared, metric=memory.METRIC, rerun_of=request.memory_rerun_of.get(contestant.name),
+                status="failed" if error else "passed", error=error, timing=None, memory=summary))
+            outcome += f", peak {summary['median']:.5g} MB" if summary else ""
         progress(f"  {contestant.name}: {outcome}")
     return results

@@ -11,7 +11,7 @@ import json
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,9 @@ class FamilyDefinition:
     implied: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     """Parameters an upstream row implies without naming them, computed from the (normalized) values it
     names; the importer adds each one the row does not give (group norm's batch = BT / H in newer rows)."""
+    default_dtype: str | None = None
+    """The dtype of an upstream row whose configuration names none: the one its script allocates in
+    (``torch.randn``'s float32 for the early loss benchmarks)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "aliases", _frozen_mapping(self.aliases))
@@ -194,6 +197,29 @@ class KernelPlugin:
 
 
 @dataclass(frozen=True)
+class AddedImplementation:
+    """An implementation that a module adds to a family another plugin declares, with the code that runs it.
+
+    ``family`` (its name) and ``target`` say where it belongs: the plugin declaring them keeps the
+    definition, the workloads, the float64 reference and the cost. ``prepare_pass`` is this
+    implementation's :func:`~runners.hookspecs.prepare_pass`, called with the same arguments, so a
+    rerun runs the adding module's code for it and the family plugin's for the family's own.
+    """
+
+    family: str
+    target: str
+    implementation: Implementation
+    prepare_pass: Callable[[Implementation, Workload, str], PreparedPass]
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
+
+    def as_document(self) -> dict[str, str]:
+        return {"family": self.family, "target": self.target, "implementation": self.implementation.name}
+
+
+@dataclass(frozen=True)
 class Workload:
     """One workload's tensors on one device, with the values that made them.
 
@@ -285,27 +311,31 @@ class PreparedPass:
     @classmethod
     def on_workload(cls, forward: Callable[[Mapping[str, Any]], Any], workload: "Workload", pass_: str,
                     settled_details: Callable[[], Mapping[str, Any]] | None = None,
-                    float64: bool = False) -> "PreparedPass":
+                    float64: bool = False, no_grad: Collection[str] = (),
+                    upstream_gradient: Callable[["torch.Tensor"], Any] = lambda grad_output: grad_output,
+                    ) -> "PreparedPass":
         """:meth:`autograd` of ``forward(inputs)`` over every floating workload tensor but ``grad_output``.
 
         The leaves are the workload's own tensors set to require grad (so the harness's
         fresh values reach every call), or with ``float64`` detached float64 copies and a
         float64 upstream gradient, as a ``reference_outputs`` hook computes. Integer
-        tensors (an embedding's indices) are inputs as they are, with no gradient.
+        tensors (an embedding's indices) and the tensors named in ``no_grad`` (RoPE's
+        tables) are inputs with no gradient. ``upstream_gradient`` turns ``grad_output``
+        into what the backward takes (a tuple of views for several outputs).
         """
-        tensors = {name: tensor for name, tensor in workload.tensors.items() if name != "grad_output"}
         grad_output = workload.tensors["grad_output"]
 
-        def leaf(tensor):
+        def leaf(name, tensor):
             if not tensor.is_floating_point():
                 return tensor  # indices: passed as they are, never widened nor differentiated
-            return (tensor.detach().double() if float64 else tensor).requires_grad_(True)
+            tensor = tensor.detach().double() if float64 else tensor
+            return tensor if name in no_grad else tensor.requires_grad_(True)
 
-        inputs = {name: leaf(tensor) for name, tensor in tensors.items()}
+        inputs = {name: leaf(name, tensor) for name, tensor in workload.tensors.items() if name != "grad_output"}
         leaves = {name: tensor for name, tensor in inputs.items() if tensor.requires_grad}
         if float64:
             grad_output = grad_output.double()
-        return cls.autograd(lambda: forward(inputs), pass_, leaves, grad_output, settled_details)
+        return cls.autograd(lambda: forward(inputs), pass_, leaves, upstream_gradient(grad_output), settled_details)
 
 
 @dataclass(frozen=True)
@@ -323,8 +353,10 @@ class WorkloadCost:
 class RerunResult:
     """One implementation's result on one workload and pass: what a rerun hands to its host.
 
-    ``timing`` is ``runners.timing.timing_summary`` (None when the run failed), and
-    ``correctness`` the correctness record with the policy it was judged under. Its one
+    ``metric`` is ``speed`` or ``memory``. A speed result's ``timing`` is
+    ``runners.timing.timing_summary``; a memory result's ``memory`` is
+    ``runners.memory.memory_summary`` (each None when the run failed, and the other always
+    None). ``correctness`` is the correctness record with the policy it was judged under. Its one
     serialized form is the bundle line (:meth:`bundle_line`), the JSON of
     :meth:`as_document`: what ``flask rerun --out`` appends, what a rerun host posts to
     ``/api/v1/reruns`` and what the app's rerun importer records.
@@ -347,6 +379,7 @@ class RerunResult:
     metric: str = "speed"
     rerun_of: str | None = None
     """The id of the published run this result reproduces (None for a workload no run had)."""
+    memory: Mapping[str, Any] | None = None
     integrity: Mapping[str, Any] | None = None
     """The integrity checks' record (``runners.rerun.integrity_section``): secret input seeds, audited calls and
     violations; a result with violations was gamed, and its host records it invalidated."""
@@ -359,7 +392,7 @@ class RerunResult:
         return self.status == "passed"
 
     def as_document(self) -> dict[str, Any]:
-        return {
+        document = {
             "rerunOf": self.rerun_of,
             "family": self.family,
             "pass": self.pass_,
@@ -377,6 +410,9 @@ class RerunResult:
             "integrity": None if self.integrity is None else dict(self.integrity),
             "telemetry": None if self.telemetry is None else dict(self.telemetry),
         }
+        if self.metric == "memory":  # only there, so speed bundle lines stay as they were
+            document["memory"] = self.memory
+        return document
 
     def bundle_line(self) -> str:
         """One line of a JSON-lines bundle (keys sorted, as every committed bundle has them)."""

@@ -53,6 +53,16 @@ def rerun_result(run, implementation="kernelindex_triton", *, median=80_000.0, h
     }
 
 
+def memory_result(run, implementation="kernelindex_triton", *, peak=48.0, host="h200-a",
+                  observed_at="2026-11-29T10:00:00Z"):
+    """A memory result as ``runners.rerun`` reports it on CUDA, with a made-up peak (``peak`` MB): measuring one
+    needs a CUDA device, so the CPU suite can only check how a measured figure is recorded."""
+    result = rerun_result(run, implementation, host=host, observed_at=observed_at)
+    return {**result, "metric": "memory", "timing": None,
+            "memory": {"unit": "MB", "median": peak, "p20": peak, "p80": peak + 0.5, "samples": [peak] * 4 + [peak + 1],
+                       "inputs": 12.0, "method": {"probe": "torch.cuda.max_memory_allocated", "calls": 5}}}
+
+
 def stamp(seconds_from_now: float = 0) -> str:
     """An ``observedAt`` this many seconds from now (negative: in the past), as the harness writes it."""
     moment = datetime.now(timezone.utc) + timedelta(seconds=seconds_from_now)

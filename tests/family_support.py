@@ -49,12 +49,14 @@ def upstream_rows(family: str, csv_name: str = UPSTREAM_CSV) -> list[dict]:
 
 def check_every_upstream_row(formulated_family, expected_rows: int, csv_name: str = UPSTREAM_CSV,
                              providers_not_rerun: Mapping[str, str] = MappingProxyType({}),
-                             minimum_sizes: Mapping[str, int] = MappingProxyType({})) -> None:
+                             minimum_sizes: Mapping[str, int] = MappingProxyType({}),
+                             fixed_dtypes: Mapping[str, str] = MappingProxyType({})) -> None:
     """Every upstream row of the family normalizes (as the importer does) to a workload its plugins can run.
 
     Per row: the parameters are the definition's, the provider is an implementation the
     CUDA plugin can list (or one of ``providers_not_rerun``, each with the reason), the pass
-    exists, the tensors (of the row's dtype, or int64 indices) and the cost follow at full
+    exists, the tensors (of the row's dtype, int64 indices, or the dtype ``fixed_dtypes`` names
+    whatever the row's, as Llama 4's float32 frequencies) and the cost follow at full
     size, and each target's ``build_workload`` makes the definition's tensors at sizes
     divided by :data:`SCALE_DOWN`, each kept at least at its ``minimum_sizes`` entry (a size
     that must hold one group).
@@ -72,7 +74,8 @@ def check_every_upstream_row(formulated_family, expected_rows: int, csv_name: st
                                                               parse_number(row["x_value"]))
         assert family is definition and set(parameters) == set(definition.parameters), row
         assert row["kernel_provider"] in providers and row["kernel_operation_mode"] in PASSES, row
-        assert all(spec.dtype in (dtype, "int64") for spec in definition.tensors({**parameters, **options}, dtype))
+        assert all(spec.dtype in (fixed_dtypes.get(spec.name, dtype), "int64")
+                   for spec in definition.tensors({**parameters, **options}, dtype)), row
         scaled = {name: max(minimum_sizes.get(name, 1), value // SCALE_DOWN) for name, value in parameters.items()}
         key = json.dumps([scaled, dtype, options], sort_keys=True)
         for target in ("cpu", "cuda"):

@@ -1,11 +1,34 @@
 """The flask CLI: database, maintainers and rerun-host tokens."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 from app.models import HostToken, Maintainer
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+UPGRADE_IN_A_FRESH_PROCESS = """
+import sys
+from app import create_app
+
+app = create_app({"TESTING": True, "DATABASE_URL": sys.argv[1], "SECRET_KEY": "test"})
+result = app.test_cli_runner().invoke(args=["db", "upgrade"])
+assert result.exit_code == 0, result.output
+print("torch" in sys.modules, "plugins.rms_norm.cpu" in sys.modules)
+"""
 
 
 def test_db_upgrade_is_idempotent(runner):
     result = runner.invoke(args=["db", "upgrade"])
     assert result.exit_code == 0 and "applied 0 migration(s)" in result.output
+
+
+def test_db_upgrade_discovers_no_plugins(tmp_path):
+    """Discovery imports torch (seconds); a command that needs no plugin must not pay for it."""
+    done = subprocess.run([sys.executable, "-c", UPGRADE_IN_A_FRESH_PROCESS, f"sqlite:///{tmp_path / 'db.sqlite3'}"],
+                          cwd=REPOSITORY, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]
 
 
 def test_tokens_are_shown_once_and_stored_hashed(app, runner):

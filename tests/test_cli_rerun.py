@@ -3,17 +3,23 @@
 import importlib.util
 import io
 import json
+import shutil
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 from runners import discovery
 
+from .conftest import import_csv
+from .factories import write_liger_csv
+
 
 FNA_REFERENCE = ("fused_neighborhood_attention/forward/torch/nvidia-h100-80gb-hbm3/"
                  "batch2-dilation2-heads8-hidden512-kernel_size7-seq1024-fp32/2025-05-27-19-26-55")
 SMOKE = ["--target", "cpu", "--protocol", "smoke"]
+TEST_PLUGINS = Path(__file__).resolve().parent / "plugins"
 
 
 def source_run(app, **where):
@@ -69,13 +75,21 @@ def test_rerun_of_the_mta_reference_by_kernel_and_pass_writes_a_bundle(small_app
     (["nosuchrun"], "no run with id 'nosuchrun'"),
     (["--external-id", "nope/forward"], "no run with external id"),
     (["--kernel", "no_such_kernel"], "no source-reported speed runs of no_such_kernel"),
-    (["--kernel", "cross_entropy"], "no plugin implements the family 'cross_entropy'"),
     (["--kernel", "fused_neighborhood_attention", "--implementation", "cuda_graph"], "has no implementation"),
 ])
 def test_bad_input_exits_non_zero_with_a_message(small_app, runner, arguments, message):
     result = runner.invoke(args=["rerun", *arguments, *SMOKE])
     assert result.exit_code != 0
     assert message in result.output
+
+
+def test_a_family_without_a_plugin_is_refused(small_app, runner, tmp_path):
+    unplugged = write_liger_csv(tmp_path / "unplugged.csv", [(
+        "kernelindex_unplugged", "liger", "forward", "speed", "ms", "T", "tokens", "1024", "1.0", "0.9", "1.1",
+        '{"B": 2}', "NVIDIA H100 80GB HBM3", "2026-01-01 00:00:00", "0.8.0")])
+    import_csv(runner, unplugged)
+    result = runner.invoke(args=["rerun", "--kernel", "kernelindex_unplugged", *SMOKE])
+    assert result.exit_code != 0 and "no plugin implements the family 'kernelindex_unplugged'" in result.output
 
 
 def test_memory_runs_are_not_rerun(small_app, runner):
@@ -85,6 +99,19 @@ def test_memory_runs_are_not_rerun(small_app, runner):
         memory = Run.select().where(Run.metric == "memory").get()
     result = runner.invoke(args=["rerun", memory.id, *SMOKE])
     assert result.exit_code != 0 and "measures memory" in result.output
+
+
+def test_memory_results_are_linked_to_the_memory_run_of_their_workload(small_app):
+    from app.cli.rerun import rerun_requests
+    from app.models import Run
+
+    with small_app.app_context():
+        published = Run.get(Run.metric == "memory")
+        speed = Run.get((Run.metric == "speed") & (Run.workload_key == published.workload_key)
+                        & (Run.implementation == published.implementation) & (Run.pass_ == published.pass_))
+        [request] = rerun_requests([speed], "NVIDIA H200")
+    assert request.memory_rerun_of == {published.implementation: published.id}
+    assert request.rerun_of[published.implementation] == speed.id
 
 
 @pytest.mark.parametrize("arguments, message", [
@@ -144,6 +171,55 @@ def test_plugins_command_lists_plugins_and_broken_ones(runner, tmp_path, monkeyp
     listing = json.loads(runner.invoke(args=["plugins", "--json"]).output)
     assert {plugin["origin"] for plugin in listing["plugins"]} == {"builtin"}
     assert listing["broken"][0]["error"] == "ImportError: needs a GPU library"
+
+
+def test_plugins_command_lists_added_implementations_with_their_origin(runner, tmp_path, monkeypatch):
+    shutil.copy(TEST_PLUGINS / "rms_norm_vector_norm.py", tmp_path)
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
+    example = tmp_path / "rms_norm_vector_norm.py"
+    result = runner.invoke(args=["plugins"])
+    assert result.exit_code == 0, result.output
+    [rms_norm_cpu] = [line for line in result.output.splitlines() if line.startswith("rms_norm  cpu  ")]
+    assert rms_norm_cpu.startswith("rms_norm  cpu  torch, torch_compile, huggingface")
+    assert rms_norm_cpu.endswith(f", vector_norm [directory: {example}]  [builtin: plugins.rms_norm.cpu]")
+    assert f"(adds vector_norm to rms_norm on cpu)  [directory: {example}]" in result.output.splitlines()
+
+
+ADDED_TO_MTA = """
+import dataclasses
+
+from plugins.multi_token_attention.reference import FAMILY
+from runners import hookimpl
+from runners.types import AddedImplementation, Implementation
+
+
+def prepare_pass(implementation, workload, pass_):
+    return FAMILY.prepare_torch(dataclasses.replace(implementation, name="torch"), workload, pass_)
+
+
+@hookimpl
+def kernel_implementations():
+    return [AddedImplementation(family="multi_token_attention", target="cpu", prepare_pass=prepare_pass,
+                                implementation=Implementation("torch_again", "A kernel author", "1"))]
+"""
+
+
+def test_rerun_runs_an_added_implementation_named_and_records_it(small_app, runner, tmp_path, monkeypatch):
+    plugins_dir = tmp_path / "plugins"
+    plugins_dir.mkdir()
+    (plugins_dir / "torch_again.py").write_text(ADDED_TO_MTA)
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(plugins_dir))
+    bundle = tmp_path / "results.jsonl"
+    result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
+                                 "--implementation", "torch", "--implementation", "torch_again", "--out", str(bundle)])
+    assert result.exit_code == 0, result.output
+    documents = [json.loads(line) for line in bundle.read_text().splitlines()]
+    assert [(d["implementation"]["name"], d["status"]) for d in documents] == [("torch", "passed"),
+                                                                             ("torch_again", "passed")]
+    assert documents[1]["implementation"]["project"] == "A kernel author"
+    loaded = runner.invoke(args=["import", "kernelindex", str(bundle)])
+    assert loaded.exit_code == 0, loaded.output
+    assert sorted(run.implementation for run in reruns(small_app)) == ["torch", "torch_again"]
 
 
 def test_param_sweeps_a_workload_beyond_the_published_rows(small_app, runner, tmp_path):

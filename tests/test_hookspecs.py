@@ -2,16 +2,17 @@
 
 import inspect
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 import torch
 
 from runners import hookspecs
-from runners.discovery import get_registry
+from runners.discovery import PLUGINS_DIR_VARIABLE, get_registry
 from runners.rerun import capture_environment
-from runners.types import (FP32_MATH_MODES, MATH_MODES, WORKLOAD_DTYPES, Implementation, KernelPlugin, PreparedPass,
-                           Workload, WorkloadCost)
+from runners.types import (FP32_MATH_MODES, MATH_MODES, WORKLOAD_DTYPES, AddedImplementation, Implementation,
+                           KernelPlugin, PreparedPass, Workload, WorkloadCost)
 
 HOOKS = sorted(name for name, function in vars(hookspecs).items()
                if inspect.isfunction(function) and hasattr(function, "kernelindex_spec"))
@@ -21,7 +22,7 @@ FNA_PARAMETERS = {"seq": 24, "batch": 2, "heads": 2, "hidden": 16, "dilation": 2
 
 def test_contract_has_the_expected_hooks():
     assert HOOKS == sorted(["kernel_plugin", "build_workload", "prepare_pass", "reference_outputs", "workload_cost",
-                            "generate_environment", "update_environment"])
+                            "kernel_implementations", "generate_environment", "update_environment"])
 
 
 @pytest.mark.parametrize("hook", HOOKS)
@@ -61,6 +62,24 @@ def test_hook_kernel_plugin(fna):
     assert isinstance(record, KernelPlugin)
     assert (record.family.name, record.target) == ("fused_neighborhood_attention", "cpu")
     assert record.implementation_names[:2] == ("torch", "torch_compile")
+
+
+def test_hook_kernel_implementations(tmp_path, monkeypatch):
+    """An added implementation's pass is prepared by its own module, on the family plugin's workload, and
+    agrees with the family's float64 reference."""
+    shutil.copy(TESTS / "plugins" / "rms_norm_vector_norm.py", tmp_path)
+    monkeypatch.setenv(PLUGINS_DIR_VARIABLE, str(tmp_path))
+    registry = get_registry()
+    plugin = registry.find("rms_norm", "cpu")
+    [(added, source)] = registry.added[("rms_norm", "cpu")]
+    assert isinstance(added, AddedImplementation) and source.name == str(tmp_path / "rms_norm_vector_norm.py")
+    parameters, options = {"tokens": 3, "hidden": 16}, {"eps": 1e-6}
+    workload = Workload(family="rms_norm", parameters=parameters, dtype="fp32", options=options, seed=0, device="cpu",
+                        tensors=registry.call(plugin, "build_workload", parameters=parameters, dtype="fp32",
+                                              options=options, seed=0, device="cpu"))
+    prepared = registry.prepare_pass(plugin, added.implementation, workload, "forward")
+    expected = registry.call(plugin, "reference_outputs", workload=workload, pass_="forward")
+    assert torch.allclose(prepared.run_once()["output"].double(), expected["output"], rtol=1e-5, atol=1e-6)
 
 
 def test_hook_build_workload(fna):

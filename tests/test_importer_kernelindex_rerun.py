@@ -8,7 +8,7 @@ import pytest
 from app.models import Manifest, Run
 from app.importers.kernelindex_rerun import RerunRejected, record_rerun_results
 
-from .factories import rerun_result, stamp
+from .factories import memory_result, rerun_result, stamp
 from .pages_support import reference_run
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -194,3 +194,49 @@ def test_committed_h200_bundles_import_where_their_libraries_do_not(app, runner,
     imported = runner.invoke(args=["import", "kernelindex", unlinked])
     assert imported.exit_code == 0, imported.output
     assert f"created {len(results)}, unchanged 0" in imported.output
+
+
+def test_memory_results_rank_in_the_memory_comparison_beside_upstreams_rows(app, reference, client):
+    """A memory result is a peak in MB, linked to the published memory run of its workload and pass, and ranks
+    among memory reruns of that kernel, workload, pass and metric (on its own GPU and evidence, as speed reruns)."""
+    published = Run.get(Run.metric == "memory")
+    summary = record_rerun_results([memory_result(published, "liger", peak=50.0),
+                                    memory_result(published, "torch", peak=120.0)])
+    lean, heavy = sorted((Run.get_by_id(i) for i in summary.created), key=lambda run: run.median)
+    assert (lean.metric, lean.unit, lean.median, lean.p80) == ("memory", "MB", 50.0, 50.5)
+    assert (lean.rank, heavy.rank) == (1, 2) and lean.rerun_of_id == published.id
+    assert lean.comparison_key_id == heavy.comparison_key_id != published.comparison_key_id
+    ours, upstream = lean.comparison_key.shared, published.comparison_key.shared
+    shared = ("kernel", "workload", "pass", "metric")
+    assert [ours[name] for name in shared] == [upstream[name] for name in shared]
+    assert (ours["evidence"], upstream["evidence"]) == ("kernelindex", "source-native")
+    document = Manifest.get_by_id(lean.digest).document["spec"]
+    assert document["memory"]["peak"] == {"unit": "MB", "median": 50.0}
+    assert document["rerun"]["memory"]["samples"] == [50.0] * 4 + [51.0]
+    protocol = Manifest.get_by_id(document["protocolDigest"]).document["spec"]["measurement"]
+    assert protocol["probe"] == "torch.cuda.max_memory_allocated"
+    page = client.get(f"/runs/{lean.id}").get_data(as_text=True)
+    assert "50 MB" in page
+    assert client.get(f"/comparisons/{lean.comparison_key_id}").status_code == 200
+
+
+def test_a_memory_result_reproduces_only_a_memory_run(app, reference):
+    speed_run = reference
+    with pytest.raises(RerunRejected, match="measures speed, not memory"):
+        record_rerun_results([memory_result(speed_run)])
+    with pytest.raises(RerunRejected, match="carries no timing"):
+        record_rerun_results([{**memory_result(speed_run), "timing": rerun_result(speed_run)["timing"]}])
+    with pytest.raises(RerunRejected, match="carries its memory"):
+        record_rerun_results([{**memory_result(speed_run), "memory": None}])
+    published = Run.get(Run.metric == "memory")
+    inverted = memory_result(published, peak=50.0)
+    inverted["memory"] = {**inverted["memory"], "p20": 52.0}
+    with pytest.raises(RerunRejected, match="p20 <= median"):
+        record_rerun_results([inverted])
+
+
+def test_a_failed_memory_result_is_recorded_without_a_peak(app, reference):
+    published = Run.get(Run.metric == "memory")
+    failed = {**memory_result(published), "status": "failed", "memory": None, "error": "memory: OutOfMemoryError"}
+    run = Run.get_by_id(record_rerun_results([failed]).created[0])
+    assert (run.metric, run.unit, run.status, run.median, run.rank) == ("memory", "MB", "failed", None, None)

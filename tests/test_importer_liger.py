@@ -42,9 +42,10 @@ def test_import_summary_and_normalized_parameters(app, runner):
         assert (mta.median, mta.p20, mta.p80, mta.unit) == (719872, 716800, 726016, "ns")
         fna = Run.get((Run.kernel == "fused_neighborhood_attention") & (Run.implementation == "torch"))
         assert fna.median == 84550209  # past 2**24: stored as a double, never a single-precision float
-        unknown = Run.get(Run.implementation == "liger_triton")  # x is a model name, family not known
-        assert unknown.x_value == "llama_2_7b" and unknown.x_number is None
-        assert unknown.parameters == {"model_config": "llama_2_7b", "batch": 1, "seq": 2048}
+        named_model = Run.get(Run.implementation == "liger_triton")  # x is a model name: its vocabulary is known
+        assert named_model.x_value == "llama_2_7b" and named_model.x_number is None
+        assert named_model.parameters == {"tokens": 2048, "vocab": 32000} and named_model.dtype == "fp32"
+        assert named_model.options == {"model_config": "llama_2_7b", "batch": 1, "seq": 2048}
         memory = Run.get(Run.metric == "memory")
         assert (memory.median, memory.unit) == (52.5, "MB")
         assert Family.get_by_id("multi_token_attention").title == "Multi-token attention"

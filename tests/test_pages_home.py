@@ -1,14 +1,18 @@
 """Home, live search and the plugin listing: pages, fragments and JSON twins."""
 
+import shutil
 from pathlib import Path
 
 import pytest
+import torch
 
 from app.importers.kernelindex_rerun import record_rerun_results
 
 from .factories import rerun_result
 from .conftest import import_small
 from .pages_support import HTMX, in_order, reference_run, text_of
+
+TEST_PLUGINS = Path(__file__).resolve().parent / "plugins"
 
 
 def test_home_lists_families_with_counts_gpus_imports_and_sources(small_app, client):
@@ -123,6 +127,27 @@ def test_the_real_plugin_listing_renders(client):
     assert twin["error"] is None  # discovery did not fail (the page would still answer 200)
     builtin = {plugin.get("family") for plugin in twin["plugins"] if plugin["origin"] == "builtin"}
     assert {"fused_neighborhood_attention", "multi_token_attention"} <= builtin
+
+
+def test_the_plugins_page_lists_an_added_implementation_under_its_family_with_its_origin(client, tmp_path,
+                                                                                      monkeypatch):
+    import runners.discovery
+
+    shutil.copy(TEST_PLUGINS / "rms_norm_vector_norm.py", tmp_path)
+    monkeypatch.setenv(runners.discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
+    example = str(tmp_path / "rms_norm_vector_norm.py")
+    text = text_of(client.get("/plugins").get_data(as_text=True))
+    assert in_order(text, "RMSNorm", "cpu", "PyTorch (PyTorch", f"vector_norm (KernelIndex examples {torch.__version__}; "
+                    f"added by {example}, directory)", "builtin", "plugins.rms_norm.cpu")
+    assert in_order(text, "(implementations)", "adds vector_norm to rms_norm on cpu", "directory", example)
+    twin = client.get("/plugins.json").get_json()
+    [rms_norm_cpu] = [plugin for plugin in twin["plugins"]
+                      if (plugin.get("family"), plugin.get("target")) == ("rms_norm", "cpu")]
+    [added] = [implementation for implementation in rms_norm_cpu["implementations"]
+               if implementation["plugin"] == example]
+    assert added["name"] == "vector_norm" and added["origin"] == "directory"
+    [module] = [plugin for plugin in twin["plugins"] if plugin["name"] == example]
+    assert module["kind"] == "implementations" and module["adds"][0]["family"] == "rms_norm"
 
 
 @pytest.mark.parametrize("url", ["/", "/search?q=h100", "/plugins"])

@@ -5,6 +5,7 @@ server's plugins declare is accepted. Each test first reproduces a forgery that 
 import pytest
 
 from app.models import Manifest, Run
+from runners import discovery
 
 from .factories import rerun_result, stamp
 from .pages_support import reference_run
@@ -115,6 +116,23 @@ def test_implementations_unavailable_on_the_server_are_accepted(reference, runne
     accepts them from hosts that have it."""
     token = token_for(runner, "a", "--host", "h200-a")
     assert post(client, token, rerun_result(reference, "liger", observed_at=stamp(-10))).status_code == 201
+
+
+def test_implementations_added_by_an_implementation_plugin_are_accepted(reference, runner, client, tmp_path,
+                                                                       monkeypatch):
+    (tmp_path / "neighborhood_kernel.py").write_text("""
+from runners import hookimpl
+from runners.types import AddedImplementation, Implementation
+
+@hookimpl
+def kernel_implementations():
+    return [AddedImplementation(family="fused_neighborhood_attention", target="cuda",
+                                implementation=Implementation("authors_kernel", "A kernel author"),
+                                prepare_pass=lambda implementation, workload, pass_: None)]
+""")
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
+    token = token_for(runner, "a", "--host", "h200-a")
+    assert post(client, token, rerun_result(reference, "authors_kernel", observed_at=stamp(-10))).status_code == 201
 
 
 def timing_changed(reference, **changes):

@@ -7,22 +7,34 @@ import click
 from runners.discovery import PLUGINS_DIR_VARIABLE, get_registry
 
 
+def implementation_line(implementation, source, plugin) -> str:
+    """An implementation's name, why it cannot run here, and where it came from when not from ``plugin``."""
+    line = implementation.name
+    if implementation.unavailable:
+        line += f" (unavailable: {implementation.unavailable})"
+    if source is not plugin:
+        line += f" [{source.origin}: {source.name}]"
+    return line
+
+
 @click.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Print the listing as JSON.")
 def plugins_command(as_json):
-    """List kernel plugins: family, target, implementations and origin, and broken ones."""
+    """List kernel plugins: family, target, implementations and their origins, and broken ones."""
     registry = get_registry()
     if as_json:
-        click.echo(json.dumps({"plugins": [plugin.as_document() for plugin in registry.plugins],
-                               "broken": [plugin.as_document() for plugin in registry.broken]}, indent=2))
+        click.echo(json.dumps(registry.listing(), indent=2))
         return
     for plugin in registry.plugins:
         if plugin.record:
             record = plugin.record
-            names = ", ".join(implementation.name + (f" (unavailable: {implementation.unavailable})"
-                                                     if implementation.unavailable else "")
-                              for implementation in record.implementations)
+            names = ", ".join(implementation_line(implementation, source, plugin)
+                              for implementation, source in registry.implementation_sources(plugin))
             click.echo(f"{record.family.name}  {record.target}  {names}  [{plugin.origin}: {plugin.name}]")
+        elif plugin.added:
+            adds = ", ".join(f"{added.implementation.name} to {added.family} on {added.target}"
+                             for added in plugin.added)
+            click.echo(f"(adds {adds})  [{plugin.origin}: {plugin.name}]")
         else:
             click.echo(f"(harness hooks)  [{plugin.origin}: {plugin.name}]")
     for plugin in registry.broken:

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
+from runners import memory
 from runners.discovery import get_registry
 from runners.rerun import (METRIC, RerunError, RerunRequest, capture_environment, check_requests, device_for,
                            rerun_workload, sweep_requests)
@@ -59,7 +60,8 @@ def select_runs(run_ids, external_ids, kernels, passes) -> list[Run]:
         selected.extend(runs)
     for run in selected:
         if run.metric != METRIC:
-            raise click.ClickException(f"run {run.id} measures {run.metric}; KernelIndex reruns measure {METRIC}")
+            raise click.ClickException(f"run {run.id} measures {run.metric}; name the {METRIC} run of its workload "
+                                       "(a CUDA rerun measures memory beside speed)")
     return selected
 
 
@@ -72,25 +74,33 @@ def rerun_requests(runs, gpu_product) -> list[RerunRequest]:
     """One request per distinct workload and pass, each implementation linked to the run it reproduces.
 
     Runs named on the command line are linked first; the other implementations are linked
-    to the source-reported run of the same workload, pass and implementation, if any.
+    to the source-reported run of the same workload, pass and implementation, if any, and
+    their memory results (measured on CUDA) to its source-reported memory run.
     """
     grouped = {}
     for run in runs:
         grouped.setdefault((run.kernel_id, run.pass_, run.workload_key), []).append(run)
     requests = []
     for (kernel, pass_, key), named in grouped.items():
-        siblings = Run.select().where((Run.workload_key == key) & (Run.pass_ == pass_) & (Run.metric == METRIC)
-                                      & (Run.evidence == SOURCE_REPORTED))
-        candidates = {}
-        for run in siblings:
-            candidates.setdefault(run.implementation, []).append(run)
+        candidates = published_runs(key, pass_, METRIC)
         for run in named:
             candidates[run.implementation] = [r for r in named if r.implementation == run.implementation]
         first = named[0]
         requests.append(RerunRequest(
             family=kernel, pass_=pass_, parameters=first.parameters, dtype=first.dtype, options=first.options or {},
-            rerun_of={name: _preferred(found, gpu_product).id for name, found in candidates.items()}))
+            rerun_of={name: _preferred(found, gpu_product).id for name, found in candidates.items()},
+            memory_rerun_of={name: _preferred(found, gpu_product).id
+                             for name, found in published_runs(key, pass_, memory.METRIC).items()}))
     return requests
+
+
+def published_runs(workload_key: str, pass_: str, metric: str) -> dict[str, list[Run]]:
+    """The source-reported runs of one workload, pass and metric, by implementation."""
+    found = {}
+    for run in Run.select().where((Run.workload_key == workload_key) & (Run.pass_ == pass_) & (Run.metric == metric)
+                                  & (Run.evidence == SOURCE_REPORTED)):
+        found.setdefault(run.implementation, []).append(run)
+    return found
 
 
 def parse_sweep(assignments) -> dict[str, list]:

@@ -5,6 +5,8 @@ files written by ``flask rerun --out``) and ``POST /api/v1/reruns`` (rerun hosts
 with a token) all end here. Each result is validated, described as a run record
 (its protocol, environment, implementation and correctness-policy documents) and
 stored at evidence level ``kernelindex-rerun``, linked to the run it reproduces. A
+speed result is a latency in ns; a memory result (``runners.memory``) a peak in MB, the
+metric and unit of Liger's memory rows, so it ranks in the memory comparisons. A
 measurement rerun on two or more hosts (and GPUs, where their UUIDs are known) whose
 results agree becomes ``kernelindex-replicated``.
 
@@ -23,6 +25,7 @@ from marshmallow import ValidationError
 
 from runners.discovery import family_definitions
 from runners.hardware import short_name
+from runners import memory
 
 from .. import comparison
 from ..db import database
@@ -82,18 +85,30 @@ def policy_document(correctness: dict) -> dict:
                                                      "title": "KernelIndex correctness policy"})
 
 
+def measurement_protocol(result: dict) -> dict:
+    """The protocol document of a result: its timing protocol, or for a memory result how the peak was taken
+    (the timing protocol it ran beside kept as its parameters)."""
+    protocol_in = result["protocol"]
+    name = protocol_in.get("name", "kernelindex-rerun")
+    title = f"KernelIndex rerun protocol · {protocol_in.get('preset', protocol_in.get('name', 'custom'))}"
+    measurement = {"timer": protocol_in.get("timer", "unknown"), "primaryStatistic": "median",
+                   "parameters": protocol_in}
+    if result["metric"] == memory.METRIC:
+        method = (result["memory"] or {}).get("method", {})
+        measurement = {**method, "primaryStatistic": "median", "parameters": protocol_in}
+        name, title = f"{name}-memory"[:100], f"{title} · peak memory"
+    return protocol_document(
+        spec={"harness": protocol_in.get("harness") or {"name": "KernelIndex rerun harness"},
+              "measurement": measurement,
+              "comparability": {"notes": protocol_in.get("notes", ""), "family": comparability_family(result)}},
+        name=name, title=title)
+
+
 def rerun_documents(result: dict, gpu: str, host: str, point: WorkloadPoint, family, title: str) -> dict:
     """The protocol, workload, environment, implementation and correctness-policy documents of a result."""
-    protocol_in, environment_in, implementation = result["protocol"], result["environment"], result["implementation"]
+    environment_in, implementation = result["environment"], result["implementation"]
     return {
-        "protocol": protocol_document(
-            spec={"harness": protocol_in.get("harness") or {"name": "KernelIndex rerun harness"},
-                  "measurement": {"timer": protocol_in.get("timer", "unknown"), "primaryStatistic": "median",
-                                  "parameters": protocol_in},
-                  "comparability": {"notes": protocol_in.get("notes", ""),
-                                    "family": comparability_family(result)}},
-            name=protocol_in.get("name", "kernelindex-rerun"),
-            title=f"KernelIndex rerun protocol · {protocol_in.get('preset', protocol_in.get('name', 'custom'))}"),
+        "protocol": measurement_protocol(result),
         "workload": workload_document_for(point, family, title, COMPARATOR),
         "environment": environment_document(
             hardware=environment_in.get("hardware") or {}, software=environment_in.get("software") or {},
@@ -117,11 +132,13 @@ def rerun_sections(result: dict, policy: dict, rerun_of: Run | None, host: str) 
     timing = result["timing"] or {}
     correctness = {k: v for k, v in result["correctness"].items() if k not in ("policy", "policyText")}
     correctness["policyDigest"] = document_digest(policy)
-    return {"correctness": correctness, "rerun": {
-        "of": rerun_of.digest if rerun_of else None, "host": host,
-        "trials": timing.get("trials", 0), "samplesPerTrial": timing.get("samplesPerTrial", 0),
-        "cv": timing.get("cv"), "hostExposedSamples": timing.get("hostExposedSamples", 0),
-        "cost": result["cost"], "error": result["error"]}}
+    rerun = {"of": rerun_of.digest if rerun_of else None, "host": host,
+             "trials": timing.get("trials", 0), "samplesPerTrial": timing.get("samplesPerTrial", 0),
+             "cv": timing.get("cv"), "hostExposedSamples": timing.get("hostExposedSamples", 0),
+             "cost": result["cost"], "error": result["error"]}
+    if result["metric"] == memory.METRIC:
+        rerun["memory"] = result["memory"]
+    return {"correctness": correctness, "rerun": rerun}
 
 
 HARNESS = "KernelIndex rerun harness (at run time)"
@@ -147,9 +164,10 @@ def rerun_record(result: dict, families: dict, rerun_of: Run | None, received_at
     point = WorkloadPoint(family=family_name, parameters=parameters, dtype=dtype, options=options,
                           x_name="seq" if "seq" in parameters else next(iter(parameters), ""),
                           x_value=parameters.get("seq", ""))
-    timed = result["status"] == "passed" and timing
-    median, p20, p80 = (timing["median"], timing["p20"], timing["p80"]) if timed else (None, None, None)
-    measurement = Measurement(metric=result["metric"], unit="ns", median=median, p20=p20, p80=p80,
+    figures, unit = (result["memory"], memory.UNIT) if result["metric"] == memory.METRIC else (timing, "ns")
+    measured = result["status"] == "passed" and figures
+    median, p20, p80 = (figures["median"], figures["p20"], figures["p80"]) if measured else (None, None, None)
+    measurement = Measurement(metric=result["metric"], unit=unit, median=median, p20=p20, p80=p80,
                               status=result["status"])
     documents = rerun_documents(result, gpu, host, point, family, title)
     return RunRecord(
@@ -165,7 +183,8 @@ def rerun_record(result: dict, families: dict, rerun_of: Run | None, received_at
         invalidation=harness_invalidation(result, received_at),
         details={"timing": timing, "correctness": result["correctness"], "cost": result["cost"],
                  "error": result["error"], "implementation": implementation, "integrity": result["integrity"],
-                 "telemetry": result["telemetry"]})
+                 "telemetry": result["telemetry"],
+                 **({"memory": result["memory"]} if result["metric"] == memory.METRIC else {})})
 
 
 def loaded_result(result, submission: Submission, skew: timedelta, declared: dict, definitions: dict) -> dict:
@@ -216,6 +235,9 @@ def record_rerun_results(results: list, families: dict | None = None,
             record = rerun_record(result, families, rerun_of, submission.received_at)
             if rerun_of and (rerun_of.kernel_id, rerun_of.workload_key) != (record.kernel, record.workload.key):
                 raise RerunRejected(f"result {number}: rerunOf {rerun_of.id} is a run of another workload")
+            if rerun_of and rerun_of.metric != record.measurement.metric:
+                raise RerunRejected(f"result {number}: rerunOf {rerun_of.id} measures {rerun_of.metric}, "
+                                    f"not {record.measurement.metric}")
             prepared.append(prepare(record))
         refuse_conflicts(prepared)
         try:

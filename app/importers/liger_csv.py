@@ -143,6 +143,7 @@ class LigerCsvReader:
                 raise RowRejected(f"parameter {name} is given twice")
         if family is None:
             return family, values, dtype, {}
+        dtype = dtype or family.default_dtype
         if family.implied is not None:
             values = {**family.implied(values), **values}
         missing = [name for name in family.parameters if name not in values and name not in family.defaults]

@@ -74,11 +74,12 @@ class Submission:
 
 
 def declared_implementations() -> dict[str, set[str]]:
-    """Each family a plugin on this server declares, with the implementations its plugins name (available
-    here or not: results come from hosts that have the libraries)."""
-    declared = {}
-    for plugin in get_registry().kernel_plugins:
-        declared.setdefault(plugin.record.family.name, set()).update(plugin.record.implementation_names)
+    """Each family a plugin on this server declares, with the implementations its plugins name or other modules
+    add to it (available here or not: results come from hosts that have the libraries)."""
+    registry, declared = get_registry(), {}
+    for plugin in registry.kernel_plugins:
+        declared.setdefault(plugin.record.family.name, set()).update(
+            implementation.name for implementation in registry.implementations(plugin))
     return declared
 
 

@@ -1,4 +1,5 @@
-"""The plugin listing: every kernel plugin found, with its static scan's warnings, and those that failed to load.
+"""The plugin listing: every plugin found with its static scan's warnings, each family's implementations with
+where each came from, and the plugins that failed to load with why.
 
 The scan (``runners.scan``) reads each plugin module's source for the known ways to game a
 measurement, with the shapes of the workloads published for its family; its warnings are
@@ -27,6 +28,15 @@ def published_shapes(definition) -> set:
     return shapes
 
 
+def scanned_families(loaded, definitions: dict) -> list:
+    """The families whose published shapes a plugin's scan compares with: its own, or those it adds to."""
+    if loaded is None:
+        return []
+    if loaded.record:
+        return [loaded.record.family]
+    return [definitions[added.family] for added in loaded.added if added.family in definitions]
+
+
 def plugins_page() -> dict:
     try:
         from runners.discovery import get_registry, plugin_listing
@@ -36,11 +46,12 @@ def plugins_page() -> dict:
         modules = {plugin.name: plugin for plugin in get_registry().plugins}
     except Exception as error:  # the web must show the listing's failure, not fail with it
         return {"plugins": [], "broken": [], "error": f"{type(error).__name__}: {error}"}
+    definitions = get_registry().family_definitions()
     for plugin in listing["plugins"]:
         for implementation in plugin.get("implementations") or ():
             implementation["title"] = implementation_title(implementation["name"])
         loaded = modules.get(plugin["name"])  # None only when the listing and the registry disagree
-        shapes = published_shapes(loaded.record.family) if loaded and loaded.record else ()
+        shapes = set().union(*(published_shapes(family) for family in scanned_families(loaded, definitions)))
         plugin["scan_warnings"] = [warning.as_document() for warning in scan_module(loaded.module, shapes)] \
             if loaded else []
     return {**listing, "error": None}

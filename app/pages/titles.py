@@ -57,7 +57,7 @@ def short_key(key: str) -> str:
 
 
 def _plugin_family_titles() -> dict:
-    """Titles from the installed plugins' definitions (discovered once per process, at app start-up)."""
+    """Titles from the installed plugins' definitions (discovered once per process, on first use)."""
     try:
         from runners.discovery import family_definitions
 

@@ -40,7 +40,8 @@ def rotary_table(angle_function):
 
 
 def rotate(x, cos, sin):
-    """``x * cos + rotate_half(x) * sin`` for ``x [batch, heads, seq, head_dim]`` and tables ``[1, seq, head_dim]``."""
+    """``x * cos + rotate_half(x) * sin`` for ``x [batch, heads, seq, head_dim]`` and tables ``[1 or batch, seq,
+    head_dim]``."""
     wide = at_least_float32(x)
     first, second = wide.chunk(2, dim=-1)
     cos, sin = at_least_float32(cos).unsqueeze(1), at_least_float32(sin).unsqueeze(1)

@@ -1,0 +1,199 @@
+"""Issue 18's shape grid: KernelIndex's own kernels against every comparator, away from the reference workloads.
+
+For multi-token attention (heads in→out 4→4, 8→8, 16→16; k 3, 5, 7; L 256 … 4096) and fused
+neighborhood attention ((heads, hidden) (8, 512), (12, 768), (16, 2048); kernel 7, 9, 13;
+dilation 1, 2, 3; seq 512 … 8192), each in bf16, fp16 and fp32, it draws a fixed seeded sample
+of grid points, puts the reference workload first, and reruns every pass asked for through
+the same harness as ``flask rerun`` (``runners.rerun.rerun_workload``): every implementation
+the CUDA plugin has available here, correctness against the float64 reference, device time
+behind a queued delay with the L2 flushed before each call, and the host-inclusive time of
+back-to-back calls. The protocol is the standard one with fewer samples (``GRID_PROTOCOL``),
+so a point costs seconds plus the comparators' compilation.
+
+Prints one table per family and pass: our device and host-inclusive medians, each
+comparator's device median, the ratio of the fastest comparator that passed to ours (above 1:
+ours is faster), ours as a percentage of the floor (the larger of bytes over the datasheet
+bandwidth and FLOPs over the datasheet rate of its math mode) and our relative L2 error.
+``--out`` appends every result as a bundle line, ready for ``flask import kernelindex``.
+
+    python3 benchmarks/kernel_grid.py --points 60 --out grid.jsonl [--family mta fna]
+        [--passes forward backward full] [--seed 18] [--budget-seconds 3000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from runners.discovery import get_registry  # noqa: E402
+from runners.hardware import peaks_for  # noqa: E402
+from runners.rerun import RerunError, RerunRequest, capture_environment, rerun_workload  # noqa: E402
+from runners.timing import protocol_document  # noqa: E402
+from runners.types import PASSES  # noqa: E402
+
+OURS = "kernelindex_triton"
+DTYPES = ("bf16", "fp16", "fp32")
+GRIDS = {
+    "multi_token_attention": {
+        "reference": ({"batch": 2, "heads_in": 4, "heads_out": 4, "k": 3, "groups": 1, "seq": 1024}, "bf16"),
+        "axes": {"heads": ((4, 4), (8, 8), (16, 16)), "k": (3, 5, 7), "seq": (256, 777, 1024, 2048, 3000, 4096)},
+        "point": lambda heads, k, seq: {"batch": 2, "heads_in": heads[0], "heads_out": heads[1], "k": k,
+                                        "groups": 1, "seq": seq},
+    },
+    "fused_neighborhood_attention": {
+        "reference": ({"batch": 2, "heads": 8, "hidden": 512, "seq": 1024, "kernel_size": 7, "dilation": 2}, "fp32"),
+        "axes": {"shape": ((8, 512), (12, 768), (16, 2048)), "kernel_size": (7, 9, 13), "dilation": (1, 2, 3),
+                 "seq": (512, 1000, 2000, 4096, 8192)},
+        "point": lambda shape, kernel_size, dilation, seq: {"batch": 2, "heads": shape[0], "hidden": shape[1],
+                                                            "seq": seq, "kernel_size": kernel_size,
+                                                            "dilation": dilation},
+    },
+}
+ALIASES = {"mta": "multi_token_attention", "fna": "fused_neighborhood_attention"}
+GRID_PROTOCOL = {"warmupReps": 3, "trials": 3, "samplesPerTrial": 10, "inputSets": 2, "correctnessTrials": 1,
+                 "budgetSeconds": 60}
+"""The standard protocol with fewer samples: a grid point is one look, the reference reruns are the record."""
+
+
+def grid_points(family: str, count: int, seed: int) -> list[tuple[dict, str]]:
+    """The reference workload, then ``count`` distinct points drawn from the whole grid with ``seed``."""
+    grid = GRIDS[family]
+    axes = grid["axes"]
+    every = [(grid["point"](*values), dtype)
+             for values in itertools.product(*axes.values()) for dtype in DTYPES]
+    reference = grid["reference"]
+    sample = random.Random(seed).sample([point for point in every if point != reference], min(count, len(every) - 1))
+    return [reference, *sample]
+
+
+def grid_protocol() -> dict:
+    protocol = {**protocol_document("standard", "cuda"), **GRID_PROTOCOL, "name": "kernelindex-grid",
+                "preset": "grid", "comparabilityFamily": "kernelindex_rerun_grid"}
+    protocol["inputSeeds"] = protocol["inputSeeds"][:GRID_PROTOCOL["inputSets"]]
+    protocol["hostInclusive"] = {**protocol["hostInclusive"], "samplesPerTrial": GRID_PROTOCOL["samplesPerTrial"]}
+    return protocol
+
+
+def floor_ns(result, peaks: dict | None) -> float | None:
+    """The least time the pass can take at the datasheet's bandwidth and its math mode's rate."""
+    if not peaks:
+        return None
+    mode = result.implementation.math_mode(result.dtype)
+    rate = peaks.get({"ieee-fp32": "fp32", "tf32-partial": "tf32"}.get(mode, mode))
+    seconds = result.cost.bytes / (peaks["bandwidth_gbs"] * 1e9)
+    if rate:
+        seconds = max(seconds, result.cost.flops / (rate * 1e12))
+    return seconds * 1e9
+
+
+def row(results, peaks) -> dict | None:
+    """One table row from one point's speed results (a CUDA rerun's memory results are not tabled); None where
+    our kernel did not run."""
+    by_name = {result.implementation.name: result for result in results if result.metric == "speed"}
+    ours = by_name.get(OURS)
+    if ours is None:
+        return None
+    medians = {name: result.timing["median"] for name, result in by_name.items() if result.status == "passed"}
+    comparators = {name: median for name, median in medians.items() if name != OURS}
+    fastest = min(comparators, key=comparators.get) if comparators else None
+    floor = floor_ns(ours, peaks)
+    host = (ours.timing or {}).get("hostInclusive") or {}
+    return {
+        "ours": medians.get(OURS), "host": host.get("median"), "error": ours.correctness.get("relL2Error"),
+        "status": ours.status if ours.status == "passed" else f"failed: {ours.error}",
+        "comparators": comparators, "fastest": fastest,
+        "ratio": comparators[fastest] / medians[OURS] if fastest and OURS in medians else None,
+        "floor": floor / medians[OURS] * 100 if floor and OURS in medians else None,
+    }
+
+
+def implementations(family: str, dtype: str, without: list[str]) -> list[str]:
+    """The names a rerun of ``family`` would run here by default, less those ``--without`` names."""
+    record = get_registry().find(family, "cuda").record
+    return [implementation.name for implementation in record.implementations
+            if not implementation.unavailable and implementation.runs(dtype)
+            and f"{family}:{implementation.name}" not in without]
+
+
+def describe(parameters: dict) -> str:
+    skip = {"batch", "groups"}
+    return " ".join(f"{name}={value}" for name, value in parameters.items() if name not in skip)
+
+
+def print_table(family: str, pass_: str, rows: list) -> None:
+    if not rows:
+        return
+    names = sorted({name for _, _, line in rows for name in line["comparators"]})
+    print(f"\n{family} {pass_} (µs; ratio = fastest comparator / ours; floor = floor / ours)")
+    header = f"{'workload':<46}{'dtype':<6}{'ours':>9}{'host':>9}" + "".join(f"{name:>20}" for name in names)
+    print(header + f"{'fastest':>20}{'ratio':>7}{'floor':>7}{'error':>9}")
+    for parameters, dtype, line in rows:
+        def us(value):
+            return f"{value / 1e3:.1f}" if value else "-"
+        cells = "".join(f"{us(line['comparators'].get(name)):>20}" for name in names)
+        ratio = f"{line['ratio']:.2f}" if line["ratio"] else "-"
+        floor = f"{line['floor']:.0f}%" if line["floor"] else "-"
+        error = f"{line['error']:.1e}" if line["error"] is not None else "-"
+        status = "" if line["status"] == "passed" else f"  {line['status'][:80]}"
+        print(f"{describe(parameters):<46}{dtype:<6}{us(line['ours']):>9}{us(line['host']):>9}{cells}"
+              f"{line['fastest'] or '-':>20}{ratio:>7}{floor:>7}{error:>9}{status}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--family", nargs="+", default=["mta", "fna"], choices=[*ALIASES, *ALIASES.values()])
+    parser.add_argument("--passes", nargs="+", default=list(PASSES), choices=PASSES)
+    parser.add_argument("--points", type=int, default=60, help="sampled grid points per family, beside the reference")
+    parser.add_argument("--seed", type=int, default=18)
+    parser.add_argument("--budget-seconds", type=float, default=None,
+                        help="start no point after this many seconds; the tables cover what ran")
+    parser.add_argument("--out", type=Path, help="append every result as a bundle line")
+    parser.add_argument("--without", nargs="*", default=["multi_token_attention:liger"],
+                        metavar="FAMILY:IMPLEMENTATION",
+                        help="implementations left out (default: Liger's multi-token attention, which does not "
+                             "finish compiling within its budget on an H200; see h200_reruns.sh)")
+    arguments = parser.parse_args()
+
+    environment = capture_environment("cuda", "cuda:0")
+    gpu = environment["hardware"].get("name") or environment["hardware"].get("product")
+    peaks = peaks_for(gpu, environment["hardware"].get("product"))
+    protocol, started = grid_protocol(), time.monotonic()
+    tables: dict[tuple[str, str], list] = {}
+    out = arguments.out.open("a") if arguments.out else None
+    families = [ALIASES.get(name, name) for name in arguments.family]
+    # Families interleaved point by point, so a budget that runs out leaves both tables sampled.
+    schedule = [(family, point) for points in itertools.zip_longest(
+        *[[(family, point) for point in grid_points(family, arguments.points, arguments.seed)] for family in families])
+        for family, point in filter(None, points)]
+    for family, (parameters, dtype) in schedule:
+        for pass_ in arguments.passes:
+            if arguments.budget_seconds and time.monotonic() - started > arguments.budget_seconds:
+                break
+            request = RerunRequest(family, pass_, parameters, dtype)
+            try:
+                results = rerun_workload(request, target="cuda", protocol=protocol, environment=environment,
+                                         implementations=implementations(family, dtype, arguments.without),
+                                         progress=lambda message: print(message, file=sys.stderr, flush=True))
+            except RerunError as error:
+                print(f"{family} {pass_} {describe(parameters)} {dtype}: {error}", file=sys.stderr)
+                continue
+            if out:
+                out.writelines(result.bundle_line() + "\n" for result in results)
+                out.flush()
+            line = row(results, peaks)
+            if line:
+                tables.setdefault((family, pass_), []).append((parameters, dtype, line))
+    print(f"{gpu}; protocol {GRID_PROTOCOL}; {time.monotonic() - started:.0f} s")
+    for (family, pass_), rows in tables.items():
+        print_table(family, pass_, rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

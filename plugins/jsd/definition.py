@@ -1,0 +1,22 @@
+"""The Jensen-Shannon divergence family as data (no torch needed).
+
+``input [tokens, vocab]`` holds the student's log-probabilities, ``target [tokens,
+vocab]`` the teacher's. Upstream's first rows sweep ``V`` (vocab) at ``B`` 4 and ``T``
+2048 (tokens = B × T); its newer rows sweep ``BT`` (tokens) at ``vocab_size`` 128256,
+their ``bsz`` and ``seq_len`` kept as options. All are float32, the dtype its
+script's ``torch.randn`` allocates.
+"""
+
+from plugins._shapes import product_of, shapes
+from runners.types import FamilyDefinition
+
+JSD = FamilyDefinition(
+    name="jsd",
+    title="JSD",
+    parameters=("tokens", "vocab"),
+    derive_tensors=shapes(input=("tokens", "vocab"), target=("tokens", "vocab")),
+    aliases={"BT": "tokens", "V": "vocab", "vocab_size": "vocab", "B": "batch", "bsz": "batch", "T": "seq",
+             "seq_len": "seq"},
+    implied=product_of("tokens", "batch", "seq"),
+    default_dtype="fp32",
+)

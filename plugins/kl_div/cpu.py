@@ -1,0 +1,7 @@
+"""KL divergence on the CPU: torch and torch.compile of the formulation."""
+
+from plugins.kl_div.reference import FAMILY
+
+TARGET = FAMILY.target("cpu", "torch.nn.functional.kl_div (batchmean) in torch and torch.compile.")
+kernel_plugin, prepare_pass = TARGET.kernel_plugin, TARGET.prepare_pass
+build_workload, reference_outputs, workload_cost = FAMILY.build_workload, FAMILY.reference_outputs, FAMILY.workload_cost

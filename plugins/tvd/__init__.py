@@ -1,0 +1,1 @@
+"""Total variation distance: half the absolute difference of two distributions, per token."""

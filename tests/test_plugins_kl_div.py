@@ -1,0 +1,13 @@
+"""The KL divergence plugins: every CPU implementation against float64, every upstream row."""
+
+from plugins.kl_div.reference import FAMILY
+
+from .family_support import check_every_upstream_row, rerun_every_cpu_implementation
+
+
+def test_every_cpu_implementation_matches_the_float64_reference():
+    rerun_every_cpu_implementation("kl_div", {"tokens": 6, "vocab": 40}, "fp32", {})
+
+
+def test_every_upstream_row_maps_to_a_workload_the_plugins_build():
+    check_every_upstream_row(FAMILY, expected_rows=36)

@@ -1,0 +1,72 @@
+"""The memory metric: what a memory result holds, that the CPU records none, and how a measured peak is recorded.
+
+Measuring a peak needs a CUDA device (the test that does is skipped without one); on the CPU the
+figures are made up, to check the summary and the path from bundle line to a ranked memory run.
+"""
+
+import dataclasses
+
+import pytest
+import torch
+
+from runners import memory
+from runners.rerun import RerunRequest, capture_environment, rerun_workload
+from runners.timing import protocol_document
+
+SMALL_SOFTMAX = {"tokens": 64, "hidden": 1024}
+
+
+def test_tensor_bytes_counts_each_storage_once():
+    base = torch.zeros(256, 4)
+    assert memory.tensor_bytes({"x": base, "view": base[:, :2], "other": torch.zeros(8, dtype=torch.bfloat16)}) \
+        == 256 * 4 * 4 + 8 * 2
+
+
+def test_the_summary_is_the_peaks_in_mb_with_their_method():
+    summary = memory.memory_summary([10.0, 12.0, 11.0, 10.0, 10.0], inputs_bytes=3 * 2 ** 20)
+    assert (summary["unit"], summary["median"], summary["p20"], summary["p80"]) == ("MB", 10.0, 10.0, 11.2)
+    assert summary["inputs"] == 3.0 and summary["method"]["probe"] == "torch.cuda.max_memory_allocated"
+
+
+@pytest.fixture(scope="module")
+def cpu_results():
+    request = RerunRequest("softmax", "forward", SMALL_SOFTMAX, "fp32", memory_rerun_of={"torch": "0123456789ab"})
+    return rerun_workload(request, target="cpu", implementations=["torch"],
+                          protocol=protocol_document("smoke", "cpu"), environment=capture_environment("cpu", "cpu"))
+
+
+def test_a_cpu_rerun_records_no_memory(cpu_results):
+    assert [(result.metric, result.passed) for result in cpu_results] == [("speed", True)]
+    assert "memory" not in cpu_results[0].as_document()
+
+
+def test_a_memory_bundle_line_imports_as_a_memory_run(cpu_results, small_app, runner, tmp_path):
+    """The bundle line of a memory result (its peak made up here) becomes a memory run in MB."""
+    from app.models import Run
+
+    measured = dataclasses.replace(cpu_results[0], metric=memory.METRIC, timing=None,
+                                   memory=memory.memory_summary([3.5, 3.5, 3.75], inputs_bytes=2 ** 18))
+    bundle = tmp_path / "memory.jsonl"
+    bundle.write_text(measured.bundle_line() + "\n")
+    imported = runner.invoke(args=["import", "kernelindex", str(bundle)])
+    assert imported.exit_code == 0, imported.output
+    with small_app.app_context():
+        run = Run.get(Run.source == "kernelindex")
+        assert (run.metric, run.unit, run.median, run.rank, run.pass_) == ("memory", "MB", 3.5, 1, "forward")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="peak memory is read from the CUDA allocator")
+def test_a_cuda_rerun_measures_each_implementations_peak_as_upstream_counts_it():
+    """torch's forward softmax writes one output the size of its 64 MB input: the peak counted the way upstream
+    counts it is the workload's own tensors plus that output, however many other workloads are allocated."""
+    request = RerunRequest("softmax", "forward", {"tokens": 4096, "hidden": 4096}, "fp32",
+                           memory_rerun_of={"torch": "0123456789ab"})
+    results = rerun_workload(request, target="cuda", implementations=["torch", "torch_compile"],
+                             protocol=protocol_document("smoke", "cuda"),
+                             environment=capture_environment("cuda", "cuda:0"))
+    peaks = {result.implementation.name: result for result in results if result.metric == memory.METRIC}
+    assert set(peaks) == {"torch", "torch_compile"} and all(result.passed for result in peaks.values())
+    torch_peak = peaks["torch"].memory
+    assert torch_peak["inputs"] >= 64.0
+    assert torch_peak["inputs"] + 64.0 <= torch_peak["median"] < torch_peak["inputs"] + 66.0
+    assert peaks["torch"].rerun_of == "0123456789ab" and peaks["torch_compile"].rerun_of is None
