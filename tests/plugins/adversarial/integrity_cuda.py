@@ -66,9 +66,17 @@ class StreamAttributeValue(ctypes.Union):
     _fields_ = [("accessPolicyWindow", AccessPolicyWindow), ("padding", ctypes.c_char * 64)]
 
 
+def loaded_runtime(name):
+    """The CUDA runtime torch loaded, if it has this name."""
+    try:
+        return ctypes.CDLL(name)
+    except OSError:
+        return None
+
+
 def keep_in_l2(tensor):
     """Persisting L2 for ``tensor`` on the current stream: cudaDeviceSetLimit and an access-policy window."""
-    runtime = ctypes.CDLL("libcudart.so.12")
+    runtime = next(library for library in map(loaded_runtime, ("libcudart.so.13", "libcudart.so.12")) if library)
     runtime.cudaDeviceSetLimit(0x06, ctypes.c_size_t(tensor.numel() * tensor.element_size()))
     window = StreamAttributeValue(accessPolicyWindow=AccessPolicyWindow(
         tensor.data_ptr(), tensor.numel() * tensor.element_size(), 1.0, 2, 1))  # persisting hits, streaming misses
