@@ -283,6 +283,7 @@ class RerunTelemetrySchema(Schema):
     maxSmClockMHz = fields.Float(allow_nan=False, validate=validate.Range(min=0))
     samples = fields.List(fields.Nested(TelemetrySampleSchema), validate=length(10_000, 0))
     trialsOutsideProtocol = fields.List(fields.Integer(strict=True), validate=length(10_000, 0))
+    failures = fields.List(fields.String(validate=length(500)), validate=length(10_000, 0))
 
 
 class RerunWorkloadSchema(Schema):

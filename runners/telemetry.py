@@ -61,6 +61,9 @@ class GpuTelemetry:
         self.nvml, self.handle, self.thresholds = nvml, handle, dict(thresholds)
         self.max_sm_clock = nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM)
         self.samples: list[dict[str, Any]] = []
+        self.failures: list[str] = []
+        reasons = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)  # the newer name, where there is one
+        self.throttle_mask = reasons or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
 
     def reading(self) -> dict[str, Any]:
         nvml, handle = self.nvml, self.handle
@@ -68,7 +71,7 @@ class GpuTelemetry:
                 "memoryClockMHz": nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_MEM),
                 "temperatureC": nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU),
                 "powerW": nvml.nvmlDeviceGetPowerUsage(handle) / 1000,
-                "throttleReasons": throttle_reasons(nvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle))}
+                "throttleReasons": throttle_reasons(self.throttle_mask(handle))}
 
     def wait_until_ready(self, sleep: Callable[[float], None] = time.sleep) -> None:
         """Wait for a hot or slowed GPU to recover, ``coolDownSeconds`` at most, then refuse it (TelemetryRefused)."""
@@ -86,7 +89,10 @@ class GpuTelemetry:
             waited += POLL_SECONDS
 
     def sample(self, trial: int) -> None:
-        self.samples.append({"trial": trial, **self.reading()})
+        try:
+            self.samples.append({"trial": trial, **self.reading()})
+        except Exception as error:  # a driver hiccup must not cost the rerun; the result says what is missing
+            self.failures.append(f"trial {trial}: {type(error).__name__}: {error}")
 
     def outside_protocol(self, sample: Mapping[str, Any]) -> bool:
         return (sample["smClockMHz"] < self.thresholds["minSmClockFraction"] * self.max_sm_clock
@@ -94,7 +100,8 @@ class GpuTelemetry:
 
     def as_document(self) -> dict[str, Any]:
         return {"available": True, "maxSmClockMHz": self.max_sm_clock, "samples": list(self.samples),
-                "trialsOutsideProtocol": [sample["trial"] for sample in self.samples if self.outside_protocol(sample)]}
+                "trialsOutsideProtocol": [sample["trial"] for sample in self.samples if self.outside_protocol(sample)],
+                "failures": list(self.failures)}
 
 
 def _nvml_handle(nvml: Any, device_index: int):

@@ -59,6 +59,7 @@ def test_each_trial_is_sampled_and_trials_outside_the_thresholds_are_named():
     gpu.sample(2)
     document = gpu.as_document()
     assert document["maxSmClockMHz"] == 1980 and document["trialsOutsideProtocol"] == [2]
+    assert document["failures"] == []
     assert document["samples"][0] == {"trial": 1, "smClockMHz": 1980, "memoryClockMHz": 2619, "temperatureC": 45,
                                       "powerW": 320, "throttleReasons": []}
     assert document["samples"][1]["throttleReasons"] == ["software power cap", "hardware thermal slowdown"]
@@ -76,3 +77,15 @@ def test_a_gpu_that_stays_slowed_is_refused():
     gpu = GpuTelemetry(fake_nvml([reading(mask=0x8)]), "gpu0", {**THRESHOLDS, "coolDownSeconds": 10})
     with pytest.raises(TelemetryRefused, match=r"still hardware slowdown after 10 s"):
         gpu.wait_until_ready(sleep=lambda seconds: None)
+
+
+def test_a_failed_reading_is_recorded_and_the_rerun_goes_on():
+    nvml = fake_nvml([reading()])
+    gpu = GpuTelemetry(nvml, "gpu0", THRESHOLDS)
+
+    def lost(handle):
+        raise RuntimeError("GPU is lost")
+
+    nvml.nvmlDeviceGetPowerUsage = lost
+    gpu.sample(1)
+    assert gpu.as_document()["samples"] == [] and gpu.as_document()["failures"] == ["trial 1: RuntimeError: GPU is lost"]

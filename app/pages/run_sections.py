@@ -109,7 +109,8 @@ def telemetry_line(gpu: dict) -> str:
             f"(max {gpu.get('maxSmClockMHz')} MHz), memory {span('memoryClockMHz', ' MHz')}, "
             f"{span('temperatureC', ' °C')}, {span('powerW', ' W')}; "
             f"throttle: {', '.join(reasons) or 'none'}"
-            + (f"; trials outside the protocol's thresholds: {', '.join(map(str, outside))}" if outside else ""))
+            + (f"; trials outside the protocol's thresholds: {', '.join(map(str, outside))}" if outside else "")
+            + (f"; not sampled: {'; '.join(gpu['failures'])}" if gpu.get("failures") else ""))
 
 
 def native_line(spec: dict) -> str:
