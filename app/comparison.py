@@ -4,7 +4,8 @@ Runs are comparable only within one kernel, workload, timed pass, metric and GPU
 under one comparability family and one evidence kind (DESIGN.md). The group's key
 is the digest of exactly those fields. Every metric we index is lower-is-better
 (latency, memory). Ranks are competition ranks: tied members share the smaller
-rank and the next rank skips (1, 1, 3). Only current observations that passed rank.
+rank and the next rank skips (1, 1, 3). Only current observations that passed and that
+nobody invalidated rank (``Run.rankable``).
 
 Two members are *tied* when the evidence can't tell them apart: for source rows
 (a single median each, no samples) only when their medians are equal; for
@@ -100,8 +101,7 @@ def within_noise(a, b) -> bool:
 
 
 def ranked_members(key):
-    return list(Run.current().where((Run.comparison_key == key) & (Run.status == "passed"))
-                .order_by(Run.median, Run.id))
+    return list(Run.rankable().where(Run.comparison_key == key).order_by(Run.median, Run.id))
 
 
 def rerank(keys) -> None:

@@ -143,6 +143,10 @@ class Run(BaseModel):
     details = JSONField(null=True)  # reruns: raw samples, correctness, cost; failures: the error
     created_at = peewee.DateTimeField(default=utcnow)
     received_at = peewee.DateTimeField(null=True)  # reruns: when the server received the result (006_rerun_hosts)
+    # 010_invalidated_results: a result found gamed, by the harness at run time or later by a maintainer
+    invalidated_reason = peewee.TextField(null=True)
+    invalidated_by = peewee.CharField(max_length=120, null=True)
+    invalidated_at = peewee.DateTimeField(null=True)
 
     class Meta:
         indexes = (
@@ -163,6 +167,18 @@ class Run(BaseModel):
     def current(cls, *selection):
         """Runs that no newer observation of the same measurement supersedes: the ones that rank."""
         return cls.select(*selection).where(cls.superseded_by.is_null())
+
+    @classmethod
+    def rankable(cls, *selection):
+        """Current runs that passed and that nobody invalidated: the only ones a ranking may hold."""
+        return cls.current(*selection).where((cls.status == "passed") & cls.invalidated_at.is_null())
+
+    @property
+    def invalidation(self) -> dict | None:
+        """Why, by whom and when this result was invalidated (None when it stands)."""
+        if self.invalidated_at is None:
+            return None
+        return {"reason": self.invalidated_reason, "by": self.invalidated_by, "at": self.invalidated_at}
 
     @classmethod
     def matching(cls, filters: dict):

@@ -99,6 +99,8 @@ class RunPageSchema(RunDetailSchema):
     headline = fields.String()
     primary = fields.Dict(metadata={"description": "value, unit and text of the median as the page shows it"})
     rank_line = fields.String()
+    invalidation_notice = fields.String(allow_none=True, metadata={
+        "description": "why, by whom and when the result was invalidated, in words (null when it stands)"})
     spread_line = fields.String()
     execution = fields.List(fields.String(), metadata={
         "description": "a rerun's math mode, host-inclusive median and host synchronization, in words"})
@@ -271,6 +273,8 @@ class PluginSchema(Schema):
     adds = fields.List(fields.Dict(), metadata={
         "description": "an implementation plugin's additions: family, target and implementation name"})
     description = fields.String()
+    scan_warnings = fields.List(fields.Dict(), metadata={
+        "description": "line, pattern and text of each static-scan finding in the plugin's source (warnings only)"})
 
 
 class BrokenPluginSchema(Schema):

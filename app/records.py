@@ -159,6 +159,8 @@ class RunRecord:
     rerun_of: str | None = None
     details: dict | None = None
     received_at: datetime | None = None
+    invalidation: dict | None = None
+    """A rerun its harness found gamed: ``reason``, ``by`` and ``at`` (010_invalidated_results)."""
 
     @property
     def measurement_key(self) -> str:
@@ -194,6 +196,7 @@ class RunRecord:
             "evidence": self.source.evidence, "observed_at": self.identity.observed_at, "labels": self.labels,
             "workload_key": point.key, "rerun_of": self.rerun_of, "host": self.host, "details": self.details,
             "received_at": self.received_at,
+            **{f"invalidated_{key}": (self.invalidation or {}).get(key) for key in ("reason", "by", "at")},
         }
 
 

@@ -243,6 +243,49 @@ class RerunMemorySchema(Schema):
             raise ValidationError("must satisfy min(samples) <= p20 <= median <= p80 <= max(samples)", "median")
 
 
+class ScanWarningSchema(Schema):
+    line = fields.Integer(required=True, strict=True, validate=validate.Range(min=1))
+    pattern = fields.String(required=True, validate=length(40))
+    text = fields.String(required=True, validate=length(500))
+
+
+class WallClockBatchesSchema(Schema):
+    checked = fields.Integer(required=True, strict=True, validate=validate.Range(min=0))
+    disagreed = fields.Integer(required=True, strict=True, validate=validate.Range(min=0))
+
+
+class RerunIntegritySchema(Schema):
+    """What the harness's integrity checks found (``runners.rerun.integrity_section``); violations invalidate."""
+
+    inputSeeds = fields.List(fields.Integer(strict=True), required=True, validate=length(1000, 0))
+    timedCalls = fields.Integer(required=True, strict=True, validate=validate.Range(min=0))
+    auditedCalls = fields.List(fields.Integer(strict=True, validate=validate.Range(min=1)), required=True,
+                               validate=length(10_000, 0))
+    wallClockBatches = fields.Nested(WallClockBatchesSchema, load_default=None)
+    violations = fields.List(fields.String(validate=length(2000)), required=True, validate=length(100, 0))
+    scanWarnings = fields.List(fields.Nested(ScanWarningSchema), load_default=list, validate=length(1000, 0))
+
+
+class TelemetrySampleSchema(Schema):
+    trial = fields.Integer(required=True, strict=True, validate=validate.Range(min=1))
+    smClockMHz = fields.Float(required=True, allow_nan=False, validate=validate.Range(min=0))
+    memoryClockMHz = fields.Float(required=True, allow_nan=False, validate=validate.Range(min=0))
+    temperatureC = fields.Float(required=True, allow_nan=False, validate=validate.Range(min=-50, max=200))
+    powerW = fields.Float(required=True, allow_nan=False, validate=validate.Range(min=0))
+    throttleReasons = fields.List(fields.String(validate=length(60)), required=True, validate=length(20, 0))
+
+
+class RerunTelemetrySchema(Schema):
+    """The GPU's state after each trial (``runners.telemetry``), or why there is none."""
+
+    available = fields.Boolean(required=True, truthy={True}, falsy={False})
+    reason = fields.String(validate=length(500))
+    maxSmClockMHz = fields.Float(allow_nan=False, validate=validate.Range(min=0))
+    samples = fields.List(fields.Nested(TelemetrySampleSchema), validate=length(10_000, 0))
+    trialsOutsideProtocol = fields.List(fields.Integer(strict=True), validate=length(10_000, 0))
+    failures = fields.List(fields.String(validate=length(500)), validate=length(10_000, 0))
+
+
 class RerunWorkloadSchema(Schema):
     parameters = fields.Dict(keys=fields.String(validate=length(80)), values=Scalar(), required=True)
     dtype = fields.String(required=True, validate=validate.OneOf(DTYPE_NAMES))
@@ -271,6 +314,8 @@ class RerunResultSchema(Schema):
     observedAt = fields.AwareDateTime(required=True, validate=OBSERVABLE, error_messages={
         "invalid_awareness": "must carry its timezone (2026-11-29T10:00:00Z)"})
     cost = Checked(RerunCostSchema(), load_default=dict)
+    integrity = Checked(RerunIntegritySchema(), allow_none=True, load_default=None)  # absent before protocol v2
+    telemetry = Checked(RerunTelemetrySchema(), allow_none=True, load_default=None)
 
     @validates_schema
     def parts_agree(self, data, **kwargs):

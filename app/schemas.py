@@ -210,11 +210,21 @@ class ComparisonSummarySchema(Schema):
     kind = fields.String()
 
 
+class InvalidationSchema(Schema):
+    """Why a result cannot be trusted: it keeps its page and leaves every ranking."""
+
+    reason = fields.String(metadata={"description": "what the harness caught, or the maintainer's reason"})
+    by = fields.String(metadata={"description": "the rerun harness at run time, or the maintainer who decided"})
+    at = UtcDateTime()
+
+
 class RunDetailSchema(Schema):
     id = fields.String()
     manifest = fields.Dict()
     evidence = fields.String()
     status = fields.String()
+    invalidation = fields.Nested(InvalidationSchema, allow_none=True,
+                                 metadata={"description": "null unless the result was found gamed"})
     comparison = fields.Nested(ComparisonSummarySchema)
     superseded_by = fields.String(allow_none=True)
     supersedes = fields.List(fields.String())

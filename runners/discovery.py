@@ -1,12 +1,13 @@
 """Finding plugins: built-in modules, a plugins directory and installed entry points.
 
 Everything found is registered with one pluggy manager. A plugin that fails to
-import, implements a hook that does not exist (a misspelling, found by
-``check_pending``), declares a family and target another plugin already holds, or
-adds an implementation to a family and target nobody declares or under a name the
-family already has there (checked once all are registered, so the order they are
-found in does not matter), is recorded as broken with its error and left out; the
-others are unaffected.
+import, replaces a function the harness times with while importing
+(``integrity.imported_untampered``), implements a hook that does not exist (a
+misspelling, found by ``check_pending``), declares a family and target another plugin
+already holds, or adds an implementation to a family and target nobody declares or
+under a name the family already has there (checked once all are registered, so the
+order they are found in does not matter), is recorded as broken with its error and
+left out; the others are unaffected.
 The registry is built once per plugins directory and kept: the importer asks it
 for family definitions on every import, and building it imports torch.
 """
@@ -27,7 +28,7 @@ from typing import Any
 
 import pluggy
 
-from runners import PROJECT_NAME, hookspecs
+from runners import PROJECT_NAME, hookspecs, integrity
 from runners.types import AddedImplementation, FamilyDefinition, Implementation, KernelPlugin, PreparedPass, Workload
 
 BUILTIN_MODULES = (
@@ -249,7 +250,7 @@ def build_registry(plugins_dir: str | None) -> PluginRegistry:
         broken.append(BrokenPlugin(plugins_dir, DIRECTORY, f"{PLUGINS_DIR_VARIABLE} names no directory"))
     for name, origin, load in _candidates(plugins_dir):
         try:
-            module = load()
+            module = integrity.imported_untampered(load)
             manager.register(module, name=name)
         except Exception as error:  # a plugin's bug must not stop discovery
             broken.append(BrokenPlugin(name, origin, _describe(error)))

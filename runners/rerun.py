@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping, Sequence
 
-from runners import correctness, memory, timing
+from runners import correctness, integrity, memory, scan, telemetry, timing
 from runners.discovery import LoadedPlugin, PluginRegistry, get_registry
 from runners.types import PASSES, Implementation, RerunResult, Workload, dtype_name, torch_dtype
 
@@ -153,9 +153,11 @@ class _PluginCalls:
             raise RerunError(f"build_workload made tensors the definition does not name: {', '.join(sorted(extra))}")
         return tensors
 
-    def workload(self, seed: int) -> Workload:
+    def workload(self, seed: int, tensors: Mapping[str, Any] | None = None) -> Workload:
+        """The workload of ``seed``: its tensors as built, or ``tensors`` (built from it, then changed)."""
         return Workload(family=self.plugin.record.family.name, parameters=self.parameters, dtype=self.dtype,
-                        options=self.options, seed=seed, device=self.device, tensors=self.tensors(seed))
+                        options=self.options, seed=seed, device=self.device,
+                        tensors=self.tensors(seed) if tensors is None else tensors)
 
 
 def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contestant], implementations,
@@ -179,11 +181,12 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
             if contestant.error:
                 continue
             try:
-                with contestant.budget.limit(), contestant.prepared.context():
+                with contestant.guarded(), contestant.prepared.context():
                     timing.load_inputs(contestant.tensors, reference_workload.tensors)
                     contestant.prepared.setup()
                     correctness.poison_allocator(expected, dtype, calls.device)
                     outputs = contestant.prepared.run()
+                    integrity.check_plain_outputs(outputs, calls.device)
                     copied = correctness.snapshot(outputs)
                     if calls.device.startswith("cuda"):
                         torch.cuda.synchronize(calls.device)
@@ -202,21 +205,68 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
         uses_tf32=implementations[contestant.name].uses_tf32, figures=figures[contestant.name])
         for contestant in contestants}
     for contestant in contestants:
-        contestant.error = contestant.error or records[contestant.name].tolerance_failure()
+        record = records[contestant.name]
+        downgrade = integrity.precision_downgrade(record.error, calls.dtype,
+                                                  implementations[contestant.name].math_mode(calls.dtype),
+                                                  correctness.POLICY.tolerances)
+        if downgrade and not contestant.error:
+            contestant.fail("correctness", integrity.IntegrityViolation(downgrade))
+        contestant.error = contestant.error or record.tolerance_failure()
     return records
 
 
+def _audit(calls: _PluginCalls, contestants: Sequence[timing.Contestant], seeds: Sequence[int],
+           input_sets: Sequence[Mapping[str, Any]], records: Mapping[str, correctness.CorrectnessRecord]) -> None:
+    """Check the timed calls each contestant's audit kept against the reference on the inputs they got; a wrong
+    one is an integrity violation (the correctness trials passed, so the timed calls computed something else)."""
+    dtype = torch_dtype(calls.dtype)
+    for contestant in contestants:
+        if contestant.error:
+            continue
+        tolerance = records[contestant.name].tolerance
+        try:
+            for kept in sorted(contestant.audit.kept, key=lambda kept: kept.call):
+                workload = calls.workload(seeds[kept.input_set], integrity.shift(input_sets[kept.input_set],
+                                                                                 kept.offset))
+                expected = calls.call("reference_outputs", workload=workload, pass_=calls.pass_)
+                expected = {name: tensor.detach() for name, tensor in expected.items()}
+                try:
+                    figures = correctness.check_trial(kept.outputs, kept.outputs, expected, {}, dtype)
+                except correctness.IncorrectOutput as failure:
+                    raise integrity.IntegrityViolation(f"timed call {kept.call}: {failure}") from failure
+                error = max(correctness.POLICY.errors(figures).values())
+                if error > tolerance:
+                    raise integrity.IntegrityViolation(
+                        f"timed call {kept.call} of {contestant.audit.seen} returned a wrong output (relative L2 "
+                        f"error {error:.3g}, tolerance {tolerance:g}), though its correctness trials passed")
+        except Exception as failure:
+            contestant.fail("audit", failure)
+
+
+def integrity_section(contestant: timing.Contestant, seeds: Sequence[int],
+                      warnings: Sequence[scan.ScanWarning]) -> dict[str, Any]:
+    """What a result records of its integrity checks: the secret seeds, the audited calls, how many GPU batches
+    disagreed with the wall clock, any violations, and the static scan's warnings about the source of the module
+    that provides the implementation (which never decide)."""
+    return {"inputSeeds": list(seeds), "timedCalls": contestant.audit.seen,
+            "auditedCalls": sorted(kept.call for kept in contestant.audit.kept),
+            "wallClockBatches": {"checked": len(contestant.wall_clock),
+                                 "disagreed": sum(message is not None for message in contestant.wall_clock)},
+            "violations": list(contestant.violations), "scanWarnings": [warning.as_document() for warning in warnings]}
+
+
 def _prepared_contestants(calls: _PluginCalls, chosen: Mapping[str, Implementation],
-                          budget_seconds: float) -> list[timing.Contestant]:
+                          protocol: Mapping[str, Any]) -> list[timing.Contestant]:
     """One contestant per implementation, each prepared on its own tensors; a failure is kept, not raised."""
     contestants = []
     for name, implementation in chosen.items():
         workload = calls.workload(seed=0)
         contestant = timing.Contestant(name=name, prepared=None, tensors=workload.tensors,
-                                       budget=timing.Budget(budget_seconds))
+                                       budget=timing.Budget(protocol["budgetSeconds"]),
+                                       audit=integrity.AuditReservoir(protocol["auditCalls"]))
         contestants.append(contestant)
         try:
-            with contestant.budget.limit():
+            with contestant.guarded():
                 contestant.prepared = calls.prepare_pass(implementation, workload)
             if contestant.prepared is None:
                 contestant.error = f"prepare: the plugin prepared nothing for {name}"
@@ -257,17 +307,27 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
 
     progress(f"{request.family} {request.pass_} {calls.dtype} "
              + " ".join(f"{k}={v}" for k, v in sorted(calls.parameters.items())) + f" on {device}: {', '.join(chosen)}")
-    contestants = _prepared_contestants(calls, chosen, protocol["budgetSeconds"])
+    contestants = _prepared_contestants(calls, chosen, protocol)
     records = _check_correctness(calls, contestants, chosen, protocol["correctnessTrials"], progress)
-    input_sets = [calls.tensors(seed) for seed in protocol["inputSeeds"]]
+    seeds = integrity.secret_seeds(protocol["inputSets"])
+    input_sets = [calls.tensors(seed) for seed in seeds]
     timer = timing.make_timer(target, device)
+    gpu = telemetry.open_telemetry(target, device_index, protocol["telemetry"])
+    try:
+        gpu.wait_until_ready()
+    except telemetry.TelemetryRefused as refused:
+        raise RerunError(f"{device} is not fit to time on: {refused}") from refused
     timing.warm_up(contestants, protocol, timer, input_sets)
     timing.check_host_synchronization(contestants, target, timer, input_sets)
-    timing.run_trials(contestants, protocol, timer, input_sets, progress)
+    timing.run_trials(contestants, protocol, timer, input_sets, progress, after_trial=gpu.sample)
+    _audit(calls, contestants, seeds, input_sets, records)
     peaks = memory.measure_peaks(contestants, input_sets[0], device) if target == "cuda" else {}
     cost = calls.call("workload_cost", parameters=calls.parameters, dtype=calls.dtype, options=calls.options,
                       pass_=request.pass_)
     observed_at = now_utc()
+    shapes = [spec.shape for spec in calls.expected.values()]
+    sources = {implementation.name: source for implementation, source in registry.implementation_sources(plugin)}
+    warnings = {name: scan.scan_module(sources[name].module, shapes) for name in chosen}
 
     results = []
     for contestant in contestants:
@@ -281,7 +341,8 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
             **shared, metric=METRIC, rerun_of=request.rerun_of.get(contestant.name),
             status="passed" if passed else "failed", error=contestant.error,
             timing=timing.timing_summary(contestant.samples, contestant.host_exposed, contestant.host_inclusive,
-                                         contestant.host_synchronization) if passed else None))
+                                         contestant.host_synchronization) if passed else None,
+            integrity=integrity_section(contestant, seeds, warnings[contestant.name]), telemetry=gpu.as_document()))
         outcome = (f"median {results[-1].timing['median'] / 1e6:.4g} ms" if passed
                    else f"failed: {contestant.error}")
         if contestant.name in peaks:

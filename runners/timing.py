@@ -10,10 +10,12 @@ workload:
    (A B C, then B C A, ...), each timing ``samplesPerTrial`` calls in a row, so drift
    in clocks or temperature hits all of them alike;
 3. before every timed call, outside the timed region: the next of ``inputSets``
-   seeded input sets is copied into the implementation's tensors (so neither a warm
-   cache nor a remembered result can help), the pass's setup runs (the fixed
-   forward of a backward pass), and on a GPU a ``l2FlushBytes`` buffer is zeroed to
-   evict the L2 cache;
+   input sets, built from seeds drawn for this rerun alone, is copied into the
+   implementation's tensors with its floating tensors rotated by a secret offset that
+   grows by one element each call, so every call sees values no earlier call had (neither a warm cache
+   nor a remembered result can help); the pass's setup runs (the fixed forward of a
+   backward pass), and on a GPU persisting L2 is turned off and reset
+   (``persistingL2Reset``) and a ``l2FlushBytes`` buffer is zeroed to evict the L2 cache;
 4. a call is timed by CUDA events around it on the GPU's current stream, or by
    ``time.perf_counter_ns`` on a CPU. On a GPU the start event is queued behind a
    device-side delay (``launchQueue``) long enough for the host to queue the whole
@@ -35,6 +37,17 @@ workload:
    that waits on the host (``.item()``, a copy from pageable memory) is recorded as such
    (``hostSynchronization``) rather than found by its noisy timing.
 
+8. on a GPU, NVML telemetry (:mod:`runners.telemetry`, thresholds ``telemetry``): a rerun waits
+   for a hot or slowed GPU before it starts, and records clocks, temperature, power and
+   throttle reasons after every trial;
+9. integrity (:mod:`runners.integrity`): after every batch of an implementation's calls
+   the harness's timing functions must be the ones captured before any plugin was
+   imported, and no thread it started may still run; every output of a timed call must
+   be a plain dense tensor; each timed batch must agree with the wall clock (``wallClock``);
+   after the trials, ``auditCalls`` timed calls drawn at random (a reservoir, settled by
+   the last call) are checked against the reference on the inputs they got. A violation
+   invalidates the implementation's result and names what it did.
+
 An implementation's :attr:`~runners.types.PreparedPass.context` (its TF32 flags) is
 entered around each batch of its calls: correctness trials, warm-up, timed batches.
 
@@ -55,6 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from runners import integrity, telemetry
 from runners.types import PreparedPass
 
 HARNESS = {"name": "KernelIndex rerun harness", "repository": "https://github.com/kernelindex/kernelindex"}
@@ -66,14 +80,17 @@ queue one call so far (warm-up included), clamped to ``[minDelayNs, maxDelayNs]`
 
 PROTOCOL_PRESETS: dict[str, dict[str, Any]] = {
     "standard": {"warmupReps": 5, "trials": 5, "samplesPerTrial": 20, "inputSets": 4, "correctnessTrials": 3,
-                 "budgetSeconds": 300, "comparabilityFamily": "kernelindex_rerun"},
+                 "auditCalls": 8, "budgetSeconds": 300, "comparabilityFamily": "kernelindex_rerun"},
     "smoke": {"warmupReps": 1, "trials": 2, "samplesPerTrial": 3, "inputSets": 2, "correctnessTrials": 2,
-              "budgetSeconds": 120, "comparabilityFamily": "kernelindex_rerun_smoke"},
+              "auditCalls": 12, "budgetSeconds": 120, "comparabilityFamily": "kernelindex_rerun_smoke"},
 }
 """Named protocols. ``standard`` is what published reruns use; ``smoke`` checks that a rerun works at all,
-so its results form comparison groups of their own and never rank beside standard ones."""
+so its results form comparison groups of their own and never rank beside standard ones. ``smoke`` audits
+every one of its 12 timed calls."""
 
-INPUT_SEED_BASE = 1000  # input set i is built with seed INPUT_SEED_BASE + i
+PROTOCOL_VERSION = 2
+"""Version 2: secret input seeds and per-call offsets (version 1 rotated published seeds), the audit of timed
+calls, the wall-clock cross-check and the tamper checks of ``integrity``."""
 TIMERS = {"cuda": "cuda_events", "cpu": "perf_counter_ns"}
 HOST_INCLUSIVE_METHODS = {
     "cuda": "CUDA events around each call, back to back with no device-side delay, one device synchronisation "
@@ -81,6 +98,26 @@ HOST_INCLUSIVE_METHODS = {
     "cpu": "perf_counter_ns around each call, as the primary figure (a CPU call is host time already)",
 }
 """How the host-inclusive second figure is timed on each target."""
+WALL_CLOCK = {"relative": 0.2, "absoluteNsPerCall": 20_000, "disagreeingBatchesAllowed": 0.5}
+"""How far a GPU batch's device-time samples may be from its wall-clock time (``integrity.wall_clock_disagreement``;
+the calls' wall-clock share is the batch less a blank batch of the same inputs, setup, flush and delays), and the
+fraction of an implementation's batches that may disagree: a stalled host (another thread holding the GIL)
+disagrees once in a while, work hidden from the timer every time. A CPU's samples are wall-clock time already."""
+INTEGRITY_CHECKS = (
+    "Plugin code runs in the timing process, so: the functions the harness times, checks and summarizes with "
+    "(time.perf_counter_ns and the other clocks, torch.cuda.Event and its methods, torch.cuda.synchronize, the "
+    "functions of runners.timing, runners.correctness and runners.integrity) are captured before any plugin is "
+    "imported and must be the same objects after each plugin's import (else the plugin is refused) and after every "
+    "batch of an implementation's calls (else its result is invalid); a replaced one is put back. The timers call "
+    "the captured functions. A thread an implementation started that still runs after its batch invalidates it, "
+    "and so does a GPU call that returns with another stream current than the harness's. "
+    "Outputs must be plain dense torch.Tensors on the workload's device. On a GPU, each timed batch's samples must "
+    "agree with the wall clock over the batch (ending after a device synchronisation) within wallClock, in all but "
+    "disagreeingBatchesAllowed of an implementation's batches. Input seeds are drawn "
+    "for each rerun from the OS's random source and recorded in the result; every call's floating inputs are "
+    "rotated by a secret offset, one element more each call. The outputs of auditCalls timed calls, drawn at "
+    "random as the run goes and settled only by its last call, are checked against the float64 reference under "
+    "the correctness policy's tolerance; a wrong one invalidates the result.")
 HOST_SYNCHRONIZATION_CHECK = ("one untimed call after warm-up under torch.cuda.set_sync_debug_mode('error'); "
                               "a synchronising CUDA call inside the pass is recorded, not failed")
 
@@ -94,22 +131,30 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
         parameters["budgetSeconds"] = budget_seconds
     return {
         "name": f"kernelindex-{preset}",
+        "version": PROTOCOL_VERSION,
         "preset": preset,
         "harness": dict(HARNESS),
         "timer": TIMERS[target],
         "primaryStatistic": "median",
         "statistics": ["median", "p20", "p80", "cv"],
         **parameters,
-        "inputSeeds": [INPUT_SEED_BASE + index for index in range(parameters["inputSets"])],
+        "inputSeedSource": "drawn for each rerun from the OS's random source, recorded in each result's integrity "
+                           "section",
+        "perCallOffset": "every floating input rotated along its flattened storage by a secret offset drawn for each "
+                         "implementation, one element more for each call",
         "interleaving": "round-robin by trial, first implementation rotating",
         "l2FlushBytes": L2_FLUSH_BYTES if target == "cuda" else None,
+        "persistingL2Reset": PERSISTING_L2_RESET if target == "cuda" else None,
         "launchQueue": dict(LAUNCH_QUEUE) if target == "cuda" else None,
         "hostInclusive": {"method": HOST_INCLUSIVE_METHODS[target], "samplesPerTrial": parameters["samplesPerTrial"],
                           "statistics": ["median", "p20", "p80"]},
         "hostSynchronizationCheck": HOST_SYNCHRONIZATION_CHECK if target == "cuda" else None,
+        "wallClock": dict(WALL_CLOCK) if target == "cuda" else None,
+        "telemetry": dict(telemetry.THRESHOLDS) if target == "cuda" else None,
+        "integrity": INTEGRITY_CHECKS,
         "notes": ("Timed: one call of the pass (forward; backward of a fixed forward with a fixed upstream "
-                  "gradient; or both), with autograd recording as in training. Inputs rotate through seeded "
-                  "sets copied in before each call; the L2 is "
+                  "gradient; or both), with autograd recording as in training. Inputs are copied in before each "
+                  "call from secretly seeded sets, shifted by a secret offset, one element more each call; the L2 is "
                   "flushed before each call on GPUs; setup, copies and flush are outside the timed region. "
                   "On GPUs the call is queued behind a device-side delay, so the host's launch cost is not "
                   "timed unless the call waits on the GPU itself (counted as hostExposedSamples). "
@@ -191,30 +236,43 @@ def queue_delay_ns(longest_queue_ns: int | None) -> int:
 @dataclass
 class TimedCalls:
     """What a timer returns for a run of calls: one sample per call (ns), and how many of them the host
-    was on the critical path for (the GPU reached the start event before the call was queued)."""
+    was on the critical path for (the GPU reached the start event before the call was queued); then, for
+    the wall-clock cross-check, the whole batch and its part outside the timed calls on the wall clock
+    (ns; None where the timer does not measure them)."""
 
     samples: list[float]
     host_exposed: int = 0
+    wall_ns: int | None = None
+    untimed_ns: int | None = None
+
+
+def _ignore(outputs: Mapping[str, Any]) -> None:
+    return None
 
 
 class PerfCounterTimer:
-    """Wall-clock timing of synchronous CPU calls."""
+    """Wall-clock timing of synchronous CPU calls, with the clock captured before any plugin was imported."""
 
     name = "perf_counter_ns"
 
     def __init__(self, device: str):
         self.device = device
+        self.functions = integrity.harness_functions()
 
     def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None],
-                   behind_delay: bool = True) -> TimedCalls:
-        """``count`` calls, each timed alone; ``behind_delay`` is the GPU timer's and changes nothing here."""
+                   behind_delay: bool = True,
+                   returned: Callable[[Mapping[str, Any]], None] = _ignore) -> TimedCalls:
+        """``count`` calls, each timed alone, each one's outputs handed to ``returned`` after its timed region;
+        ``behind_delay`` is the GPU timer's and changes nothing here."""
+        clock = self.functions["time.perf_counter_ns"]
         samples = []
         for _ in range(count):
             next_inputs()
             prepared.setup()
-            started = time.perf_counter_ns()
+            started = clock()
             outputs = prepared.run()
-            samples.append(float(time.perf_counter_ns() - started))
+            samples.append(float(clock() - started))
+            returned(outputs)
             del outputs
         return TimedCalls(samples)
 
@@ -234,50 +292,126 @@ class CudaEventTimer:
     """
 
     name = "cuda_events"
+    wall_clock_tolerance = WALL_CLOCK
 
     def __init__(self, device: str, flush_bytes: int = L2_FLUSH_BYTES):
         import torch
 
         self.device = torch.device(device)
+        self.functions = integrity.harness_functions()
         self.flush_buffer = torch.empty(flush_bytes, dtype=torch.int8, device=self.device)
+        self.persisting_l2 = PersistingL2()
         self.cycles_per_ns = _clock_rate(torch.cuda.current_device())  # the device events are timed on
         self.queue_ns: dict[int, int] = {}  # id(prepared pass) -> longest host time to queue one call
 
     def time_calls(self, prepared: PreparedPass, count: int, next_inputs: Callable[[], None],
-                   behind_delay: bool = True) -> TimedCalls:
+                   behind_delay: bool = True,
+                   returned: Callable[[Mapping[str, Any]], None] = _ignore) -> TimedCalls:
         """``count`` calls, each behind the device-side delay (device time) or, without ``behind_delay``,
-        back to back as an eager caller makes them (host-inclusive time)."""
-        import torch
-
-        events = []
+        back to back as an eager caller makes them (host-inclusive time); each one's outputs are handed to
+        ``returned`` after its end event. In device-time batches the harness's own work in ``returned`` (the
+        audit's copies) is timed by events too, and a blank batch follows (the same inputs, setup, flush and
+        delays, no calls) on the wall clock: together, the part of the batch no sample covers."""
+        f = self.functions
+        event, record, query, elapsed = (f["torch.cuda.Event"], f["torch.cuda.Event.record"],
+                                         f["torch.cuda.Event.query"], f["torch.cuda.Event.elapsed_time"])
+        clock, wall, sleep = f["time.perf_counter_ns"], f["time.monotonic_ns"], f["torch.cuda._sleep"]
+        stream = f["torch.cuda.current_stream"](self.device).cuda_stream  # the one stream a pass may work on
+        events, delays, harness_events = [], [], []
         host_exposed = 0
         longest = self.queue_ns.get(id(prepared))
+        batch_started = wall()
         for _ in range(count):
             next_inputs()
             prepared.setup()
+            self.persisting_l2.reset()
             self.flush_buffer.zero_()
             if behind_delay:
-                torch.cuda._sleep(int(queue_delay_ns(longest) * self.cycles_per_ns))
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            queuing = time.perf_counter_ns()
+                delays.append(int(queue_delay_ns(longest) * self.cycles_per_ns))
+                sleep(delays[-1])
+            start, end = event(enable_timing=True), event(enable_timing=True)
+            record(start)
+            queuing = clock()
             outputs = prepared.run()
-            end.record()
-            queued_in = time.perf_counter_ns() - queuing
+            record(end)
+            queued_in = clock() - queuing
+            if f["torch.cuda.current_stream"](self.device).cuda_stream != stream:
+                raise integrity.IntegrityViolation("returned with another stream current than the harness's, so its "
+                                                   "end event would time nothing of its work")
             if behind_delay:  # host-inclusive calls leave the delay's sizing to the calls it delays
-                host_exposed += int(start.query())
+                host_exposed += int(query(start))
                 longest = max(longest or 0, queued_in)
             events.append((start, end))
+            if behind_delay:
+                harness_events.append((event(enable_timing=True), event(enable_timing=True)))
+                record(harness_events[-1][0])
+            returned(outputs)
+            if behind_delay:
+                record(harness_events[-1][1])
             del outputs
         if longest is not None:  # kept across batches: warm-up sizes the delay of the first timed call
             self.queue_ns[id(prepared)] = longest
-        torch.cuda.synchronize(self.device)
-        return TimedCalls([start.elapsed_time(end) * 1e6 for start, end in events], host_exposed)
+        f["torch.cuda.synchronize"](self.device)
+        wall_ns = wall() - batch_started
+        reserved = self.persisting_l2.reserved()
+        if reserved:
+            raise integrity.IntegrityViolation(f"set aside {reserved} bytes of persisting L2 during its calls, "
+                                               "to keep data in the cache the harness flushes")
+        samples = [elapsed(start, end) * 1e6 for start, end in events]
+        if not behind_delay:
+            return TimedCalls(samples, host_exposed)
+        blank_started = wall()
+        for delay in delays:
+            next_inputs()
+            prepared.setup()
+            self.persisting_l2.reset()
+            self.flush_buffer.zero_()
+            sleep(delay)
+        f["torch.cuda.synchronize"](self.device)
+        harness_ns = sum(elapsed(start, end) * 1e6 for start, end in harness_events)
+        return TimedCalls(samples, host_exposed, wall_ns=wall_ns, untimed_ns=int(wall() - blank_started + harness_ns))
 
     def synchronize(self) -> None:
-        import torch
+        self.functions["torch.cuda.synchronize"](self.device)
 
-        torch.cuda.synchronize(self.device)
+
+CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06  # cudaLimitPersistingL2CacheSize
+PERSISTING_L2_RESET = ("cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) and cudaCtxResetPersistingL2Cache() "
+                       "before every call's L2 flush, so no access-policy window a pass sets keeps data in L2; a "
+                       "batch after which persisting L2 is set aside again invalidates the result")
+
+
+class PersistingL2:
+    """Persisting L2 through the CUDA runtime torch loaded (torch wraps none of it): ``reset`` turns it off and
+    evicts what persists; ``reserved`` is what a pass set aside since (bytes), which the harness never does.
+    Without a runtime to call (no CUDA), there is nothing to reset or read."""
+
+    def __init__(self):
+        import ctypes
+
+        self.runtime = None
+        for name in ("libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"):
+            try:
+                self.runtime = ctypes.CDLL(name)
+                break
+            except OSError:
+                continue
+
+    def reset(self) -> None:
+        import ctypes
+
+        if self.runtime is not None:
+            self.runtime.cudaDeviceSetLimit(CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(0))
+            self.runtime.cudaCtxResetPersistingL2Cache()
+
+    def reserved(self) -> int:
+        import ctypes
+
+        if self.runtime is None:
+            return 0
+        size = ctypes.c_size_t(0)
+        self.runtime.cudaDeviceGetLimit(ctypes.byref(size), CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE)
+        return size.value
 
 
 @functools.cache
@@ -306,7 +440,13 @@ def make_timer(target: str, device: str):
 
 @dataclass
 class Contestant:
-    """One implementation being timed: its prepared pass, its own tensors, its budget and its samples."""
+    """One implementation being timed: its prepared pass, its own tensors, its budget and its samples.
+
+    ``audit`` keeps the timed calls to check after the trials; ``violations`` are the integrity
+    violations found (its result is then invalid, not merely failed); ``wall_clock`` holds each batch's
+    disagreement with the wall clock (None where it agreed); ``last_inputs`` is the input set
+    and offset of the call under way, ``offset`` the secret start of its inputs' rotation.
+    """
 
     name: str
     prepared: PreparedPass | None
@@ -318,18 +458,51 @@ class Contestant:
     host_synchronization: dict[str, Any] | None = None
     error: str | None = None
     calls: int = 0
+    audit: integrity.AuditReservoir = field(default_factory=lambda: integrity.AuditReservoir(0))
+    violations: list[str] = field(default_factory=list)
+    wall_clock: list[str | None] = field(default_factory=list)
+    last_inputs: tuple[int, int] = (0, 0)
+    offset: int = field(default_factory=lambda: integrity.SECRET.randrange(2**31))
 
     def fail(self, phase: str, error: BaseException) -> None:
-        reason = str(error) if isinstance(error, BudgetExceeded) else f"{type(error).__name__}: {error}"
+        if isinstance(error, integrity.IntegrityViolation):
+            self.violations.append(f"{phase}: {error}")
+            reason = f"integrity violation: {error}"
+        else:
+            reason = str(error) if isinstance(error, BudgetExceeded) else f"{type(error).__name__}: {error}"
         self.error = f"{phase}: {reason}"
 
+    @contextmanager
+    def guarded(self):
+        """A batch of this implementation's calls: inside its budget, and the harness checked after it
+        (guarded functions replaced, threads left running: ``integrity.check_harness``)."""
+        threads = integrity.running_threads()
+        try:
+            with self.budget.limit():
+                yield
+        finally:
+            integrity.check_harness(threads)
 
-def _input_rotation(contestant: Contestant, input_sets: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
+
+def _fresh_inputs(contestant: Contestant, input_sets: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
+    """Before each call: the next input set, its floating tensors rotated by the contestant's secret offset
+    plus one element for every call before, so no two calls of a tensor larger than the run see the same values."""
     def next_inputs():
-        load_inputs(contestant.tensors, input_sets[contestant.calls % len(input_sets)])
+        input_set, offset = contestant.calls % len(input_sets), contestant.offset + contestant.calls
+        load_inputs(contestant.tensors, integrity.shift(input_sets[input_set], offset))
         contestant.calls += 1
+        contestant.last_inputs = (input_set, offset)
 
     return next_inputs
+
+
+def _kept_for_audit(contestant: Contestant, device) -> Callable[[Mapping[str, Any]], None]:
+    """After each timed call: its outputs must be plain dense tensors, and the audit may keep them."""
+    def returned(outputs):
+        integrity.check_plain_outputs(outputs, device)
+        contestant.audit.offer(*contestant.last_inputs, outputs)
+
+    return returned
 
 
 def warm_up(contestants: Sequence[Contestant], protocol: Mapping[str, Any], timer,
@@ -338,8 +511,8 @@ def warm_up(contestants: Sequence[Contestant], protocol: Mapping[str, Any], time
         if contestant.error:
             continue
         try:
-            with contestant.budget.limit(), contestant.prepared.context():
-                timer.time_calls(contestant.prepared, protocol["warmupReps"], _input_rotation(contestant, input_sets))
+            with contestant.guarded(), contestant.prepared.context():
+                timer.time_calls(contestant.prepared, protocol["warmupReps"], _fresh_inputs(contestant, input_sets))
                 timer.synchronize()
         except Exception as error:
             contestant.fail("warm-up", error)
@@ -396,28 +569,38 @@ def check_host_synchronization(contestants: Sequence[Contestant], target: str, t
         if contestant.error:
             continue
         try:
-            with contestant.budget.limit():
+            with contestant.guarded():
                 contestant.host_synchronization = host_synchronization(
-                    contestant.prepared, _input_rotation(contestant, input_sets), synchronizations_raise)
+                    contestant.prepared, _fresh_inputs(contestant, input_sets), synchronizations_raise)
                 timer.synchronize()
         except Exception as error:
             contestant.fail("host-synchronization check", error)
 
 
 def run_trials(contestants: Sequence[Contestant], protocol: Mapping[str, Any], timer,
-               input_sets: Sequence[Mapping[str, Any]], progress: Callable[[str], None] = lambda message: None) -> None:
-    """Time every contestant still standing, interleaved trial by trial; failures stop only their own contestant."""
+               input_sets: Sequence[Mapping[str, Any]], progress: Callable[[str], None] = lambda message: None,
+               after_trial: Callable[[int], None] = lambda trial: None) -> None:
+    """Time every contestant still standing, interleaved trial by trial; failures stop only their own contestant.
+
+    Every timed call's outputs go to the contestant's audit; every batch the timer measured on the wall
+    clock is cross-checked against it, and a contestant whose batches disagree more often than
+    ``disagreeingBatchesAllowed`` is invalid. ``after_trial(trial)`` runs when each trial is done (GPU telemetry)."""
     for trial in range(protocol["trials"]):
         shift = trial % len(contestants)
         for contestant in [*contestants[shift:], *contestants[:shift]]:
             if contestant.error:
                 continue
             try:
-                with contestant.budget.limit(), contestant.prepared.context():
-                    timed = timer.time_calls(contestant.prepared, protocol["samplesPerTrial"],
-                                             _input_rotation(contestant, input_sets))
-                    host_inclusive = timer.time_calls(contestant.prepared, protocol["samplesPerTrial"],
-                                                      _input_rotation(contestant, input_sets), behind_delay=False)
+                with contestant.guarded(), contestant.prepared.context():
+                    batches = [timer.time_calls(contestant.prepared, protocol["samplesPerTrial"],
+                                                _fresh_inputs(contestant, input_sets), behind_delay=behind_delay,
+                                                returned=_kept_for_audit(contestant, timer.device))
+                               for behind_delay in (True, False)]
+                contestant.wall_clock.extend(
+                    integrity.wall_clock_disagreement(batch.samples, batch.wall_ns, batch.untimed_ns,
+                                                      timer.wall_clock_tolerance)
+                    for batch in batches if batch.wall_ns is not None)
+                timed, host_inclusive = batches
             except Exception as error:
                 contestant.fail(f"timing trial {trial + 1}", error)
                 continue
@@ -426,6 +609,15 @@ def run_trials(contestants: Sequence[Contestant], protocol: Mapping[str, Any], t
             contestant.host_inclusive.extend(host_inclusive.samples)
             progress(f"  trial {trial + 1}/{protocol['trials']} {contestant.name}: "
                      f"median {percentile(timed.samples, 50) / 1e6:.4g} ms")
+        after_trial(trial + 1)
+    for contestant in contestants:
+        disagreements = [message for message in contestant.wall_clock if message]
+        allowed = len(contestant.wall_clock) * timer.wall_clock_tolerance["disagreeingBatchesAllowed"] \
+            if disagreements else 0
+        if not contestant.error and len(disagreements) > allowed:
+            contestant.fail("timing", integrity.IntegrityViolation(
+                f"{len(disagreements)} of its {len(contestant.wall_clock)} timed batches disagree with the wall "
+                f"clock (the first: {disagreements[0]})"))
 
 
 # ----------------------------------------------------------------------------- statistics

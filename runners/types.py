@@ -380,6 +380,12 @@ class RerunResult:
     rerun_of: str | None = None
     """The id of the published run this result reproduces (None for a workload no run had)."""
     memory: Mapping[str, Any] | None = None
+    integrity: Mapping[str, Any] | None = None
+    """The integrity checks' record (``runners.rerun.integrity_section``): secret input seeds, audited calls and
+    violations; a result with violations was gamed, and its host records it invalidated."""
+    telemetry: Mapping[str, Any] | None = None
+    """The GPU's clocks, temperature, power and throttle reasons after each trial (``runners.telemetry``), or
+    why there are none."""
 
     @property
     def passed(self) -> bool:
@@ -401,6 +407,8 @@ class RerunResult:
             "protocol": dict(self.protocol),
             "observedAt": self.observed_at,
             "cost": self.cost.as_document(),
+            "integrity": None if self.integrity is None else dict(self.integrity),
+            "telemetry": None if self.telemetry is None else dict(self.telemetry),
         }
         if self.metric == "memory":  # only there, so speed bundle lines stay as they were
             document["memory"] = self.memory

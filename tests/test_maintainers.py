@@ -273,3 +273,30 @@ def test_behind_a_proxy_the_throttle_counts_the_forwarded_client_address(tmp_pat
 def test_footer_says_who_is_signed_in(maintainer):
     html = maintainer.get("/about/evidence").get_data(as_text=True)
     assert "Signed in as <strong>alice</strong>" in html and "Maintainer sign-in" not in html
+
+
+# --- invalidating a gamed result -------------------------------------------------------------------
+
+def test_a_maintainer_invalidates_a_reported_run_with_a_reason(small_app, maintainer, posted, run):
+    token = token_of(maintainer, "/maintainers/")
+    assert "Invalidate run" in maintainer.get("/maintainers/").get_data(as_text=True)
+    refused = maintainer.post(f"/maintainers/runs/{run.id}/invalidate", data={"csrf_token": token, "reason": " "})
+    assert refused.status_code == 400 and "say why" in refused.get_data(as_text=True)
+    done = maintainer.post(f"/maintainers/runs/{run.id}/invalidate",
+                           data={"csrf_token": token, "reason": "the same figure as another GPU, to the digit"})
+    assert done.status_code == 303 and done.headers["Location"].endswith(f"/runs/{run.id}")
+    with small_app.app_context():
+        stored = Run.get_by_id(run.id)
+        assert stored.invalidated_by == "alice" and stored.rank is None
+    listed = maintainer.get("/maintainers/").get_data(as_text=True)
+    assert "by alice: the same figure as another GPU, to the digit" in listed and "Invalidate run" not in listed
+    again = maintainer.post(f"/maintainers/runs/{run.id}/invalidate", data={"csrf_token": token, "reason": "again"})
+    assert again.status_code == 400 and "invalidated already" in again.get_data(as_text=True)
+
+
+def test_only_a_signed_in_maintainer_invalidates(small_app, client, run):
+    token = token_of(client)
+    response = client.post(f"/maintainers/runs/{run.id}/invalidate", data={"csrf_token": token, "reason": "gamed"})
+    assert response.status_code == 401
+    with small_app.app_context():
+        assert Run.get_by_id(run.id).invalidated_at is None

@@ -183,3 +183,15 @@ def test_search_sees_runs_imported_after_its_vocabulary_was_built(app, runner, c
     assert client.get("/search.json?q=B200").get_json()["total"] == 0
     import_small(runner, "liger_small.csv")
     assert client.get("/search.json?q=B200").get_json()["total"] == 1
+
+
+def test_plugins_page_shows_each_plugins_static_scan_warnings(client, monkeypatch):
+    import runners.discovery
+
+    monkeypatch.setenv(runners.discovery.PLUGINS_DIR_VARIABLE, str(Path(__file__).parent / "plugins" / "adversarial"))
+    twin = client.get("/plugins.json").get_json()
+    [cheats] = [plugin for plugin in twin["plugins"] if plugin.get("family") == "integrity_linear"]
+    assert {"line": 135, "pattern": "threads", "text": "starts threading.Thread"} in cheats["scan_warnings"]
+    assert all(plugin["scan_warnings"] == [] for plugin in twin["plugins"] if plugin["origin"] == "builtin")
+    text = text_of(client.get("/plugins").get_data(as_text=True))
+    assert "line 135, threads: starts threading.Thread" in text

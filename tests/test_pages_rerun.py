@@ -3,6 +3,7 @@ and "failed" marked wherever a failed run is listed."""
 
 from app.models import Run
 from app.importers.kernelindex_rerun import record_rerun_results
+from runners.timing import protocol_document
 
 from .factories import rerun_result
 from .pages_support import in_order, reference_run, text_of
@@ -32,6 +33,30 @@ def test_protocol_reads_as_warm_up_trials_flush_and_launch_queue_with_notes_once
                     "L2 flush", "256 MiB written before each call",
                     "launch queue", "device-side delay; 2× the call's time, 50 µs – 10 ms")
     assert "parameters." not in text and text.count("Timed: one call.") == 1
+
+
+def test_a_version_2_rerun_shows_its_telemetry_its_checks_and_its_protocol(small_app, client):
+    result = rerun_result(reference_run(small_app))
+    result["protocol"] = {**protocol_document("standard", "cuda"), "samplesPerTrial": 4}
+    result["integrity"] = {"inputSeeds": [5, 6, 7, 8], "timedCalls": 40, "auditedCalls": [3, 9, 21, 40, 1, 2, 4, 5],
+                           "violations": []}
+    result["telemetry"] = {"available": True, "maxSmClockMHz": 1980, "trialsOutsideProtocol": [2], "samples": [
+        {"trial": 1, "smClockMHz": 1980, "memoryClockMHz": 3201, "temperatureC": 44, "powerW": 305.5,
+         "throttleReasons": []},
+        {"trial": 2, "smClockMHz": 1410, "memoryClockMHz": 3201, "temperatureC": 51, "powerW": 330.25,
+         "throttleReasons": ["software power cap"]}]}
+    with small_app.app_context():
+        rerun = Run.get_by_id(record_rerun_results([result], families={}).created[0])
+    text = text_of(client.get(f"/runs/{rerun.id}").get_data(as_text=True))
+    assert in_order(text, "GPU telemetry over 2 trials: SM 1,410–1,980 MHz (max 1980 MHz), memory 3,201 MHz, "
+                          "44–51 °C, 306–330 W; throttle: software power cap; trials outside the protocol's "
+                          "thresholds: 2",
+                    "Integrity: 8 of 40 timed calls audited against the reference, inputs from secret seeds; "
+                          "no tampering found",
+                    "inputs", "4 sets from secret seeds (each result records its own), every floating input shifted",
+                    "audit", "8 timed calls drawn at random, checked against the reference",
+                    "wall-clock check", "samples within 20% of each batch's wall-clock time + 20 µs per call, in all but 50% of an "
+                    "implementation's batches")
 
 
 def test_autotuned_configs_are_small_tables_and_empty_values_are_left_out(small_app, client):

@@ -12,7 +12,8 @@ from runners.timing import protocol_document
 from tests.timing_support import SynchronizingItem
 
 RESULT_KEYS = {"rerunOf", "family", "pass", "metric", "implementation", "workload", "status", "error", "timing",
-               "correctness", "environment", "protocol", "observedAt", "cost"}
+               "correctness", "environment", "protocol", "observedAt", "cost", "integrity",
+               "telemetry"}
 TIMING_KEYS = {"unit", "median", "p20", "p80", "samples", "trials", "samplesPerTrial", "cv", "hostExposedSamples",
                "hostInclusive", "hostSynchronization"}
 CORRECTNESS_KEYS = {"policy", "policyText", "passed", "relL2Error", "outputErrors", "tolerance", "trials", "tf32",

@@ -3,6 +3,7 @@
 import json
 import time
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -22,7 +23,8 @@ def test_protocol_document_is_the_parameters():
     assert document["l2FlushBytes"] >= 128 * 1024 * 1024
     for name, value in timing.PROTOCOL_PRESETS["standard"].items():
         assert document[name] == value
-    assert len(document["inputSeeds"]) == document["inputSets"]
+    assert "inputSeeds" not in document and "OS's random source" in document["inputSeedSource"]
+    assert document["version"] == timing.PROTOCOL_VERSION == 2
 
 
 def test_smoke_preset_is_named_in_its_document_and_smaller():
@@ -109,7 +111,9 @@ def test_host_inclusive_calls_run_back_to_back_after_the_timed_ones():
     batches = []
 
     class RecordingTimer:
-        def time_calls(self, prepared, count, next_inputs, behind_delay=True):
+        device = "cpu"
+
+        def time_calls(self, prepared, count, next_inputs, behind_delay=True, returned=None):
             batches.append(behind_delay)
             return timing.TimedCalls([100.0 if behind_delay else 300.0] * count)
 
@@ -186,7 +190,9 @@ def test_host_exposed_samples_add_up_over_trials():
     class ExposingTimer:
         """Every other call 'waited on the host', as a synchronising implementation's would."""
 
-        def time_calls(self, prepared, count, next_inputs, behind_delay=True):
+        device = "cpu"
+
+        def time_calls(self, prepared, count, next_inputs, behind_delay=True, returned=None):
             for _ in range(count):
                 next_inputs()
             return timing.TimedCalls([1.0] * count, host_exposed=count // 2 if behind_delay else 0)
@@ -223,8 +229,10 @@ def test_setup_runs_outside_the_timed_call():
     assert all(sample < 0.05e9 for sample in timed.samples) and timed.host_exposed == 0
 
 
-def test_gpu_timer_queues_timed_calls_behind_a_delay_and_host_inclusive_ones_back_to_back(monkeypatch):
-    """The CUDA timer with torch.cuda stood in for: only device-time calls sleep and count host exposure."""
+def test_gpu_timer_queues_timed_calls_behind_a_delay_and_host_inclusive_ones_back_to_back():
+    """The CUDA timer with torch.cuda's functions stood in for: only device-time calls sleep, count host exposure
+    and are followed by a blank batch (inputs, flush and the same delays, no call) for the wall-clock check, the
+    harness's own work after each call (the audit's copies) timed by a second pair of events."""
     log = []
 
     class Event:
@@ -240,21 +248,27 @@ def test_gpu_timer_queues_timed_calls_behind_a_delay_and_host_inclusive_ones_bac
         def elapsed_time(self, other):
             return 0.002  # ms
 
-    monkeypatch.setattr(torch.cuda, "Event", Event)
-    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: log.append("sleep"))
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: log.append("synchronize"))
     timer = object.__new__(timing.CudaEventTimer)  # no device: skip the flush buffer and clock measurement
     timer.device, timer.flush_buffer, timer.cycles_per_ns, timer.queue_ns = "cuda:0", torch.zeros(4), 1.5, {}
+    timer.persisting_l2 = SimpleNamespace(reset=lambda: log.append("reset L2"), reserved=lambda: 0)
+    timer.functions = {"torch.cuda.Event": Event, "torch.cuda.Event.record": Event.record,
+                       "torch.cuda.Event.query": Event.query, "torch.cuda.Event.elapsed_time": Event.elapsed_time,
+                       "torch.cuda._sleep": lambda cycles: log.append("sleep"),
+                       "torch.cuda.synchronize": lambda device=None: log.append("synchronize"),
+                       "time.perf_counter_ns": time.perf_counter_ns, "time.monotonic_ns": time.monotonic_ns,
+                       "torch.cuda.current_stream": lambda device=None: SimpleNamespace(cuda_stream=7)}
     prepared = PreparedPass(run=lambda: log.append("run") or {})
 
-    delayed = timer.time_calls(prepared, 2, lambda: None)
-    assert log == ["sleep", "record", "run", "record"] * 2 + ["synchronize"]
+    delayed = timer.time_calls(prepared, 2, lambda: log.append("inputs"))
+    assert log == ["inputs", "reset L2", "sleep", "record", "run", "record", "record", "record"] * 2 + \
+        ["synchronize"] + ["inputs", "reset L2", "sleep"] * 2 + ["synchronize"]
     assert delayed.samples == [2000.0, 2000.0] and delayed.host_exposed == 2
+    assert delayed.wall_ns > 0 and delayed.untimed_ns > 0
     sized = dict(timer.queue_ns)
     log.clear()
     back_to_back = timer.time_calls(prepared, 2, lambda: None, behind_delay=False)
-    assert log == ["record", "run", "record"] * 2 + ["synchronize"]
-    assert back_to_back.host_exposed == 0 and timer.queue_ns == sized
+    assert log == ["reset L2", "record", "run", "record"] * 2 + ["synchronize"]
+    assert back_to_back.host_exposed == 0 and timer.queue_ns == sized and back_to_back.wall_ns is None
 
 
 def test_cuda_synchronization_check_sets_error_mode_and_restores_the_previous_one(monkeypatch):

@@ -6,6 +6,7 @@ The app is the harness's host: ``flask rerun`` looks runs up here, calls
 
 from .db import db_cli
 from .imports import import_cli
+from .invalidate import invalidate_command
 from .plugins import plugins_command
 from .rejudge import rejudge_command
 from .rerun import rerun_command
@@ -14,5 +15,6 @@ from .users import users_cli
 
 
 def register_commands(app):
-    for command in (db_cli, import_cli, rerun_command, rejudge_command, plugins_command, users_cli, tokens_cli):
+    for command in (db_cli, import_cli, rerun_command, rejudge_command, invalidate_command, plugins_command, users_cli,
+                    tokens_cli):
         app.cli.add_command(command)

@@ -32,7 +32,7 @@ from ..db import database
 from ..locks import retried
 from ..manifests import document_digest, make_document
 from ..manifests.documents import environment_document, implementation_document, protocol_document
-from ..models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, Manifest, Run
+from ..models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, Manifest, Run, utcnow
 from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, family_title, prepare, slug,
                        workload_document_for)
 from ..registry import InvalidDocument, store_runs
@@ -141,6 +141,18 @@ def rerun_sections(result: dict, policy: dict, rerun_of: Run | None, host: str) 
     return {"correctness": correctness, "rerun": rerun}
 
 
+HARNESS = "KernelIndex rerun harness (at run time)"
+"""Who invalidated a result whose harness caught its implementation tampering with the measurement."""
+
+
+def harness_invalidation(result: dict, received_at) -> dict | None:
+    """A result's invalidation when its harness found integrity violations (``runners.integrity``), else None."""
+    violations = (result["integrity"] or {}).get("violations") or []
+    if not violations:
+        return None
+    return {"reason": "; ".join(violations), "by": HARNESS, "at": received_at or utcnow()}
+
+
 def rerun_record(result: dict, families: dict, rerun_of: Run | None, received_at) -> RunRecord:
     """A validated result, its environment naming the host that vouches for it, as a run record."""
     family_name, implementation = result["family"], result["implementation"]
@@ -168,8 +180,10 @@ def rerun_record(result: dict, families: dict, rerun_of: Run | None, received_at
         comparability_family=comparability_family(result),
         sections=rerun_sections(result, documents["correctnessPolicy"], rerun_of, host), host=host,
         rerun_of=rerun_of.id if rerun_of else None, received_at=received_at,
+        invalidation=harness_invalidation(result, received_at),
         details={"timing": timing, "correctness": result["correctness"], "cost": result["cost"],
-                 "error": result["error"], "implementation": implementation,
+                 "error": result["error"], "implementation": implementation, "integrity": result["integrity"],
+                 "telemetry": result["telemetry"],
                  **({"memory": result["memory"]} if result["metric"] == memory.METRIC else {})})
 
 
@@ -277,8 +291,7 @@ def independent(runs, uuids) -> bool:
 def mark_replications(workload_keys) -> int:
     """Current passed reruns of one measurement that agree, on two hosts and GPUs, become ``kernelindex-replicated``."""
     changed = 0
-    reruns = list(Run.current().where((Run.source == SOURCE) & Run.workload_key.in_(list(workload_keys))
-                                      & (Run.status == "passed")))
+    reruns = list(Run.rankable().where((Run.source == SOURCE) & Run.workload_key.in_(list(workload_keys))))
     uuids = gpu_uuids(reruns)
     measurements = {}
     for run in reruns:

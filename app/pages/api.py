@@ -45,6 +45,7 @@ def run_detail(run: Run) -> dict:
         "manifest": run.manifest_bundle(),
         "evidence": run.evidence,
         "status": run.status,
+        "invalidation": run.invalidation,
         "comparison": {"key": group.key, "rank": run.rank, "size": group.size, "leader": group.leader,
                        "kind": comparison_kind(run.evidence)},
         "superseded_by": run.superseded_by_id,

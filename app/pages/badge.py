@@ -37,7 +37,8 @@ def agreeing(query) -> list:
     source = Run.alias()
     pairs = (query.select(Run.median, Run.gpu_product, source.median.alias("source_median"))
              .join(source, on=(Run.rerun_of == source.id))
-             .where((Run.status == "passed") & Run.median.is_null(False)).dicts())
+             .where((Run.status == "passed") & Run.median.is_null(False) & Run.invalidated_at.is_null())
+             .dicts())
     found = ((reproduction_percent(Run(median=pair["source_median"]), Run(median=pair["median"])),
               pair["gpu_product"]) for pair in pairs)
     return [(percent, gpu) for percent, gpu in found if percent is not None]

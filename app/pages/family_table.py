@@ -89,7 +89,7 @@ def fastest_table(selected: list, unit: str) -> dict:
     """The leader per sweep point (and per evidence kind, which rank apart), in sweep order."""
     groups = {}
     for row in selected:
-        if row["median"] is not None and row["status"] == "passed":
+        if row["median"] is not None and row["status"] == "passed" and row["invalidated_at"] is None:
             groups.setdefault(row["comparison_key"], []).append(row)
     shown_unit = formatting.common_unit([row["median"] for rows in groups.values() for row in rows], unit)
     ranked = [sorted(members, key=lambda row: (row["median"], row["id"])) for members in groups.values()]

@@ -8,6 +8,7 @@ from ..post_schemas import ISSUE_REASONS
 from .community import attestation_row
 from .links import run_url
 from .pagination import Pagination
+from .run_sections import invalidation_notice
 
 
 def issue_row(report: IssueReport) -> dict:
@@ -22,6 +23,7 @@ def issue_row(report: IssueReport) -> dict:
         "run_url": run_url(run.id),
         "run_summary": f"{run.kernel_id} · {run.implementation} · {run.pass_} · {run.metric} · {run.gpu}",
         "run_external_id": run.external_id,
+        "run_invalidation": invalidation_notice(run),
     }
 
 

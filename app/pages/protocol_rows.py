@@ -32,7 +32,10 @@ def known_rows(parameters: dict) -> list:
         samples = f" × {p['samplesPerTrial']} samples" if "samplesPerTrial" in p else ""
         order = f", {p['interleaving']}" if "interleaving" in p else ""
         rows.append(("trials", f"{p['trials']} trials{samples}{order}"))
-    if "inputSets" in p:
+    if "inputSets" in p and "inputSeedSource" in p:  # version 2: fresh values every call
+        rows.append(("inputs", f"{p['inputSets']} sets from secret seeds (each result records its own), every "
+                               "floating input shifted one element further each call"))
+    elif "inputSets" in p:
         seeds = f" (seeds {', '.join(map(str, p['inputSeeds']))})" if p.get("inputSeeds") else ""
         rows.append(("inputs", f"{p['inputSets']} seeded sets{seeds}, rotated call by call"))
     if "l2FlushBytes" in p:
@@ -43,13 +46,22 @@ def known_rows(parameters: dict) -> list:
         rows.append(("statistics", ", ".join(p["statistics"]) if isinstance(p["statistics"], list) else p["statistics"]))
     if "correctnessTrials" in p:
         rows.append(("correctness trials", str(p["correctnessTrials"])))
+    if "auditCalls" in p:
+        rows.append(("audit", f"{p['auditCalls']} timed calls drawn at random, checked against the reference"))
+    if isinstance(p.get("wallClock"), dict) and {"relative", "absoluteNsPerCall"} <= set(p["wallClock"]):
+        rows.append(("wall-clock check", f"samples within {formatting.significant(p['wallClock']['relative'] * 100)}% "
+                     f"of each batch's wall-clock time + "
+                     f"{formatting.quantity(p['wallClock']['absoluteNsPerCall'], 'ns')} per call"
+                     + (f", in all but {formatting.significant(p['wallClock']['disagreeingBatchesAllowed'] * 100)}% "
+                        "of an implementation's batches" if "disagreeingBatchesAllowed" in p["wallClock"] else "")))
     if "budgetSeconds" in p:
         rows.append(("time budget", formatting.quantity(p["budgetSeconds"] * 1e9, "ns")))
     return rows
 
 
 KNOWN = {"preset", "name", "warmupReps", "trials", "samplesPerTrial", "interleaving", "inputSets", "inputSeeds",
-         "l2FlushBytes", "launchQueue", "statistics", "correctnessTrials", "budgetSeconds"}
+         "inputSeedSource", "perCallOffset", "l2FlushBytes", "launchQueue", "statistics", "correctnessTrials",
+         "auditCalls", "wallClock", "budgetSeconds"}
 
 
 def protocol_section(protocol: dict) -> dict:

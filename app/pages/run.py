@@ -17,8 +17,8 @@ from .citation import citation
 from .links import comparison_url, family_url_of_run, run_url
 from .implementation_details import implementation_details
 from .protocol_rows import protocol_section
-from .run_sections import (correctness_section, environment_rows, execution_lines, gpu_note, measurement_rows,
-                           native_line, rank_line, split_quantity, spread_line, workload_section)
+from .run_sections import (correctness_section, environment_rows, execution_lines, gpu_note, invalidation_notice,
+                           measurement_rows, native_line, rank_line, split_quantity, spread_line, workload_section)
 from .titles import evidence_title, family_ref, implementation_title, short_key, source_title, workload_summary
 
 NO_LICENSE = "license not stated"
@@ -99,6 +99,7 @@ def run_page(run: Run) -> dict:
         "evidence_title": evidence_title(run.evidence),
         "primary": {**split_quantity(run.median, run.unit), "statistic": "median"},
         "rank_line": rank_line(run),
+        "invalidation_notice": invalidation_notice(run),
         "leader_url": leader_url(run, group),
         "comparison_url": comparison_url(group.key, **{"from": run.id}),
         "spread_line": spread_line(run, spec),

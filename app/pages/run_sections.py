@@ -20,7 +20,9 @@ def split_quantity(value, unit: str) -> dict:
 
 def rank_line(run: Run) -> str:
     """``Rank 2 in its comparison group · source-native comparison · observed 2025-05-27``."""
-    if run.rank is not None:
+    if run.invalidated_at is not None:
+        standing = f"Not ranked: invalidated by {run.invalidated_by} on {formatting.day(run.invalidated_at)}"
+    elif run.rank is not None:
         standing = f"Rank {run.rank} in its comparison group"
     elif run.superseded_by_id:
         standing = "Not ranked: a newer observation of this measurement supersedes it"
@@ -29,6 +31,13 @@ def rank_line(run: Run) -> str:
     else:
         standing = "Not ranked"
     return f"{standing} · {comparison_kind(run.evidence)} · observed {formatting.day(run.observed_at)}"
+
+
+def invalidation_notice(run: Run) -> str | None:
+    """``Invalidated on 2026-12-01 by ...: <reason>``, or None for a result that stands."""
+    if run.invalidated_at is None:
+        return None
+    return f"Invalidated on {formatting.day(run.invalidated_at)} by {run.invalidated_by}: {run.invalidated_reason}"
 
 
 def spread_line(run: Run, spec: dict) -> str:
@@ -48,7 +57,8 @@ def spread_line(run: Run, spec: dict) -> str:
 
 def execution_lines(run: Run) -> list[str]:
     """A rerun's math mode, what an eager caller pays (the host-inclusive median beside the device-only
-    primary) and whether a call waits on the host; empty for source rows, which record none of it."""
+    primary), whether a call waits on the host and what the integrity checks found; empty for source rows,
+    which record none of it."""
     details = run.details or {}
     timing, implementation = details.get("timing") or {}, details.get("implementation") or {}
     lines = []
@@ -64,7 +74,43 @@ def execution_lines(run: Run) -> list[str]:
         lines.append("Waits on the host inside the timed call" + (f" ({synchronization['detail']})"
                                                                      if synchronization.get("detail") else "")
                      if synchronization.get("detected") else "No host synchronization inside the timed call")
+    gpu = details.get("telemetry")
+    if gpu:
+        lines.append(telemetry_line(gpu))
+    checks = details.get("integrity")
+    if checks:
+        found = (f"integrity violations: {'; '.join(checks['violations'])}" if checks.get("violations")
+                 else "no tampering found")
+        lines.append(f"Integrity: {len(checks.get('auditedCalls') or [])} of {checks.get('timedCalls', 0)} timed "
+                     f"calls audited against the reference, inputs from secret seeds; {found}")
+        warnings = checks.get("scanWarnings") or []
+        if warnings:
+            lines.append("Static scan of its plugin's source (warnings, not verdicts): " + "; ".join(
+                f"line {warning['line']}, {warning['pattern']}: {warning['text']}" for warning in warnings))
     return lines
+
+
+def telemetry_line(gpu: dict) -> str:
+    """``GPU telemetry over 5 trials: SM 1755–1980 MHz (max 1980), memory 2619 MHz, 41–47 °C, 310–330 W; throttle:
+    none`` (ranges over the trials' samples), or why there is none."""
+    if not gpu.get("available"):
+        return f"GPU telemetry: not available ({gpu.get('reason')})"
+    samples = gpu.get("samples") or []
+    if not samples:
+        return "GPU telemetry: no trial sampled"
+
+    def span(key, unit):
+        low, high = (formatting.significant(f(sample[key] for sample in samples), 3) for f in (min, max))
+        return f"{low}{unit}" if low == high else f"{low}–{high}{unit}"
+
+    reasons = sorted({reason for sample in samples for reason in sample.get("throttleReasons") or ()})
+    outside = gpu.get("trialsOutsideProtocol") or []
+    return (f"GPU telemetry over {len(samples)} trials: SM {span('smClockMHz', ' MHz')} "
+            f"(max {gpu.get('maxSmClockMHz')} MHz), memory {span('memoryClockMHz', ' MHz')}, "
+            f"{span('temperatureC', ' °C')}, {span('powerW', ' W')}; "
+            f"throttle: {', '.join(reasons) or 'none'}"
+            + (f"; trials outside the protocol's thresholds: {', '.join(map(str, outside))}" if outside else "")
+            + (f"; not sampled: {'; '.join(gpu['failures'])}" if gpu.get("failures") else ""))
 
 
 def native_line(spec: dict) -> str:

@@ -9,7 +9,8 @@ per account and per address, the same for every worker.
 Every page here needs a signed-in maintainer: a page request without one is
 redirected to the sign-in form, any other request gets 401. Hiding an
 attestation keeps it stored (a maintainer can show it again) but takes it off
-the run page and out of the JSON API.
+the run page and out of the JSON API. Invalidating a run found gamed, with a
+reason, records the signed-in maintainer as who decided (``app.invalidation``).
 """
 
 from functools import wraps
@@ -17,7 +18,8 @@ from functools import wraps
 from flask import Blueprint, abort, g, redirect, render_template, request, session, url_for
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from ..models import Attestation, IssueReport, Maintainer, SignInAttempt
+from ..invalidation import InvalidationRefused, invalidate
+from ..models import Attestation, IssueReport, Maintainer, Run, SignInAttempt
 from ..pages.lookup import get_or_404
 from ..pages.moderation import attestations_page, issues_page
 from ..pages.pagination import BadPage, page_number
@@ -107,6 +109,18 @@ def resolve_issue(report_id):
     report.resolved = request.form.get("resolved", "1") != "0"
     report.save()
     return redirect(safe_next(request.form.get("next")) or url_for("maintainers.issues"), code=303)
+
+
+@maintainers.post("/runs/<run_id>/invalidate")
+@maintainer_required
+def invalidate_run(run_id):
+    """Invalidate a run found gamed, for the reason given, as the signed-in maintainer."""
+    get_or_404(Run, Run.id == run_id, description=f"no run {run_id}")
+    try:
+        invalidate(run_id, request.form.get("reason", ""), g.maintainer.username)
+    except InvalidationRefused as refused:
+        abort(400, description=str(refused))
+    return redirect(safe_next(request.form.get("next")) or url_for("runs.run_page", run_id=run_id), code=303)
 
 
 @maintainers.get("/attestations")

@@ -1,0 +1,269 @@
+"""Measurement integrity: what keeps an implementation's code from gaming the measurement of it.
+
+A rerun times code it does not trust inside its own process. What that code could
+do, and what stops it here (the protocol document's ``integrity`` section says the same):
+
+* **Replace the harness's timers or statistics** (``time.perf_counter_ns``,
+  ``torch.cuda.Event.elapsed_time``, ``runners.timing.percentile``, ...): the
+  functions the harness times, checks and summarizes with are captured
+  (:func:`harness_functions`) before any plugin code is imported, every one checked
+  to be defined where it belongs; after importing each plugin and after every batch of
+  an implementation's calls they are compared with what was captured, by identity.
+  A change is put back at once and the plugin refused or its result invalidated
+  (:class:`IntegrityViolation`). The timers call the captured functions, not the
+  module attributes, so a patch made and undone inside one call changes no sample.
+* **Leave work running** past the timed region on a thread: a thread it started that
+  is still alive after its batch invalidates it (:func:`running_threads`).
+* **Return something other than a result**: an output must be a plain dense tensor on
+  the workload's device (:func:`check_plain_outputs`), not a subclass whose work runs
+  when it is read.
+* **Lie about time** in ways no identity check sees (a side stream the events do not
+  wait for): on a GPU each timed batch is also measured on the wall clock, after a device
+  synchronisation, and the two must agree (:func:`wall_clock_disagreement`) in most of an
+  implementation's batches. (Persisting L2 set aside to survive the flush is the timer's
+  to catch: ``runners.timing.PersistingL2``.)
+* **Compute in less precision than declared**: an fp32 implementation declared IEEE whose
+  error is that of TF32 or bf16 arithmetic is named (:func:`precision_downgrade`), in its
+  correctness trials or, if it downgrades only once timed, by the audit's fp32 tolerance.
+* **Replay results** (remember outputs by ``data_ptr``, ``id()``, a fingerprint of the
+  values, or do the work once for several calls): every timed call gets values no
+  earlier call had, from input sets drawn from secret seeds and shifted by a secret
+  offset per call (:func:`secret_seeds`, :func:`shift`), and the outputs of a random
+  subset of timed calls, kept by a reservoir (:class:`AuditReservoir`) whose choice is
+  final only after the run, are checked against the reference afterwards.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import inspect
+import random
+import threading
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+SECRET = random.SystemRandom()
+"""The harness's randomness (input seeds, per-call shifts, the audited calls): the OS's, which no plugin can seed."""
+
+GUARDED_FOREIGN = (
+    ("time", "perf_counter_ns"), ("time", "perf_counter"), ("time", "monotonic"), ("time", "monotonic_ns"),
+    ("torch.cuda", "Event"), ("torch.cuda", "synchronize"), ("torch.cuda", "_sleep"),
+    ("torch.cuda", "current_stream"), ("torch.cuda.Event", "record"), ("torch.cuda.Event", "elapsed_time"),
+    ("torch.cuda.Event", "query"), ("torch.cuda.Event", "synchronize"), ("torch", "equal"), ("torch", "isfinite"),
+    ("torch.Tensor", "clone"), ("torch.Tensor", "copy_"),
+)
+"""Functions of Python and torch the harness times and checks with: ``(owner, attribute)``."""
+
+GUARDED_MODULES = ("runners.timing", "runners.correctness", "runners.integrity")
+"""Harness modules whose every function and method (timers, statistics, the policy) is guarded."""
+
+
+class IntegrityViolation(Exception):
+    """Plugin code tampered with the measurement; the message says how. The result is invalid, not just failed."""
+
+
+def _owner(path: str):
+    """The module or class a dotted path names (``torch.cuda.Event``)."""
+    parts = path.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            owner = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for name in parts[split:]:
+            owner = getattr(owner, name)
+        return owner
+    raise ImportError(path)
+
+
+def _defined_in(value: Any, module: str) -> bool:
+    """Whether ``value`` comes from ``module``'s package: a builtin of ``time``, a function of torch, ..."""
+    home = getattr(value, "__module__", None) or getattr(getattr(value, "__objclass__", None), "__module__", "")
+    return (home or "").split(".")[0] == module.split(".")[0]
+
+
+def _harness_attributes(module_name: str):
+    """``(owner, attribute)`` of every function, class and method a harness module's source defines, each
+    checked to be that definition (defined in that file), so one replaced before the capture is found too."""
+    module = importlib.import_module(module_name)
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for node in tree.body:
+        if not isinstance(node, definitions):
+            continue
+        yield _checked(module, module, node.name)
+        if isinstance(node, ast.ClassDef):
+            owner = getattr(module, node.name)
+            for member in node.body:
+                if isinstance(member, definitions):
+                    yield _checked(module, owner, member.name)
+
+
+def _checked(module: types.ModuleType, owner: Any, name: str) -> tuple[Any, str]:
+    value = inspect.getattr_static(owner, name)
+    value = getattr(value, "__func__", value)  # staticmethod, classmethod
+    value = getattr(value, "fget", value)  # property
+    value = inspect.unwrap(value) if callable(value) else value
+    source = value.__code__.co_filename if isinstance(value, types.FunctionType) else None
+    if getattr(value, "__module__", None) != module.__name__ or source not in (None, module.__file__):
+        label = f"{module.__name__}.{name}" if owner is module else f"{module.__name__}.{owner.__qualname__}.{name}"
+        raise IntegrityViolation(f"{label} is not the harness's own (replaced before the harness started)")
+    return owner, name
+
+
+@dataclass
+class HarnessFunctions:
+    """The functions the harness measures with, as captured before any plugin code ran."""
+
+    captured: dict[str, tuple[Any, str, Any]] = field(default_factory=dict)  # label -> (owner, attribute, value)
+
+    @classmethod
+    def capture(cls) -> "HarnessFunctions":
+        captured = {}
+        for path, name in GUARDED_FOREIGN:
+            owner = _owner(path)
+            value = inspect.getattr_static(owner, name)
+            if not _defined_in(value, path):
+                raise IntegrityViolation(f"{path}.{name} is not {path.split('.')[0]}'s own (it was replaced "
+                                         "before the harness started)")
+            captured[f"{path}.{name}"] = (owner, name, value)
+        for module in GUARDED_MODULES:
+            for owner, name in _harness_attributes(module):
+                label = f"{owner.__name__ if isinstance(owner, types.ModuleType) else owner.__qualname__}.{name}"
+                captured[label if label.startswith("runners.") else f"{module}.{label}"] = (
+                    owner, name, inspect.getattr_static(owner, name))
+        return cls(captured)
+
+    def __getitem__(self, label: str) -> Any:
+        return self.captured[label][2]
+
+    def restore_changed(self) -> list[str]:
+        """Put back every guarded function that is no longer the captured one; the labels of those put back."""
+        changed = []
+        for label, (owner, name, value) in self.captured.items():
+            if inspect.getattr_static(owner, name, None) is not value:
+                setattr(owner, name, value)
+                changed.append(label)
+        return changed
+
+
+@functools.cache
+def harness_functions() -> HarnessFunctions:
+    """The guarded functions, captured once per process: discovery asks first, before importing any plugin."""
+    return HarnessFunctions.capture()
+
+
+def running_threads() -> set[threading.Thread]:
+    return set(threading.enumerate())
+
+
+def check_harness(threads_before: set[threading.Thread], what: str = "its calls") -> None:
+    """Raise IntegrityViolation when ``what`` replaced a guarded function (put back first) or left a thread running."""
+    changed = harness_functions().restore_changed()
+    if changed:
+        raise IntegrityViolation(f"{what} replaced the harness's {', '.join(changed)} (put back)")
+    left = [thread.name for thread in running_threads() - threads_before if thread.is_alive()]
+    if left:
+        raise IntegrityViolation(f"{what} left a thread running ({', '.join(left)}): work the timer does not wait for")
+
+
+def imported_untampered(load):
+    """``load()`` (a plugin import), refused when importing it tampered with the harness."""
+    harness_functions()
+    threads = running_threads()
+    module = load()
+    check_harness(threads, "importing it")
+    return module
+
+
+def check_plain_outputs(outputs: Mapping[str, Any], device: str) -> None:
+    """Every output tensor is a plain dense tensor on ``device``: no subclass, view of work to come, or other layout."""
+    import torch
+
+    for name, value in outputs.items():
+        if type(value) is not torch.Tensor:
+            raise IntegrityViolation(f"output {name} is a {type(value).__module__}.{type(value).__qualname__}, "
+                                     "not a plain torch.Tensor")
+        if value.layout != torch.strided or value.is_nested or str(value.device) != str(torch.device(device)):
+            raise IntegrityViolation(f"output {name} is not a dense tensor on {device} "
+                                     f"({value.layout}, on {value.device})")
+
+
+def secret_seeds(count: int) -> list[int]:
+    """Seeds of the timed input sets, drawn afresh for every rerun so no plugin can prepare for them."""
+    return [SECRET.randrange(2**31) for _ in range(count)]
+
+
+def shift(values: Mapping[str, Any], offset: int) -> dict[str, Any]:
+    """Every floating tensor's elements rotated by ``offset`` along its flattened storage (indices as they are):
+    new values at every position, drawn from the same distribution, no allocation but the result."""
+    return {name: tensor.flatten().roll(offset % max(tensor.numel(), 1)).view(tensor.shape)
+            if tensor.is_floating_point() else tensor for name, tensor in values.items()}
+
+
+@dataclass
+class AuditedCall:
+    """A timed call kept for the audit: its number, the inputs it got (set and shift) and a copy of its outputs."""
+
+    call: int
+    input_set: int
+    offset: int
+    outputs: Mapping[str, Any]
+
+
+class AuditReservoir:
+    """A uniform random sample of ``size`` timed calls (reservoir sampling): which ones is settled only when
+    the last call is in, and every call is treated alike until it returns."""
+
+    def __init__(self, size: int, rng: random.Random = SECRET):
+        self.size, self.rng = size, rng
+        self.seen = 0
+        self.kept: list[AuditedCall] = []
+
+    def offer(self, input_set: int, offset: int, outputs: Mapping[str, Any]) -> None:
+        self.seen += 1
+        slot = len(self.kept) if len(self.kept) < self.size else self.rng.randrange(self.seen)
+        if slot < self.size:
+            call = AuditedCall(self.seen, input_set, offset,
+                               {name: tensor.detach().clone() for name, tensor in outputs.items()})
+            if slot == len(self.kept):
+                self.kept.append(call)
+            else:
+                self.kept[slot] = call
+
+
+def wall_clock_disagreement(samples: Sequence[float], wall_ns: int, untimed_ns: int,
+                            tolerance: Mapping[str, float]) -> str | None:
+    """How a batch's samples fail to account for its wall-clock time, or None when they do.
+
+    ``wall_ns`` is the whole batch on the wall clock, ending after a device
+    synchronisation; ``untimed_ns`` what the batch spent outside the timed calls (inputs,
+    setup, flush, delay, the harness's copies). The calls' share, ``wall_ns - untimed_ns``,
+    must be the sum of the samples within ``tolerance["relative"]`` of ``wall_ns`` plus
+    ``tolerance["absoluteNsPerCall"]`` per call: work the timer did not see (a side stream,
+    a replaced clock) shows up here.
+    """
+    timed = sum(samples)
+    allowed = tolerance["relative"] * wall_ns + tolerance["absoluteNsPerCall"] * len(samples)
+    if abs(wall_ns - untimed_ns - timed) <= allowed:
+        return None
+    return (f"the timer saw {timed / 1e6:.4g} ms of calls, the wall clock {(wall_ns - untimed_ns) / 1e6:.4g} ms "
+            f"(allowed difference {allowed / 1e6:.4g} ms)")
+
+
+def precision_downgrade(error: float | None, dtype: str, math_mode: str, tolerances: Mapping[str, float]) -> str | None:
+    """How an fp32 implementation that declares IEEE arithmetic gives itself away as computing in less
+    (None when it does not): its error is over the fp32 tolerance but within that of TF32 or bf16, the
+    rounding of the arithmetic it did. Random inputs with full 24-bit mantissas, as every trial's are,
+    make the difference between fp32 and TF32 or bf16 products show."""
+    if dtype != "fp32" or math_mode != "ieee-fp32" or error is None or error <= tolerances["fp32"]:
+        return None
+    lower = next((mode for mode in ("tf32", "bf16") if error <= tolerances[mode]), None)
+    if lower is None:
+        return None
+    return (f"declares IEEE fp32 arithmetic, but its error {error:.3g} is that of {lower} arithmetic "
+            f"(over fp32's tolerance {tolerances['fp32']:g}, within {lower}'s {tolerances[lower]:g})")

@@ -1,0 +1,121 @@
+"""Invalidated results: a run found gamed keeps its page, shows why and who decided, and leaves every ranking.
+
+Runs on SQLite, and on PostgreSQL with ``KERNELINDEX_TEST_POSTGRES`` set (tests/conftest.py).
+"""
+
+from datetime import datetime, timedelta
+
+import pytest
+from werkzeug.security import generate_password_hash
+
+from app.importers.kernelindex_rerun import HARNESS, RerunRejected, record_rerun_results
+from app.invalidation import InvalidationRefused, invalidate
+from app.models import ComparisonGroup, Maintainer, Run
+
+from .factories import rerun_result
+from .pages_support import reference_run
+
+REASON = "returns the output it remembered for the input address once timed"
+
+
+@pytest.fixture
+def reference(small_app):
+    with small_app.app_context():
+        yield reference_run(small_app)
+
+
+@pytest.fixture
+def ranked(reference):
+    """Two reruns of one workload ranked in one group: the faster first."""
+    created = record_rerun_results([rerun_result(reference, "kernelindex_triton", median=80_000.0),
+                                    rerun_result(reference, "torch", median=88_800_000.0)]).created
+    return sorted((Run.get_by_id(run_id) for run_id in created), key=lambda run: run.median)
+
+
+def test_an_invalidated_run_leaves_its_groups_ranking_and_keeps_its_page(ranked, client):
+    fast, slow = ranked
+    assert (fast.rank, slow.rank) == (1, 2)
+    invalidate(fast.id, REASON, "alice")
+    fast, slow = Run.get_by_id(fast.id), Run.get_by_id(slow.id)
+    assert fast.rank is None and slow.rank == 1
+    group = ComparisonGroup.get_by_id(slow.comparison_key_id)
+    assert (group.size, group.leader) == (1, slow.id)
+    assert fast.invalidation["reason"] == REASON and fast.invalidation["by"] == "alice"
+
+    page = client.get(f"/runs/{fast.id}")
+    assert page.status_code == 200
+    text = page.get_data(as_text=True)
+    assert "Not ranked: invalidated by alice" in text and REASON in text
+    twin = client.get(f"/runs/{fast.id}.json").get_json()
+    assert twin["invalidation"]["reason"] == REASON and twin["invalidation"]["by"] == "alice"
+    assert twin["invalidation_notice"].startswith("Invalidated on ") and twin["comparison"]["rank"] is None
+    api = client.get(f"/api/v1/runs/{fast.id}").get_json()
+    assert api["invalidation"]["by"] == "alice"
+    assert datetime.fromisoformat(api["invalidation"]["at"]).utcoffset() == timedelta(0)
+    assert client.get(f"/api/v1/runs/{slow.id}").get_json()["invalidation"] is None
+
+
+def test_an_invalidated_rerun_no_longer_replicates(reference):
+    record_rerun_results([rerun_result(reference, median=80_000.0, host="h200-a")])
+    created = record_rerun_results([rerun_result(reference, median=80_500.0, host="h200-b",
+                                                 observed_at="2026-11-29T11:00:00Z")]).created
+    invalidate(created[0], REASON, "alice")
+    assert {run.evidence for run in Run.select().where(Run.source == "kernelindex")} == {"kernelindex-rerun"}
+
+
+@pytest.mark.parametrize("reason, by, message", [
+    ("", "alice", "say why"),
+    (REASON, " ", "say who decides"),
+    ("x" * 2001, "alice", "longer than 2000"),
+])
+def test_an_invalidation_needs_a_reason_and_a_decider(ranked, reason, by, message):
+    with pytest.raises(InvalidationRefused, match=message):
+        invalidate(ranked[0].id, reason, by)
+    assert Run.get_by_id(ranked[0].id).rank == 1
+
+
+def test_a_run_is_invalidated_once(ranked):
+    invalidate(ranked[0].id, REASON, "alice")
+    with pytest.raises(InvalidationRefused, match="invalidated already, by alice"):
+        invalidate(ranked[0].id, "another reason", "bob")
+
+
+def test_a_result_its_harness_found_gamed_is_recorded_invalidated(reference):
+    gamed = rerun_result(reference, "kernelindex_triton", status="failed")
+    violation = "audit: timed call 7 of 200 returned a wrong output (relative L2 error 1.41, tolerance 0.0001)"
+    gamed["error"] = f"audit: integrity violation: {violation.split(': ', 1)[1]}"
+    gamed["integrity"] = {"inputSeeds": [17, 23], "timedCalls": 200, "auditedCalls": [7], "violations": [violation]}
+    honest = rerun_result(reference, "torch", median=88_000.0)
+    honest["integrity"] = {"inputSeeds": [17, 23], "timedCalls": 200, "auditedCalls": [3], "violations": []}
+    gamed_id, honest_id = record_rerun_results([gamed, honest]).created
+    gamed_run, honest_run = Run.get_by_id(gamed_id), Run.get_by_id(honest_id)
+    assert gamed_run.invalidation["by"] == HARNESS and gamed_run.invalidation["reason"] == violation
+    assert gamed_run.rank is None and gamed_run.details["integrity"]["auditedCalls"] == [7]
+    assert honest_run.invalidation is None and honest_run.rank == 1
+
+
+def test_flask_invalidate_records_the_maintainer(ranked, runner):
+    Maintainer.create(username="alice", password_hash=generate_password_hash("long enough password"))
+    refused = runner.invoke(args=["invalidate", ranked[0].id, "--reason", REASON, "--by", "mallory"])
+    assert refused.exit_code != 0 and "no maintainer account 'mallory'" in refused.output
+    done = runner.invoke(args=["invalidate", ranked[0].id, "--reason", REASON, "--by", "alice"])
+    assert done.exit_code == 0, done.output
+    assert done.output.startswith(f"invalidated {ranked[0].id} (") and REASON in done.output
+    assert Run.get_by_id(ranked[0].id).invalidated_by == "alice" and Run.get_by_id(ranked[1].id).rank == 1
+    again = runner.invoke(args=["invalidate", ranked[0].id, "--reason", REASON, "--by", "alice"])
+    assert again.exit_code != 0 and "invalidated already" in again.output
+
+
+@pytest.mark.parametrize("section, value, field", [
+    ("integrity", {"inputSeeds": [1], "timedCalls": 4, "auditedCalls": [1], "violations": "gamed"}, "violations"),
+    ("integrity", {"inputSeeds": [1], "timedCalls": 4, "auditedCalls": [0], "violations": []}, "auditedCalls"),
+    ("telemetry", {"available": True, "samples": [{"trial": 1, "smClockMHz": -5, "memoryClockMHz": 1,
+                                                   "temperatureC": 40, "powerW": 1, "throttleReasons": []}]},
+     "samples"),
+])
+def test_integrity_and_telemetry_sections_are_validated(reference, section, value, field):
+    result = rerun_result(reference, "torch", median=88_000.0)
+    result[section] = value
+    with pytest.raises(RerunRejected, match=field):
+        record_rerun_results([result])
+    assert Run.select().where(Run.source == "kernelindex").count() == 0

@@ -1,0 +1,233 @@
+"""Measurement integrity: the adversarial plugins of ``tests/plugins/adversarial`` are caught, honest ones are not."""
+
+import random
+import re
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from runners import discovery, integrity, timing
+from runners.rerun import RerunRequest, rerun_workload
+from runners.timing import Budget, Contestant, PerfCounterTimer, protocol_document
+from runners.types import PreparedPass
+
+ADVERSARIAL = Path(__file__).resolve().parent / "plugins" / "adversarial"
+PUBLISHED = RerunRequest("integrity_linear", "forward", {"rows": 64, "features": 32}, "fp32")
+
+
+@pytest.fixture(scope="module")
+def registry():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(ADVERSARIAL))
+        yield discovery.get_registry()
+
+
+@pytest.fixture(scope="module")
+def results(registry):
+    before = dict(integrity.harness_functions().captured)
+    found = rerun_workload(PUBLISHED, target="cpu", protocol=protocol_document("smoke", "cpu"), registry=registry)
+    assert integrity.harness_functions().captured == before
+    return {result.implementation.name: result.as_document() for result in found}
+
+
+@pytest.mark.parametrize("module, replaced", [
+    ("import_time_clock.py", "time.perf_counter_ns"),
+    ("import_time_elapsed_time.py", "torch.cuda.Event.elapsed_time"),
+    ("import_time_statistics.py", "runners.timing.percentile"),
+])
+def test_a_plugin_that_replaces_timing_functions_when_imported_is_refused(registry, module, replaced):
+    [broken] = [plugin for plugin in registry.broken if plugin.name.endswith(module)]
+    assert broken.error == (f"IntegrityViolation: importing it replaced the harness's {replaced} (put back)")
+    assert "integrity_linear" in {plugin.record.family.name for plugin in registry.kernel_plugins}
+
+
+def test_what_a_refused_plugin_replaced_is_put_back(registry):
+    assert time.perf_counter_ns.__module__ == "time"
+    assert torch.cuda.Event.elapsed_time.__module__ == "torch.cuda.streams"
+    assert timing.percentile([1.0, 3.0], 50) == 2.0
+
+
+def test_the_honest_implementation_passes_and_records_its_checks(results):
+    honest = results["torch"]
+    assert honest["status"] == "passed" and honest["error"] is None
+    checks = honest["integrity"]
+    assert checks["violations"] == [] and len(checks["inputSeeds"]) == honest["protocol"]["inputSets"]
+    protocol = honest["protocol"]
+    timed_calls = 2 * protocol["trials"] * protocol["samplesPerTrial"]
+    assert checks["timedCalls"] == timed_calls and checks["auditedCalls"] == list(range(1, timed_calls + 1))
+    assert checks["wallClockBatches"] == {"checked": 0, "disagreed": 0}  # a CPU's samples are wall-clock time
+
+
+def test_a_cache_keyed_on_fingerprints_never_hits_fresh_inputs(results):
+    """Warm after warm-up when inputs rotate through a few sets; with fresh values every call, it never hits."""
+    cheats = sys.modules["kernelindex_plugins_dir.integrity_linear"]
+    assert results["fingerprint_cache"]["status"] == "passed"
+    assert cheats.FINGERPRINT_HITS["count"] == 0
+
+
+@pytest.mark.parametrize("name, phase, reason", [
+    ("data_ptr_cache", "audit", r"timed call \d+ of 12 returned a wrong output .* though its correctness trials"),
+    ("batched_skip", "audit", r"timed call \d+ of 12 returned a wrong output"),
+    ("published_shape", "audit", r"timed call 1 of 12 returned a wrong output"),
+    ("low_precision_when_timed", "audit", r"timed call 1 of 12 returned a wrong output .* tolerance 0.0001"),
+    ("lazy_output", "correctness trial 1", r"output output is a .*LazyOutput, not a plain torch.Tensor"),
+    ("low_precision", "correctness", r"declares IEEE fp32 arithmetic, but its error .* is that of (tf32|bf16)"),
+    ("side_thread", "timing trial 1", r"left a thread running"),
+    ("patches_statistics", "timing trial 1", r"replaced the harness's runners.timing.percentile \(put back\)"),
+    ("patches_clock", "timing trial 1", r"replaced the harness's time.perf_counter_ns \(put back\)"),
+    ("patches_elapsed_time", "timing trial 1", r"replaced the harness's torch.cuda.Event.elapsed_time \(put back\)"),
+])
+def test_every_cheat_is_caught_and_its_result_invalid(results, name, phase, reason):
+    result = results[name]
+    assert result["status"] == "failed" and result["timing"] is None
+    assert result["error"].startswith(f"{phase}: integrity violation: "), result["error"]
+    assert re.search(reason, result["error"]), result["error"]
+    [violation] = result["integrity"]["violations"]
+    assert result["error"] == f"{phase}: integrity violation: {violation.split(': ', 1)[1]}"
+
+
+def test_cheats_before_the_timer_runs_pass_their_correctness_trials(results):
+    for name in ("data_ptr_cache", "batched_skip", "published_shape", "low_precision_when_timed"):
+        assert results[name]["correctness"]["passed"], name
+
+
+def test_outputs_must_be_plain_dense_tensors_on_the_workload_device():
+    integrity.check_plain_outputs({"output": torch.zeros(2)}, "cpu")
+    with pytest.raises(integrity.IntegrityViolation, match="not a dense tensor"):
+        integrity.check_plain_outputs({"output": torch.zeros(2).to_sparse()}, "cpu")
+    with pytest.raises(integrity.IntegrityViolation, match="not a plain torch.Tensor"):
+        integrity.check_plain_outputs({"output": torch.nn.Parameter(torch.zeros(2))}, "cpu")
+    with pytest.raises(integrity.IntegrityViolation, match="on meta"):
+        integrity.check_plain_outputs({"output": torch.zeros(2, device="meta")}, "cpu")
+
+
+def test_a_timer_that_misses_work_disagrees_with_the_wall_clock():
+    """A GPU batch whose samples cover a tenth of its calls' wall-clock time (a side stream the events did not wait
+    for, a replaced clock) disagrees; one within the tolerance agrees."""
+    tolerance = timing.WALL_CLOCK
+    assert integrity.wall_clock_disagreement([1e6] * 10, 12_000_000, 2_000_000, tolerance) is None
+    assert integrity.wall_clock_disagreement([1e5] * 10, 12_000_000, 2_000_000, tolerance) == \
+        "the timer saw 1 ms of calls, the wall clock 10 ms (allowed difference 2.6 ms)"
+
+
+class UnderReportingTimer:
+    """Samples of 1 µs per call in batches that took 50 ms on the wall clock, except the batches listed honest."""
+
+    device, wall_clock_tolerance = "cpu", timing.WALL_CLOCK
+
+    def __init__(self, honest_batches=()):
+        self.batches, self.honest_batches = 0, set(honest_batches)
+
+    def time_calls(self, prepared, count, next_inputs, behind_delay=True, returned=None):
+        self.batches += 1
+        sample = 50_000_000 / count if self.batches in self.honest_batches else 1_000.0
+        return timing.TimedCalls([sample] * count, wall_ns=50_000_000, untimed_ns=0)
+
+
+def test_run_trials_invalidates_a_contestant_most_of_whose_batches_the_wall_clock_disowns():
+    contestant = Contestant(name="A", prepared=PreparedPass(run=dict), tensors={}, budget=Budget(30))
+    timing.run_trials([contestant], {"trials": 2, "samplesPerTrial": 3}, UnderReportingTimer(), [{}])
+    assert contestant.error.startswith("timing: integrity violation: 4 of its 4 timed batches disagree with the "
+                                       "wall clock (the first: the timer saw 0.003 ms of calls")
+    assert contestant.violations and contestant.wall_clock[0] is not None
+
+
+def test_a_batch_that_disagrees_now_and_then_is_a_stalled_host_not_a_cheat():
+    contestant = Contestant(name="A", prepared=PreparedPass(run=dict), tensors={}, budget=Budget(30))
+    timing.run_trials([contestant], {"trials": 2, "samplesPerTrial": 3}, UnderReportingTimer(honest_batches={1, 2, 3}),
+                      [{}])
+    assert contestant.error is None and len(contestant.samples) == 2
+    assert [message is None for message in contestant.wall_clock] == [True, True, True, False]
+
+
+def test_every_timed_call_gets_values_no_earlier_call_had():
+    seen = []
+    tensors = {"x": torch.zeros(64), "indices": torch.zeros(64, dtype=torch.long)}
+    contestant = Contestant(name="A", prepared=PreparedPass(run=lambda: seen.append(tensors["x"].clone()) or {}),
+                            tensors=tensors, budget=Budget(30))
+    input_sets = [{"x": torch.randn(64), "indices": torch.arange(64)} for _ in range(2)]
+    timing.run_trials([contestant], {"trials": 4, "samplesPerTrial": 4}, PerfCounterTimer("cpu"), input_sets)
+    assert len(seen) == 32 and len({tuple(values.tolist()) for values in seen}) == 32
+    assert torch.equal(tensors["indices"], torch.arange(64))  # indices keep their structure
+    assert sorted(seen[0].tolist()) in (sorted(input_sets[0]["x"].tolist()), sorted(input_sets[1]["x"].tolist()))
+
+
+def test_the_audit_keeps_a_uniform_sample_of_calls():
+    counts = [0] * 20
+    for trial in range(400):
+        reservoir = integrity.AuditReservoir(5, rng=random.Random(trial))
+        for call in range(20):
+            reservoir.offer(0, call, {"output": torch.zeros(1)})
+        assert len(reservoir.kept) == 5 and reservoir.seen == 20
+        for kept in reservoir.kept:
+            counts[kept.call - 1] += 1
+    assert min(counts) > 50 and max(counts) < 150  # 100 expected for each call
+
+
+def test_a_harness_function_replaced_before_capture_is_refused(monkeypatch):
+    monkeypatch.setattr(timing, "percentile", lambda values, q: 1.0)
+    with pytest.raises(integrity.IntegrityViolation, match=r"runners.timing.percentile is not the harness's own"):
+        integrity.HarnessFunctions.capture()
+    monkeypatch.setattr(time, "perf_counter_ns", lambda: 0)
+    with pytest.raises(integrity.IntegrityViolation, match=r"time.perf_counter_ns is not time's own"):
+        integrity.HarnessFunctions.capture()
+
+
+def test_every_result_carries_the_static_scan_of_its_plugin(results):
+    """The scan warns about the cheats' source, with the rerun workload's shapes; it decided nothing above."""
+    warnings = results["torch"]["integrity"]["scanWarnings"]
+    assert {warning["pattern"] for warning in warnings} == {"patches", "threads", "identity keys",
+                                                            "published shapes"}
+    assert {"line": 34, "pattern": "published shapes",
+            "text": "writes out (64, 32), a published workload's shape"} in warnings
+    assert results["torch"]["status"] == "passed"
+
+
+class StandInEvent:
+    def __init__(self, enable_timing):
+        pass
+
+    def record(self):
+        return None
+
+    def query(self):
+        return False
+
+    def elapsed_time(self, other):
+        return 0.01
+
+
+def stand_in_cuda_timer(current_stream=lambda device=None: SimpleNamespace(cuda_stream=7)):
+    """The CUDA timer with torch.cuda's functions stood in for, and no persisting L2 reserved."""
+    timer = object.__new__(timing.CudaEventTimer)
+    timer.device, timer.flush_buffer, timer.cycles_per_ns, timer.queue_ns = "cuda:0", torch.zeros(4), 1.5, {}
+    timer.functions = {"torch.cuda.Event": StandInEvent, "torch.cuda.Event.record": StandInEvent.record,
+                       "torch.cuda.Event.query": StandInEvent.query,
+                       "torch.cuda.Event.elapsed_time": StandInEvent.elapsed_time,
+                       "torch.cuda._sleep": lambda cycles: None, "torch.cuda.synchronize": lambda device=None: None,
+                       "time.perf_counter_ns": time.perf_counter_ns, "time.monotonic_ns": time.monotonic_ns,
+                       "torch.cuda.current_stream": current_stream}
+    timer.persisting_l2 = SimpleNamespace(reset=lambda: None, reserved=lambda: 0)
+    return timer
+
+
+def test_a_gpu_batch_after_which_persisting_l2_is_set_aside_is_invalid():
+    timer = stand_in_cuda_timer()
+    reserved = {"bytes": 0}
+    timer.persisting_l2 = SimpleNamespace(reset=lambda: reserved.update(bytes=0), reserved=lambda: reserved["bytes"])
+    assert timer.time_calls(PreparedPass(run=dict), 2, lambda: None).samples == [10_000.0, 10_000.0]
+    keeps_weights = PreparedPass(run=lambda: reserved.update(bytes=30 * 2**20) or {})
+    with pytest.raises(integrity.IntegrityViolation, match="set aside 31457280 bytes of persisting L2"):
+        timer.time_calls(keeps_weights, 2, lambda: None)
+
+
+def test_a_gpu_call_that_switches_the_current_stream_is_invalid():
+    streams = {"current": 7}
+    timer = stand_in_cuda_timer(lambda device=None: SimpleNamespace(cuda_stream=streams["current"]))
+    switches = PreparedPass(run=lambda: streams.update(current=9) or {})
+    with pytest.raises(integrity.IntegrityViolation, match="another stream current than the harness's"):
+        timer.time_calls(switches, 2, lambda: None)
