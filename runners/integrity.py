@@ -13,7 +13,11 @@ do, and what stops it here (the protocol document's ``integrity`` section says t
   (:class:`IntegrityViolation`). The timers call the captured functions, not the
   module attributes, so a patch made and undone inside one call changes no sample.
 * **Leave work running** past the timed region on a thread: a thread it started that
-  is still alive after its batch invalidates it (:func:`running_threads`).
+  is still alive after its batch invalidates it (:func:`running_threads`). Compilers
+  keep threads of their own (inductor's compile workers, Triton's timers, tqdm's monitor),
+  started by the first calls: while an implementation may still compile (prepare,
+  correctness, warm-up), a new thread whose code is one of those libraries'
+  (:data:`COMPILER_THREAD_MODULES`) is left alone; timed calls may start none at all.
 * **Return something other than a result**: an output must be a plain dense tensor on
   the workload's device (:func:`check_plain_outputs`), not a subclass whose work runs
   when it is read.
@@ -157,16 +161,33 @@ def harness_functions() -> HarnessFunctions:
     return HarnessFunctions.capture()
 
 
+COMPILER_THREAD_MODULES = ("torch", "triton", "tqdm")
+"""Libraries whose threads a first call may leave running: compilation's, not the implementation's work."""
+
+
 def running_threads() -> set[threading.Thread]:
     return set(threading.enumerate())
 
 
-def check_harness(threads_before: set[threading.Thread], what: str = "its calls") -> None:
-    """Raise IntegrityViolation when ``what`` replaced a guarded function (put back first) or left a thread running."""
+def thread_module(thread: threading.Thread) -> str:
+    """The module of the code a thread runs: its target's (a ``Timer``'s function), else its class's ``run``."""
+    code = getattr(thread, "_target", None) or getattr(thread, "function", None) or type(thread).run
+    code = inspect.unwrap(getattr(code, "func", code))  # functools.partial
+    return getattr(code, "__module__", None) or ""
+
+
+def compiler_thread(thread: threading.Thread) -> bool:
+    return thread_module(thread).partition(".")[0] in COMPILER_THREAD_MODULES
+
+
+def check_harness(threads_before: set[threading.Thread], what: str = "its calls", compiling: bool = False) -> None:
+    """Raise IntegrityViolation when ``what`` replaced a guarded function (put back first) or left a thread running
+    (while ``compiling``, one of a compiler's own is allowed)."""
     changed = harness_functions().restore_changed()
     if changed:
         raise IntegrityViolation(f"{what} replaced the harness's {', '.join(changed)} (put back)")
-    left = [thread.name for thread in running_threads() - threads_before if thread.is_alive()]
+    left = [thread.name for thread in running_threads() - threads_before
+            if thread.is_alive() and not (compiling and compiler_thread(thread))]
     if left:
         raise IntegrityViolation(f"{what} left a thread running ({', '.join(left)}): work the timer does not wait for")
 

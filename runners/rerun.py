@@ -181,7 +181,7 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
             if contestant.error:
                 continue
             try:
-                with contestant.guarded(), contestant.prepared.context():
+                with contestant.guarded(compiling=True), contestant.prepared.context():
                     timing.load_inputs(contestant.tensors, reference_workload.tensors)
                     contestant.prepared.setup()
                     correctness.poison_allocator(expected, dtype, calls.device)
@@ -266,7 +266,7 @@ def _prepared_contestants(calls: _PluginCalls, chosen: Mapping[str, Implementati
                                        audit=integrity.AuditReservoir(protocol["auditCalls"]))
         contestants.append(contestant)
         try:
-            with contestant.guarded():
+            with contestant.guarded(compiling=True):
                 contestant.prepared = calls.prepare_pass(implementation, workload)
             if contestant.prepared is None:
                 contestant.error = f"prepare: the plugin prepared nothing for {name}"

@@ -473,15 +473,16 @@ class Contestant:
         self.error = f"{phase}: {reason}"
 
     @contextmanager
-    def guarded(self):
+    def guarded(self, compiling: bool = False):
         """A batch of this implementation's calls: inside its budget, and the harness checked after it
-        (guarded functions replaced, threads left running: ``integrity.check_harness``)."""
+        (guarded functions replaced, threads left running: ``integrity.check_harness``). ``compiling``: calls
+        that may still compile (prepare, correctness, warm-up), which may leave a compiler's threads running."""
         threads = integrity.running_threads()
         try:
             with self.budget.limit():
                 yield
         finally:
-            integrity.check_harness(threads)
+            integrity.check_harness(threads, compiling=compiling)
 
 
 def _fresh_inputs(contestant: Contestant, input_sets: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
@@ -511,7 +512,7 @@ def warm_up(contestants: Sequence[Contestant], protocol: Mapping[str, Any], time
         if contestant.error:
             continue
         try:
-            with contestant.guarded(), contestant.prepared.context():
+            with contestant.guarded(compiling=True), contestant.prepared.context():
                 timer.time_calls(contestant.prepared, protocol["warmupReps"], _fresh_inputs(contestant, input_sets))
                 timer.synchronize()
         except Exception as error:

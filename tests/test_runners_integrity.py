@@ -1,8 +1,10 @@
 """Measurement integrity: the adversarial plugins of ``tests/plugins/adversarial`` are caught, honest ones are not."""
 
+import functools
 import random
 import re
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -231,3 +233,34 @@ def test_a_gpu_call_that_switches_the_current_stream_is_invalid():
     switches = PreparedPass(run=lambda: streams.update(current=9) or {})
     with pytest.raises(integrity.IntegrityViolation, match="another stream current than the harness's"):
         timer.time_calls(switches, 2, lambda: None)
+
+
+
+def test_a_compilers_thread_may_outlive_a_first_call_but_no_thread_may_outlive_a_timed_one():
+    """Inductor and Triton start threads of their own the first time they compile (seen on the H200: inductor's
+    ``InductorSubproc``, Triton's ``subproc_worker_timer``): no cheat while an implementation may still compile.
+    A thread of the implementation's own code at any time, and any thread a timed call leaves, is work the
+    timer does not wait for."""
+    stop = threading.Event()
+
+    def compile_worker():
+        stop.wait(5)
+
+    compile_worker.__module__ = "torch._inductor.compile_worker.subproc_pool"  # where inductor's lives
+
+    def implementation_work():
+        stop.wait(5)
+
+    def started(target):
+        threads = integrity.running_threads()
+        threading.Thread(target=functools.partial(target), daemon=True).start()
+        return threads
+
+    try:
+        integrity.check_harness(started(compile_worker), compiling=True)
+        with pytest.raises(integrity.IntegrityViolation, match=r"left a thread running"):
+            integrity.check_harness(started(compile_worker))
+        with pytest.raises(integrity.IntegrityViolation, match=r"left a thread running"):
+            integrity.check_harness(started(implementation_work), compiling=True)
+    finally:
+        stop.set()
