@@ -82,6 +82,8 @@ BUILTIN_MODULES = (
     "plugins.fused_linear_jsd.cuda",
     "plugins.distill_jsd_loss.cpu",
     "plugins.distill_jsd_loss.cuda",
+    "plugins.distill_cosine_loss.cpu",
+    "plugins.distill_cosine_loss.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
