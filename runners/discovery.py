@@ -84,6 +84,8 @@ BUILTIN_MODULES = (
     "plugins.distill_jsd_loss.cuda",
     "plugins.distill_cosine_loss.cpu",
     "plugins.distill_cosine_loss.cuda",
+    "plugins.fused_moe.cpu",
+    "plugins.fused_moe.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
