@@ -53,7 +53,7 @@ def applied(function_class):
 
 
 HUGGINGFACE = FunctionComparator(
-    name="huggingface", project="Hugging Face Transformers", distribution="torch",
+    name="huggingface", project="PyTorch", distribution="torch",
     function="plugins.fused_moe.reference:fused_moe",
     details={"upstreamName": "upstream's fused_moe rows time its benchmark's copy of Mixtral's experts loop as "
                              "huggingface: this formulation"},
