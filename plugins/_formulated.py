@@ -19,7 +19,8 @@ A family is one package, ``plugins/<family>/``, of four short modules:
     runs it on float64 copies: three uses, one function, so they cannot drift apart.
     Beside it: how each input is drawn (:func:`normal`, :func:`uniform`,
     :func:`linear_weight`, :func:`probabilities` for a loss's distributions,
-    :func:`indices_below` for integer indices), the FLOP count of each pass (:func:`flops_per_element` for a
+    :func:`indices_below` for integer indices, :func:`distinct_indices_below` for a router's
+    top-k experts), the FLOP count of each pass (:func:`flops_per_element` for a
     few operations per element, else a function ending in :func:`by_pass`), and the
     library comparators upstream benchmarked (:class:`ModuleComparator` or
     :class:`FunctionComparator`, named exactly as upstream's ``kernel_provider`` so reruns
@@ -172,6 +173,21 @@ def indices_below(bound: str) -> IndicesBelow:
     """The draw of indices below the parameter ``bound`` (``indices_below("vocab")``); the tensor's definition
     dtype is ``int64`` (:func:`plugins._shapes.shapes`' ``dtypes``)."""
     return IndicesBelow(bound)
+
+
+@dataclass(frozen=True)
+class DistinctIndicesBelow(IndicesBelow):
+    """Indices below ``values[bound]``, distinct along the last dimension: the experts a router picks for each
+    token, the top k of standard normal logits over all of them."""
+
+    def __call__(self, shape: tuple[int, ...], generator: torch.Generator, values: Mapping[str, Any]) -> torch.Tensor:
+        logits = torch.randn((*shape[:-1], values[self.bound]), generator=generator)
+        return logits.topk(shape[-1], dim=-1).indices
+
+
+def distinct_indices_below(bound: str) -> DistinctIndicesBelow:
+    """The draw of a router's top-k choices below the parameter ``bound`` (``distinct_indices_below("experts")``)."""
+    return DistinctIndicesBelow(bound)
 
 
 def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
@@ -364,6 +380,8 @@ class FormulatedFamily:
     input read once. ``outputs`` names what the formulation returns: one tensor, ``output``,
     or a tuple whose tensors each pass returns under these names (fused add RMSNorm's
     ``output`` and ``residual_output``); ``no_grad_inputs`` are tensors no pass differentiates.
+    ``output_shape(values)``, when given, is the one output's shape, for a formulation that meta
+    tensors cannot run (fused MoE's routing selects tokens by value).
     """
 
     definition: FamilyDefinition
@@ -375,6 +393,7 @@ class FormulatedFamily:
     byte_count: Callable[[Mapping[str, Any], str, str], int] | None = None
     outputs: tuple[str, ...] = ("output",)
     no_grad_inputs: tuple[str, ...] = ()
+    output_shape: Callable[[Mapping[str, Any]], tuple[int, ...]] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "inputs", MappingProxyType(dict(self.inputs)))
@@ -391,7 +410,10 @@ class FormulatedFamily:
                 if parameter.kind is parameter.KEYWORD_ONLY and name in values}
 
     def output_shapes(self, values: Mapping[str, Any]) -> tuple[tuple[int, ...], ...]:
-        """Each forward output's shape, from the formulation run on meta tensors (no memory, no arithmetic)."""
+        """Each forward output's shape, from the formulation run on meta tensors (no memory, no arithmetic), or
+        as ``output_shape`` gives it."""
+        if self.output_shape is not None:
+            return (tuple(self.output_shape(values)),)
         tensors = {spec.name: torch.empty(spec.shape, dtype=torch_dtype(spec.dtype), device="meta")
                    for spec in self.definition.tensors(values, "fp32")}
         outputs = self.formulation(**tensors, **self.keywords(values))

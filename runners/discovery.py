@@ -81,6 +81,12 @@ BUILTIN_MODULES = (
     "plugins.fused_linear_cross_entropy.cuda",
     "plugins.fused_linear_jsd.cpu",
     "plugins.fused_linear_jsd.cuda",
+    "plugins.distill_jsd_loss.cpu",
+    "plugins.distill_jsd_loss.cuda",
+    "plugins.distill_cosine_loss.cpu",
+    "plugins.distill_cosine_loss.cuda",
+    "plugins.fused_moe.cpu",
+    "plugins.fused_moe.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"

@@ -1,0 +1,1 @@
+"""Distillation with cosine similarity: a student's head learns from its labels and from the direction of a teacher's logits."""

@@ -1,0 +1,8 @@
+"""Distillation cosine loss on the CPU: torch and torch.compile of the formulation."""
+
+from plugins.distill_cosine_loss.reference import FAMILY
+
+TARGET = FAMILY.target("cpu", "A student's and a teacher's linear heads, cross entropy and cosine similarity in "
+                              "torch and torch.compile.")
+kernel_plugin, prepare_pass = TARGET.kernel_plugin, TARGET.prepare_pass
+build_workload, reference_outputs, workload_cost = FAMILY.build_workload, FAMILY.reference_outputs, FAMILY.workload_cost
