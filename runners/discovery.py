@@ -80,6 +80,8 @@ BUILTIN_MODULES = (
     "plugins.fused_linear_cross_entropy.cuda",
     "plugins.fused_linear_jsd.cpu",
     "plugins.fused_linear_jsd.cuda",
+    "plugins.tiled_swiglu.cpu",
+    "plugins.tiled_swiglu.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
