@@ -82,6 +82,8 @@ BUILTIN_MODULES = (
     "plugins.fused_linear_jsd.cuda",
     "plugins.tiled_swiglu.cpu",
     "plugins.tiled_swiglu.cuda",
+    "plugins.tiled_geglu.cpu",
+    "plugins.tiled_geglu.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
