@@ -84,6 +84,8 @@ BUILTIN_MODULES = (
     "plugins.tiled_swiglu.cuda",
     "plugins.tiled_geglu.cpu",
     "plugins.tiled_geglu.cuda",
+    "plugins.megatron_swiglu.cpu",
+    "plugins.megatron_swiglu.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
