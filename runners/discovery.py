@@ -86,6 +86,8 @@ BUILTIN_MODULES = (
     "plugins.tiled_geglu.cuda",
     "plugins.megatron_swiglu.cpu",
     "plugins.megatron_swiglu.cuda",
+    "plugins.megatron_rms_norm.cpu",
+    "plugins.megatron_rms_norm.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
