@@ -88,6 +88,8 @@ BUILTIN_MODULES = (
     "plugins.megatron_swiglu.cuda",
     "plugins.megatron_rms_norm.cpu",
     "plugins.megatron_rms_norm.cuda",
+    "plugins.megatron_cross_entropy.cpu",
+    "plugins.megatron_cross_entropy.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"
