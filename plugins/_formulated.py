@@ -242,12 +242,11 @@ class ModuleComparator:
         return Implementation(self.name, self.project, library_revision(self.distribution, unavailable),
                               {"module": self.module.replace(":", "."), **self.details}, unavailable=unavailable)
 
-    def prepare(self, module_class: type, workload: Workload, pass_: str,
-                upstream_gradient: Any = None, no_grad: tuple[str, ...] = ()) -> PreparedPass:
-        """The module called on the workload's inputs, holding the workload's own tensors as its parameters;
-        ``upstream_gradient`` is what its output's backward takes (``grad_output`` unless the module has
-        several outputs: then a tuple, see :meth:`FormulatedFamily.upstream_gradient`); the inputs ``no_grad``
-        names (the family's ``no_grad_inputs``: a loss's target) are passed without gradients."""
+    def bind(self, module_class: type, workload: Workload,
+             no_grad: tuple[str, ...] = ()) -> tuple[torch.nn.Module, dict[str, torch.Tensor], list[torch.Tensor]]:
+        """The module holding the workload's own tensors as its parameters, the leaves a pass differentiates
+        (by workload name) and the module's positional inputs; the inputs ``no_grad`` names (the family's
+        ``no_grad_inputs``: a loss's target) are passed without gradients."""
         with torch.device(workload.device):
             module = self.construct(module_class, workload.values)
         module = module.to(torch_dtype(workload.dtype))
@@ -267,6 +266,14 @@ class ModuleComparator:
                 inputs.append(leaves[name])
             else:
                 inputs.append(tensor)  # indices, and inputs no pass differentiates
+        return module, leaves, inputs
+
+    def prepare(self, module_class: type, workload: Workload, pass_: str,
+                upstream_gradient: Any = None, no_grad: tuple[str, ...] = ()) -> PreparedPass:
+        """The module called on the workload's inputs (see :meth:`bind`); ``upstream_gradient`` is what its
+        output's backward takes (``grad_output`` unless the module has several outputs: then a tuple, see
+        :meth:`FormulatedFamily.upstream_gradient`)."""
+        module, leaves, inputs = self.bind(module_class, workload, no_grad)
         if upstream_gradient is None:
             upstream_gradient = workload.tensors["grad_output"]
         return PreparedPass.autograd(lambda: module(*inputs), pass_, leaves, upstream_gradient)

@@ -87,6 +87,16 @@ BUILTIN_MODULES = (
     "plugins.distill_cosine_loss.cuda",
     "plugins.fused_moe.cpu",
     "plugins.fused_moe.cuda",
+    "plugins.tiled_swiglu.cpu",
+    "plugins.tiled_swiglu.cuda",
+    "plugins.tiled_geglu.cpu",
+    "plugins.tiled_geglu.cuda",
+    "plugins.megatron_swiglu.cpu",
+    "plugins.megatron_swiglu.cuda",
+    "plugins.megatron_rms_norm.cpu",
+    "plugins.megatron_rms_norm.cuda",
+    "plugins.megatron_cross_entropy.cpu",
+    "plugins.megatron_cross_entropy.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"

@@ -1,0 +1,1 @@
+"""Megatron cross entropy: per-token cross entropy of Megatron's ``[seq, batch, vocab]`` logits."""

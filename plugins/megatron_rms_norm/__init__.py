@@ -1,0 +1,1 @@
+"""Megatron RMSNorm: RMS norm on Megatron's ``[seq, batch, hidden]`` activations."""
