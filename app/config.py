@@ -23,3 +23,7 @@ SIGN_IN_ATTEMPTS_PER_ACCOUNT = 10  # per username in SIGN_IN_ACCOUNT_WINDOW_SECO
 SIGN_IN_ACCOUNT_WINDOW_SECONDS = 15 * 60
 RERUN_MAX_CONTENT_LENGTH = 64 * 1024 * 1024  # a rerun batch carries every raw sample
 RERUN_CLOCK_SKEW_SECONDS = 300  # how far a rerun's observedAt may lie ahead of the server's clock (or before its token)
+QUEUE_URL = None  # None: SqliteHuey in ``queue.sqlite3`` in the instance folder; redis://host:port/db for Redis
+RERUN_LEASE_SECONDS = 60  # a running request's lease; its worker renews it every third of that
+RERUN_MAX_ATTEMPTS = 3  # a request whose worker was lost this many times fails
+WORKER_CHECK_IN_SECONDS = 15  # how often `flask worker` checks in (and requeues requests whose lease expired)

@@ -9,6 +9,7 @@ The OpenAPI document (``app/openapi.py``) is generated from these and ``app.sche
 
 from marshmallow import Schema, fields
 
+from .rerun_request_schemas import RerunRequestSchema
 from .schemas import ComparisonSchema, RunDetailSchema, RunItemSchema
 
 
@@ -293,6 +294,17 @@ class EvidencePageSchema(Schema):
     rules = fields.List(fields.String())
 
 
+class RerunsPageSchema(Schema):
+    """``/reruns``: rerun requests, newest first, with the filters applied."""
+
+    title = fields.String()
+    items = fields.List(fields.Nested(RerunRequestSchema))
+    total = fields.Integer()
+    page = fields.Integer()
+    filters = fields.Dict(keys=fields.String(), values=fields.String())
+    next_url = fields.String(allow_none=True)
+
+
 run_page_schema = RunPageSchema()
 comparison_page_schema = ComparisonPageSchema()
 family_page_schema = FamilyPageSchema()
@@ -300,3 +312,4 @@ home_page_schema = HomePageSchema()
 search_page_schema = SearchPageSchema()
 plugins_page_schema = PluginsPageSchema()
 evidence_page_schema = EvidencePageSchema()
+reruns_page_schema = RerunsPageSchema()

@@ -17,12 +17,13 @@ import click
 from flask.cli import with_appcontext
 
 from runners.discovery import get_registry
-from runners.rerun import (METRIC, RerunError, RerunRequest, capture_environment, check_requests, device_for,
-                           rerun_workload, sweep_requests)
+from runners.rerun import (METRIC, RerunError, capture_environment, check_requests, device_for, rerun_workload,
+                           sweep_requests)
 from runners.timing import PROTOCOL_PRESETS, protocol_document
 from runners.types import PASSES, TARGETS, RerunResult
 
 from ..models import SOURCE_REPORTED, Run
+from ..rerun_requests import family_runs, harness_requests
 
 
 def progress(message: str) -> None:
@@ -49,10 +50,7 @@ def select_runs(run_ids, external_ids, kernels, passes) -> list[Run]:
             raise click.ClickException(f"no run with external id {external_id!r}")
         selected.extend(runs)
     for kernel in kernels:
-        query = Run.select().where((Run.kernel == kernel) & (Run.metric == METRIC) & (Run.evidence == SOURCE_REPORTED))
-        if passes:
-            query = query.where(Run.pass_.in_(passes))
-        runs = list(query.order_by(Run.observed_at, Run.id))
+        runs = family_runs(kernel, passes)
         if not runs:
             raise click.ClickException(f"no {SOURCE_REPORTED} {METRIC} runs of {kernel}"
                                        + (f" for pass {', '.join(passes)}" if passes else ""))
@@ -61,36 +59,6 @@ def select_runs(run_ids, external_ids, kernels, passes) -> list[Run]:
         if run.metric != METRIC:
             raise click.ClickException(f"run {run.id} measures {run.metric}; KernelIndex reruns measure {METRIC}")
     return selected
-
-
-def _preferred(runs, gpu_product) -> Run:
-    """The run a result reproduces: one on this host's GPU product if any, else the newest."""
-    return max(runs, key=lambda run: (run.gpu_product == gpu_product, run.observed_at, run.id))
-
-
-def rerun_requests(runs, gpu_product) -> list[RerunRequest]:
-    """One request per distinct workload and pass, each implementation linked to the run it reproduces.
-
-    Runs named on the command line are linked first; the other implementations are linked
-    to the source-reported run of the same workload, pass and implementation, if any.
-    """
-    grouped = {}
-    for run in runs:
-        grouped.setdefault((run.kernel_id, run.pass_, run.workload_key), []).append(run)
-    requests = []
-    for (kernel, pass_, key), named in grouped.items():
-        siblings = Run.select().where((Run.workload_key == key) & (Run.pass_ == pass_) & (Run.metric == METRIC)
-                                      & (Run.evidence == SOURCE_REPORTED))
-        candidates = {}
-        for run in siblings:
-            candidates.setdefault(run.implementation, []).append(run)
-        for run in named:
-            candidates[run.implementation] = [r for r in named if r.implementation == run.implementation]
-        first = named[0]
-        requests.append(RerunRequest(
-            family=kernel, pass_=pass_, parameters=first.parameters, dtype=first.dtype, options=first.options or {},
-            rerun_of={name: _preferred(found, gpu_product).id for name, found in candidates.items()}))
-    return requests
 
 
 def parse_sweep(assignments) -> dict[str, list]:
@@ -199,7 +167,7 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
     registry = get_registry()
     protocol = protocol_document(preset, target, budget)
     environment = capture_environment(target, device_for(target, device_index), registry)
-    requests = rerun_requests(runs, (environment.get("hardware") or {}).get("product"))
+    requests = harness_requests(runs, (environment.get("hardware") or {}).get("product"))
     try:
         requests = sweep_requests(requests, parse_sweep(assignments))
     except RerunError as error:
