@@ -71,6 +71,7 @@ class RerunRequestSchema(Schema):
     workloads = fields.List(fields.Dict(), required=True)
     requested_by = fields.String(required=True)
     attempts = fields.Integer(required=True)
+    worker = fields.String(allow_none=True, metadata={"description": "the consumer (host/slot) holding it last"})
     worker_host = fields.String(allow_none=True)
     worker_gpu = fields.String(allow_none=True)
     created_at = UtcDateTime(required=True)

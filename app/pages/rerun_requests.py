@@ -47,7 +47,8 @@ def run_requests_section(run) -> dict:
     return {"requests": requests, "polling": any(request["pending"] for request in requests),
             "maintainer": maintainer, "choices": rerun_choices() if maintainer else [],
             "protocols": list(PROTOCOL_PRESETS), "url": url_for("reruns.run_requests", run_id=run.id),
-            "ask_url": url_for("reruns.ask"), "run_id": run.id, "page_url": run_url(run.id)}
+            "ask_url": url_for("reruns.ask"), "run_id": run.id, "implementation": run.implementation,
+            "page_url": run_url(run.id)}
 
 
 class BadFilter(ValueError):

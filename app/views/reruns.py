@@ -52,11 +52,13 @@ def run_requests(run_id):
 @reruns.post("/reruns")
 @maintainer_required
 def ask():
-    """A maintainer asks for a rerun of a run on a GPU model (or the CPU) from the run page."""
+    """A maintainer asks for a rerun of a run on a GPU model (or the CPU) from the run page: every implementation
+    of its workload, or (``only=1``) the run's own."""
     run = run_or_404(request.form.get("run", ""))
     where = request.form.get("where", "")
     ask = {"run": run.id, "protocol": request.form.get("protocol") or "standard",
-           **({"target": "cpu"} if where == CPU_CHOICE else {"gpu": where})}
+           **({"target": "cpu"} if where == CPU_CHOICE else {"gpu": where}),
+           **({"implementations": [run.implementation]} if request.form.get("only") == "1" else {})}
     try:
         ask_for_rerun(rerun_ask_schema.load(ask), requested_by=f"maintainer {g.maintainer.username}")
     except ValidationError as error:
