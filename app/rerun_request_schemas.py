@@ -8,7 +8,7 @@ from runners.types import PASSES, TARGETS
 
 from .inputs import CONTROL_CHARACTERS
 from .models import REQUEST_STATUSES
-from .rerun_schemas import Scalar
+from .rerun_schemas import Scalar, string_problem
 from .schema_fields import UtcDateTime
 
 MAX_IMPLEMENTATIONS = 64
@@ -16,13 +16,25 @@ MAX_SWEEP_VALUES = 64
 MAX_LOG_TAIL = 4000  # characters of a worker's log kept with its request
 
 
-def text(most: int, **kwargs) -> fields.String:
-    """A name or id: 1 to ``most`` characters, no control character."""
-    def printable(value):
-        if any(character in CONTROL_CHARACTERS for character in value):
-            raise ValidationError("must not contain control characters")
+def printable(value: str) -> None:
+    if any(character in CONTROL_CHARACTERS for character in value):
+        raise ValidationError("must not contain control characters")
 
-    return fields.String(validate=[validate.Length(min=1, max=most), printable], **kwargs)
+
+def storable(value: str) -> None:
+    """Log text: lines and tabs, but no NUL, other control character or lone surrogate (``rerun_schemas``)."""
+    problem = string_problem(value)
+    if problem:
+        raise ValidationError(f"must not be {problem}")
+
+
+def text(most: int, **kwargs) -> fields.String:
+    """A name or id: 1 to ``most`` characters, no control character (nor lone surrogate)."""
+    return fields.String(validate=[validate.Length(min=1, max=most), printable, storable], **kwargs)
+
+
+def log_text(**kwargs) -> fields.String:
+    return fields.String(validate=[validate.Length(max=MAX_LOG_TAIL), storable], **kwargs)
 
 
 class RerunAskSchema(Schema):
@@ -101,7 +113,7 @@ class WorkerSchema(Schema):
 
 class RenewSchema(Schema):
     worker = text(200, required=True)
-    log_tail = fields.String(validate=validate.Length(max=MAX_LOG_TAIL))
+    log_tail = log_text()
 
 
 class RequestResultsSchema(Schema):
@@ -109,14 +121,15 @@ class RequestResultsSchema(Schema):
 
     worker = text(200, required=True)
     workload = fields.Integer(required=True, strict=True, validate=validate.Range(min=0))
-    results = fields.List(fields.Raw(), required=True, validate=validate.Length(min=1))
+    results = fields.List(fields.Dict(), required=True, validate=validate.Length(min=1),
+                          metadata={"description": "bundle lines, as POST /api/v1/reruns takes them"})
 
 
 class FinishSchema(Schema):
     worker = text(200, required=True)
     status = fields.String(required=True, validate=validate.OneOf(("done", "failed")))
-    error = fields.String(allow_none=True, validate=validate.Length(max=MAX_LOG_TAIL))
-    log_tail = fields.String(validate=validate.Length(max=MAX_LOG_TAIL))
+    error = log_text(allow_none=True)
+    log_tail = log_text()
 
 
 rerun_ask_schema = RerunAskSchema()

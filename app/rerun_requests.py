@@ -218,15 +218,19 @@ def record_results(request: RerunRequest, workload_index: int, results: list, su
                              f"{workload_index}")
     workload = request.workloads[workload_index]
     for result in results:
-        shown = (result.get("family"), result.get("pass"), (result.get("workload") or {}).get("parameters"))
-        if not isinstance(result, dict) or shown != (workload["family"], workload["pass"], workload["parameters"]):
+        measured = result.get("workload")
+        shown = (result.get("family"), result.get("pass"), measured.get("parameters") if isinstance(measured, dict)
+                 else None)
+        if shown != (workload["family"], workload["pass"], workload["parameters"]):
             raise ResultsRefused(f"a result is not of workload {workload_index} of request {request.id}")
     created = []
     try:
         with database.atomic():
             done = set(recorded_keys(request))
             for result in results:
-                key = idempotency_key(workload_index, str((result.get("implementation") or {}).get("name")))
+                implementation = result.get("implementation")
+                name = implementation.get("name") if isinstance(implementation, dict) else None
+                key = idempotency_key(workload_index, str(name))
                 if key in done:
                     continue
                 summary = record_rerun_results([result], submission=submission)

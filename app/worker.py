@@ -25,6 +25,7 @@ from runners.timing import protocol_document
 
 from .db import database
 from .rerun_request_schemas import MAX_LOG_TAIL
+from .rerun_schemas import FORBIDDEN
 from .rerun_requests import Worker, claim, finish, harness_request, idempotency_key, recorded_keys, record_results, \
     renew, check_in
 
@@ -128,7 +129,8 @@ class LogTail:
         self.echo(message)
 
     def text(self) -> str:
-        return "\n".join(self.lines)[-MAX_LOG_TAIL:]
+        """The tail as the request stores it (a control character in a library's message becomes "?")."""
+        return FORBIDDEN.sub("?", "\n".join(self.lines)[-MAX_LOG_TAIL:])
 
 
 class Heartbeat(threading.Thread):
