@@ -54,7 +54,7 @@ def wait_until(condition, timeout: float, message: str, interval: float = 0.5):
 class Service:
     """A database with the small Liger fixture, a served app, and workers started on demand (all stopped at the end)."""
 
-    def __init__(self, tmp_path: Path, database_url: str, queue: str):
+    def __init__(self, tmp_path: Path, database_url: str, queue: str, prepare: bool = True):
         self.tmp_path, self.port = tmp_path, free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "KERNELINDEX_SECRET_KEY": "s" * 40, "KERNELINDEX_PUBLIC_URL": self.base,
@@ -64,8 +64,9 @@ class Service:
         self.config = {"DATABASE_URL": database_url, "QUEUE_URL": queue, "RERUN_LEASE_SECONDS": LEASE_SECONDS,
                        "WORKER_CHECK_IN_SECONDS": CHECK_IN_SECONDS}
         self.processes: list[subprocess.Popen] = []
-        self.flask("db", "upgrade")
-        self.flask("import", "liger", str(DATA / "liger_small.csv"))
+        if prepare:  # else the database is ready (a test's app serves it)
+            self.flask("db", "upgrade")
+            self.flask("import", "liger", str(DATA / "liger_small.csv"))
 
     def command(self, *arguments) -> list[str]:
         return [sys.executable, "-m", "flask", "--app", "wsgi", *arguments]
