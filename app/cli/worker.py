@@ -19,6 +19,8 @@ from flask.cli import ScriptInfo, with_appcontext
 
 from runners.types import TARGETS
 
+from .rerun import default_target
+
 SLOT_VARIABLE = "KERNELINDEX_WORKER_SLOT"  # set in a child: the slot it serves
 
 
@@ -88,8 +90,8 @@ def serve_one(slot: str, target: str, server: str | None, token: str | None) -> 
 
 @click.command("worker")
 @click.option("--gpus", default="all", show_default=True, help="The GPUs to serve, one consumer each: all or 0,2.")
-@click.option("--target", type=click.Choice(TARGETS), default="cuda", show_default=True,
-              help="cpu: CPU consumers (tests, CI and CPU-target reruns).")
+@click.option("--target", type=click.Choice(TARGETS),
+              help="cpu: CPU consumers (tests, CI and CPU-target reruns); default: cuda when a GPU is visible.")
 @click.option("--workers", "cpu_workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="With --target cpu: how many consumers.")
 @click.option("--server", help="Take requests and post results through this KernelIndex server's API "
@@ -100,6 +102,7 @@ def worker_command(gpus, target, cpu_workers, server, token):
     """Serve the rerun queues: one consumer per GPU, or --workers N on the CPU."""
     if server and not token:
         raise click.UsageError("--server needs --token (or KERNELINDEX_RERUN_TOKEN)")
+    target = target or default_target()
     slot = os.environ.get(SLOT_VARIABLE)
     if slot is not None:
         serve_one(slot, target, server, token)
