@@ -93,6 +93,19 @@ class HistoryEntrySchema(Schema):
     status = fields.String()
 
 
+class RerunChoiceSchema(Schema):
+    value = fields.String()
+    label = fields.String()
+
+
+class RunRerunSectionSchema(Schema):
+    """The run page's rerun requests (newest first), whether the section polls, and where a maintainer may ask."""
+
+    requests = fields.List(fields.Nested(RerunRequestSchema))
+    polling = fields.Boolean()
+    choices = fields.List(fields.Nested(RerunChoiceSchema))
+
+
 class RunPageSchema(RunDetailSchema):
     """The run page: the API's run detail plus the page's worded figures and sections."""
 
@@ -119,6 +132,7 @@ class RunPageSchema(RunDetailSchema):
     supersedes = fields.List(fields.Nested(HistoryEntrySchema))
     rerun_of = fields.Nested(HistoryEntrySchema, allow_none=True)
     reruns = fields.List(fields.Nested(HistoryEntrySchema))
+    rerun_section = fields.Nested(RunRerunSectionSchema)
     issue_count = fields.Integer()
     citation = fields.Nested(CitationSchema)
     badge = fields.Dict(metadata={"description": "url of the run's SVG badge and the Markdown that embeds it"})
