@@ -77,6 +77,12 @@ def build_spec() -> APISpec:
         "summary": "One run: its canonical documents, evidence, rank, history and attestations.",
         "parameters": [RUN_ID],
         "responses": _answers(_json(schemas.RunDetailSchema, "The run."), not_found="No such run.")}})
+    spec.path("/api/v1/runs/{run_id}/rerun-workload", operations={"get": {
+        "summary": "What a host needs to rerun the run without a database (`flask rerun RUN_ID --server`).",
+        "parameters": [RUN_ID],
+        "responses": {**_answers(_json(rerun_request_schemas.RerunWorkloadSchema, "The run's workload and pass."),
+                                 not_found="No such run."),
+                      "400": _error("A run KernelIndex does not rerun (a memory run), or a malformed address.")}}})
     spec.path("/api/v1/comparisons/{key}", operations={"get": {
         "summary": "One comparison group: its current members ranked, with ratios and noise overlap.",
         "parameters": [GROUP_KEY],

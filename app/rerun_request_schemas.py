@@ -66,6 +66,18 @@ class RerunAskSchema(Schema):
             raise ValidationError("a cuda rerun names its GPU model in gpu", "gpu")
 
 
+class RerunWorkloadSchema(Schema):
+    """One workload and pass to rerun, as a request holds it: what the harness's ``RerunRequest`` is made of."""
+
+    family = fields.String(required=True)
+    pass_ = fields.String(data_key="pass", attribute="pass", required=True)
+    parameters = fields.Dict(required=True)
+    dtype = fields.String(required=True)
+    options = fields.Dict(required=True)
+    rerunOf = fields.Dict(keys=fields.String(), values=fields.String(), required=True, metadata={
+        "description": "implementation name -> the run id its result reproduces"})
+
+
 class RerunRequestSchema(Schema):
     """A rerun request as the API shows it (``GET /api/v1/rerun-requests/<id>``), workers included."""
 
@@ -80,7 +92,7 @@ class RerunRequestSchema(Schema):
     queue = fields.String(required=True)
     protocol = fields.String(required=True)
     implementations = fields.List(fields.String(), allow_none=True)
-    workloads = fields.List(fields.Dict(), required=True)
+    workloads = fields.List(fields.Nested(RerunWorkloadSchema), required=True)
     requested_by = fields.String(required=True)
     attempts = fields.Integer(required=True)
     worker = fields.String(allow_none=True, metadata={"description": "the consumer (host/slot) holding it last"})
@@ -134,6 +146,7 @@ class FinishSchema(Schema):
 
 rerun_ask_schema = RerunAskSchema()
 rerun_request_schema = RerunRequestSchema()
+rerun_workload_schema = RerunWorkloadSchema()
 created_request_schema = CreatedRequestSchema()
 worker_schema = WorkerSchema()
 renew_schema = RenewSchema()

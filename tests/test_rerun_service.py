@@ -5,6 +5,7 @@ consumer killed with SIGKILL mid-job. Every rerun is a small one (the ``smoke`` 
 
 import signal
 import socket
+import subprocess
 import urllib.request
 
 import pytest
@@ -14,7 +15,7 @@ from app.models import Run
 
 from .conftest import fresh_database_url
 from .pages_support import token_of
-from .service_support import QUEUE_BACKENDS, Service, queue_url, wait_until
+from .service_support import QUEUE_BACKENDS, ROOT, Service, queue_url, wait_until
 from .test_cli_rerun import FNA_REFERENCE
 
 pytestmark = pytest.mark.slow
@@ -103,3 +104,25 @@ def test_a_worker_killed_mid_job_leads_to_exactly_one_recorded_result_after_requ
     assert len(done["result_runs"]) == 1 and len(done["recorded"]) == 1
     with create_app({"TESTING": True, "SECRET_KEY": "test", **service.config}).app_context():
         assert [run.id for run in Run.select().where(Run.source == "kernelindex")] == done["result_runs"]
+
+
+@pytest.fixture
+def served(tmp_path):
+    service = Service(tmp_path, fresh_database_url("ki_service", tmp_path), queue_url("sqlite", tmp_path))
+    service.serve()
+    yield service
+    service.stop()
+
+
+def test_flask_rerun_with_server_needs_no_local_database(served, tmp_path):
+    """The run is looked up on the server and the result posted there; the host's database URL leads nowhere."""
+    original = served.api("/api/v1/runs?kernel=multi_token_attention&pass=forward&implementation=torch")[1]["items"][0]
+    host = served.flask("tokens", "create", "cpu-host")
+    nowhere = {**served.env, "KERNELINDEX_DATABASE_URL": f"sqlite:///{tmp_path / 'absent' / 'none.sqlite3'}"}
+    done = subprocess.run(served.command("rerun", original["id"], "--target", "cpu", "--protocol", "smoke",
+                                         "--implementation", "torch", "--server", served.base, "--token", host),
+                          cwd=ROOT, env=nowhere, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (tmp_path / "absent").exists()
+    [rerun] = served.api("/api/v1/runs?source=kernelindex")[1]["items"]
+    assert served.api(f"/api/v1/runs/{rerun['id']}")[1]["rerun_of"] == original["id"]

@@ -1,6 +1,7 @@
 """``flask rerun``: the app hosting the harness on a GPU host.
 
-It looks the named runs up in the database, turns them into the harness's
+It looks the named runs up in the database (with ``--server``, RUN_IDs on the server's
+API, so a GPU host needs no database), turns them into the harness's
 ``RerunRequest``s, calls ``runners.rerun`` workload by workload, and sends each
 workload's results on at once (so a run cut short keeps what it measured): into
 this database, appended to an ``--out`` bundle, or posted to a ``--server``. All
@@ -9,6 +10,7 @@ three carry the same bundle lines, and all three end in the rerun importer.
 
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,7 +25,7 @@ from runners.timing import PROTOCOL_PRESETS, protocol_document
 from runners.types import PASSES, TARGETS, RerunResult
 
 from ..models import SOURCE_REPORTED, Run
-from ..rerun_requests import family_runs, harness_requests
+from ..rerun_requests import family_runs, harness_request, harness_requests
 
 
 def progress(message: str) -> None:
@@ -59,6 +61,22 @@ def select_runs(run_ids, external_ids, kernels, passes) -> list[Run]:
         if run.metric != METRIC:
             raise click.ClickException(f"run {run.id} measures {run.metric}; KernelIndex reruns measure {METRIC}")
     return selected
+
+
+def fetched_requests(server: str, run_ids) -> list:
+    """The harness requests of runs the server holds, read from its API: no database here."""
+    requests = []
+    for run_id in run_ids:
+        url = f"{server.rstrip('/')}/api/v1/runs/{urllib.parse.quote(run_id, safe='')}/rerun-workload"
+        try:
+            with urllib.request.urlopen(url, timeout=60) as response:
+                requests.append(harness_request(json.loads(response.read())))
+        except urllib.error.HTTPError as error:
+            message = json.loads(error.read() or b"{}").get("error", error.reason)
+            raise click.ClickException(f"{server}: {message}") from error
+        except urllib.error.URLError as error:
+            raise click.ClickException(f"could not reach {server}: {error.reason}") from error
+    return requests
 
 
 def parse_sweep(assignments) -> dict[str, list]:
@@ -150,7 +168,8 @@ def chosen_target(target: str | None) -> str:
 @click.option("--budget", type=float, help="Seconds each implementation may take, compilation included "
                                            "(default: the protocol's).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Append results to this JSON-lines bundle.")
-@click.option("--server", help="Post results to this KernelIndex server's /api/v1/reruns.")
+@click.option("--server", help="Post results to this KernelIndex server's /api/v1/reruns; RUN_IDs are looked up "
+                               "there (no local database needed).")
 @click.option("--token", envvar="KERNELINDEX_RERUN_TOKEN", help="Rerun-host token for --server.")
 @with_appcontext
 def rerun_command(run_ids, external_ids, kernels, passes, assignments, implementations, target, device_index, preset,
@@ -163,11 +182,13 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
     if server and not token:
         raise click.UsageError("--server needs --token (or KERNELINDEX_RERUN_TOKEN)")
     target = chosen_target(target)
-    runs = select_runs(run_ids, external_ids, kernels, passes)
+    runs = select_runs([] if server else run_ids, external_ids, kernels, passes)  # --server: its RUN_IDs
     registry = get_registry()
     protocol = protocol_document(preset, target, budget)
     environment = capture_environment(target, device_for(target, device_index), registry)
     requests = harness_requests(runs, (environment.get("hardware") or {}).get("product"))
+    if server:
+        requests += fetched_requests(server, run_ids)
     try:
         requests = sweep_requests(requests, parse_sweep(assignments))
     except RerunError as error:
@@ -176,7 +197,8 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
         check_requests(requests, target, implementations, registry)
     except RerunError as error:
         raise click.ClickException(str(error)) from error
-    progress(f"{len(requests)} workload(s) from {len(runs)} run(s), protocol {protocol['name']}, "
+    progress(f"{len(requests)} workload(s) from {len(runs) + (len(run_ids) if server else 0)} run(s), "
+             f"protocol {protocol['name']}, "
              f"on {environment['hardware'].get('product', 'unknown')} ({target})")
 
     passed = failed = 0

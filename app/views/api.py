@@ -34,6 +34,22 @@ def run_detail(run_id):
     return jsonify(run_detail_schema.dump(pages.run_detail(run_or_404(run_id))))
 
 
+@api.get("/runs/<run_id>/rerun-workload")
+def rerun_workload(run_id):
+    """What a host needs to rerun the run without a database: its workload, pass, and the run each
+    implementation's result would reproduce (``flask rerun RUN_ID --server``)."""
+    from ..rerun_request_schemas import rerun_workload_schema
+    from ..rerun_requests import RequestRefused, harness_requests, resolved_work, workload_document
+
+    run = run_or_404(run_id)
+    try:
+        resolved_work({"run": run.id})
+    except RequestRefused as error:
+        abort(400, description=str(error))
+    [request] = harness_requests([run], None)
+    return jsonify(rerun_workload_schema.dump(workload_document(request)))
+
+
 @api.get("/comparisons/<path:key>")
 def comparison_detail(key):
     return jsonify(comparison_schema.dump(pages.comparison_detail(group_or_404(key))))
