@@ -72,7 +72,7 @@ class RerunWorkloadSchema(Schema):
     family = fields.String(required=True)
     pass_ = fields.String(data_key="pass", attribute="pass", required=True)
     parameters = fields.Dict(required=True)
-    dtype = fields.String(required=True)
+    dtype = fields.String(required=True, allow_none=True)  # null where the source named none
     options = fields.Dict(required=True)
     rerunOf = fields.Dict(keys=fields.String(), values=fields.String(), required=True, metadata={
         "description": "implementation name -> the run id its result reproduces"})
