@@ -21,15 +21,13 @@ from datetime import timedelta
 import peewee
 from flask import current_app
 
-from runners.rerun import RerunError, sweep_requests
+from runners.rerun import METRIC, RerunError, sweep_requests
 from runners.rerun import RerunRequest as HarnessRequest
-from runners.rerun import METRIC
 
 from . import queue
 from .db import database
-from .models import (REQUEST_CANCELLED, REQUEST_DONE, REQUEST_FAILED, REQUEST_PENDING, REQUEST_QUEUED,
-                     REQUEST_RUNNING, SOURCE_REPORTED, ComparisonGroup, RerunRequest, RerunRequestResult,
-                     RerunWorker, Run, utcnow)
+from .models import (REQUEST_CANCELLED, REQUEST_FAILED, REQUEST_PENDING, REQUEST_QUEUED, REQUEST_RUNNING,
+                     SOURCE_REPORTED, ComparisonGroup, RerunRequest, RerunRequestResult, RerunWorker, Run, utcnow)
 
 
 class RequestRefused(ValueError):
@@ -285,5 +283,3 @@ def live_cpu_workers() -> bool:
     since = utcnow() - timedelta(seconds=3 * float(current_app.config["WORKER_CHECK_IN_SECONDS"]))
     return RerunWorker.select().where((RerunWorker.target == "cpu") & (RerunWorker.seen_at >= since)).exists()
 
-
-FINISHED = (REQUEST_DONE, REQUEST_FAILED, REQUEST_CANCELLED)

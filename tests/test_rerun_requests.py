@@ -93,7 +93,8 @@ def test_only_one_worker_claims_a_request_and_a_lost_lease_requeues_it_then_fail
     original = source_run(queue_app, external_id=FNA_REFERENCE)
     request_id = ask(client, asker, run=original.id, gpu="NVIDIA H200").json["id"]
     host = token_for(runner, "h200-a", "--host", "h200-a")
-    first = client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker_body("h200-a/0"), headers=bearer(host))
+    first = client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker_body("h200-a/0"),
+                        headers=bearer(host))
     second = client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker_body("h200-a/1"),
                          headers=bearer(host))
     assert first.status_code == 200 and first.json["status"] == "running" and first.json["worker_host"] == "h200-a"
@@ -121,7 +122,8 @@ def test_a_worker_whose_gpu_model_differs_refuses_the_request(queue_app, client,
                           headers=bearer(host))
     assert refused.status_code == 409
     shown = client.get(f"/api/v1/rerun-requests/{request_id}").json
-    assert shown["status"] == "failed" and "runs on NVIDIA H100" in shown["error"] and "wants NVIDIA H200" in shown["error"]
+    assert shown["status"] == "failed"
+    assert "runs on NVIDIA H100" in shown["error"] and "wants NVIDIA H200" in shown["error"]
 
 
 def test_a_result_delivered_twice_is_recorded_once(queue_app, client, asker, runner):
@@ -131,7 +133,8 @@ def test_a_result_delivered_twice_is_recorded_once(queue_app, client, asker, run
     request_id = ask(client, asker, run=original.id, implementations=["torch"], gpu="NVIDIA H100 80GB HBM3").json["id"]
     host = token_for(runner, "h100-a")
     worker = worker_body("h100-a/0", "NVIDIA H100 80GB HBM3")
-    assert client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker, headers=bearer(host)).status_code == 200
+    claimed = client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker, headers=bearer(host))
+    assert claimed.status_code == 200
     with queue_app.app_context():
         result = rerun_result(original, observed_at=stamp(-30))
     body = {"worker": "h100-a/0", "workload": 0, "results": [result]}
@@ -149,3 +152,94 @@ def test_a_result_delivered_twice_is_recorded_once(queue_app, client, asker, run
     assert shown["status"] == "done" and shown["result_runs"] == first.json["created"]
     with queue_app.app_context():
         assert Run.select().where(Run.source == "kernelindex").count() == 1
+
+
+def test_cancelling_a_running_request_takes_it_from_its_worker(queue_app, client, asker, runner):
+    from app.rerun_requests import cancel
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, target="cpu").json["id"]
+    host = token_for(runner, "cpu-a")
+    worker = worker_body("cpu-a/0", "AMD EPYC", "cpu")
+    claimed = client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker, headers=bearer(host))
+    assert claimed.status_code == 200
+    renewed = client.post(f"/api/v1/rerun-requests/{request_id}/lease", json={"worker": "cpu-a/0", "log_tail": "[1/1]"},
+                          headers=bearer(host))
+    assert renewed.status_code == 200 and client.get(f"/api/v1/rerun-requests/{request_id}").json["log_tail"] == "[1/1]"
+    with queue_app.app_context():
+        assert cancel(request_id) and not cancel(request_id)
+    lost = client.post(f"/api/v1/rerun-requests/{request_id}/lease", json={"worker": "cpu-a/0"}, headers=bearer(host))
+    assert lost.status_code == 409
+    finished = client.post(f"/api/v1/rerun-requests/{request_id}/finish", json={"worker": "cpu-a/0", "status": "done"},
+                           headers=bearer(host))
+    assert finished.status_code == 409 and client.get(f"/api/v1/rerun-requests/{request_id}").json["status"] == \
+        "cancelled"
+
+
+@pytest.fixture
+def maintainer(queue_app, runner):
+    from .pages_support import token_of
+    from .test_maintainers import PASSWORD, sign_in
+
+    assert runner.invoke(args=["users", "create", "alice", "--password", PASSWORD]).exit_code == 0
+    client = queue_app.test_client()
+    assert sign_in(client).status_code == 303
+    client.csrf = lambda path: token_of(client, path)
+    return client
+
+
+def test_a_maintainer_asks_on_the_run_page_and_the_section_polls_while_pending(queue_app, maintainer):
+    from app.rerun_requests import Worker, check_in
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    page = maintainer.get(f"/runs/{original.id}").get_data(as_text=True)
+    assert "No worker serves any GPU model now" in page and "Rerun on" not in page
+    with queue_app.app_context():
+        check_in(Worker("h200-a/gpu0", "h200-a", "cuda", "NVIDIA H200"))
+    page = maintainer.get(f"/runs/{original.id}").get_data(as_text=True)
+    assert 'value="NVIDIA H200">Rerun on NVIDIA H200</button>' in page and "hx-trigger" not in page
+
+    asked = maintainer.post("/reruns", data={"csrf_token": maintainer.csrf(f"/runs/{original.id}"), "run": original.id,
+                                             "where": "NVIDIA H200", "protocol": "smoke"},
+                            headers={"HX-Request": "true"})
+    assert asked.status_code == 201
+    fragment = asked.get_data(as_text=True)
+    assert 'hx-trigger="every 2s"' in fragment and 'data-status="queued"' in fragment
+    assert "asked by maintainer alice" in fragment
+    twin = maintainer.get(f"/runs/{original.id}.json").json["rerun_section"]
+    assert twin["polling"] and twin["requests"][0]["gpu"] == "NVIDIA H200"
+    assert twin["requests"][0]["implementations"] is None  # every implementation
+
+    request_id = twin["requests"][0]["id"]
+    cancelled = maintainer.post(f"/reruns/{request_id}/cancel", headers={"HX-Request": "true"},
+                                data={"csrf_token": maintainer.csrf(f"/runs/{original.id}")})
+    assert cancelled.status_code == 200 and 'data-status="cancelled"' in cancelled.get_data(as_text=True)
+    assert "hx-trigger" not in cancelled.get_data(as_text=True)  # nothing pending: polling stops
+
+
+def test_only_signed_in_maintainers_ask_or_cancel_and_csrf_is_checked(queue_app, client, maintainer):
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    form = {"run": original.id, "where": "cpu", "protocol": "smoke"}
+    assert maintainer.post("/reruns", data=form).status_code == 400  # no CSRF token
+    from .pages_support import token_of
+
+    anonymous = client.post("/reruns", data={**form, "csrf_token": token_of(client)})
+    assert anonymous.status_code == 401
+    bad_where = maintainer.post("/reruns", data={**form, "where": "",
+                                                 "csrf_token": maintainer.csrf(f"/runs/{original.id}")})
+    assert bad_where.status_code == 400
+    with queue_app.app_context():
+        assert RerunRequest.select().count() == 0
+
+
+def test_the_reruns_list_filters_and_has_a_json_twin(queue_app, client, asker):
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    ask(client, asker, run=original.id, target="cpu")
+    ask(client, asker, run=original.id, gpu="NVIDIA H200")
+    listed = client.get("/reruns.json?gpu=cpu").json
+    assert listed["total"] == 1 and listed["items"][0]["target"] == "cpu"
+    assert client.get("/reruns.json?status=queued").json["total"] == 2
+    assert client.get("/reruns.json?status=done").json["total"] == 0
+    assert client.get("/reruns.json?status=lost").status_code == 400
+    page = client.get(f"/reruns?run={original.id}").get_data(as_text=True)
+    assert "NVIDIA H200" in page and "token scheduler" in page
