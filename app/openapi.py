@@ -166,7 +166,8 @@ def describe_rerun_requests(spec: APISpec) -> None:
         "responses": {"201": _json(rerun_request_schemas.CreatedRequestSchema, "Queued: the request's id and URL."),
                       "400": _error("The body names no work this index can resolve, or is malformed; nothing was "
                                     "stored."),
-                      "401": unauthorized, "403": _error("The token may not ask for reruns.")}}})
+                      "401": unauthorized, "403": _error("The token may not ask for reruns."),
+                      "503": _error("The queue is unreachable; nothing was stored.")}}})
     spec.path("/api/v1/rerun-requests/{request_id}", operations={"get": {
         "summary": "A rerun request: its work, status, worker, attempts, resulting runs and the tail of the "
                    "worker's log.", "parameters": [REQUEST_ID],

@@ -17,6 +17,8 @@ from huey import RedisHuey, SqliteHuey
 TASK_NAME = "kernelindex.rerun_request"
 QUEUE_FILE = "queue.sqlite3"
 SQLITE_PREFIX = "sqlite:///"
+DELIVERY_RETRIES = 5
+RETRY_DELAY_SECONDS = 10
 CPU_QUEUE = "reruns-cpu"
 
 _queues: dict = {}
@@ -52,7 +54,9 @@ def queue_for(name: str, config) -> tuple:
             huey = RedisHuey(name, url=url)
         else:
             raise QueueURLError(f"KERNELINDEX_QUEUE_URL must be sqlite:///PATH or redis://HOST:PORT/DB, not {url!r}")
-        _queues[key] = (huey, huey.task(name=TASK_NAME)(deliver))
+        # A consumer whose call to the record failed (the server was unreachable) gets the id again later.
+        _queues[key] = (huey, huey.task(name=TASK_NAME, retries=DELIVERY_RETRIES, retry_delay=RETRY_DELAY_SECONDS)(
+            deliver))
     return _queues[key]
 
 

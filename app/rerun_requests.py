@@ -34,6 +34,10 @@ class RequestRefused(ValueError):
     """A request that names no work this index can resolve (an unknown run, a memory run...): answered 400."""
 
 
+class QueueUnavailable(RuntimeError):
+    """The queue could not take a new request (Redis down): answered 503, the request is not kept."""
+
+
 @dataclass(frozen=True)
 class Worker:
     """A consumer as the record knows it: ``name`` is host/slot; ``gpu`` is the model it found."""
@@ -132,7 +136,12 @@ def ask_for_rerun(ask: dict, requested_by: str) -> RerunRequest:
         workloads=[workload_document(item) for item in work], implementations=ask.get("implementations"),
         target=target, gpu=gpu, queue=queue.queue_name(target, gpu), protocol=ask["protocol"],
         requested_by=requested_by)
-    queue.enqueue(request.id, request.queue, current_app.config)
+    try:  # after the commit, so that a worker given the id finds the row
+        queue.enqueue(request.id, request.queue, current_app.config)
+    except Exception as error:
+        request.delete_instance()
+        raise QueueUnavailable(f"the rerun queue is unreachable ({type(error).__name__}); nothing was stored, "
+                               "try again later") from error
     return request
 
 

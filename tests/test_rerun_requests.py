@@ -243,3 +243,12 @@ def test_the_reruns_list_filters_and_has_a_json_twin(queue_app, client, asker):
     assert client.get("/reruns.json?status=lost").status_code == 400
     page = client.get(f"/reruns?run={original.id}").get_data(as_text=True)
     assert "NVIDIA H200" in page and "token scheduler" in page
+
+
+def test_a_request_the_queue_cannot_take_is_not_kept(queue_app, client, asker):
+    queue_app.config["QUEUE_URL"] = "redis://127.0.0.1:1/0"  # nothing listens there
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    answer = ask(client, asker, run=original.id, target="cpu")
+    assert answer.status_code == 503 and "queue is unreachable" in answer.json["error"]
+    with queue_app.app_context():
+        assert RerunRequest.select().count() == 0

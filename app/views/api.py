@@ -128,7 +128,7 @@ def token_worker(token, body: dict):
 def ask_for_rerun():
     """Ask for a rerun with a token that may ask: 201 with the request's id and URL."""
     from ..rerun_request_schemas import created_request_schema, rerun_ask_schema
-    from ..rerun_requests import RequestRefused, ask_for_rerun as ask
+    from ..rerun_requests import QueueUnavailable, RequestRefused, ask_for_rerun as ask
 
     token = authenticated_host()
     if not token.may_request:
@@ -138,6 +138,8 @@ def ask_for_rerun():
         created = ask(loaded_body(rerun_ask_schema), requested_by=f"token {token.name}")
     except RequestRefused as error:
         abort(400, description=str(error))
+    except QueueUnavailable as error:
+        abort(503, description=str(error))
     item = {"id": created.id, "url": pages_requests.request_api_url(created.id), "status": created.status}
     return jsonify(created_request_schema.dump(item)), 201, {"Location": item["url"]}
 

@@ -11,7 +11,7 @@ from ..pages.lookup import rerun_request_or_404, run_or_404
 from ..pages.pagination import BadPage, page_number
 from ..pages.rerun_requests import CPU_CHOICE, BadFilter, reruns_page as reruns_context, run_requests_section
 from ..rerun_request_schemas import rerun_ask_schema
-from ..rerun_requests import RequestRefused, ask_for_rerun, cancel as cancel_request
+from ..rerun_requests import QueueUnavailable, RequestRefused, ask_for_rerun, cancel as cancel_request
 from .maintainers import maintainer_required, safe_next
 from .render import install, is_htmx, respond
 
@@ -66,6 +66,8 @@ def ask():
                                          for name, messages in error.messages.items()))
     except RequestRefused as error:
         abort(400, description=str(error))
+    except QueueUnavailable as error:
+        abort(503, description=str(error))
     if is_htmx():
         return section_of(run), 201
     return redirect(run_url(run.id, _anchor="reruns-requested"), code=303)
