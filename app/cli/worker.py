@@ -57,10 +57,13 @@ def supervise(children: list[subprocess.Popen]) -> None:
             if child.poll() is None:
                 child.send_signal(signum)
 
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, forward)
-    for child in children:
-        child.wait()
+    previous = {signum: signal.signal(signum, forward) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for child in children:
+            child.wait()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def serve_one(slot: str, target: str, server: str | None, token: str | None) -> None:
