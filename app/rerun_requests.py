@@ -176,21 +176,24 @@ def claim(request_id: int, worker: Worker) -> RerunRequest | None:
     return RerunRequest.get_by_id(request_id)
 
 
-def holding(request_id: int, worker_name: str):
-    return (RerunRequest.status == REQUEST_RUNNING) & (RerunRequest.worker == worker_name)
+def holding(worker_name: str, host: str | None):
+    """The condition that the worker (of ``host``, when a token names one) still holds a running request."""
+    condition = (RerunRequest.status == REQUEST_RUNNING) & (RerunRequest.worker == worker_name)
+    return condition if host is None else condition & (RerunRequest.worker_host == host)
 
 
-def renew(request_id: int, worker_name: str, log_tail: str | None = None) -> bool:
+def renew(request_id: int, worker_name: str, log_tail: str | None = None, host: str | None = None) -> bool:
     """Extend the worker's lease; False when it holds the request no more (cancelled, or its lease expired)."""
     changes = {"lease_expires_at": lease_end()}
     if log_tail is not None:
         changes["log_tail"] = log_tail
-    return _change(request_id, holding(request_id, worker_name), **changes)
+    return _change(request_id, holding(worker_name, host), **changes)
 
 
-def finish(request_id: int, worker_name: str, status: str, error: str | None, log_tail: str | None) -> bool:
+def finish(request_id: int, worker_name: str, status: str, error: str | None, log_tail: str | None,
+           host: str | None = None) -> bool:
     """Close the worker's request as done or failed; False when it held it no more."""
-    return _change(request_id, holding(request_id, worker_name), status=status, error=error, log_tail=log_tail,
+    return _change(request_id, holding(worker_name, host), status=status, error=error, log_tail=log_tail,
                    finished_at=utcnow(), lease_expires_at=None)
 
 

@@ -166,6 +166,9 @@ def test_cancelling_a_running_request_takes_it_from_its_worker(queue_app, client
     renewed = client.post(f"/api/v1/rerun-requests/{request_id}/lease", json={"worker": "cpu-a/0", "log_tail": "[1/1]"},
                           headers=bearer(host))
     assert renewed.status_code == 200 and client.get(f"/api/v1/rerun-requests/{request_id}").json["log_tail"] == "[1/1]"
+    other_host = token_for(runner, "cpu-b")  # a token of another host never touches this host's lease
+    assert client.post(f"/api/v1/rerun-requests/{request_id}/lease", json={"worker": "cpu-a/0"},
+                       headers=bearer(other_host)).status_code == 409
     with queue_app.app_context():
         assert cancel(request_id) and not cancel(request_id)
     lost = client.post(f"/api/v1/rerun-requests/{request_id}/lease", json={"worker": "cpu-a/0"}, headers=bearer(host))

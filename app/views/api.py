@@ -173,10 +173,10 @@ def renew_lease(request_id):
     from ..rerun_request_schemas import renew_schema
     from ..rerun_requests import renew
 
-    authenticated_host()
+    token = authenticated_host()
     body = loaded_body(renew_schema)
     rerun_request_or_404(request_id)
-    if not renew(request_id, body["worker"], body.get("log_tail")):
+    if not renew(request_id, body["worker"], body.get("log_tail"), host=token.host):
         abort(409, description=f"worker {body['worker']} no longer holds request {request_id}")
     return jsonify(held=True)
 
@@ -207,10 +207,11 @@ def finish_rerun_request(request_id):
     from ..rerun_request_schemas import finish_schema
     from ..rerun_requests import finish
 
-    authenticated_host()
+    token = authenticated_host()
     body = loaded_body(finish_schema)
     rerun_request_or_404(request_id)
-    if not finish(request_id, body["worker"], body["status"], body.get("error"), body.get("log_tail")):
+    if not finish(request_id, body["worker"], body["status"], body.get("error"), body.get("log_tail"),
+                  host=token.host):
         abort(409, description=f"worker {body['worker']} no longer holds request {request_id}")
     return jsonify(status=body["status"])
 
