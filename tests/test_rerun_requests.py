@@ -255,3 +255,20 @@ def test_a_request_the_queue_cannot_take_is_not_kept(queue_app, client, asker):
     assert answer.status_code == 503 and "queue is unreachable" in answer.json["error"]
     with queue_app.app_context():
         assert RerunRequest.select().count() == 0
+
+
+def test_a_maintainer_asks_for_a_comparison_groups_rerun_from_its_page(queue_app, maintainer):
+    from app.rerun_requests import Worker, check_in
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    key = original.comparison_key_id.split(":", 1)[-1]
+    with queue_app.app_context():
+        check_in(Worker("cpu-a/cpu0", "cpu-a", "cpu", "AMD EPYC"))
+    page = maintainer.get(f"/comparisons/{key}").get_data(as_text=True)
+    assert "Rerun this group" in page and 'value="cpu">Rerun on CPU</button>' in page
+    asked = maintainer.post("/reruns", data={"csrf_token": maintainer.csrf(f"/comparisons/{key}"), "comparison": key,
+                                             "where": "cpu", "protocol": "smoke"})
+    assert asked.status_code == 303 and asked.headers["Location"].endswith("/reruns")
+    [listed] = maintainer.get("/reruns.json").json["items"]
+    assert listed["comparison"] == original.comparison_key_id and listed["run"] is None
+    assert listed["workloads"][0]["rerunOf"][original.implementation] == original.id

@@ -51,6 +51,13 @@ def run_requests_section(run) -> dict:
             "page_url": run_url(run.id)}
 
 
+def comparison_rerun_form(group) -> dict:
+    """The comparison page's "Rerun this group on …" form (maintainers only): every member's implementation."""
+    maintainer = g.get("maintainer") is not None
+    return {"maintainer": maintainer, "choices": rerun_choices() if maintainer else [],
+            "protocols": list(PROTOCOL_PRESETS), "ask_url": url_for("reruns.ask"), "comparison": group.key}
+
+
 class BadFilter(ValueError):
     """A ``/reruns`` filter the list cannot apply: answered 400."""
 

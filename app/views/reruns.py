@@ -2,7 +2,7 @@
 (an HTMX fragment that polls itself while one is queued or running), and the maintainers' forms to ask
 for a rerun and to cancel one. CSRF is checked before any view runs (``app.security``)."""
 
-from flask import Blueprint, abort, current_app, g, redirect, render_template, request
+from flask import Blueprint, abort, current_app, g, redirect, render_template, request, url_for
 from marshmallow import ValidationError
 
 from ..page_schemas import reruns_page_schema
@@ -52,13 +52,15 @@ def run_requests(run_id):
 @reruns.post("/reruns")
 @maintainer_required
 def ask():
-    """A maintainer asks for a rerun of a run on a GPU model (or the CPU) from the run page: every implementation
-    of its workload, or (``only=1``) the run's own."""
-    run = run_or_404(request.form.get("run", ""))
+    """A maintainer asks for a rerun on a GPU model (or the CPU): from a run page, every implementation of the
+    run's workload or (``only=1``) the run's own; from a comparison page, the group's (``comparison``)."""
+    comparison = request.form.get("comparison")
+    run = None if comparison else run_or_404(request.form.get("run", ""))
     where = request.form.get("where", "")
-    ask = {"run": run.id, "protocol": request.form.get("protocol") or "standard",
+    ask = {**({"comparison": comparison} if comparison else {"run": run.id}),
+           "protocol": request.form.get("protocol") or "standard",
            **({"target": "cpu"} if where == CPU_CHOICE else {"gpu": where}),
-           **({"implementations": [run.implementation]} if request.form.get("only") == "1" else {})}
+           **({"implementations": [run.implementation]} if run and request.form.get("only") == "1" else {})}
     try:
         ask_for_rerun(rerun_ask_schema.load(ask), requested_by=f"maintainer {g.maintainer.username}")
     except ValidationError as error:
@@ -68,6 +70,8 @@ def ask():
         abort(400, description=str(error))
     except QueueUnavailable as error:
         abort(503, description=str(error))
+    if run is None:
+        return redirect(url_for("reruns.reruns_page"), code=303)
     if is_htmx():
         return section_of(run), 201
     return redirect(run_url(run.id, _anchor="reruns-requested"), code=303)
@@ -81,4 +85,4 @@ def cancel(request_id):
     cancel_request(rerun_request.id)
     if is_htmx() and rerun_request.run_id:
         return section_of(rerun_request.run)
-    return redirect(safe_next(request.form.get("next")) or "/reruns", code=303)
+    return redirect(safe_next(request.form.get("next")) or url_for("reruns.reruns_page"), code=303)
