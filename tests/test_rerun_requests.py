@@ -272,3 +272,30 @@ def test_a_maintainer_asks_for_a_comparison_groups_rerun_from_its_page(queue_app
     [listed] = maintainer.get("/reruns.json").json["items"]
     assert listed["comparison"] == original.comparison_key_id and listed["run"] is None
     assert listed["workloads"][0]["rerunOf"][original.implementation] == original.id
+
+
+def test_workers_racing_for_one_request_leave_it_to_exactly_one(queue_app, client, asker):
+    import threading
+
+    from app.db import database
+    from app.rerun_requests import Worker, claim
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, target="cpu").json["id"]
+    barrier, won = threading.Barrier(6), []
+
+    def race(slot):
+        with queue_app.app_context():
+            database.connect(reuse_if_open=True)
+            barrier.wait()
+            if claim(request_id, Worker(f"cpu-a/cpu{slot}", "cpu-a", "cpu", "AMD EPYC")):
+                won.append(slot)
+            database.close()
+
+    racers = [threading.Thread(target=race, args=(slot,)) for slot in range(6)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join()
+    shown = client.get(f"/api/v1/rerun-requests/{request_id}").json
+    assert len(won) == 1 and shown["attempts"] == 1 and shown["worker"] == f"cpu-a/cpu{won[0]}"
