@@ -26,4 +26,5 @@ RERUN_CLOCK_SKEW_SECONDS = 300  # how far a rerun's observedAt may lie ahead of 
 QUEUE_URL = None  # None: SqliteHuey in ``queue.sqlite3`` in the instance folder; redis://host:port/db for Redis
 RERUN_LEASE_SECONDS = 60  # a running request's lease; its worker renews it every third of that
 RERUN_MAX_ATTEMPTS = 3  # a request whose worker was lost this many times fails
+RERUN_REDELIVER_SECONDS = 3600  # a request still queued this long is put on the queue again (a lost message)
 WORKER_CHECK_IN_SECONDS = 15  # how often `flask worker` checks in (and requeues requests whose lease expired)

@@ -336,7 +336,8 @@ class RerunRequest(BaseModel):
     family, pass, parameters, dtype, options, rerunOf per implementation), so a worker needs nothing but this
     row (or its API document) to run it. A worker holds a running request by its lease: it renews
     ``lease_expires_at`` while it works; a lease that expires sends the request back to the queue, at most
-    ``RERUN_MAX_ATTEMPTS`` times in all.
+    ``RERUN_MAX_ATTEMPTS`` times in all. A request still queued ``RERUN_REDELIVER_SECONDS`` after
+    ``queued_at`` is put on the queue again, in case its message was lost (a duplicate is dropped at claim).
     """
 
     run = peewee.ForeignKeyField(Run, null=True, backref="rerun_requests", on_delete="SET NULL", index=False)
@@ -355,6 +356,7 @@ class RerunRequest(BaseModel):
     worker_host = peewee.CharField(max_length=120, null=True)
     worker_gpu = peewee.CharField(max_length=120, null=True)
     lease_expires_at = peewee.DateTimeField(null=True)
+    queued_at = peewee.DateTimeField(default=utcnow)  # when its id was last put on the queue
     created_at = peewee.DateTimeField(default=utcnow)
     started_at = peewee.DateTimeField(null=True)
     finished_at = peewee.DateTimeField(null=True)
@@ -362,8 +364,8 @@ class RerunRequest(BaseModel):
     log_tail = peewee.TextField(null=True)
 
     class Meta:
-        indexes = ((("status", "lease_expires_at"), False), (("run", "created_at"), False),
-                   (("created_at",), False))
+        indexes = ((("status", "lease_expires_at"), False), (("status", "queued_at"), False),
+                   (("run", "created_at"), False), (("created_at",), False))
 
     @property
     def is_pending(self) -> bool:

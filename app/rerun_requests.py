@@ -8,7 +8,8 @@ worker whose claim matched holds the request, the others drop the message.
 A worker holds a running request by its lease and renews it while it works. A worker that
 dies (kill -9, a lost machine) stops renewing; the next check-in of any worker
 (``check_in``) finds the lease expired and queues the request again, at most
-``RERUN_MAX_ATTEMPTS`` times in all, then fails it with the reason. Results carry an
+``RERUN_MAX_ATTEMPTS`` times in all, then fails it with the reason; a request queued for
+``RERUN_REDELIVER_SECONDS`` is put on the queue again, in case its message was lost. Results carry an
 idempotency key (the request's workload and the implementation), so a workload measured
 again after a requeue, or a result posted twice, is recorded once.
 """
@@ -254,7 +255,8 @@ def record_results(request: RerunRequest, workload_index: int, results: list, su
 
 
 def requeue_expired() -> list[int]:
-    """Queue again every running request whose lease expired, or fail it when its attempts are spent."""
+    """Queue again every running request whose lease expired (or fail it when its attempts are spent), and
+    put on the queue again every request queued for ``RERUN_REDELIVER_SECONDS`` (its message may be lost)."""
     now = utcnow()
     config = current_app.config
     expired = (RerunRequest.status == REQUEST_RUNNING) & (RerunRequest.lease_expires_at < now)
@@ -264,7 +266,13 @@ def requeue_expired() -> list[int]:
             _change(request.id, expired, status=REQUEST_FAILED, finished_at=now, lease_expires_at=None,
                     error=f"its worker was lost {request.attempts} times (last: {request.worker}, lease expired); "
                           "no attempts left")
-        elif _change(request.id, expired, status=REQUEST_QUEUED, worker=None, lease_expires_at=None):
+        elif _change(request.id, expired, status=REQUEST_QUEUED, worker=None, lease_expires_at=None, queued_at=now):
+            queue.enqueue(request.id, request.queue, config)
+            requeued.append(request.id)
+    waiting = (RerunRequest.status == REQUEST_QUEUED) & (
+        RerunRequest.queued_at < now - timedelta(seconds=float(config["RERUN_REDELIVER_SECONDS"])))
+    for request in RerunRequest.select().where(waiting):
+        if _change(request.id, waiting, queued_at=now):
             queue.enqueue(request.id, request.queue, config)
             requeued.append(request.id)
     return requeued

@@ -37,6 +37,7 @@ def migrate(migrator, database, fake=False, **kwargs):
         worker_host = pw.CharField(max_length=120, null=True)
         worker_gpu = pw.CharField(max_length=120, null=True)
         lease_expires_at = pw.DateTimeField(null=True)
+        queued_at = pw.DateTimeField(default=datetime.utcnow)
         created_at = pw.DateTimeField(default=datetime.utcnow)
         started_at = pw.DateTimeField(null=True)
         finished_at = pw.DateTimeField(null=True)
@@ -45,8 +46,8 @@ def migrate(migrator, database, fake=False, **kwargs):
 
         class Meta:
             table_name = "rerun_request"
-            indexes = ((("status", "lease_expires_at"), False), (("run", "created_at"), False),
-                       (("created_at",), False))
+            indexes = ((("status", "lease_expires_at"), False), (("status", "queued_at"), False),
+                       (("run", "created_at"), False), (("created_at",), False))
 
     @migrator.create_model
     class RerunRequestResult(pw.Model):

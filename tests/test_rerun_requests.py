@@ -299,3 +299,22 @@ def test_workers_racing_for_one_request_leave_it_to_exactly_one(queue_app, clien
         racer.join()
     shown = client.get(f"/api/v1/rerun-requests/{request_id}").json
     assert len(won) == 1 and shown["attempts"] == 1 and shown["worker"] == f"cpu-a/cpu{won[0]}"
+
+
+def test_a_request_queued_too_long_is_put_on_the_queue_again(queue_app, client, asker, runner):
+    from datetime import timedelta
+
+    from app import queue
+    from app.models import utcnow
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, target="cpu").json["id"]
+    huey, _ = queue.queue_for(queue.CPU_QUEUE, queue_app.config)
+    assert huey.pending_count() == 1
+    host = token_for(runner, "cpu-a")
+    check_in = {"worker": "cpu-a/cpu0", "target": "cpu", "gpu": "AMD EPYC"}
+    assert client.post("/api/v1/rerun-workers", json=check_in, headers=bearer(host)).json == {"requeued": []}
+    with queue_app.app_context():
+        RerunRequest.update(queued_at=utcnow() - timedelta(hours=2)).execute()  # its message was lost
+    assert client.post("/api/v1/rerun-workers", json=check_in, headers=bearer(host)).json == {"requeued": [request_id]}
+    assert huey.pending_count() == 2 and client.get(f"/api/v1/rerun-requests/{request_id}").json["status"] == "queued"
