@@ -25,9 +25,9 @@ from runners.timing import protocol_document
 
 from .db import database
 from .rerun_request_schemas import MAX_LOG_TAIL
+from .rerun_requests import (Worker, check_in, claim, finish, harness_request, idempotency_key, record_results,
+                             recorded_keys, renew)
 from .rerun_schemas import FORBIDDEN
-from .rerun_requests import Worker, claim, finish, harness_request, idempotency_key, recorded_keys, record_results, \
-    renew, check_in
 
 
 def request_document(request) -> dict:
