@@ -2,6 +2,8 @@
 #   make serve   install, create the database, import the Liger data and reruns, serve on 127.0.0.1:5000
 #                (without ../shared: Liger-Kernel's newest CSVs from GitHub at the commit pinned in app/upstream.py)
 #   make test    install (Chromium too) and run the whole test suite
+#   make worker  consume the rerun queues beside `make serve`: one consumer per GPU, or one on the CPU
+#                (make worker WORKER_ARGS="--target cpu --workers 2"; SQLite database and queue in instance/)
 # KERNELINDEX_DATABASE_URL picks the database (default: SQLite in instance/).
 # make serve is local development mode: it generates a secret key once, keeps it in
 # instance/secret_key (mode 600) and serves PUBLIC_URL (make serve PUBLIC_URL=http://name:5000).
@@ -18,7 +20,9 @@ SECRET_FILE := instance/secret_key
 LOCAL_FLASK = KERNELINDEX_SECRET_KEY="$${KERNELINDEX_SECRET_KEY:-$$(cat $(SECRET_FILE))}" \
 	KERNELINDEX_PUBLIC_URL="$${KERNELINDEX_PUBLIC_URL:-$(PUBLIC_URL)}" $(BIN)/flask --app wsgi
 
-.PHONY: install serve data test browser-deps
+WORKER_ARGS ?=
+
+.PHONY: install serve data test browser-deps worker
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +50,10 @@ data: install $(SECRET_FILE)
 
 serve: data
 	$(LOCAL_FLASK) run --host $(HOST) --port $(PORT)
+
+worker: install $(SECRET_FILE)
+	$(LOCAL_FLASK) db upgrade
+	$(LOCAL_FLASK) worker $(WORKER_ARGS)
 
 browser-deps:
 	@test -x /usr/bin/chromium || (apt-get update -q && apt-get install -y -q chromium)

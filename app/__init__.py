@@ -16,7 +16,7 @@ from flask import Flask
 
 from . import config as default_config
 from . import db
-from . import inputs
+from . import inputs, queue
 from .security import check_configuration
 from .security import init_app as init_security
 
@@ -34,6 +34,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     if not app.config["DATABASE_URL"]:
         app.config["DATABASE_URL"] = "sqlite:///" + os.path.join(app.instance_path, "kernelindex.sqlite3")
+    if not app.config["QUEUE_URL"]:
+        app.config["QUEUE_URL"] = "sqlite:///" + os.path.join(app.instance_path, queue.QUEUE_FILE)
     db.init_app(app)
 
     from .views import register_blueprints

@@ -328,6 +328,7 @@ class HostToken(BaseModel):
     created_at = peewee.DateTimeField(default=utcnow)
     host = peewee.CharField(max_length=120)
     gpus = JSONField(null=True)  # GPU names or products, e.g. ["NVIDIA H200"]
+    may_request = peewee.BooleanField(default=False)  # may also ask for reruns (POST /api/v1/rerun-requests)
 
     @staticmethod
     def hash(token: str) -> str:
@@ -338,5 +339,84 @@ class HostToken(BaseModel):
         return cls.get_or_none((cls.token_hash == cls.hash(token)) & (cls.revoked == False))  # noqa: E712
 
 
+REQUEST_QUEUED, REQUEST_RUNNING, REQUEST_DONE, REQUEST_FAILED, REQUEST_CANCELLED = (
+    "queued", "running", "done", "failed", "cancelled")
+REQUEST_STATUSES = (REQUEST_QUEUED, REQUEST_RUNNING, REQUEST_DONE, REQUEST_FAILED, REQUEST_CANCELLED)
+REQUEST_PENDING = (REQUEST_QUEUED, REQUEST_RUNNING)
+
+
+class RerunRequest(BaseModel):
+    """A request to rerun some work on a GPU model (or the CPU); the record of its state, which the queue only delivers.
+
+    ``workloads`` is the work resolved when it was asked for (one harness request per workload and pass:
+    family, pass, parameters, dtype, options, rerunOf per implementation), so a worker needs nothing but this
+    row (or its API document) to run it. A worker holds a running request by its lease: it renews
+    ``lease_expires_at`` while it works; a lease that expires sends the request back to the queue, at most
+    ``RERUN_MAX_ATTEMPTS`` times in all. A request still queued ``RERUN_REDELIVER_SECONDS`` after
+    ``queued_at`` is put on the queue again, in case its message was lost (a duplicate is dropped at claim).
+    """
+
+    run = peewee.ForeignKeyField(Run, null=True, backref="rerun_requests", on_delete="SET NULL", index=False)
+    comparison_key = peewee.CharField(max_length=71, null=True)
+    family = peewee.CharField(max_length=120)
+    workloads = JSONField()
+    implementations = JSONField(null=True)  # null: every implementation the worker's plugin has
+    target = peewee.CharField(max_length=10)  # cuda, cpu
+    gpu = peewee.CharField(max_length=120, null=True)  # the GPU model wanted, e.g. NVIDIA H200; null on the CPU
+    queue = peewee.CharField(max_length=160)
+    protocol = peewee.CharField(max_length=40)
+    requested_by = peewee.CharField(max_length=120)  # "maintainer NAME" or "token NAME"
+    status = peewee.CharField(max_length=20, default=REQUEST_QUEUED)
+    attempts = peewee.IntegerField(default=0)
+    worker = peewee.CharField(max_length=200, null=True)  # the consumer that holds (or last held) it
+    worker_host = peewee.CharField(max_length=120, null=True)
+    worker_gpu = peewee.CharField(max_length=120, null=True)
+    lease_expires_at = peewee.DateTimeField(null=True)
+    queued_at = peewee.DateTimeField(default=utcnow)  # when its id was last put on the queue
+    created_at = peewee.DateTimeField(default=utcnow)
+    started_at = peewee.DateTimeField(null=True)
+    finished_at = peewee.DateTimeField(null=True)
+    error = peewee.TextField(null=True)
+    log_tail = peewee.TextField(null=True)
+
+    class Meta:
+        indexes = ((("status", "lease_expires_at"), False), (("status", "queued_at"), False),
+                   (("run", "created_at"), False), (("created_at",), False))
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status in REQUEST_PENDING
+
+    def result_run_ids(self) -> list[str]:
+        return [result.run_id for result in self.results.order_by(RerunRequestResult.id) if result.run_id]
+
+
+class RerunRequestResult(BaseModel):
+    """One implementation's result on one workload of a request, recorded once however often it is delivered.
+
+    ``key`` (the idempotency key) digests the request's workload and the implementation; ``run`` is the
+    run it created (null when the index already held the identical result).
+    """
+
+    request = peewee.ForeignKeyField(RerunRequest, backref="results", on_delete="CASCADE", index=False)
+    key = peewee.CharField(max_length=64)
+    run = peewee.ForeignKeyField(Run, null=True, on_delete="SET NULL", backref="+", index=False)
+    recorded_at = peewee.DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("request", "key"), True),)
+
+
+class RerunWorker(BaseModel):
+    """A consumer that checked in lately: the web offers reruns on the GPU models that have one."""
+
+    name = peewee.CharField(max_length=200, unique=True)  # host/slot
+    host = peewee.CharField(max_length=120)
+    target = peewee.CharField(max_length=10)
+    gpu = peewee.CharField(max_length=120)  # the model it found (the CPU's name for CPU workers)
+    queue = peewee.CharField(max_length=160)
+    seen_at = peewee.DateTimeField(default=utcnow)
+
+
 ALL_MODELS = (Manifest, Family, SourceFile, ComparisonGroup, Run, Rejudgement, Attestation, IssueReport, Maintainer,
-              HostToken, SignInAttempt)
+              HostToken, SignInAttempt, RerunRequest, RerunRequestResult, RerunWorker)

@@ -9,8 +9,9 @@ from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Blueprint, current_app, jsonify
 
-from . import page_schemas, schemas, search
+from . import page_schemas, rerun_request_schemas, schemas, search
 from .inputs import TEXT_PATTERN
+from .models import REQUEST_STATUSES
 from .pages.family_filters import FAMILY_SORTS
 from .pages.pagination import MAX_PAGE
 from .views import comparisons
@@ -76,6 +77,12 @@ def build_spec() -> APISpec:
         "summary": "One run: its canonical documents, evidence, rank, history and attestations.",
         "parameters": [RUN_ID],
         "responses": _answers(_json(schemas.RunDetailSchema, "The run."), not_found="No such run.")}})
+    spec.path("/api/v1/runs/{run_id}/rerun-workload", operations={"get": {
+        "summary": "What a host needs to rerun the run without a database (`flask rerun RUN_ID --server`).",
+        "parameters": [RUN_ID],
+        "responses": {**_answers(_json(rerun_request_schemas.RerunWorkloadSchema, "The run's workload and pass."),
+                                 not_found="No such run."),
+                      "400": _error("A run KernelIndex does not rerun (a memory run), or a malformed address.")}}})
     spec.path("/api/v1/comparisons/{key}", operations={"get": {
         "summary": "One comparison group: its current members ranked, with ratios and noise overlap.",
         "parameters": [GROUP_KEY],
@@ -127,7 +134,72 @@ def build_spec() -> APISpec:
             "schema": {"type": "object"}}}}, not_found="No such run.")}})
     describe_downloads(spec)
     describe_policies_and_badges(spec)
+    describe_rerun_requests(spec)
     return spec
+
+
+REQUEST_ID = {"in": "path", "name": "request_id", "required": True, "description": "The rerun request's id.",
+              "schema": {"type": "integer", "minimum": 0}}
+NOT_YOURS = "The request is not (or no longer) the worker's: cancelled, finished, held by another worker, or " \
+            "refused because the worker's GPU model is not the one wanted."
+
+
+def describe_rerun_requests(spec: APISpec) -> None:
+    """Asking for reruns, following one, and the calls a ``flask worker --server`` consumer makes."""
+    token = [{"rerunHostToken": []}]
+    unauthorized = _error("No valid rerun-host token.")
+
+    def body(schema) -> dict:
+        return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+    def worker_call(summary: str, schema, ok: dict, *, status: str = "200", extra: dict | None = None) -> dict:
+        return {"post": {"summary": summary, "security": token, "parameters": [REQUEST_ID],
+                         "requestBody": body(schema),
+                         "responses": {status: ok, "400": _error("A malformed body; nothing was stored."),
+                                       "401": unauthorized, "404": _error("No such request."),
+                                       "409": _error(NOT_YOURS), **(extra or {})}}}
+
+    spec.path("/api/v1/rerun-requests", operations={"post": {
+        "summary": "Ask for a rerun (a token created with `--may-request`): a run (every implementation, or those "
+                   "named), a comparison group or a family's workloads, optionally swept, on a GPU model or the CPU.",
+        "security": token, "requestBody": body(rerun_request_schemas.RerunAskSchema),
+        "responses": {"201": _json(rerun_request_schemas.CreatedRequestSchema, "Queued: the request's id and URL."),
+                      "400": _error("The body names no work this index can resolve, or is malformed; nothing was "
+                                    "stored."),
+                      "401": unauthorized, "403": _error("The token may not ask for reruns."),
+                      "503": _error("The queue is unreachable; nothing was stored.")}}})
+    spec.path("/api/v1/rerun-requests/{request_id}", operations={"get": {
+        "summary": "A rerun request: its work, status, worker, attempts, resulting runs and the tail of the "
+                   "worker's log.", "parameters": [REQUEST_ID],
+        "responses": _answers(_json(rerun_request_schemas.RerunRequestSchema, "The request."),
+                              not_found="No such request.")}})
+    spec.path("/api/v1/rerun-requests/{request_id}/claim", operations=worker_call(
+        "A worker takes a queued request.", rerun_request_schemas.WorkerSchema,
+        _json(rerun_request_schemas.RerunRequestSchema, "Taken: the request, with every workload to run."),
+        extra={"403": _error("The token may not post results for this GPU model.")}))
+    spec.path("/api/v1/rerun-requests/{request_id}/lease", operations=worker_call(
+        "The worker renews its lease on the request (and sends the tail of its log).",
+        rerun_request_schemas.RenewSchema, {"description": "Renewed."}))
+    spec.path("/api/v1/rerun-requests/{request_id}/results", operations=worker_call(
+        "Results of one of the request's workloads, recorded once per implementation (as POST /api/v1/reruns "
+        "records them, as the token's host).", rerun_request_schemas.RequestResultsSchema,
+        {"description": "Recorded: the ids of the runs created (none for results recorded before)."},
+        status="201", extra={"413": _error("The body is larger than a rerun batch may be.")}))
+    spec.path("/api/v1/rerun-requests/{request_id}/finish", operations=worker_call(
+        "The worker closes the request as done or failed.", rerun_request_schemas.FinishSchema,
+        {"description": "Closed."}))
+    spec.path("/api/v1/rerun-workers", operations={"post": {
+        "summary": "A worker checks in: the web offers its GPU model, and requests whose lease expired are "
+                   "queued again.", "security": token, "requestBody": body(rerun_request_schemas.WorkerSchema),
+        "responses": {"200": {"description": "Checked in: the ids of the requests queued again."},
+                      "400": _error("A malformed body."), "401": unauthorized,
+                      "403": _error("The token may not post results for this GPU model.")}}})
+    spec.path("/reruns.json", operations={"get": {
+        "summary": "Rerun requests, newest first (the `/reruns` page's JSON twin).",
+        "parameters": [_query("status", {"type": "string", "enum": ["", *REQUEST_STATUSES]}),
+                       *(_query(name, _text()) for name in ("gpu", "run")),
+                       _query("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE})],
+        "responses": _answers(_json(page_schemas.RerunsPageSchema, "The requests."))}})
 
 
 def describe_policies_and_badges(spec: APISpec) -> None:

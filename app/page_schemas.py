@@ -9,6 +9,7 @@ The OpenAPI document (``app/openapi.py``) is generated from these and ``app.sche
 
 from marshmallow import Schema, fields
 
+from .rerun_request_schemas import RerunRequestSchema
 from .schemas import ComparisonSchema, RunDetailSchema, RunItemSchema
 
 
@@ -92,6 +93,19 @@ class HistoryEntrySchema(Schema):
     status = fields.String()
 
 
+class RerunChoiceSchema(Schema):
+    value = fields.String()
+    label = fields.String()
+
+
+class RunRerunSectionSchema(Schema):
+    """The run page's rerun requests (newest first), whether the section polls, and where a maintainer may ask."""
+
+    requests = fields.List(fields.Nested(RerunRequestSchema))
+    polling = fields.Boolean()
+    choices = fields.List(fields.Nested(RerunChoiceSchema))
+
+
 class RunPageSchema(RunDetailSchema):
     """The run page: the API's run detail plus the page's worded figures and sections."""
 
@@ -120,6 +134,7 @@ class RunPageSchema(RunDetailSchema):
     supersedes = fields.List(fields.Nested(HistoryEntrySchema))
     rerun_of = fields.Nested(HistoryEntrySchema, allow_none=True)
     reruns = fields.List(fields.Nested(HistoryEntrySchema))
+    rerun_section = fields.Nested(RunRerunSectionSchema)
     issue_count = fields.Integer()
     citation = fields.Nested(CitationSchema)
     badge = fields.Dict(metadata={"description": "url of the run's SVG badge and the Markdown that embeds it"})
@@ -301,6 +316,17 @@ class EvidencePageSchema(Schema):
     rules = fields.List(fields.String())
 
 
+class RerunsPageSchema(Schema):
+    """``/reruns``: rerun requests, newest first, with the filters applied."""
+
+    title = fields.String()
+    items = fields.List(fields.Nested(RerunRequestSchema))
+    total = fields.Integer()
+    page = fields.Integer()
+    filters = fields.Dict(keys=fields.String(), values=fields.String())
+    next_url = fields.String(allow_none=True)
+
+
 run_page_schema = RunPageSchema()
 comparison_page_schema = ComparisonPageSchema()
 family_page_schema = FamilyPageSchema()
@@ -308,3 +334,4 @@ home_page_schema = HomePageSchema()
 search_page_schema = SearchPageSchema()
 plugins_page_schema = PluginsPageSchema()
 evidence_page_schema = EvidencePageSchema()
+reruns_page_schema = RerunsPageSchema()

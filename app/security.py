@@ -3,7 +3,8 @@
 CSRF: every session carries one random token (``csrf_token()`` in templates puts
 it in a hidden ``csrf_token`` field; HTMX may send it as the ``X-CSRFToken``
 header instead). Every unsafe request (POST, PUT, PATCH, DELETE) must present
-the session's token, except the rerun API (``/api/v1/reruns``), whose callers
+the session's token, except the rerun API (``/api/v1/reruns``, ``/api/v1/rerun-requests``,
+``/api/v1/rerun-workers``), whose callers
 authenticate with a bearer token and carry no cookies. A missing or wrong token
 is a 400 before any view runs, so nothing is stored.
 
@@ -49,7 +50,7 @@ CSRF_SESSION_KEY = "_csrf_token"
 CSRF_FORM_FIELD = "csrf_token"
 CSRF_HEADER = "X-CSRFToken"
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-CSRF_EXEMPT_PREFIXES = ("/api/v1/reruns",)  # bearer-token API: no cookies, so no CSRF
+CSRF_EXEMPT_PREFIXES = ("/api/v1/reruns", "/api/v1/rerun-requests", "/api/v1/rerun-workers")  # bearer tokens: no CSRF
 WINDOW_SECONDS = 60.0
 MIN_SECRET_KEY_LENGTH = 32
 MIN_PASSWORD_LENGTH = 12

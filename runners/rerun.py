@@ -99,6 +99,13 @@ def check_requests(requests: Sequence[RerunRequest], target: str, implementation
         _plugin_and_implementations(registry, request.family, target, implementations, request.dtype)
 
 
+def chosen_implementations(request: RerunRequest, target: str, implementations: Sequence[str] | None,
+                           registry: PluginRegistry) -> list[str]:
+    """The implementations ``rerun_workload`` would time for this request (all available ones when none are named)."""
+    _, chosen = _plugin_and_implementations(registry, request.family, target, implementations, request.dtype)
+    return list(chosen)
+
+
 def device_for(target: str, index: int) -> str:
     return f"cuda:{index}" if target == "cuda" else "cpu"
 

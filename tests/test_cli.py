@@ -41,7 +41,7 @@ def test_tokens_are_shown_once_and_stored_hashed(app, runner):
         assert HostToken.find_active(token) == stored
     listed = runner.invoke(args=["tokens", "list"])
     assert "h200-a\tactive" in listed.output and token not in listed.output
-    assert listed.output.strip().endswith("\th200-a\tany GPU")  # the host defaults to the token's name
+    assert listed.output.strip().endswith("\th200-a\tany GPU\tposts results")  # the host defaults to the name
     assert runner.invoke(args=["tokens", "create", "h200-a"]).exit_code != 0
     assert runner.invoke(args=["tokens", "revoke", "h200-a"]).exit_code == 0
     with app.app_context():
@@ -56,6 +56,10 @@ def test_a_token_is_issued_to_one_host_and_optionally_some_gpus(app, runner):
         stored = HostToken.get(HostToken.name == "rack-7")
         assert (stored.host, stored.gpus) == ("h200-a", ["NVIDIA H200"])
     assert "rack-7\tactive" in runner.invoke(args=["tokens", "list"]).output
+    asking = runner.invoke(args=["tokens", "create", "scheduler", "--may-request"])
+    with app.app_context():
+        assert HostToken.find_active(asking.output.strip()).may_request
+    assert "\tmay ask for reruns" in runner.invoke(args=["tokens", "list"]).output
     too_long = runner.invoke(args=["tokens", "create", "x", "--host", "h" * 121])
     assert too_long.exit_code == 2 and "printable" in too_long.output
 

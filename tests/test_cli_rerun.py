@@ -126,12 +126,14 @@ def test_usage_errors(runner, arguments, message):
 
 @pytest.fixture
 def server(small_app, monkeypatch):
-    """Route the command's HTTP POST to the app's own API through its test client."""
+    """Route the command's HTTP calls to the app's own API through its test client."""
     client = small_app.test_client()
 
     def urlopen(request, timeout):
-        response = client.post(request.full_url.replace("http://kernelindex.test", ""), data=request.data,
-                               headers=dict(request.header_items()))
+        if isinstance(request, str):  # a GET
+            request = urllib.request.Request(request)
+        response = client.open(request.full_url.replace("http://kernelindex.test", ""), method=request.get_method(),
+                               data=request.data, headers=dict(request.header_items()))
         if response.status_code >= 400:
             raise urllib.error.HTTPError(request.full_url, response.status_code, "refused", {},
                                          io.BytesIO(response.data))

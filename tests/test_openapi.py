@@ -1,5 +1,7 @@
 """The OpenAPI document: valid, generated from the schemas, covering the API and the pages' twins."""
 
+import re
+
 from openapi_spec_validator import validate
 
 from app import page_schemas, schemas
@@ -15,7 +17,7 @@ def test_every_api_route_and_page_twin_is_described(app, client):
     document = client.get("/api/openapi.json").get_json()
     described = set(document["paths"])
     for rule in app.url_map.iter_rules():
-        path = rule.rule.replace("<path:", "{").replace("<", "{").replace(">", "}")
+        path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule)  # <path:key>, <int:request_id> -> {key}, {request_id}
         if path.startswith("/api/v1/") or path.endswith(".json") and path != "/api/openapi.json":
             assert path in described, path
 

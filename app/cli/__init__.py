@@ -12,9 +12,10 @@ from .rejudge import rejudge_command
 from .rerun import rerun_command
 from .tokens import tokens_cli
 from .users import users_cli
+from .worker import worker_command
 
 
 def register_commands(app):
     for command in (db_cli, import_cli, rerun_command, rejudge_command, invalidate_command, plugins_command, users_cli,
-                    tokens_cli):
+                    tokens_cli, worker_command):
         app.cli.add_command(command)

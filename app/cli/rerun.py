@@ -1,6 +1,7 @@
 """``flask rerun``: the app hosting the harness on a GPU host.
 
-It looks the named runs up in the database, turns them into the harness's
+It looks the named runs up in the database (with ``--server``, RUN_IDs on the server's
+API, so a GPU host needs no database), turns them into the harness's
 ``RerunRequest``s, calls ``runners.rerun`` workload by workload, and sends each
 workload's results on at once (so a run cut short keeps what it measured): into
 this database, appended to an ``--out`` bundle, or posted to a ``--server``. All
@@ -9,6 +10,7 @@ three carry the same bundle lines, and all three end in the rerun importer.
 
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,14 +18,14 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from runners import memory
 from runners.discovery import get_registry
-from runners.rerun import (METRIC, RerunError, RerunRequest, capture_environment, check_requests, device_for,
-                           rerun_workload, sweep_requests)
+from runners.rerun import (METRIC, RerunError, capture_environment, check_requests, device_for, rerun_workload,
+                           sweep_requests)
 from runners.timing import PROTOCOL_PRESETS, protocol_document
 from runners.types import PASSES, TARGETS, RerunResult
 
 from ..models import SOURCE_REPORTED, Run
+from ..rerun_requests import family_runs, harness_request, harness_requests
 
 
 def progress(message: str) -> None:
@@ -50,10 +52,7 @@ def select_runs(run_ids, external_ids, kernels, passes) -> list[Run]:
             raise click.ClickException(f"no run with external id {external_id!r}")
         selected.extend(runs)
     for kernel in kernels:
-        query = Run.select().where((Run.kernel == kernel) & (Run.metric == METRIC) & (Run.evidence == SOURCE_REPORTED))
-        if passes:
-            query = query.where(Run.pass_.in_(passes))
-        runs = list(query.order_by(Run.observed_at, Run.id))
+        runs = family_runs(kernel, passes)
         if not runs:
             raise click.ClickException(f"no {SOURCE_REPORTED} {METRIC} runs of {kernel}"
                                        + (f" for pass {', '.join(passes)}" if passes else ""))
@@ -65,42 +64,20 @@ def select_runs(run_ids, external_ids, kernels, passes) -> list[Run]:
     return selected
 
 
-def _preferred(runs, gpu_product) -> Run:
-    """The run a result reproduces: one on this host's GPU product if any, else the newest."""
-    return max(runs, key=lambda run: (run.gpu_product == gpu_product, run.observed_at, run.id))
-
-
-def rerun_requests(runs, gpu_product) -> list[RerunRequest]:
-    """One request per distinct workload and pass, each implementation linked to the run it reproduces.
-
-    Runs named on the command line are linked first; the other implementations are linked
-    to the source-reported run of the same workload, pass and implementation, if any, and
-    their memory results (measured on CUDA) to its source-reported memory run.
-    """
-    grouped = {}
-    for run in runs:
-        grouped.setdefault((run.kernel_id, run.pass_, run.workload_key), []).append(run)
+def fetched_requests(server: str, run_ids) -> list:
+    """The harness requests of runs the server holds, read from its API: no database here."""
     requests = []
-    for (kernel, pass_, key), named in grouped.items():
-        candidates = published_runs(key, pass_, METRIC)
-        for run in named:
-            candidates[run.implementation] = [r for r in named if r.implementation == run.implementation]
-        first = named[0]
-        requests.append(RerunRequest(
-            family=kernel, pass_=pass_, parameters=first.parameters, dtype=first.dtype, options=first.options or {},
-            rerun_of={name: _preferred(found, gpu_product).id for name, found in candidates.items()},
-            memory_rerun_of={name: _preferred(found, gpu_product).id
-                             for name, found in published_runs(key, pass_, memory.METRIC).items()}))
+    for run_id in run_ids:
+        url = f"{server.rstrip('/')}/api/v1/runs/{urllib.parse.quote(run_id, safe='')}/rerun-workload"
+        try:
+            with urllib.request.urlopen(url, timeout=60) as response:
+                requests.append(harness_request(json.loads(response.read())))
+        except urllib.error.HTTPError as error:
+            message = json.loads(error.read() or b"{}").get("error", error.reason)
+            raise click.ClickException(f"{server}: {message}") from error
+        except urllib.error.URLError as error:
+            raise click.ClickException(f"could not reach {server}: {error.reason}") from error
     return requests
-
-
-def published_runs(workload_key: str, pass_: str, metric: str) -> dict[str, list[Run]]:
-    """The source-reported runs of one workload, pass and metric, by implementation."""
-    found = {}
-    for run in Run.select().where((Run.workload_key == workload_key) & (Run.pass_ == pass_) & (Run.metric == metric)
-                                  & (Run.evidence == SOURCE_REPORTED)):
-        found.setdefault(run.implementation, []).append(run)
-    return found
 
 
 def parse_sweep(assignments) -> dict[str, list]:
@@ -192,7 +169,8 @@ def chosen_target(target: str | None) -> str:
 @click.option("--budget", type=float, help="Seconds each implementation may take, compilation included "
                                            "(default: the protocol's).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Append results to this JSON-lines bundle.")
-@click.option("--server", help="Post results to this KernelIndex server's /api/v1/reruns.")
+@click.option("--server", help="Post results to this KernelIndex server's /api/v1/reruns; RUN_IDs are looked up "
+                               "there (no local database needed).")
 @click.option("--token", envvar="KERNELINDEX_RERUN_TOKEN", help="Rerun-host token for --server.")
 @with_appcontext
 def rerun_command(run_ids, external_ids, kernels, passes, assignments, implementations, target, device_index, preset,
@@ -205,11 +183,13 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
     if server and not token:
         raise click.UsageError("--server needs --token (or KERNELINDEX_RERUN_TOKEN)")
     target = chosen_target(target)
-    runs = select_runs(run_ids, external_ids, kernels, passes)
+    runs = select_runs([] if server else run_ids, external_ids, kernels, passes)  # --server: its RUN_IDs
     registry = get_registry()
     protocol = protocol_document(preset, target, budget)
     environment = capture_environment(target, device_for(target, device_index), registry)
-    requests = rerun_requests(runs, (environment.get("hardware") or {}).get("product"))
+    requests = harness_requests(runs, (environment.get("hardware") or {}).get("product"))
+    if server:
+        requests += fetched_requests(server, run_ids)
     try:
         requests = sweep_requests(requests, parse_sweep(assignments))
     except RerunError as error:
@@ -218,7 +198,8 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
         check_requests(requests, target, implementations, registry)
     except RerunError as error:
         raise click.ClickException(str(error)) from error
-    progress(f"{len(requests)} workload(s) from {len(runs)} run(s), protocol {protocol['name']}, "
+    progress(f"{len(requests)} workload(s) from {len(runs) + (len(run_ids) if server else 0)} run(s), "
+             f"protocol {protocol['name']}, "
              f"on {environment['hardware'].get('product', 'unknown')} ({target})")
 
     passed = failed = 0

@@ -13,7 +13,8 @@ tokens_cli = AppGroup("tokens", help="Manage rerun-host tokens.")
 @click.option("--host", help="The host identity results posted with the token are recorded as (default: NAME).")
 @click.option("--gpu", "gpus", multiple=True,
               help="A GPU kind the token may post results for, e.g. 'NVIDIA H200' (repeatable; default: any).")
-def create_token(name, host, gpus):
+@click.option("--may-request", is_flag=True, help="The token may also ask for reruns (POST /api/v1/rerun-requests).")
+def create_token(name, host, gpus, may_request):
     """Create a rerun-host token for one host and print it once (only its hash is stored)."""
     from ..importers.rerun_submission import host_problem
     from ..models import HostToken
@@ -24,7 +25,8 @@ def create_token(name, host, gpus):
     if host_problem(host):
         raise click.BadParameter(host_problem(host), param_hint="--host")
     token = "kih_" + secrets.token_urlsafe(32)
-    HostToken.create(name=name, token_hash=HostToken.hash(token), host=host, gpus=list(gpus) or None)
+    HostToken.create(name=name, token_hash=HostToken.hash(token), host=host, gpus=list(gpus) or None,
+                     may_request=may_request)
     click.echo(token)
 
 
@@ -36,7 +38,8 @@ def list_tokens():
     for token in HostToken.select().order_by(HostToken.name):
         state = "revoked" if token.revoked else "active"
         gpus = ", ".join(token.gpus or ["any GPU"])
-        click.echo(f"{token.name}\t{state}\t{token.created_at:%Y-%m-%d}\t{token.host}\t{gpus}")
+        asks = "may ask for reruns" if token.may_request else "posts results"
+        click.echo(f"{token.name}\t{state}\t{token.created_at:%Y-%m-%d}\t{token.host}\t{gpus}\t{asks}")
 
 
 @tokens_cli.command("revoke")

@@ -13,6 +13,7 @@ from .api import comparison_detail
 from .agreement import agreements
 from .comparison_rows import member_rows, mixed_math_modes
 from .links import comparison_url, family_url, family_url_of_run
+from .rerun_requests import comparison_rerun_form
 from .titles import EVIDENCE_KIND_TITLES, family_ref, short_key, workload_summary
 
 
@@ -62,4 +63,5 @@ def comparison_page(group: ComparisonGroup, current_id: str | None = None) -> di
         "related": related_groups(group),
         "agreements": agreements(group),
         "json_url": url_for("comparisons.comparison_page_json", key=group.key.split(":", 1)[-1]),
+        "rerun_form": comparison_rerun_form(group),
     }

@@ -17,6 +17,7 @@ from .citation import citation
 from .links import comparison_url, family_url_of_run, run_url
 from .implementation_details import implementation_details
 from .protocol_rows import protocol_section
+from .rerun_requests import run_requests_section
 from .run_sections import (correctness_section, environment_rows, execution_lines, gpu_note, invalidation_notice,
                            measurement_rows, native_line, rank_line, split_quantity, spread_line, workload_section)
 from .titles import evidence_title, family_ref, implementation_title, short_key, source_title, workload_summary
@@ -116,6 +117,7 @@ def run_page(run: Run) -> dict:
         "artifacts": spec.get("artifacts") or [],
         "error": (run.details or {}).get("error"),
         "attestation_section": community.attestation_section(run),
+        "rerun_section": run_requests_section(run),
         "issue_section": issue_section,
         "issue_count": issue_section["count"],
         "manifest_url": url_for("runs.manifest_page", run_id=run.id),

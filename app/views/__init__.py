@@ -16,11 +16,12 @@ def register_blueprints(app):
     from .home import home
     from .maintainers import maintainers
     from .policies import policies
+    from .reruns import reruns
     from .runs import runs
     from .site import site
 
     for blueprint in (api, home, runs, comparisons, families, openapi, community, maintainers, site,
-                      downloads, policies, badges):
+                      downloads, policies, badges, reruns):
         app.register_blueprint(blueprint)
 
     app.register_error_handler(HTTPException, error_response)

@@ -4,7 +4,8 @@ from flask import Blueprint, abort, current_app, jsonify, request
 from marshmallow import ValidationError
 
 from ..pages import api as pages
-from ..pages.lookup import group_or_404, run_or_404
+from ..pages import rerun_requests as pages_requests
+from ..pages.lookup import group_or_404, rerun_request_or_404, run_or_404
 from ..schemas import comparison_schema, run_detail_schema, run_filter_schema, run_list_schema
 
 api = Blueprint("api", __name__, url_prefix="/api/v1")
@@ -31,6 +32,22 @@ def run_list():
 @api.get("/runs/<run_id>")
 def run_detail(run_id):
     return jsonify(run_detail_schema.dump(pages.run_detail(run_or_404(run_id))))
+
+
+@api.get("/runs/<run_id>/rerun-workload")
+def rerun_workload(run_id):
+    """What a host needs to rerun the run without a database: its workload, pass, and the run each
+    implementation's result would reproduce (``flask rerun RUN_ID --server``)."""
+    from ..rerun_request_schemas import rerun_workload_schema
+    from ..rerun_requests import RequestRefused, harness_requests, resolved_work, workload_document
+
+    run = run_or_404(run_id)
+    try:
+        resolved_work({"run": run.id})
+    except RequestRefused as error:
+        abort(400, description=str(error))
+    [request] = harness_requests([run], None)
+    return jsonify(rerun_workload_schema.dump(workload_document(request)))
 
 
 @api.get("/comparisons/<path:key>")
@@ -79,3 +96,130 @@ def record_reruns():
     except RerunRejected as error:
         abort(400, description=str(error))
     return jsonify(created=summary.created, unchanged=summary.unchanged, replicated=summary.replicated), 201
+
+
+def loaded_body(schema) -> dict:
+    """The JSON body loaded by ``schema``, or 400 saying what to fix (nothing is stored)."""
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:
+        body = None
+    if not isinstance(body, dict):
+        abort(400, description="the body must be a JSON object")
+    try:
+        return schema.load(body)
+    except ValidationError as error:
+        abort(400, description="bad request: " + "; ".join(
+            f"{name}: {' '.join(map(str, messages)) if isinstance(messages, list) else messages}"
+            for name, messages in error.messages.items()))
+
+
+def token_worker(token, body: dict):
+    """The worker a body names, recorded as its token's host; 403 for a GPU model the token may not post for."""
+    from ..rerun_requests import Worker
+
+    if token.gpus and body["target"] == "cuda" and body["gpu"] not in token.gpus:
+        abort(403, description=f"the token for host {token.host!r} serves {', '.join(token.gpus)} only, "
+                               f"not {body['gpu']}")
+    return Worker(name=body["worker"], host=token.host, target=body["target"], gpu=body["gpu"])
+
+
+@api.post("/rerun-requests")
+def ask_for_rerun():
+    """Ask for a rerun with a token that may ask: 201 with the request's id and URL."""
+    from ..rerun_request_schemas import created_request_schema, rerun_ask_schema
+    from ..rerun_requests import QueueUnavailable, RequestRefused, ask_for_rerun as ask
+
+    token = authenticated_host()
+    if not token.may_request:
+        abort(403, description=f"the token {token.name!r} may not ask for reruns "
+                               "(`flask tokens create NAME --may-request`)")
+    try:
+        created = ask(loaded_body(rerun_ask_schema), requested_by=f"token {token.name}")
+    except RequestRefused as error:
+        abort(400, description=str(error))
+    except QueueUnavailable as error:
+        abort(503, description=str(error))
+    item = {"id": created.id, "url": pages_requests.request_api_url(created.id), "status": created.status}
+    return jsonify(created_request_schema.dump(item)), 201, {"Location": item["url"]}
+
+
+@api.get("/rerun-requests/<int:request_id>")
+def rerun_request_detail(request_id):
+    from ..rerun_request_schemas import rerun_request_schema
+
+    return jsonify(rerun_request_schema.dump(pages_requests.request_item(rerun_request_or_404(request_id))))
+
+
+@api.post("/rerun-requests/<int:request_id>/claim")
+def claim_rerun_request(request_id):
+    """A worker takes a queued request: 200 with the request, 409 when it may not (taken, over or refused)."""
+    from ..rerun_request_schemas import rerun_request_schema, worker_schema
+    from ..rerun_requests import claim
+
+    worker = token_worker(authenticated_host(), loaded_body(worker_schema))
+    rerun_request_or_404(request_id)
+    claimed = claim(request_id, worker)
+    if claimed is None:
+        current = rerun_request_or_404(request_id)
+        abort(409, description=f"request {request_id} is {current.status}"
+                               + (f": {current.error}" if current.error else "") + "; it is not yours to run")
+    return jsonify(rerun_request_schema.dump(pages_requests.request_item(claimed)))
+
+
+@api.post("/rerun-requests/<int:request_id>/lease")
+def renew_lease(request_id):
+    """The worker still works on the request: 200, or 409 when it holds it no more (cancelled, or requeued)."""
+    from ..rerun_request_schemas import renew_schema
+    from ..rerun_requests import renew
+
+    token = authenticated_host()
+    body = loaded_body(renew_schema)
+    rerun_request_or_404(request_id)
+    if not renew(request_id, body["worker"], body.get("log_tail"), host=token.host):
+        abort(409, description=f"worker {body['worker']} no longer holds request {request_id}")
+    return jsonify(held=True)
+
+
+@api.post("/rerun-requests/<int:request_id>/results")
+def record_request_results(request_id):
+    """Record results of one of the request's workloads, once per implementation, as the token's host."""
+    from ..importers.kernelindex_rerun import RerunConflict, RerunRejected
+    from ..importers.rerun_submission import Submission
+    from ..rerun_request_schemas import request_results_schema
+    from ..rerun_requests import ResultsRefused, record_results
+
+    submission = Submission.from_token(authenticated_host())
+    request.max_content_length = current_app.config["RERUN_MAX_CONTENT_LENGTH"]
+    body = loaded_body(request_results_schema)
+    try:
+        created = record_results(rerun_request_or_404(request_id), body["workload"], body["results"], submission)
+    except RerunConflict as error:
+        abort(409, description=str(error))
+    except (RerunRejected, ResultsRefused) as error:
+        abort(400, description=str(error))
+    return jsonify(created=created), 201
+
+
+@api.post("/rerun-requests/<int:request_id>/finish")
+def finish_rerun_request(request_id):
+    """The worker is done with the request (done or failed): 200, or 409 when it held it no more."""
+    from ..rerun_request_schemas import finish_schema
+    from ..rerun_requests import finish
+
+    token = authenticated_host()
+    body = loaded_body(finish_schema)
+    rerun_request_or_404(request_id)
+    if not finish(request_id, body["worker"], body["status"], body.get("error"), body.get("log_tail"),
+                  host=token.host):
+        abort(409, description=f"worker {body['worker']} no longer holds request {request_id}")
+    return jsonify(status=body["status"])
+
+
+@api.post("/rerun-workers")
+def worker_check_in():
+    """A worker checks in: it is recorded as alive, and requests whose lease expired are queued again."""
+    from ..rerun_request_schemas import worker_schema
+    from ..rerun_requests import check_in
+
+    return jsonify(requeued=check_in(token_worker(authenticated_host(), loaded_body(worker_schema))))

@@ -72,7 +72,7 @@ def test_main_pages_and_their_partials_pass_the_policy(server, watched):
     page.get_by_role("link", name="Compare with #1 →").click()
     page.wait_for_load_state()
     expect(page.locator("main h1")).to_be_visible()
-    for path in ("/", "/plugins", f"/families/{run.kernel_id}?metric=speed", "/search?q=torch"):
+    for path in ("/", "/plugins", f"/families/{run.kernel_id}?metric=speed", "/search?q=torch", "/reruns"):
         page.goto(base + path)
         mark_page(page)
     page.goto(f"{base}/families/{run.kernel_id}")

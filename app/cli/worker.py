@@ -1,0 +1,123 @@
+"""``flask worker``: consumers of the rerun queues on this host, one per GPU (or ``--workers N`` on the CPU).
+
+The command starts one child process per GPU, each pinned with ``CUDA_VISIBLE_DEVICES`` so that
+it sees its GPU alone; the child finds its GPU model, serves that model's queue
+(``app.queue.queue_name``), checks in every ``WORKER_CHECK_IN_SECONDS`` and runs each request
+it claims (``app.worker.RerunJob``). With ``--server`` and ``--token`` children talk to the
+server's API and need no database here; the queue is still ``KERNELINDEX_QUEUE_URL``'s.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+
+import click
+from flask import current_app
+from flask.cli import ScriptInfo, with_appcontext
+
+from runners.types import TARGETS
+
+from .rerun import default_target
+
+SLOT_VARIABLE = "KERNELINDEX_WORKER_SLOT"  # set in a child: the slot it serves
+
+
+def progress(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def visible_gpus(choice: str) -> list[str]:
+    """The GPU indices ``--gpus`` names: ``all`` (every GPU torch sees) or ``0,2``."""
+    if choice != "all":
+        indices = [part.strip() for part in choice.split(",") if part.strip()]
+        if not indices or not all(index.isdigit() for index in indices):
+            raise click.BadParameter("give all or GPU indices such as 0,2", param_hint="--gpus")
+        return indices
+    import torch
+
+    count = torch.cuda.device_count()
+    if not count:
+        raise click.ClickException("torch sees no CUDA device here; for CPU workers give --target cpu --workers N")
+    return [str(index) for index in range(count)]
+
+
+def child_command(arguments: list[str]) -> list[str]:
+    """This command run again as one consumer, with the same app and options."""
+    info = click.get_current_context().find_object(ScriptInfo)
+    app_option = ["--app", info.app_import_path] if info and info.app_import_path else []
+    return [sys.executable, "-m", "flask", *app_option, "worker", *arguments]
+
+
+def supervise(children: list[subprocess.Popen]) -> None:
+    """Wait for the consumers; a signal to this process is passed on to each of them."""
+    def forward(signum, _frame):
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
+
+    previous = {signum: signal.signal(signum, forward) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for child in children:
+            child.wait()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def serve_one(slot: str, target: str, server: str | None, token: str | None) -> None:
+    """Be one consumer: find the hardware, serve its queue until a signal stops it."""
+    from runners.discovery import get_registry
+    from runners.rerun import capture_environment, device_for
+
+    from .. import queue
+    from ..rerun_requests import Worker
+    from ..rerun_schemas import gpu_name
+    from ..worker import LocalCoordinator, RerunJob, ServerCoordinator, keep_checking_in
+
+    config = current_app.config
+    registry = get_registry()
+    environment = capture_environment(target, device_for(target, 0), registry)
+    host = socket.gethostname()
+    worker = Worker(name=f"{host}/{slot}", host=host, target=target, gpu=gpu_name(environment["hardware"]))
+    coordinator = (ServerCoordinator(server, token) if server
+                   else LocalCoordinator(current_app._get_current_object()))
+    name = queue.queue_name(target, worker.gpu)
+    progress(f"worker {worker.name}: {worker.gpu} ({target}), serving queue {name}"
+             + (f" for {server}" if server else " with the local database"))
+    keep_checking_in(coordinator, worker, float(config["WORKER_CHECK_IN_SECONDS"]), progress)
+    job = RerunJob(coordinator, worker, registry, environment, float(config["RERUN_LEASE_SECONDS"]), progress)
+    queue.consume(name, config, job)
+
+
+@click.command("worker")
+@click.option("--gpus", default="all", show_default=True, help="The GPUs to serve, one consumer each: all or 0,2.")
+@click.option("--target", type=click.Choice(TARGETS),
+              help="cpu: CPU consumers (tests, CI and CPU-target reruns); default: cuda when a GPU is visible.")
+@click.option("--workers", "cpu_workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="With --target cpu: how many consumers.")
+@click.option("--server", help="Take requests and post results through this KernelIndex server's API "
+                               "(no database here).")
+@click.option("--token", envvar="KERNELINDEX_RERUN_TOKEN", help="Rerun-host token for --server.")
+@with_appcontext
+def worker_command(gpus, target, cpu_workers, server, token):
+    """Serve the rerun queues: one consumer per GPU, or --workers N on the CPU."""
+    if server and not token:
+        raise click.UsageError("--server needs --token (or KERNELINDEX_RERUN_TOKEN)")
+    target = target or default_target()
+    slot = os.environ.get(SLOT_VARIABLE)
+    if slot is not None:
+        serve_one(slot, target, server, token)
+        return
+    slots = ([f"cpu{number}" for number in range(cpu_workers)] if target == "cpu"
+             else [f"gpu{index}" for index in visible_gpus(gpus)])
+    arguments = ["--target", target, *(["--server", server] if server else [])]
+    children = []
+    for slot in slots:
+        environment = {**os.environ, SLOT_VARIABLE: slot, **({"KERNELINDEX_RERUN_TOKEN": token} if token else {})}
+        if target == "cuda":
+            environment["CUDA_VISIBLE_DEVICES"] = slot.removeprefix("gpu")
+        children.append(subprocess.Popen(child_command(arguments), env=environment))
+    progress(f"started {len(children)} consumer(s): {', '.join(slots)}")
+    supervise(children)

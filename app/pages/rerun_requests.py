@@ -1,0 +1,84 @@
+"""Rerun requests as pages and the API show them: one request's document, the ``/reruns`` list, and the
+run page's section of pending and recent requests (with the GPU models a maintainer may ask for)."""
+
+from flask import g, url_for
+
+from runners.timing import PROTOCOL_PRESETS
+
+from .. import formatting
+from ..models import REQUEST_PENDING, REQUEST_STATUSES, RerunRequest
+from ..rerun_requests import live_cpu_workers, live_gpu_models, recorded_keys
+from .links import run_url
+from .pagination import Pagination
+
+RUN_PAGE_REQUESTS = 5  # the newest requests the run page shows
+CPU_CHOICE = "cpu"  # the form's value for a CPU rerun
+
+
+def request_api_url(request_id: int) -> str:
+    return url_for("api.rerun_request_detail", request_id=request_id, _external=True)
+
+
+def request_item(request: RerunRequest) -> dict:
+    """What the API and the pages show of one request."""
+    results = [result.run_id for result in request.results if result.run_id]
+    return {**request.__data__, "run_id": request.run_id, "url": request_api_url(request.id), "result_runs": results,
+            "recorded": recorded_keys(request), "pending": request.is_pending,
+            "where": request.gpu or "CPU", "run_url": run_url(request.run_id) if request.run_id else None,
+            "result_links": [{"id": run_id, "url": run_url(run_id)} for run_id in results],
+            "created": formatting.day(request.created_at),
+            "cancel_url": url_for("reruns.cancel", request_id=request.id)}
+
+
+def rerun_choices() -> list[dict]:
+    """Where a maintainer may ask for a rerun: the GPU models that have workers, and the CPU if one serves it."""
+    choices = [{"value": gpu, "label": gpu} for gpu in live_gpu_models()]
+    if live_cpu_workers():
+        choices.append({"value": CPU_CHOICE, "label": "CPU"})
+    return choices
+
+
+def run_requests_section(run) -> dict:
+    """The run page's rerun section: its newest requests, and whether the page keeps polling (while one is pending)."""
+    requests = [request_item(request) for request in
+                run.rerun_requests.order_by(RerunRequest.created_at.desc(), RerunRequest.id.desc())
+                .limit(RUN_PAGE_REQUESTS)]
+    maintainer = g.get("maintainer") is not None
+    return {"requests": requests, "polling": any(request["pending"] for request in requests),
+            "maintainer": maintainer, "choices": rerun_choices() if maintainer else [],
+            "protocols": list(PROTOCOL_PRESETS), "url": url_for("reruns.run_requests", run_id=run.id),
+            "ask_url": url_for("reruns.ask"), "run_id": run.id, "implementation": run.implementation,
+            "page_url": run_url(run.id)}
+
+
+def comparison_rerun_form(group) -> dict:
+    """The comparison page's "Rerun this group on …" form (maintainers only): every member's implementation."""
+    maintainer = g.get("maintainer") is not None
+    return {"maintainer": maintainer, "choices": rerun_choices() if maintainer else [],
+            "protocols": list(PROTOCOL_PRESETS), "ask_url": url_for("reruns.ask"), "comparison": group.key}
+
+
+class BadFilter(ValueError):
+    """A ``/reruns`` filter the list cannot apply: answered 400."""
+
+
+def reruns_page(filters: dict, page_wanted: int, per_page: int) -> dict:
+    """One page of requests, newest first, filtered by ``status``, ``gpu`` (or ``cpu``) and ``run``."""
+    query = RerunRequest.select()
+    status = filters.get("status")
+    if status:
+        if status not in REQUEST_STATUSES:
+            raise BadFilter(f"status must be one of {', '.join(REQUEST_STATUSES)}")
+        query = query.where(RerunRequest.status == status)
+    if filters.get("gpu"):
+        query = query.where(RerunRequest.target == "cpu" if filters["gpu"] == CPU_CHOICE
+                            else RerunRequest.gpu == filters["gpu"])
+    if filters.get("run"):
+        query = query.where(RerunRequest.run == filters["run"])
+    query = query.order_by(RerunRequest.created_at.desc(), RerunRequest.id.desc())
+    page = Pagination(page_wanted, per_page, query.count())
+    items = [request_item(request) for request in page.of(query)]
+    return {"title": "Rerun requests", "items": items, "total": page.total, "page": page.page,
+            "filters": {name: filters.get(name) or "" for name in ("status", "gpu", "run")},
+            "statuses": REQUEST_STATUSES, "pending": REQUEST_PENDING,
+            "next_url": url_for("reruns.reruns_page", **{**filters, "page": page.page + 1}) if page.has_next else None}

@@ -1,0 +1,73 @@
+"""Rerun requests on the queue engine (Huey): one queue per GPU model, and one for the CPU.
+
+The queue only delivers work: a message carries a request's id and nothing else, and the
+database (``RerunRequest``) is the record of what happened to it. So a message delivered
+twice, or one for a request cancelled meanwhile, does no harm: the consumer claims the
+request in the database first and drops the message when it cannot.
+
+``QUEUE_URL`` picks the engine: ``sqlite:///path`` is ``SqliteHuey`` (the embedded default,
+``queue.sqlite3`` in the instance folder: the web app and its workers on one machine, no extra
+server), ``redis://...`` is ``RedisHuey`` (many GPU hosts).
+"""
+
+import re
+
+from huey import RedisHuey, SqliteHuey
+
+TASK_NAME = "kernelindex.rerun_request"
+QUEUE_FILE = "queue.sqlite3"
+SQLITE_PREFIX = "sqlite:///"
+DELIVERY_RETRIES = 5
+RETRY_DELAY_SECONDS = 10
+CPU_QUEUE = "reruns-cpu"
+
+_queues: dict = {}
+_job_handler = None  # set in a consumer process: what to do with a delivered request id
+
+
+def queue_name(target: str, gpu: str | None) -> str:
+    """The queue of a GPU model (``NVIDIA H200`` -> ``reruns-nvidia-h200``), or the CPU's."""
+    if target == "cpu":
+        return CPU_QUEUE
+    return "reruns-" + re.sub(r"[^a-z0-9]+", "-", gpu.lower()).strip("-")
+
+
+def deliver(request_id: int) -> None:
+    """The task a consumer runs: hand the request id to this process's job handler."""
+    if _job_handler is None:
+        raise RuntimeError("this process consumes no rerun queue (start it with `flask worker`)")
+    _job_handler(request_id)
+
+
+class QueueURLError(ValueError):
+    """``QUEUE_URL`` names no engine Huey serves here."""
+
+
+def queue_for(name: str, config) -> tuple:
+    """The Huey instance serving queue ``name`` at ``config["QUEUE_URL"]``, and its delivery task."""
+    url = config["QUEUE_URL"]
+    key = (name, url)
+    if key not in _queues:
+        if url.startswith(SQLITE_PREFIX):
+            huey = SqliteHuey(name, filename=url[len(SQLITE_PREFIX):])
+        elif url.startswith(("redis://", "rediss://", "unix://")):
+            huey = RedisHuey(name, url=url)
+        else:
+            raise QueueURLError(f"KERNELINDEX_QUEUE_URL must be sqlite:///PATH or redis://HOST:PORT/DB, not {url!r}")
+        # A consumer whose call to the record failed (the server was unreachable) gets the id again later.
+        _queues[key] = (huey, huey.task(name=TASK_NAME, retries=DELIVERY_RETRIES, retry_delay=RETRY_DELAY_SECONDS)(
+            deliver))
+    return _queues[key]
+
+
+def enqueue(request_id: int, name: str, config) -> None:
+    _, task = queue_for(name, config)
+    task(request_id)
+
+
+def consume(name: str, config, handler) -> None:
+    """Serve queue ``name`` in this process until a signal stops it, one job at a time, each given to ``handler``."""
+    global _job_handler
+    _job_handler = handler
+    huey, _ = queue_for(name, config)
+    huey.create_consumer(workers=1, worker_type="thread", periodic=False, initial_delay=0.1, max_delay=1.0).run()

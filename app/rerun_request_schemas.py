@@ -1,0 +1,154 @@
+"""Schemas of rerun requests: what one asks for (the API body and the maintainers' form), what the
+API shows of a request, and what workers send while they work on one."""
+
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+
+from runners.timing import PROTOCOL_PRESETS
+from runners.types import PASSES, TARGETS
+
+from .inputs import CONTROL_CHARACTERS
+from .models import REQUEST_STATUSES
+from .rerun_schemas import Scalar, string_problem
+from .schema_fields import UtcDateTime
+
+MAX_IMPLEMENTATIONS = 64
+MAX_SWEEP_VALUES = 64
+MAX_LOG_TAIL = 4000  # characters of a worker's log kept with its request
+
+
+def printable(value: str) -> None:
+    if any(character in CONTROL_CHARACTERS for character in value):
+        raise ValidationError("must not contain control characters")
+
+
+def storable(value: str) -> None:
+    """Log text: lines and tabs, but no NUL, other control character or lone surrogate (``rerun_schemas``)."""
+    problem = string_problem(value)
+    if problem:
+        raise ValidationError(f"must not be {problem}")
+
+
+def text(most: int, **kwargs) -> fields.String:
+    """A name or id: 1 to ``most`` characters, no control character (nor lone surrogate)."""
+    return fields.String(validate=[validate.Length(min=1, max=most), printable, storable], **kwargs)
+
+
+def log_text(**kwargs) -> fields.String:
+    return fields.String(validate=[validate.Length(max=MAX_LOG_TAIL), storable], **kwargs)
+
+
+class RerunAskSchema(Schema):
+    """A request for a rerun: the work (``run``, ``comparison`` or ``family``), where (``gpu`` or ``target``),
+    which implementations (all by default), the protocol preset, and ``params`` to sweep (``--param``)."""
+
+    run = text(16, metadata={"description": "a run id: its workload, every implementation (or those named)"})
+    comparison = text(71, metadata={"description": "a comparison group's key: its workload and members"})
+    family = text(120, metadata={"description": "every published speed workload of this family (with `pass`)"})
+    pass_ = fields.String(data_key="pass", validate=validate.OneOf(PASSES))
+    params = fields.Dict(keys=text(80), values=fields.List(Scalar(), validate=validate.Length(1, MAX_SWEEP_VALUES)),
+                         metadata={"description": "parameter values to sweep, e.g. {\"seq\": [2048, 4096]}"})
+    implementations = fields.List(text(80), validate=validate.Length(1, MAX_IMPLEMENTATIONS))
+    gpu = text(120, metadata={"description": "the GPU model to rerun on, e.g. NVIDIA H200"})
+    target = fields.String(validate=validate.OneOf(TARGETS), metadata={"description": "`cpu` for a CPU rerun"})
+    protocol = fields.String(load_default="standard", validate=validate.OneOf(list(PROTOCOL_PRESETS)))
+
+    @validates_schema
+    def names_one_work_and_one_place(self, data, **kwargs):
+        named = [name for name in ("run", "comparison", "family") if name in data]
+        if len(named) != 1:
+            raise ValidationError("name the work with exactly one of run, comparison or family", "run")
+        if "pass_" in data and "family" not in data:
+            raise ValidationError("pass selects among a family's workloads; give family too", "pass")
+        target = data.get("target")
+        if ("gpu" in data) == (target == "cpu"):
+            raise ValidationError('give either gpu (a GPU model) or "target": "cpu"', "gpu")
+        if target == "cuda" and "gpu" not in data:
+            raise ValidationError("a cuda rerun names its GPU model in gpu", "gpu")
+
+
+class RerunWorkloadSchema(Schema):
+    """One workload and pass to rerun, as a request holds it: what the harness's ``RerunRequest`` is made of."""
+
+    family = fields.String(required=True)
+    pass_ = fields.String(data_key="pass", attribute="pass", required=True)
+    parameters = fields.Dict(required=True)
+    dtype = fields.String(required=True, allow_none=True)  # null where the source named none
+    options = fields.Dict(required=True)
+    rerunOf = fields.Dict(keys=fields.String(), values=fields.String(), required=True, metadata={
+        "description": "implementation name -> the run id its result reproduces"})
+
+
+class RerunRequestSchema(Schema):
+    """A rerun request as the API shows it (``GET /api/v1/rerun-requests/<id>``), workers included."""
+
+    id = fields.Integer(required=True)
+    url = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(REQUEST_STATUSES))
+    run = fields.String(allow_none=True)
+    comparison = fields.String(allow_none=True, attribute="comparison_key")
+    family = fields.String(required=True)
+    target = fields.String(required=True)
+    gpu = fields.String(allow_none=True)
+    queue = fields.String(required=True)
+    protocol = fields.String(required=True)
+    implementations = fields.List(fields.String(), allow_none=True)
+    workloads = fields.List(fields.Nested(RerunWorkloadSchema), required=True)
+    requested_by = fields.String(required=True)
+    attempts = fields.Integer(required=True)
+    worker = fields.String(allow_none=True, metadata={"description": "the consumer (host/slot) holding it last"})
+    worker_host = fields.String(allow_none=True)
+    worker_gpu = fields.String(allow_none=True)
+    created_at = UtcDateTime(required=True)
+    started_at = UtcDateTime(allow_none=True)
+    finished_at = UtcDateTime(allow_none=True)
+    lease_expires_at = UtcDateTime(allow_none=True)
+    result_runs = fields.List(fields.String(), required=True)
+    recorded = fields.List(fields.String(), required=True, metadata={
+        "description": "idempotency keys of the results recorded (workload and implementation)"})
+    error = fields.String(allow_none=True)
+    log_tail = fields.String(allow_none=True)
+
+
+class CreatedRequestSchema(Schema):
+    id = fields.Integer(required=True)
+    url = fields.String(required=True)
+    status = fields.String(required=True)
+
+
+class WorkerSchema(Schema):
+    """A consumer: its name (host/slot) and what it runs on."""
+
+    worker = text(200, required=True)
+    target = fields.String(required=True, validate=validate.OneOf(TARGETS))
+    gpu = text(120, required=True, metadata={"description": "the GPU model the worker found (the CPU's name)"})
+
+
+class RenewSchema(Schema):
+    worker = text(200, required=True)
+    log_tail = log_text()
+
+
+class RequestResultsSchema(Schema):
+    """Results of one of a request's workloads (bundle lines), recorded once per implementation."""
+
+    worker = text(200, required=True)
+    workload = fields.Integer(required=True, strict=True, validate=validate.Range(min=0))
+    results = fields.List(fields.Dict(), required=True, validate=validate.Length(min=1),
+                          metadata={"description": "bundle lines, as POST /api/v1/reruns takes them"})
+
+
+class FinishSchema(Schema):
+    worker = text(200, required=True)
+    status = fields.String(required=True, validate=validate.OneOf(("done", "failed")))
+    error = log_text(allow_none=True)
+    log_tail = log_text()
+
+
+rerun_ask_schema = RerunAskSchema()
+rerun_request_schema = RerunRequestSchema()
+rerun_workload_schema = RerunWorkloadSchema()
+created_request_schema = CreatedRequestSchema()
+worker_schema = WorkerSchema()
+renew_schema = RenewSchema()
+request_results_schema = RequestResultsSchema()
+finish_schema = FinishSchema()

@@ -1,0 +1,88 @@
+"""Rerun requests on the web: the ``/reruns`` list (and its JSON twin), the run page's section of requests
+(an HTMX fragment that polls itself while one is queued or running), and the maintainers' forms to ask
+for a rerun and to cancel one. CSRF is checked before any view runs (``app.security``)."""
+
+from flask import Blueprint, abort, current_app, g, redirect, render_template, request, url_for
+from marshmallow import ValidationError
+
+from ..page_schemas import reruns_page_schema
+from ..pages.links import run_url
+from ..pages.lookup import rerun_request_or_404, run_or_404
+from ..pages.pagination import BadPage, page_number
+from ..pages.rerun_requests import CPU_CHOICE, BadFilter, reruns_page as reruns_context, run_requests_section
+from ..rerun_request_schemas import rerun_ask_schema
+from ..rerun_requests import QueueUnavailable, RequestRefused, ask_for_rerun, cancel as cancel_request
+from .maintainers import maintainer_required, safe_next
+from .render import install, is_htmx, respond
+
+reruns = Blueprint("reruns", __name__)
+reruns.record_once(install)
+
+SECTION = "partials/_rerun_requests.html"
+FILTERS = ("status", "gpu", "run")
+
+
+@reruns.get("/reruns")
+def reruns_page():
+    try:
+        page = page_number(request.args.get("page"))
+        context = reruns_context({name: request.args.get(name, "") for name in FILTERS}, page,
+                                 current_app.config["API_PAGE_SIZE"])
+    except (BadPage, BadFilter) as error:
+        abort(400, description=str(error))
+    return respond("reruns/reruns.html", context, twin=reruns_page_schema.dump)
+
+
+@reruns.get("/reruns.json")
+def reruns_page_json():
+    return reruns_page()
+
+
+def section_of(run):
+    """The run page's rerun section, as the fragment that replaces it."""
+    return render_template(SECTION, rerun_section=run_requests_section(run))
+
+
+@reruns.get("/runs/<run_id>/rerun-requests")
+def run_requests(run_id):
+    """The run page's section of rerun requests: what its HTMX polling fetches."""
+    return section_of(run_or_404(run_id))
+
+
+@reruns.post("/reruns")
+@maintainer_required
+def ask():
+    """A maintainer asks for a rerun on a GPU model (or the CPU): from a run page, every implementation of the
+    run's workload or (``only=1``) the run's own; from a comparison page, the group's (``comparison``)."""
+    comparison = request.form.get("comparison")
+    run = None if comparison else run_or_404(request.form.get("run", ""))
+    where = request.form.get("where", "")
+    ask = {**({"comparison": comparison} if comparison else {"run": run.id}),
+           "protocol": request.form.get("protocol") or "standard",
+           **({"target": "cpu"} if where == CPU_CHOICE else {"gpu": where}),
+           **({"implementations": [run.implementation]} if run and request.form.get("only") == "1" else {})}
+    try:
+        ask_for_rerun(rerun_ask_schema.load(ask), requested_by=f"maintainer {g.maintainer.username}")
+    except ValidationError as error:
+        abort(400, description="; ".join(f"{name}: {' '.join(map(str, messages))}"
+                                         for name, messages in error.messages.items()))
+    except RequestRefused as error:
+        abort(400, description=str(error))
+    except QueueUnavailable as error:
+        abort(503, description=str(error))
+    if run is None:
+        return redirect(url_for("reruns.reruns_page"), code=303)
+    if is_htmx():
+        return section_of(run), 201
+    return redirect(run_url(run.id, _anchor="reruns-requested"), code=303)
+
+
+@reruns.post("/reruns/<int:request_id>/cancel")
+@maintainer_required
+def cancel(request_id):
+    """A maintainer cancels a queued or running request (a running worker stops at its next lease renewal)."""
+    rerun_request = rerun_request_or_404(request_id)
+    cancel_request(rerun_request.id)
+    if is_htmx() and rerun_request.run_id:
+        return section_of(rerun_request.run)
+    return redirect(safe_next(request.form.get("next")) or url_for("reruns.reruns_page"), code=303)

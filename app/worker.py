@@ -1,0 +1,228 @@
+"""What a ``flask worker`` consumer does with a delivered request: claim it, run it, record it, close it.
+
+A consumer talks to the record of requests through a coordinator: ``LocalCoordinator`` uses
+the configured database (one machine, or a host that reaches the database), and
+``ServerCoordinator`` the server's API with a rerun-host token (a GPU host with no database
+at all: the request's document carries every workload it runs). Both answer the same five
+calls, so the job below is the same either way.
+
+While a job runs, a heartbeat thread renews its lease (every third of ``RERUN_LEASE_SECONDS``)
+and sends the tail of its log. A renewal refused means the request is no longer the worker's
+(a maintainer cancelled it, or its lease expired and it went back to the queue): the job stops
+before its next workload. Results are sent workload by workload with their index, so a job
+taken up again after a lost worker skips the implementations already recorded.
+"""
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+
+from runners.rerun import RerunError, check_requests, chosen_implementations, rerun_workload
+from runners.timing import protocol_document
+
+from .db import database
+from .rerun_request_schemas import MAX_LOG_TAIL
+from .rerun_requests import (Worker, check_in, claim, finish, harness_request, idempotency_key, record_results,
+                             recorded_keys, renew)
+from .rerun_schemas import FORBIDDEN
+
+
+def request_document(request) -> dict:
+    """What a worker needs of a request: the fields the API's document has under the same names."""
+    return {"id": request.id, "status": request.status, "target": request.target, "gpu": request.gpu,
+            "protocol": request.protocol, "implementations": request.implementations,
+            "workloads": request.workloads, "recorded": recorded_keys(request)}
+
+
+class LocalCoordinator:
+    """The record of requests in this app's database; results are recorded as the host each names."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def _in_database(self, work):
+        with self.app.app_context():
+            database.connect(reuse_if_open=True)
+            try:
+                return work()
+            finally:
+                database.close()
+
+    def claim(self, request_id: int, worker: Worker) -> dict | None:
+        def claimed():
+            request = claim(request_id, worker)
+            return request_document(request) if request else None
+        return self._in_database(claimed)
+
+    def renew(self, request_id: int, worker_name: str, log_tail: str) -> bool:
+        return self._in_database(lambda: renew(request_id, worker_name, log_tail))
+
+    def record(self, request_id: int, worker_name: str, workload_index: int, results: list) -> list:
+        from .models import RerunRequest
+
+        return self._in_database(lambda: record_results(RerunRequest.get_by_id(request_id), workload_index, results))
+
+    def finish(self, request_id: int, worker_name: str, status: str, error: str | None, log_tail: str) -> bool:
+        return self._in_database(lambda: finish(request_id, worker_name, status, error, log_tail))
+
+    def check_in(self, worker: Worker) -> list:
+        return self._in_database(lambda: check_in(worker))
+
+
+class ServerRefused(RuntimeError):
+    """The server answered a worker's call with an error other than 409 (which means "not yours")."""
+
+
+class ServerCoordinator:
+    """The record of requests behind a KernelIndex server's API, reached with a rerun-host token."""
+
+    def __init__(self, server: str, token: str):
+        self.server, self.token = server.rstrip("/"), token
+
+    def _post(self, path: str, body: dict):
+        """The answer's JSON, or None for 409 (the request is not the worker's)."""
+        call = urllib.request.Request(
+            self.server + path, data=json.dumps(body).encode("utf-8"), method="POST",
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.token}"})
+        try:
+            with urllib.request.urlopen(call, timeout=120) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            if error.code == 409:
+                return None
+            raise ServerRefused(f"{self.server}{path} answered {error.code}: "
+                                f"{error.read().decode('utf-8', 'replace')[:500]}") from error
+
+    def claim(self, request_id: int, worker: Worker) -> dict | None:
+        return self._post(f"/api/v1/rerun-requests/{request_id}/claim",
+                          {"worker": worker.name, "target": worker.target, "gpu": worker.gpu})
+
+    def renew(self, request_id: int, worker_name: str, log_tail: str) -> bool:
+        return self._post(f"/api/v1/rerun-requests/{request_id}/lease",
+                          {"worker": worker_name, "log_tail": log_tail}) is not None
+
+    def record(self, request_id: int, worker_name: str, workload_index: int, results: list) -> list:
+        answer = self._post(f"/api/v1/rerun-requests/{request_id}/results",
+                            {"worker": worker_name, "workload": workload_index, "results": results})
+        return (answer or {}).get("created", [])
+
+    def finish(self, request_id: int, worker_name: str, status: str, error: str | None, log_tail: str) -> bool:
+        return self._post(f"/api/v1/rerun-requests/{request_id}/finish",
+                          {"worker": worker_name, "status": status, "error": error, "log_tail": log_tail}) is not None
+
+    def check_in(self, worker: Worker) -> list:
+        return self._post("/api/v1/rerun-workers",
+                          {"worker": worker.name, "target": worker.target, "gpu": worker.gpu})["requeued"]
+
+
+class LogTail:
+    """The last lines of a job's log, echoed as they come, kept to send with the request."""
+
+    def __init__(self, echo):
+        self.lines, self.echo = deque(maxlen=200), echo
+
+    def add(self, message: str) -> None:
+        self.lines.append(message)
+        self.echo(message)
+
+    def text(self) -> str:
+        """The tail as the request stores it (a control character in a library's message becomes "?")."""
+        return FORBIDDEN.sub("?", "\n".join(self.lines)[-MAX_LOG_TAIL:])
+
+
+class Heartbeat(threading.Thread):
+    """Renews a job's lease until stopped; ``lost`` is set once a renewal is refused."""
+
+    def __init__(self, coordinator, request_id: int, worker_name: str, interval: float, log: LogTail):
+        super().__init__(daemon=True)
+        self.coordinator, self.request_id, self.worker_name = coordinator, request_id, worker_name
+        self.interval, self.log = interval, log
+        self.lost, self.stopped = threading.Event(), threading.Event()
+
+    def run(self):
+        while not self.stopped.wait(self.interval):
+            try:
+                if not self.coordinator.renew(self.request_id, self.worker_name, self.log.text()):
+                    self.lost.set()
+                    return
+            except Exception as error:  # a network fault: keep trying while the lease lasts
+                self.log.add(f"lease renewal failed: {error}")
+
+
+class RerunJob:
+    """The handler a consumer gives each delivered request id (see the module's docstring)."""
+
+    def __init__(self, coordinator, worker: Worker, registry, environment: dict, lease_seconds: float, echo):
+        self.coordinator, self.worker, self.registry, self.environment = coordinator, worker, registry, environment
+        self.lease_seconds, self.echo = lease_seconds, echo
+
+    def __call__(self, request_id: int) -> None:
+        document = self.coordinator.claim(request_id, self.worker)
+        if document is None:
+            self.echo(f"request {request_id}: not taken (cancelled, finished, held by another worker or refused)")
+            return
+        log = LogTail(self.echo)
+        log.add(f"request {request_id}: taken by {self.worker.name} on {self.worker.gpu}")
+        heartbeat = Heartbeat(self.coordinator, request_id, self.worker.name, self.lease_seconds / 3, log)
+        heartbeat.start()
+        try:
+            status, error = self.run(document, heartbeat, log)
+        except Exception as failure:  # the request fails with the reason; the worker serves the next one
+            status, error = "failed", f"{type(failure).__name__}: {failure}"
+        finally:
+            heartbeat.stopped.set()
+        if status is None:
+            log.add(f"request {request_id}: no longer this worker's (cancelled or requeued); stopped")
+            return
+        log.add(f"request {request_id}: {status}" + (f": {error}" if error else ""))
+        self.coordinator.finish(request_id, self.worker.name, status, error, log.text())
+
+    def run(self, document: dict, heartbeat: Heartbeat, log: LogTail) -> tuple[str | None, str | None]:
+        """Run every workload not yet recorded: ``(status, error)``, or ``(None, None)`` once the request is lost."""
+        target, names = self.worker.target, document["implementations"]
+        requests = [harness_request(workload) for workload in document["workloads"]]
+        try:
+            check_requests(requests, target, names, self.registry)  # a family or implementation this host lacks
+        except RerunError as error:
+            return "failed", str(error)
+        protocol = protocol_document(document["protocol"], target)
+        recorded = set(document["recorded"])
+        for index, request in enumerate(requests):
+            if heartbeat.lost.is_set():
+                return None, None
+            remaining = [name for name in chosen_implementations(request, target, names, self.registry)
+                         if idempotency_key(index, name) not in recorded]
+            if not remaining:
+                continue
+            log.add(f"[{index + 1}/{len(requests)}]")
+            try:
+                results = rerun_workload(request, target=target, implementations=remaining, protocol=protocol,
+                                         environment=self.environment, registry=self.registry, progress=log.add)
+            except RerunError as error:
+                return "failed", str(error)
+            created = self.coordinator.record(document["id"], self.worker.name, index,
+                                              [result.as_document() for result in results])
+            log.add(f"recorded {len(created)} run(s): {', '.join(created)}")
+        if heartbeat.lost.is_set():
+            return None, None
+        return "done", None
+
+
+def keep_checking_in(coordinator, worker: Worker, interval: float, echo) -> threading.Thread:
+    """Check in now and every ``interval`` seconds (which also requeues requests whose lease expired)."""
+    def loop():
+        while True:
+            try:
+                requeued = coordinator.check_in(worker)
+                if requeued:
+                    echo(f"requeued request(s) whose worker was lost: {', '.join(map(str, requeued))}")
+            except Exception as error:
+                echo(f"check-in failed: {error}")
+            time.sleep(interval)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,50 @@
+"""``flask worker``'s supervisor: one consumer per GPU, each pinned with CUDA_VISIBLE_DEVICES, or N on the CPU
+(the consumers themselves run end to end in tests/test_rerun_service.py)."""
+
+import os
+import subprocess
+
+import pytest
+
+
+@pytest.fixture
+def started(monkeypatch):
+    """The consumers the command would start: (arguments, environment) each; none is started."""
+    calls = []
+
+    class Consumer:
+        def __init__(self, command, env):
+            calls.append((command, env))
+
+        def wait(self):
+            return 0
+
+    monkeypatch.setattr(subprocess, "Popen", Consumer)
+    return calls
+
+
+def test_one_consumer_per_gpu_each_pinned_to_its_gpu(runner, started):
+    result = runner.invoke(args=["worker", "--target", "cuda", "--gpus", "0,2", "--server", "http://index.test",
+                                 "--token", "kih_secret"])
+    assert result.exit_code == 0, result.output
+    assert [(env["CUDA_VISIBLE_DEVICES"], env["KERNELINDEX_WORKER_SLOT"]) for _, env in started] == \
+        [("0", "gpu0"), ("2", "gpu2")]
+    for command, env in started:
+        assert command[-5:] == ["worker", "--target", "cuda", "--server", "http://index.test"]
+        assert "kih_secret" not in command and env["KERNELINDEX_RERUN_TOKEN"] == "kih_secret"  # not in ps
+
+
+def test_cpu_consumers(runner, started):
+    result = runner.invoke(args=["worker", "--target", "cpu", "--workers", "3"])
+    assert result.exit_code == 0, result.output
+    assert [env["KERNELINDEX_WORKER_SLOT"] for _, env in started] == ["cpu0", "cpu1", "cpu2"]
+    assert all(env.get("CUDA_VISIBLE_DEVICES") == os.environ.get("CUDA_VISIBLE_DEVICES") for _, env in started)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--target", "cuda", "--gpus", "0,x"], "give all or GPU indices"),
+    (["--target", "cpu", "--server", "http://index.test"], "--server needs --token"),
+])
+def test_usage_errors(runner, started, arguments, message):
+    result = runner.invoke(args=["worker", *arguments])
+    assert result.exit_code == 2 and message in result.output and not started

@@ -1,0 +1,320 @@
+"""Rerun requests (issue 22) without a worker: asking through the API and the web, the request's document,
+claims that only one worker wins, leases that expire into a requeue, results recorded once, cancellation."""
+
+import pytest
+
+from app.models import RerunRequest, Run
+
+from .test_cli_rerun import FNA_REFERENCE, source_run
+
+
+@pytest.fixture
+def queue_app(small_app, tmp_path):
+    small_app.config["QUEUE_URL"] = f"sqlite:///{tmp_path / 'queue.sqlite3'}"
+    return small_app
+
+
+def token_for(runner, name, *options) -> str:
+    created = runner.invoke(args=["tokens", "create", name, *options])
+    assert created.exit_code == 0, created.output
+    return created.output.strip()
+
+
+def bearer(token):
+    return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture
+def asker(queue_app, runner):
+    return token_for(runner, "scheduler", "--may-request")
+
+
+def ask(client, token, **body):
+    return client.post("/api/v1/rerun-requests", json=body, headers=bearer(token))
+
+
+def test_a_token_that_may_ask_gets_201_with_the_requests_id_and_url(queue_app, client, asker):
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    answer = ask(client, asker, run=original.id, implementations=["torch"], gpu="NVIDIA H200", protocol="smoke")
+    assert answer.status_code == 201, answer.json
+    created = answer.json
+    assert created["status"] == "queued" and created["url"].endswith(f"/api/v1/rerun-requests/{created['id']}")
+    shown = client.get(f"/api/v1/rerun-requests/{created['id']}").json
+    assert (shown["run"], shown["gpu"], shown["target"], shown["queue"], shown["protocol"], shown["implementations"]) \
+        == (original.id, "NVIDIA H200", "cuda", "reruns-nvidia-h200", "smoke", ["torch"])
+    [workload] = shown["workloads"]
+    assert workload["family"] == "fused_neighborhood_attention" and workload["rerunOf"]["torch"] == original.id
+    assert shown["requested_by"] == "token scheduler" and shown["result_runs"] == []
+
+
+@pytest.mark.parametrize("body, status, message", [
+    ({"implementations": ["torch"], "gpu": "NVIDIA H200"}, 400, "exactly one of run, comparison or family"),
+    ({"run": "RUN", "gpu": "NVIDIA H200", "target": "cpu"}, 400, "either gpu"),
+    ({"run": "RUN"}, 400, "either gpu"),
+    ({"run": "RUN", "target": "cpu", "protocol": "fastest"}, 400, "protocol"),
+    ({"run": "nosuchrun", "target": "cpu"}, 400, "no run with id 'nosuchrun'"),
+    ({"family": "multi_token_attention", "pass": "forward", "params": {"colour": ["red"]}, "target": "cpu"}, 400,
+     "has no parameter colour"),
+    ({"run": "RUN", "target": "cpu", "implementations": []}, 400, "implementations"),
+])
+def test_bad_asks_are_refused_with_their_reason_and_store_nothing(queue_app, client, asker, body, status, message):
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    body = {name: original.id if value == "RUN" else value for name, value in body.items()}
+    answer = ask(client, asker, **body)
+    assert answer.status_code == status and message in answer.json["error"], answer.json
+    with queue_app.app_context():
+        assert RerunRequest.select().count() == 0
+
+
+def test_asking_needs_a_token_that_may_ask(queue_app, client, runner):
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    assert ask(client, "kih_nothing", run=original.id, target="cpu").status_code == 401
+    host_only = token_for(runner, "gpu-host")
+    refused = ask(client, host_only, run=original.id, target="cpu")
+    assert refused.status_code == 403 and "--may-request" in refused.json["error"]
+    assert client.get("/api/v1/rerun-requests/99").status_code == 404
+    assert client.get(f"/api/v1/rerun-requests/{2 ** 40}").status_code == 404
+
+
+def test_a_family_sweep_names_every_published_workload_with_the_values_swept(queue_app, client, asker):
+    answer = ask(client, asker, family="multi_token_attention", target="cpu", params={"seq": [16, 24]},
+                 implementations=["torch"], protocol="smoke")
+    assert answer.status_code == 201, answer.json
+    shown = client.get(answer.json["url"]).json
+    assert sorted(w["parameters"]["seq"] for w in shown["workloads"]) == [16, 24]
+    assert shown["queue"] == "reruns-cpu" and shown["run"] is None
+
+
+def worker_body(name, gpu="NVIDIA H200", target="cuda"):
+    return {"worker": name, "gpu": gpu, "target": target}
+
+
+def test_only_one_worker_claims_a_request_and_a_lost_lease_requeues_it_then_fails_it(queue_app, client, asker, runner):
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, gpu="NVIDIA H200").json["id"]
+    host = token_for(runner, "h200-a", "--host", "h200-a")
+    first = client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker_body("h200-a/0"),
+                        headers=bearer(host))
+    second = client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker_body("h200-a/1"),
+                         headers=bearer(host))
+    assert first.status_code == 200 and first.json["status"] == "running" and first.json["worker_host"] == "h200-a"
+    assert second.status_code == 409 and "running" in second.json["error"]
+
+    queue_app.config["RERUN_MAX_ATTEMPTS"] = 2
+    with queue_app.app_context():
+        for attempt in (1, 2):
+            RerunRequest.update(lease_expires_at=RerunRequest.created_at).execute()  # the worker was lost
+            requeued = client.post("/api/v1/rerun-workers", json=worker_body("h200-a/1"), headers=bearer(host)).json
+            if attempt == 1:
+                assert requeued == {"requeued": [request_id]}
+                assert client.get(f"/api/v1/rerun-requests/{request_id}").json["status"] == "queued"
+                assert client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker_body("h200-a/1"),
+                                   headers=bearer(host)).status_code == 200
+        shown = client.get(f"/api/v1/rerun-requests/{request_id}").json
+    assert shown["status"] == "failed" and "lost 2 times" in shown["error"] and shown["attempts"] == 2
+
+
+def test_a_worker_whose_gpu_model_differs_refuses_the_request(queue_app, client, asker, runner):
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, gpu="NVIDIA H200").json["id"]
+    host = token_for(runner, "h100-a")
+    refused = client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker_body("h100-a/0", "NVIDIA H100"),
+                          headers=bearer(host))
+    assert refused.status_code == 409
+    shown = client.get(f"/api/v1/rerun-requests/{request_id}").json
+    assert shown["status"] == "failed"
+    assert "runs on NVIDIA H100" in shown["error"] and "wants NVIDIA H200" in shown["error"]
+
+
+def test_a_result_delivered_twice_is_recorded_once(queue_app, client, asker, runner):
+    from .factories import rerun_result, stamp
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, implementations=["torch"], gpu="NVIDIA H100 80GB HBM3").json["id"]
+    host = token_for(runner, "h100-a")
+    worker = worker_body("h100-a/0", "NVIDIA H100 80GB HBM3")
+    claimed = client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker, headers=bearer(host))
+    assert claimed.status_code == 200
+    with queue_app.app_context():
+        result = rerun_result(original, observed_at=stamp(-30))
+    body = {"worker": "h100-a/0", "workload": 0, "results": [result]}
+    first = client.post(f"/api/v1/rerun-requests/{request_id}/results", json=body, headers=bearer(host))
+    again = client.post(f"/api/v1/rerun-requests/{request_id}/results", json=body, headers=bearer(host))
+    assert first.status_code == 201 and len(first.json["created"]) == 1, first.json
+    assert again.status_code == 201 and again.json["created"] == []
+    wrong = client.post(f"/api/v1/rerun-requests/{request_id}/results", json={**body, "workload": 3},
+                        headers=bearer(host))
+    assert wrong.status_code == 400 and "no workload 3" in wrong.json["error"]
+    done = client.post(f"/api/v1/rerun-requests/{request_id}/finish", json={"worker": "h100-a/0", "status": "done"},
+                       headers=bearer(host))
+    assert done.status_code == 200
+    shown = client.get(f"/api/v1/rerun-requests/{request_id}").json
+    assert shown["status"] == "done" and shown["result_runs"] == first.json["created"]
+    with queue_app.app_context():
+        assert Run.select().where(Run.source == "kernelindex").count() == 1
+
+
+def test_cancelling_a_running_request_takes_it_from_its_worker(queue_app, client, asker, runner):
+    from app.rerun_requests import cancel
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, target="cpu").json["id"]
+    host = token_for(runner, "cpu-a")
+    worker = worker_body("cpu-a/0", "AMD EPYC", "cpu")
+    claimed = client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker, headers=bearer(host))
+    assert claimed.status_code == 200
+    renewed = client.post(f"/api/v1/rerun-requests/{request_id}/lease", json={"worker": "cpu-a/0", "log_tail": "[1/1]"},
+                          headers=bearer(host))
+    assert renewed.status_code == 200 and client.get(f"/api/v1/rerun-requests/{request_id}").json["log_tail"] == "[1/1]"
+    other_host = token_for(runner, "cpu-b")  # a token of another host never touches this host's lease
+    assert client.post(f"/api/v1/rerun-requests/{request_id}/lease", json={"worker": "cpu-a/0"},
+                       headers=bearer(other_host)).status_code == 409
+    with queue_app.app_context():
+        assert cancel(request_id) and not cancel(request_id)
+    lost = client.post(f"/api/v1/rerun-requests/{request_id}/lease", json={"worker": "cpu-a/0"}, headers=bearer(host))
+    assert lost.status_code == 409
+    finished = client.post(f"/api/v1/rerun-requests/{request_id}/finish", json={"worker": "cpu-a/0", "status": "done"},
+                           headers=bearer(host))
+    assert finished.status_code == 409 and client.get(f"/api/v1/rerun-requests/{request_id}").json["status"] == \
+        "cancelled"
+
+
+@pytest.fixture
+def maintainer(queue_app, runner):
+    from .pages_support import token_of
+    from .test_maintainers import PASSWORD, sign_in
+
+    assert runner.invoke(args=["users", "create", "alice", "--password", PASSWORD]).exit_code == 0
+    client = queue_app.test_client()
+    assert sign_in(client).status_code == 303
+    client.csrf = lambda path: token_of(client, path)
+    return client
+
+
+def test_a_maintainer_asks_on_the_run_page_and_the_section_polls_while_pending(queue_app, maintainer):
+    from app.rerun_requests import Worker, check_in
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    page = maintainer.get(f"/runs/{original.id}").get_data(as_text=True)
+    assert "No worker serves any GPU model now" in page and "Rerun on" not in page
+    with queue_app.app_context():
+        check_in(Worker("h200-a/gpu0", "h200-a", "cuda", "NVIDIA H200"))
+    page = maintainer.get(f"/runs/{original.id}").get_data(as_text=True)
+    assert 'value="NVIDIA H200">Rerun on NVIDIA H200</button>' in page and "hx-trigger" not in page
+
+    asked = maintainer.post("/reruns", data={"csrf_token": maintainer.csrf(f"/runs/{original.id}"), "run": original.id,
+                                             "where": "NVIDIA H200", "protocol": "smoke"},
+                            headers={"HX-Request": "true"})
+    assert asked.status_code == 201
+    fragment = asked.get_data(as_text=True)
+    assert 'hx-trigger="every 2s"' in fragment and 'data-status="queued"' in fragment
+    assert "asked by maintainer alice" in fragment
+    twin = maintainer.get(f"/runs/{original.id}.json").json["rerun_section"]
+    assert twin["polling"] and twin["requests"][0]["gpu"] == "NVIDIA H200"
+    assert twin["requests"][0]["implementations"] is None  # every implementation
+
+    request_id = twin["requests"][0]["id"]
+    cancelled = maintainer.post(f"/reruns/{request_id}/cancel", headers={"HX-Request": "true"},
+                                data={"csrf_token": maintainer.csrf(f"/runs/{original.id}")})
+    assert cancelled.status_code == 200 and 'data-status="cancelled"' in cancelled.get_data(as_text=True)
+    assert "hx-trigger" not in cancelled.get_data(as_text=True)  # nothing pending: polling stops
+
+
+def test_only_signed_in_maintainers_ask_or_cancel_and_csrf_is_checked(queue_app, client, maintainer):
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    form = {"run": original.id, "where": "cpu", "protocol": "smoke"}
+    assert maintainer.post("/reruns", data=form).status_code == 400  # no CSRF token
+    from .pages_support import token_of
+
+    anonymous = client.post("/reruns", data={**form, "csrf_token": token_of(client)})
+    assert anonymous.status_code == 401
+    bad_where = maintainer.post("/reruns", data={**form, "where": "",
+                                                 "csrf_token": maintainer.csrf(f"/runs/{original.id}")})
+    assert bad_where.status_code == 400
+    with queue_app.app_context():
+        assert RerunRequest.select().count() == 0
+
+
+def test_the_reruns_list_filters_and_has_a_json_twin(queue_app, client, asker):
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    ask(client, asker, run=original.id, target="cpu")
+    ask(client, asker, run=original.id, gpu="NVIDIA H200")
+    listed = client.get("/reruns.json?gpu=cpu").json
+    assert listed["total"] == 1 and listed["items"][0]["target"] == "cpu"
+    assert client.get("/reruns.json?status=queued").json["total"] == 2
+    assert client.get("/reruns.json?status=done").json["total"] == 0
+    assert client.get("/reruns.json?status=lost").status_code == 400
+    page = client.get(f"/reruns?run={original.id}").get_data(as_text=True)
+    assert "NVIDIA H200" in page and "token scheduler" in page
+
+
+def test_a_request_the_queue_cannot_take_is_not_kept(queue_app, client, asker):
+    queue_app.config["QUEUE_URL"] = "redis://127.0.0.1:1/0"  # nothing listens there
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    answer = ask(client, asker, run=original.id, target="cpu")
+    assert answer.status_code == 503 and "queue is unreachable" in answer.json["error"]
+    with queue_app.app_context():
+        assert RerunRequest.select().count() == 0
+
+
+def test_a_maintainer_asks_for_a_comparison_groups_rerun_from_its_page(queue_app, maintainer):
+    from app.rerun_requests import Worker, check_in
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    key = original.comparison_key_id.split(":", 1)[-1]
+    with queue_app.app_context():
+        check_in(Worker("cpu-a/cpu0", "cpu-a", "cpu", "AMD EPYC"))
+    page = maintainer.get(f"/comparisons/{key}").get_data(as_text=True)
+    assert "Rerun this group" in page and 'value="cpu">Rerun on CPU</button>' in page
+    asked = maintainer.post("/reruns", data={"csrf_token": maintainer.csrf(f"/comparisons/{key}"), "comparison": key,
+                                             "where": "cpu", "protocol": "smoke"})
+    assert asked.status_code == 303 and asked.headers["Location"].endswith("/reruns")
+    [listed] = maintainer.get("/reruns.json").json["items"]
+    assert listed["comparison"] == original.comparison_key_id and listed["run"] is None
+    assert listed["workloads"][0]["rerunOf"][original.implementation] == original.id
+
+
+def test_workers_racing_for_one_request_leave_it_to_exactly_one(queue_app, client, asker):
+    import threading
+
+    from app.db import database
+    from app.rerun_requests import Worker, claim
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, target="cpu").json["id"]
+    barrier, won = threading.Barrier(6), []
+
+    def race(slot):
+        with queue_app.app_context():
+            database.connect(reuse_if_open=True)
+            barrier.wait()
+            if claim(request_id, Worker(f"cpu-a/cpu{slot}", "cpu-a", "cpu", "AMD EPYC")):
+                won.append(slot)
+            database.close()
+
+    racers = [threading.Thread(target=race, args=(slot,)) for slot in range(6)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join()
+    shown = client.get(f"/api/v1/rerun-requests/{request_id}").json
+    assert len(won) == 1 and shown["attempts"] == 1 and shown["worker"] == f"cpu-a/cpu{won[0]}"
+
+
+def test_a_request_queued_too_long_is_put_on_the_queue_again(queue_app, client, asker, runner):
+    from datetime import timedelta
+
+    from app import queue
+    from app.models import utcnow
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, target="cpu").json["id"]
+    huey, _ = queue.queue_for(queue.CPU_QUEUE, queue_app.config)
+    assert huey.pending_count() == 1
+    host = token_for(runner, "cpu-a")
+    check_in = {"worker": "cpu-a/cpu0", "target": "cpu", "gpu": "AMD EPYC"}
+    assert client.post("/api/v1/rerun-workers", json=check_in, headers=bearer(host)).json == {"requeued": []}
+    with queue_app.app_context():
+        RerunRequest.update(queued_at=utcnow() - timedelta(hours=2)).execute()  # its message was lost
+    assert client.post("/api/v1/rerun-workers", json=check_in, headers=bearer(host)).json == {"requeued": [request_id]}
+    assert huey.pending_count() == 2 and client.get(f"/api/v1/rerun-requests/{request_id}").json["status"] == "queued"

@@ -1,0 +1,128 @@
+"""The rerun service end to end (issue 22), on both queue back-ends: a served app, real ``flask worker``
+consumers on the CPU (one recording through the database, one through the server's API), requests made
+through the maintainers' web form and through the API, cancellation, a family no plugin declares, and a
+consumer killed with SIGKILL mid-job. Every rerun is a small one (the ``smoke`` protocol)."""
+
+import signal
+import socket
+import subprocess
+import urllib.request
+
+import pytest
+
+from app import create_app
+from app.models import Run
+
+from .conftest import fresh_database_url
+from .pages_support import token_of
+from .service_support import QUEUE_BACKENDS, ROOT, Service, queue_url, wait_until
+from .test_cli_rerun import FNA_REFERENCE
+
+pytestmark = pytest.mark.slow
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture(params=QUEUE_BACKENDS)
+def service(request, tmp_path):
+    service = Service(tmp_path, fresh_database_url("ki_service", tmp_path), queue_url(request.param, tmp_path))
+    service.serve()
+    yield service
+    service.stop()
+
+
+def run_id_of(service, external_id: str) -> str:
+    return service.api(f"/api/v1/runs?external_id={urllib.request.quote(external_id, safe='')}")[1]["items"][0]["id"]
+
+
+def web_client(service):
+    """A maintainer signed in to the web app (the same database and queue as the served one)."""
+    service.flask("users", "create", "alice", "--password", PASSWORD)
+    app = create_app({"TESTING": True, "SECRET_KEY": "test", **service.config})
+    client = app.test_client()
+    client.post("/maintainers/sign-in", data={"csrf_token": token_of(client), "username": "alice",
+                                              "password": PASSWORD})
+    return client
+
+
+def test_web_and_api_requests_are_rerun_once_by_cpu_workers_and_shown_on_the_run_page(service):
+    reference = run_id_of(service, FNA_REFERENCE)
+    asker = service.flask("tokens", "create", "scheduler", "--may-request")
+    host = service.flask("tokens", "create", "cpu-host", "--host", "cpu-host")
+    maintainer = web_client(service)
+
+    def from_the_form():
+        answer = maintainer.post("/reruns", data={"csrf_token": token_of(maintainer, f"/runs/{reference}"),
+                                                  "run": reference, "where": "cpu", "only": "1",
+                                                  "protocol": "smoke"})
+        assert answer.status_code == 303, answer.data
+        return service.api(f"/reruns.json?run={reference}")[1]["items"][0]["id"]
+
+    cancelled = from_the_form()
+    cancel = maintainer.post(f"/reruns/{cancelled}/cancel",
+                             data={"csrf_token": token_of(maintainer, f"/runs/{reference}")})
+    assert cancel.status_code == 303 and service.request(cancelled)["status"] == "cancelled"
+    web = from_the_form()
+    status, created = service.api("/api/v1/rerun-requests", {"run": reference, "implementations": ["torch"],
+                                                             "target": "cpu", "protocol": "smoke"}, asker)
+    assert status == 201, created
+    status, undeclared = service.api("/api/v1/rerun-requests", {"family": "cross_entropy", "target": "cpu"}, asker)
+    assert status == 201, undeclared
+
+    service.consumer("cpu0")  # records through the database
+    service.consumer("cpu1", "--server", service.base, "--token", host)  # no database: the server's API
+    web_done, api_done = service.finished(web), service.finished(created["id"])
+    failed = service.finished(undeclared["id"], timeout=60)
+
+    assert (web_done["status"], api_done["status"]) == ("done", "done"), service.logs()
+    assert failed["status"] == "failed" and "no plugin implements the family 'cross_entropy'" in failed["error"]
+    assert service.request(cancelled)["status"] == "cancelled" and service.request(cancelled)["attempts"] == 0
+    for done in (web_done, api_done):  # each taken by one worker, once
+        assert done["attempts"] == 1 and done["worker_host"] in ("cpu-host", socket.gethostname())
+        assert len(done["result_runs"]) == len(done["recorded"]) == 1
+    page = urllib.request.urlopen(f"{service.base}/runs/{reference}").read().decode()
+    for run_id in web_done["result_runs"] + api_done["result_runs"]:
+        shown = service.api(f"/api/v1/runs/{run_id}")[1]
+        assert shown["rerun_of"] == reference and shown["evidence"] in ("kernelindex-rerun", "kernelindex-replicated")
+        assert f"run {run_id}</a>" in page
+    assert "Rerun requests" in page and "hx-trigger" not in page  # nothing pending: the section stopped polling
+
+
+def test_a_worker_killed_mid_job_leads_to_exactly_one_recorded_result_after_requeue(service):
+    reference = run_id_of(service, FNA_REFERENCE)
+    asker = service.flask("tokens", "create", "scheduler", "--may-request")
+    status, created = service.api("/api/v1/rerun-requests", {"run": reference, "implementations": ["torch"],
+                                                             "target": "cpu", "protocol": "smoke"}, asker)
+    assert status == 201, created
+    doomed = service.consumer("doomed")
+    wait_until(lambda: service.request(created["id"])["status"] == "running", 120, "the request was not taken")
+    doomed.send_signal(signal.SIGKILL)
+    doomed.wait()
+    service.consumer("survivor")
+    done = service.finished(created["id"])
+    assert done["status"] == "done" and done["attempts"] == 2, service.logs()
+    assert done["worker"].endswith("/survivor")
+    assert len(done["result_runs"]) == 1 and len(done["recorded"]) == 1
+    with create_app({"TESTING": True, "SECRET_KEY": "test", **service.config}).app_context():
+        assert [run.id for run in Run.select().where(Run.source == "kernelindex")] == done["result_runs"]
+
+
+@pytest.fixture
+def served(tmp_path):
+    service = Service(tmp_path, fresh_database_url("ki_service", tmp_path), queue_url("sqlite", tmp_path))
+    service.serve()
+    yield service
+    service.stop()
+
+
+def test_flask_rerun_with_server_needs_no_local_database(served, tmp_path):
+    """The run is looked up on the server and the result posted there; the host's database URL leads nowhere."""
+    original = served.api("/api/v1/runs?kernel=multi_token_attention&pass=forward&implementation=torch")[1]["items"][0]
+    host = served.flask("tokens", "create", "cpu-host")
+    nowhere = {**served.env, "KERNELINDEX_DATABASE_URL": f"sqlite:///{tmp_path / 'absent' / 'none.sqlite3'}"}
+    done = subprocess.run(served.command("rerun", original["id"], "--target", "cpu", "--protocol", "smoke",
+                                         "--implementation", "torch", "--server", served.base, "--token", host),
+                          cwd=ROOT, env=nowhere, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (tmp_path / "absent").exists()
+    [rerun] = served.api("/api/v1/runs?source=kernelindex")[1]["items"]
+    assert served.api(f"/api/v1/runs/{rerun['id']}")[1]["rerun_of"] == original["id"]
