@@ -10,7 +10,7 @@ dies (kill -9, a lost machine) stops renewing; the next check-in of any worker
 (``check_in``) finds the lease expired and queues the request again, at most
 ``RERUN_MAX_ATTEMPTS`` times in all, then fails it with the reason; a request queued for
 ``RERUN_REDELIVER_SECONDS`` is put on the queue again, in case its message was lost. Results carry an
-idempotency key (the request's workload and the implementation), so a workload measured
+idempotency key (the request's workload, the implementation and the metric), so a workload measured
 again after a requeue, or a result posted twice, is recorded once.
 """
 
