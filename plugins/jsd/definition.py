@@ -7,16 +7,6 @@ their ``bsz`` and ``seq_len`` kept as options. All are float32, the dtype its
 script's ``torch.randn`` allocates.
 """
 
-from plugins._shapes import product_of, shapes
-from runners.types import FamilyDefinition
+from plugins.kl_div.definition import divergence_family
 
-JSD = FamilyDefinition(
-    name="jsd",
-    title="JSD",
-    parameters=("tokens", "vocab"),
-    derive_tensors=shapes(input=("tokens", "vocab"), target=("tokens", "vocab")),
-    aliases={"BT": "tokens", "V": "vocab", "vocab_size": "vocab", "B": "batch", "bsz": "batch", "T": "seq",
-             "seq_len": "seq"},
-    implied=product_of("tokens", "batch", "seq"),
-    default_dtype="fp32",
-)
+JSD = divergence_family("jsd", "JSD")

@@ -8,13 +8,19 @@ target probabilities. Upstream's rows sweep ``V`` (vocab) at ``B`` 8 and ``T`` 2
 from plugins._shapes import product_of, shapes
 from runners.types import FamilyDefinition
 
-KL_DIV = FamilyDefinition(
-    name="kl_div",
-    title="KL divergence",
-    parameters=("tokens", "vocab"),
-    derive_tensors=shapes(input=("tokens", "vocab"), target=("tokens", "vocab")),
-    aliases={"BT": "tokens", "V": "vocab", "vocab_size": "vocab", "B": "batch", "bsz": "batch", "T": "seq",
-             "seq_len": "seq"},
-    implied=product_of("tokens", "batch", "seq"),
-    default_dtype="fp32",
-)
+def divergence_family(name: str, title: str) -> FamilyDefinition:
+    """A divergence between two distributions over a vocabulary, per token: kl_div's, jsd's and tvd's tensors,
+    upstream names and dtype."""
+    return FamilyDefinition(
+        name=name,
+        title=title,
+        parameters=("tokens", "vocab"),
+        derive_tensors=shapes(input=("tokens", "vocab"), target=("tokens", "vocab")),
+        aliases={"BT": "tokens", "V": "vocab", "vocab_size": "vocab", "B": "batch", "bsz": "batch", "T": "seq",
+                 "seq_len": "seq"},
+        implied=product_of("tokens", "batch", "seq"),
+        default_dtype="fp32",
+    )
+
+
+KL_DIV = divergence_family("kl_div", "KL divergence")

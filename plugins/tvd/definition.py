@@ -5,16 +5,6 @@ rows sweep ``V`` (vocab) at ``B`` 8 and ``T`` 2048 (tokens = B × T) in float32,
 dtype its script's ``torch.randn`` allocates.
 """
 
-from plugins._shapes import product_of, shapes
-from runners.types import FamilyDefinition
+from plugins.kl_div.definition import divergence_family
 
-TVD = FamilyDefinition(
-    name="tvd",
-    title="Total variation distance",
-    parameters=("tokens", "vocab"),
-    derive_tensors=shapes(input=("tokens", "vocab"), target=("tokens", "vocab")),
-    aliases={"BT": "tokens", "V": "vocab", "vocab_size": "vocab", "B": "batch", "bsz": "batch", "T": "seq",
-             "seq_len": "seq"},
-    implied=product_of("tokens", "batch", "seq"),
-    default_dtype="fp32",
-)
+TVD = divergence_family("tvd", "Total variation distance")
