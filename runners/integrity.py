@@ -14,10 +14,10 @@ do, and what stops it here (the protocol document's ``integrity`` section says t
   module attributes, so a patch made and undone inside one call changes no sample.
 * **Leave work running** past the timed region on a thread: a thread it started that
   is still alive after its batch invalidates it (:func:`running_threads`). Compilers
-  keep threads of their own (inductor's compile workers, Triton's timers, tqdm's monitor),
-  started by the first calls: while an implementation may still compile (prepare,
-  correctness, warm-up), a new thread whose code is one of those libraries'
-  (:data:`COMPILER_THREAD_MODULES`) is left alone; timed calls may start none at all.
+  keep threads of their own, started by the first calls (inductor's compile workers and
+  thread pools, Triton's timers, tqdm's monitor): while an implementation may still
+  compile (prepare, correctness, warm-up), a new thread whose code is one of those
+  libraries' (:data:`COMPILER_THREAD_MODULES`) is left alone; timed calls may start none.
 * **Return something other than a result**: an output must be a plain dense tensor on
   the workload's device (:func:`check_plain_outputs`), not a subclass whose work runs
   when it is read.
@@ -161,8 +161,9 @@ def harness_functions() -> HarnessFunctions:
     return HarnessFunctions.capture()
 
 
-COMPILER_THREAD_MODULES = ("torch", "triton", "tqdm")
-"""Libraries whose threads a first call may leave running: compilation's, not the implementation's work."""
+COMPILER_THREAD_MODULES = ("torch", "triton", "tqdm", "concurrent")
+"""Libraries whose threads a first call may leave running: compilation's, not the implementation's work
+(``concurrent``: the thread pools inductor compiles in)."""
 
 
 def running_threads() -> set[threading.Thread]:

@@ -83,10 +83,13 @@ def test_bad_input_exits_non_zero_with_a_message(small_app, runner, arguments, m
     assert message in result.output
 
 
+UNPLUGGED_ROW = ("kernelindex_unplugged", "liger", "forward", "speed", "ms", "T", "tokens", "1024", "1.0", "0.9",
+                 "1.1", '{"B": 2}', "NVIDIA H100 80GB HBM3", "2026-01-01 00:00:00", "0.8.0")
+"""An upstream row of a family no plugin will ever declare."""
+
+
 def test_a_family_without_a_plugin_is_refused(small_app, runner, tmp_path):
-    unplugged = write_liger_csv(tmp_path / "unplugged.csv", [(
-        "kernelindex_unplugged", "liger", "forward", "speed", "ms", "T", "tokens", "1024", "1.0", "0.9", "1.1",
-        '{"B": 2}', "NVIDIA H100 80GB HBM3", "2026-01-01 00:00:00", "0.8.0")])
+    unplugged = write_liger_csv(tmp_path / "unplugged.csv", [UNPLUGGED_ROW])
     import_csv(runner, unplugged)
     result = runner.invoke(args=["rerun", "--kernel", "kernelindex_unplugged", *SMOKE])
     assert result.exit_code != 0 and "no plugin implements the family 'kernelindex_unplugged'" in result.output
@@ -102,14 +105,14 @@ def test_memory_runs_are_not_rerun(small_app, runner):
 
 
 def test_memory_results_are_linked_to_the_memory_run_of_their_workload(small_app):
-    from app.cli.rerun import rerun_requests
     from app.models import Run
+    from app.rerun_requests import harness_requests
 
     with small_app.app_context():
         published = Run.get(Run.metric == "memory")
         speed = Run.get((Run.metric == "speed") & (Run.workload_key == published.workload_key)
                         & (Run.implementation == published.implementation) & (Run.pass_ == published.pass_))
-        [request] = rerun_requests([speed], "NVIDIA H200")
+        [request] = harness_requests([speed], "NVIDIA H200")
     assert request.memory_rerun_of == {published.implementation: published.id}
     assert request.rerun_of[published.implementation] == speed.id
 

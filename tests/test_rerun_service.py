@@ -14,9 +14,10 @@ from app import create_app
 from app.models import Run
 
 from .conftest import fresh_database_url
+from .factories import write_liger_csv
 from .pages_support import token_of
 from .service_support import QUEUE_BACKENDS, ROOT, Service, queue_url, wait_until
-from .test_cli_rerun import FNA_REFERENCE
+from .test_cli_rerun import FNA_REFERENCE, UNPLUGGED_ROW
 
 pytestmark = pytest.mark.slow
 PASSWORD = "correct horse battery staple"
@@ -44,8 +45,9 @@ def web_client(service):
     return client
 
 
-def test_web_and_api_requests_are_rerun_once_by_cpu_workers_and_shown_on_the_run_page(service):
+def test_web_and_api_requests_are_rerun_once_by_cpu_workers_and_shown_on_the_run_page(service, tmp_path):
     reference = run_id_of(service, FNA_REFERENCE)
+    service.flask("import", "liger", str(write_liger_csv(tmp_path / "unplugged.csv", [UNPLUGGED_ROW])))
     asker = service.flask("tokens", "create", "scheduler", "--may-request")
     host = service.flask("tokens", "create", "cpu-host", "--host", "cpu-host")
     maintainer = web_client(service)
@@ -65,7 +67,8 @@ def test_web_and_api_requests_are_rerun_once_by_cpu_workers_and_shown_on_the_run
     status, created = service.api("/api/v1/rerun-requests", {"run": reference, "implementations": ["torch"],
                                                              "target": "cpu", "protocol": "smoke"}, asker)
     assert status == 201, created
-    status, undeclared = service.api("/api/v1/rerun-requests", {"family": "cross_entropy", "target": "cpu"}, asker)
+    status, undeclared = service.api("/api/v1/rerun-requests", {"family": "kernelindex_unplugged", "target": "cpu"},
+                                     asker)
     assert status == 201, undeclared
 
     service.consumer("cpu0")  # records through the database
@@ -74,7 +77,7 @@ def test_web_and_api_requests_are_rerun_once_by_cpu_workers_and_shown_on_the_run
     failed = service.finished(undeclared["id"], timeout=60)
 
     assert (web_done["status"], api_done["status"]) == ("done", "done"), service.logs()
-    assert failed["status"] == "failed" and "no plugin implements the family 'cross_entropy'" in failed["error"]
+    assert failed["status"] == "failed" and "no plugin implements the family 'kernelindex_unplugged'" in failed["error"]
     assert service.request(cancelled)["status"] == "cancelled" and service.request(cancelled)["attempts"] == 0
     for done in (web_done, api_done):  # each taken by one worker, once
         assert done["attempts"] == 1 and done["worker_host"] in ("cpu-host", socket.gethostname())
