@@ -12,7 +12,7 @@
 # family the same way (issue 20); families-rest: those families-full did not reach; losses: the full
 # pass of each loss family at a middle workload of its newest rows (issue 21; on CUDA every part also
 # records each implementation's peak memory, linked to upstream's memory rows, which are full-pass
-# rows). Each part
+# rows); part2: the other part-2 families the same way (PART2_ROWS_ONLY picks some of them). Each part
 # appends to its own JSON-lines bundle; `flask import kernelindex` loads them on the server. The run
 # ids below are the upstream rows these reruns reproduce (ids are digests, the same on every host
 # that imported the same CSV): H100 rows of fused neighborhood attention (batch 2, hidden 512,
@@ -49,6 +49,10 @@ FAMILY_REST_ROWS="a04a6798df9f 95b47f304073 242923cf45b3 8a2168bccf8e"
 # at BT 8192 and fused linear JSD at BT 2048 (H 4096, V 128256): the largest rows would allocate every
 # implementation's 8 GB inputs and their float64 reference at once.
 LOSS_ROWS="c584f47d26e3 b1d276c49f42 64d5cc9580aa b8e18b3f4998 bf26764cc91f eb41c40c3488"
+# The other part-2 families (issue 21), full pass, each at a middle workload of its newest rows (fused_moe
+# at 8 experts: upstream's Hugging Face loop over 128 experts takes 250 ms a call), cheapest first.
+PART2_ROWS="31bf40c5611d 4b49237d6ad9 2904e7fac743 2e5095a94fcf f4a843592abd 249c7c9b1941 5db426853cd2
+            9460fd7d557a 046d1223c094 b56e6c77425d"
 FAST="--implementation liger --implementation liger+tf32 --implementation kernelindex_triton"
 MTA_IMPLS="--implementation torch --implementation kernelindex_triton"
 
@@ -79,6 +83,7 @@ run_part() {
     families-full) flask rerun $FAMILY_FULL_ROWS --out "$OUT_DIR/h200-families-full.jsonl" ;;
     families-rest) flask rerun $FAMILY_REST_ROWS --out "$OUT_DIR/h200-families-rest.jsonl" ;;
     losses)        flask rerun $LOSS_ROWS --out "$OUT_DIR/h200-losses.jsonl" ;;
+    part2)         flask rerun ${PART2_ROWS_ONLY:-$PART2_ROWS} --out "$OUT_DIR/h200-part2.jsonl" ;;
     *) echo "unknown part $1" >&2; return 2 ;;
   esac
 }

@@ -271,19 +271,18 @@ def extras(values, options, inputs, size, expected, check):
     triton_fn = lambda t: fna_tri.fused_neighborhood_attention_triton(**t, **options)  # noqa: E731
     diagnostics("fna", size, triton_fn, inputs, fwd)
     record_stages("fna", fna_stage_calls(check, options), size, fwd)
-    fna_tri.FP32_DOT_PRECISION = "tf32x3"
+    precise_fn = lambda t: fna_tri.fused_neighborhood_attention_triton(  # noqa: E731
+        **t, **options, precision=fna_tri.PRECISE_FP32_DOT_PRECISION)
     try:
-        out = triton_fn(check)
+        out = precise_fn(check)
         errors = {"forward": relative_error(out, expected)}
         errors.update(gradient_errors(out, check, expected, skip=FNA_UNCHECKED_GRADIENTS))
         log(f"fna correctness tf32x3: {json.dumps({k: f'{v:.2e}' for k, v in errors.items()})}")
         for pass_ in ("forward", "backward", "full"):
-            timing = time_pass(triton_fn, inputs, pass_, lambda t: list(t.values()))
+            timing = time_pass(precise_fn, inputs, pass_, lambda t: list(t.values()))
             record("fna", pass_, size, "triton_tf32x3", timing, fna_floor(values, pass_), error=errors["forward"])
     except Exception as error:  # noqa: BLE001
         log(f"precision tf32x3 failed: {error!r}")
-    finally:
-        fna_tri.FP32_DOT_PRECISION = "tf32"
 
 
 # ----------------------------------------------------------------------------- multi-token attention

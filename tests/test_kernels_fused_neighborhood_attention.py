@@ -19,12 +19,14 @@ TOLERANCE = {torch.float32: 2e-3, torch.bfloat16: 2e-2}
 INTERPRETER_FP32_TOLERANCE = 1e-5
 """Under the interpreter, fp32 dots are plain fp32: hold the kernels to that."""
 
-CASES = [  # seq, hidden, heads, kernel_size, dilation, dtype, bias
-    (37, 48, 3, 5, 2, torch.float32, True),
-    (29, 32, 2, 3, 1, torch.float32, True),
-    (23, 40, 5, 7, 3, torch.float32, False),
-    (70, 32, 2, 15, 4, torch.float32, True),  # a window wider than the smallest tile: fewer configs fit
-    (37, 48, 3, 5, 2, torch.bfloat16, True),
+TF32, PRECISE = triton_kernels.FP32_DOT_PRECISION, triton_kernels.PRECISE_FP32_DOT_PRECISION
+CASES = [  # seq, hidden, heads, kernel_size, dilation, dtype, bias, fp32 dot precision
+    (37, 48, 3, 5, 2, torch.float32, True, TF32),
+    (29, 32, 2, 3, 1, torch.float32, True, TF32),
+    (23, 40, 5, 7, 3, torch.float32, False, TF32),
+    (70, 32, 2, 15, 4, torch.float32, True, TF32),  # a window wider than the smallest tile: fewer configs fit
+    (37, 48, 3, 5, 2, torch.bfloat16, True, TF32),
+    (31, 48, 3, 5, 2, torch.float32, True, PRECISE),
 ]
 
 
@@ -53,16 +55,16 @@ def test_neighborhood_mask_matches_offsets():
     assert torch.equal(mask, mask.T), "the neighborhood relation is symmetric"
 
 
-@pytest.mark.parametrize("seq, hidden, heads, kernel_size, dilation, dtype, bias", CASES)
+@pytest.mark.parametrize("seq, hidden, heads, kernel_size, dilation, dtype, bias, precision", CASES)
 def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, hidden, heads, kernel_size,
-                                                   dilation, dtype, bias):
+                                                   dilation, dtype, bias, precision):
     seed = fresh_seed()
     options = dict(heads=heads, kernel_size=kernel_size, dilation=dilation)
     tensors = workload(seq, hidden, dtype, bias, seed)
     leaves = {name: None if t is None else t.clone().requires_grad_(True) for name, t in tensors.items()}
     leaves64 = {name: None if t is None else t.double().requires_grad_(True) for name, t in tensors.items()}
 
-    out = triton_kernels.fused_neighborhood_attention_triton(**leaves, **options)
+    out = triton_kernels.fused_neighborhood_attention_triton(**leaves, **options, precision=precision)
     expected = reference.fused_neighborhood_attention_float64(**leaves64, **options)
     assert out.dtype == dtype and out.shape == expected.shape
     assert torch.isfinite(out).all(), f"seed {seed}: non-finite or unwritten output"
@@ -86,8 +88,10 @@ def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, hi
 
 def test_triton_records_its_precision_and_configs():
     record = triton_kernels.implementation_record()
-    assert record["fp32_dot_precision"] == triton_kernels.FP32_DOT_PRECISION
+    assert record["fp32_dot_precision"] == TF32
     assert record["tf32"] is True
+    precise = triton_kernels.implementation_record(PRECISE)
+    assert precise["fp32_dot_precision"] == PRECISE and precise["tf32"] is False
     assert set(record["autotuned"]) == {"_linear_matmul_kernel", "_neighborhood_attention_fwd_kernel",
                                         "_neighborhood_attention_bwd_kernel"}
 

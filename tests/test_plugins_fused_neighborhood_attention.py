@@ -83,14 +83,24 @@ def test_cuda_plugin_lists_its_implementations_with_identity():
     assert record.implementation("torch").project == "PyTorch"
 
 
+@pytest.mark.parametrize("implementation, math_mode", [("kernelindex_triton", "tf32"),
+                                                       ("kernelindex_triton+tf32x3", "ieee-fp32")])
 @pytest.mark.parametrize("pass_", PASSES)
-def test_cuda_plugin_triton_kernels_match_the_reference_in_interpreter_mode(pass_):
+def test_cuda_plugin_triton_kernels_match_the_reference_in_interpreter_mode(pass_, implementation, math_mode):
     parameters = {"seq": 13, "batch": 1, "heads": 2, "hidden": 16, "dilation": 2, "kernel_size": 3}
-    outputs, expected, prepared = cuda_plugin_outputs("kernelindex_triton", pass_, parameters)
+    outputs, expected, prepared = cuda_plugin_outputs(implementation, pass_, parameters)
     errors = correctness.POLICY.errors(
         correctness.check_trial(outputs, correctness.snapshot(outputs), expected, {}, torch.float32))
-    assert set(errors) == set(expected) and max(errors.values()) < correctness.TOLERANCES["tf32"]
+    tolerance = correctness.tolerance_for("fp32", uses_tf32=math_mode == "tf32")
+    assert set(errors) == set(expected) and max(errors.values()) < tolerance
     assert "autotuned" in prepared.settled_details()
+
+
+def test_the_precise_triton_variant_runs_fp32_only_with_fp32_grade_products():
+    record = get_registry().find(FAMILY, "cuda").record
+    precise = record.implementation("kernelindex_triton+tf32x3")
+    assert precise.as_document()["mathModes"] == {"fp32": "ieee-fp32"} and not precise.uses_tf32
+    assert precise.details["fp32_dot_precision"] == "tf32x3" and precise.project == "KernelIndex"
 
 
 SMALL = {"seq": 13, "batch": 1, "heads": 2, "hidden": 16, "dilation": 2, "kernel_size": 3}

@@ -4,9 +4,14 @@ Liger is listed as unavailable, with the reason, where ``liger_kernel`` does not
 TF32, so each comparator whose fp32 products torch can run in TF32 is also offered in that
 mode, on fp32 workloads: ``torch+tf32``, ``torch_compile+tf32`` and ``liger+tf32`` (its
 projections in TF32 too; plain ``liger`` runs its attention kernel in TF32 and its
-projections in IEEE fp32, as torch's defaults leave them: ``tf32-partial``).
+projections in IEEE fp32, as torch's defaults leave them: ``tf32-partial``). For callers who need
+fp32-grade results, ``kernelindex_triton+tf32x3`` runs the same kernels with every fp32 product as
+three TF32 products (on fp32 workloads; its math mode is ``ieee-fp32``, and it is held to that
+tolerance).
 """
 
+import dataclasses
+import functools
 import math
 
 import torch
@@ -32,14 +37,20 @@ LIGER = Implementation(
      "projections": "torch.nn.functional.linear, as in LigerFusedNeighborhoodAttention"},
     fp32_math_mode="tf32-partial", unavailable=LIGER_UNAVAILABLE)
 LIGER_TF32 = with_tf32(LIGER)
+KERNELINDEX = kernelindex_implementation(triton_kernels)
+KERNELINDEX_PRECISE = dataclasses.replace(
+    KERNELINDEX, name=f"{KERNELINDEX.name}+{triton_kernels.PRECISE_FP32_DOT_PRECISION}",
+    details=triton_kernels.implementation_record(triton_kernels.PRECISE_FP32_DOT_PRECISION), fp32_math_mode=None,
+    dtypes=("fp32",))
 
 PLUGIN = KernelPlugin(
     family=FAMILY.definition,
     target="cuda",
     implementations=FAMILY.implementations_with(*map(with_tf32, FAMILY.torch_implementations), LIGER, LIGER_TF32,
-                                                kernelindex_implementation(triton_kernels)),
+                                                KERNELINDEX, KERNELINDEX_PRECISE),
     description="Upstream torch module, torch.compile of the gather formulation, Liger-Kernel's fused kernel "
-                "(each also with TF32 allowed, on fp32) and KernelIndex's Triton kernels.",
+                "(each also with TF32 allowed, on fp32) and KernelIndex's Triton kernels (also with fp32-grade "
+                "products, on fp32).",
 )
 
 build_workload = FAMILY.build_workload  # the family's hooks that every target registers
@@ -75,7 +86,9 @@ def prepare_pass(implementation, workload, pass_):
     name, tf32 = variant_of(implementation.name)
     if name == "liger":
         return FAMILY.prepare(liger_attention, workload, pass_, tf32=tf32)
-    if implementation.name == "kernelindex_triton":
-        return FAMILY.prepare(triton_kernels.fused_neighborhood_attention_triton, workload, pass_,
+    if implementation.name in (KERNELINDEX.name, KERNELINDEX_PRECISE.name):
+        triton_attention = functools.partial(triton_kernels.fused_neighborhood_attention_triton,
+                                             precision=implementation.details["fp32_dot_precision"])
+        return FAMILY.prepare(triton_attention, workload, pass_,
                               settled_details=kernelindex_settled_details(triton_kernels))
     return FAMILY.prepare_torch(implementation, workload, pass_)

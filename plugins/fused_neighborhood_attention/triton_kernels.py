@@ -24,7 +24,8 @@ Work and traffic (fp32, batch 2, seq 1024, hidden 512, heads 8, kernel 7; M = 20
   ``4 * M * H * kernel = 29 MFLOP`` (negligible). The projections run on the tensor cores
   through ``tl.dot``; for fp32 inputs that is **TF32** (``FP32_DOT_PRECISION``, recorded by
   :func:`implementation_record`): 4.3 GFLOP / 341 TFLOP/s = 13 us floor. ``"tf32x3"``
-  (three TF32 products per fp32 product) gives fp32 accuracy (2.7e-7) for about +25% forward time.
+  (three TF32 products per fp32 product) gives fp32 accuracy (2.7e-7) for about +25% forward time;
+  the plugin offers it as a second implementation (``precision`` below).
 * Bytes: x and out 4 MB each, weights 4 MB: 12.6 MB, 3 us at 4.27 TB/s; the unfused
   intermediates (qkv 12.6 MB written and read, attn 4.2 MB written and read) add 34 MB,
   about 8 us, which the GEMM time mostly hides. Each K/V row is read ``kernel`` times by the
@@ -60,7 +61,11 @@ from plugins._triton_launcher import Launcher, device_time, follow_previous_laun
 from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 FP32_DOT_PRECISION = "tf32"
-"""How the projections' ``tl.dot`` multiplies fp32 operands: TF32 tensor cores (10-bit mantissa, fp32 accumulate)."""
+"""How the projections' ``tl.dot`` multiplies fp32 operands by default: TF32 tensor cores (10-bit mantissa, fp32
+accumulate)."""
+
+PRECISE_FP32_DOT_PRECISION = "tf32x3"
+"""The precise choice: each fp32 operand split into a TF32 head and tail, three TF32 products, fp32-grade results."""
 
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
@@ -103,7 +108,7 @@ def _bias_and_store(acc, bias_ptr, c_ptr, rows, cols, col_offset, M, N, stride_c
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 
-@triton.autotune(configs=_matmul_configs(), key=["M", "N", "K", "NUM_SPLITS"], do_bench=device_time,
+@triton.autotune(configs=_matmul_configs(), key=["M", "N", "K", "NUM_SPLITS", "INPUT_PRECISION"], do_bench=device_time,
                  prune_configs_by={"early_config_prune": _fitting_configs})
 @triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})
 @triton.jit
@@ -182,9 +187,10 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
 _launch_matmul = Launcher(_linear_matmul_kernel)
 
 
-def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, row_sum: Optional[torch.Tensor] = None):
+def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, row_sum: Optional[torch.Tensor] = None, *,
+            precision: str):
     """``out[:, s*N:(s+1)*N] = a @ bs[s] (+ biases[s])`` for 1 or 3 same-strided ``[K, N]`` views ``bs``;
-    with ``row_sum``, also ``row_sum[m] = sum_k a[m, k]``."""
+    with ``row_sum``, also ``row_sum[m] = sum_k a[m, k]``; fp32 operands multiplied as ``precision`` says."""
     M, K = a.shape
     N = bs[0].shape[1]
     assert len(bs) in (1, 3) and all(b.shape == (K, N) and b.stride() == bs[0].stride() for b in bs), \
@@ -199,7 +205,7 @@ def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, row_sum: Option
     _launch_matmul(grid, (a, *b_ptrs, *bias_ptrs, out, out if row_sum is None else row_sum, M, N, K, a.stride(0),
                           a.stride(1), bs[0].stride(0), bs[0].stride(1), out.stride(0), out.stride(1)),
                    NUM_SPLITS=len(bs), HAS_BIAS=has_bias, ROW_SUM=row_sum is not None,
-                   INPUT_PRECISION=FP32_DOT_PRECISION,
+                   INPUT_PRECISION=precision,
                    UPCAST=_INTERPRET and a.dtype != torch.float32)
     return out
 
@@ -378,19 +384,20 @@ def _attention_backward(qkv, attn, dattn, lse, batch, seq, hidden, heads, kernel
 class _FusedNeighborhoodAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, out_weight, out_bias,
-                heads, kernel_size, dilation, scale):
+                heads, kernel_size, dilation, scale, precision):
         batch, seq, hidden = x.shape
         x2 = x.reshape(batch * seq, hidden)
         if x2.stride(1) != 1:
             x2 = x2.contiguous()
         weights = [w if w.stride() == q_weight.stride() else w.contiguous() for w in (q_weight, k_weight, v_weight)]
         qkv = torch.empty(batch * seq, 3 * hidden, device=x.device, dtype=x.dtype)
-        _matmul(x2, [w.t() for w in weights], qkv, (q_bias, k_bias, v_bias))
+        _matmul(x2, [w.t() for w in weights], qkv, (q_bias, k_bias, v_bias), precision=precision)
         attn, lse = _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale)
         out = torch.empty(batch * seq, hidden, device=x.device, dtype=x.dtype)
-        _matmul(attn, [out_weight.t()], out, (out_bias,))
+        _matmul(attn, [out_weight.t()], out, (out_bias,), precision=precision)
         ctx.save_for_backward(x2, q_weight, k_weight, v_weight, out_weight, qkv, attn, lse)
         ctx.shape = (batch, seq, hidden, heads, kernel_size, dilation, scale)
+        ctx.precision = precision
         ctx.has_bias = (q_bias is not None, k_bias is not None, v_bias is not None, out_bias is not None)
         return out.view(batch, seq, hidden)
 
@@ -402,38 +409,43 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
         if dout.stride(1) != 1:
             dout = dout.contiguous()
         empty = dict(device=x2.device, dtype=x2.dtype)
+        precision = ctx.precision
 
-        dattn = _matmul(dout, [out_weight], torch.empty(batch * seq, hidden, **empty))
+        dattn = _matmul(dout, [out_weight], torch.empty(batch * seq, hidden, **empty), precision=precision)
         d_out_bias = torch.empty(hidden, **empty) if ctx.has_bias[3] else None
-        d_out_weight = _matmul(dout.t(), [attn], torch.empty(hidden, hidden, **empty), row_sum=d_out_bias)
+        d_out_weight = _matmul(dout.t(), [attn], torch.empty(hidden, hidden, **empty), row_sum=d_out_bias,
+                               precision=precision)
         dqkv = _attention_backward(qkv, attn, dattn, lse, batch, seq, hidden, heads, kernel_size, dilation, scale)
         w_qkv = torch.cat([q_weight, k_weight, v_weight], dim=0)                        # [3H, H]
-        dx = _matmul(dqkv, [w_qkv], torch.empty(batch * seq, hidden, **empty))
+        dx = _matmul(dqkv, [w_qkv], torch.empty(batch * seq, hidden, **empty), precision=precision)
         d_b_qkv = torch.empty(3 * hidden, **empty) if any(ctx.has_bias[:3]) else None
-        d_w_qkv = _matmul(dqkv.t(), [x2], torch.empty(3 * hidden, hidden, **empty), row_sum=d_b_qkv)
+        d_w_qkv = _matmul(dqkv.t(), [x2], torch.empty(3 * hidden, hidden, **empty), row_sum=d_b_qkv,
+                          precision=precision)
 
         grads = [dx.view(batch, seq, hidden)]
         for index in range(3):
             grads.append(d_w_qkv[index * hidden:(index + 1) * hidden])
             grads.append(d_b_qkv[index * hidden:(index + 1) * hidden] if ctx.has_bias[index] else None)
-        grads += [d_out_weight, d_out_bias, None, None, None, None]
+        grads += [d_out_weight, d_out_bias, None, None, None, None, None]
         return tuple(grads)
 
 
 def fused_neighborhood_attention_triton(hidden_states, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias,
                                         out_weight, out_bias, *, heads: int, kernel_size: int, dilation: int,
-                                        scale: Optional[float] = None) -> torch.Tensor:
+                                        scale: Optional[float] = None,
+                                        precision: str = FP32_DOT_PRECISION) -> torch.Tensor:
     """Same contract as ``reference.fused_neighborhood_attention_torch``; differentiable.
 
-    fp32 projections run in TF32 (``FP32_DOT_PRECISION``); the neighborhood softmax and
-    weighted sums in fp32. Returns ``[batch, seq, hidden]`` in the input dtype.
+    fp32 projections multiply as ``precision`` says (``tl.dot``'s ``input_precision``: TF32 by default,
+    ``PRECISE_FP32_DOT_PRECISION`` for fp32-grade results); the neighborhood softmax and weighted sums
+    run in fp32. Returns ``[batch, seq, hidden]`` in the input dtype.
     """
     batch, seq, hidden = hidden_states.shape
     if hidden % heads or kernel_size <= 0 or kernel_size % 2 == 0 or dilation < 1:
         raise ValueError("hidden must divide by heads; kernel_size must be positive and odd; dilation >= 1")
     scale = 1.0 / math.sqrt(hidden // heads) if scale is None else float(scale)
     return _FusedNeighborhoodAttention.apply(hidden_states, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias,
-                                             out_weight, out_bias, heads, kernel_size, dilation, scale)
+                                             out_weight, out_bias, heads, kernel_size, dilation, scale, precision)
 
 
 # ----------------------------------------------------------------------------- records
@@ -450,8 +462,8 @@ def tuned_configs() -> dict[str, list[dict]]:
     return autotuned_choices(_AUTOTUNED)
 
 
-def implementation_record() -> dict:
-    """What a run records about this implementation: versions, precision and tuned configs."""
-    return {"module": __name__, "triton": triton.__version__, "fp32_dot_precision": FP32_DOT_PRECISION,
-            "tf32": FP32_DOT_PRECISION == "tf32",
+def implementation_record(precision: str = FP32_DOT_PRECISION) -> dict:
+    """What a run records about this implementation at ``precision``: versions, precision and tuned configs."""
+    return {"module": __name__, "triton": triton.__version__, "fp32_dot_precision": precision,
+            "tf32": precision == "tf32",
             "autotuned": tuned_configs()}
