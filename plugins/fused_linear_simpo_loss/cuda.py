@@ -1,0 +1,8 @@
+"""Fused linear SimPO loss on CUDA GPUs: torch, torch.compile, upstream's huggingface and Liger-Kernel's chunked loss."""
+
+from plugins.fused_linear_simpo_loss.reference import FAMILY
+
+TARGET = FAMILY.target("cuda", "A linear head then the SimPO loss in torch and torch.compile, as upstream's "
+                               "huggingface rows run it, and Liger-Kernel's chunked fused linear SimPO loss.")
+kernel_plugin, prepare_pass = TARGET.kernel_plugin, TARGET.prepare_pass
+build_workload, reference_outputs, workload_cost = FAMILY.build_workload, FAMILY.reference_outputs, FAMILY.workload_cost
