@@ -72,7 +72,9 @@ A function that takes or returns the tensors in another form than the formulatio
 (Qwen2-VL's M-RoPE on transposed q and k, Llama 4's RoPE on complex frequencies), is
 wrapped by its ``adapter``; one that writes its inputs and upstream gradient in place
 (Liger's kernels for those two) is ``in_place``: it runs on private copies that setup
-refills before every call, outside the timed call, and its details say so.
+refills before every call, outside the timed call, and its details say so. A loss module
+that holds only settings (Liger's chunked GRPO loss) is loaded as a function too, its adapter
+:func:`loss_module` building it once from the comparator's keywords.
 
 A formulation may return several tensors (RoPE's rotated query and key): ``outputs``
 names them in order, and they are checked and differentiated together. Inputs no gradient
@@ -115,6 +117,7 @@ What the scaffolding decides for every family
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import math
@@ -342,6 +345,25 @@ def loss_in_input_dtype(function: Callable[..., torch.Tensor]) -> Callable[..., 
     def cast(input, *tensors, **keywords):
         return function(input, *tensors, **keywords).to(input.dtype)
     return cast
+
+
+def loss_module(construct: Callable[..., torch.nn.Module],
+                call: Callable[..., Any]) -> Callable[[type], Callable[..., torch.Tensor]]:
+    """An adapter for a library's loss module that holds no tensors, only settings (Liger's
+    ``LigerFusedLinearGRPOLoss``): ``construct(module_class, **keywords)`` builds it from the comparator's
+    keywords, once per distinct set, on its first call; ``call(module, *tensors)`` calls it on the workload's
+    tensors. Its settings are constructor keywords, which stay put across releases where its autograd
+    function's positional arguments move. Of what it returns, the loss (the first output) is kept, cast to the
+    first tensor's dtype, as the correctness policy compares it."""
+    def adapter(module_class):
+        @functools.cache
+        def module(**keywords):
+            return construct(module_class, **keywords)
+
+        def run(input, *tensors, **keywords):
+            return call(module(**keywords), input, *tensors)[0].to(input.dtype)
+        return run
+    return adapter
 
 
 def refilling(copies: Mapping[str, torch.Tensor], sources: Mapping[str, torch.Tensor],

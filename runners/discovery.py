@@ -103,6 +103,12 @@ BUILTIN_MODULES = (
     "plugins.megatron_rms_norm.cuda",
     "plugins.megatron_cross_entropy.cpu",
     "plugins.megatron_cross_entropy.cuda",
+    "plugins.kto_loss.cpu",
+    "plugins.kto_loss.cuda",
+    "plugins.fused_linear_grpo_loss_token.cpu",
+    "plugins.fused_linear_grpo_loss_token.cuda",
+    "plugins.fused_linear_grpo_loss_sequence.cpu",
+    "plugins.fused_linear_grpo_loss_sequence.cuda",
 )
 PLUGINS_DIR_VARIABLE = "KERNELINDEX_PLUGINS_DIR"
 ENTRY_POINT_GROUP = "kernelindex"

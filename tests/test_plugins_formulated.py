@@ -1,5 +1,5 @@
 """The scaffolding of formulated families: which comparators a target lists, how a module gets its tensors, and
-how a function that writes its inputs in place runs."""
+how a function that writes its inputs in place runs, and how a loss module of settings only is called."""
 
 from dataclasses import replace
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from plugins._formulated import (PRIVATE_COPIES, FormulatedFamily, FunctionComparator, ModuleComparator,
-                                 loss_in_input_dtype)
+                                 loss_in_input_dtype, loss_module)
 from plugins.fused_linear_cross_entropy.reference import FAMILY as FUSED_LINEAR_CE
 from plugins.kl_div.reference import FAMILY as KL_DIV
 from plugins.layer_norm.reference import FAMILY as LAYER_NORM
@@ -167,3 +167,40 @@ def test_a_loss_summed_in_float32_is_cast_to_the_inputs_dtype_by_its_adapter():
     outputs = target.prepare_pass(float32.implementation(), workload, "full").run_once()
     assert {name: output.dtype for name, output in outputs.items()} == {
         "output": torch.bfloat16, "grad_input": torch.bfloat16, "grad_weight": torch.bfloat16}
+
+
+class ScaledLossModule(torch.nn.Module):
+    """A loss module that holds only a setting, as Liger's chunked losses do: the fused linear cross-entropy in
+    float32 times ``scale``, returned with a metric; it counts its constructions."""
+
+    constructed = 0
+
+    def __init__(self, *, scale):
+        super().__init__()
+        self.scale = scale
+        ScaledLossModule.constructed += 1
+
+    def forward(self, input, weight, *, labels):
+        loss = float32_linear_cross_entropy(input, weight, labels) * self.scale
+        return loss, (loss.detach(),)
+
+
+def test_a_loss_module_is_built_once_from_its_keywords_and_its_first_output_is_the_loss_in_the_inputs_dtype():
+    scaled = FunctionComparator(
+        name="scaled", project="test", distribution="torch",
+        function="tests.test_plugins_formulated:ScaledLossModule", keywords=lambda values: {"scale": 2.0},
+        adapter=loss_module(lambda module_class, scale: module_class(scale=scale),
+                            lambda module, input, weight, target: module(input, weight, labels=target)))
+    family = FormulatedFamily(definition=FUSED_LINEAR_CE.definition, formulation=FUSED_LINEAR_CE.formulation,
+                              description=FUSED_LINEAR_CE.description, inputs=FUSED_LINEAR_CE.inputs,
+                              flop_count=FUSED_LINEAR_CE.flop_count, comparators=(scaled,))
+    parameters = {"tokens": 4, "hidden": 8, "vocab": 16}
+    tensors = family.build_workload(parameters, "bf16", {}, seed=0, device="cpu")
+    workload = Workload("fused_linear_cross_entropy", parameters, "bf16", {}, 0, "cpu", tensors)
+    prepared = family.target("cpu", "").prepare_pass(scaled.implementation(), workload, "forward")
+    constructed_before = ScaledLossModule.constructed
+    outputs = [prepared.run_once()["output"] for _ in range(3)]
+    assert ScaledLossModule.constructed == constructed_before + 1
+    expected = 2 * float32_linear_cross_entropy(tensors["input"], tensors["weight"], tensors["target"])
+    for output in outputs:
+        torch.testing.assert_close(output, expected.to(torch.bfloat16), rtol=0, atol=0)

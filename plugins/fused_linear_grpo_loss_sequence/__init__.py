@@ -1,0 +1,1 @@
+"""Fused linear GRPO loss, sequence level (GSPO): GRPO's loss with one importance weight per sequence."""
