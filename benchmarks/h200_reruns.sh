@@ -49,10 +49,12 @@ FAMILY_REST_ROWS="a04a6798df9f 95b47f304073 242923cf45b3 8a2168bccf8e"
 # at BT 8192 and fused linear JSD at BT 2048 (H 4096, V 128256): the largest rows would allocate every
 # implementation's 8 GB inputs and their float64 reference at once.
 LOSS_ROWS="c584f47d26e3 b1d276c49f42 64d5cc9580aa b8e18b3f4998 bf26764cc91f eb41c40c3488"
-# The other part-2 families (issue 21), full pass, each at a middle workload of its newest rows (fused_moe
-# at 8 experts: upstream's Hugging Face loop over 128 experts takes 250 ms a call), cheapest first.
-PART2_ROWS="31bf40c5611d 4b49237d6ad9 2904e7fac743 2e5095a94fcf f4a843592abd 249c7c9b1941 5db426853cd2
-            9460fd7d557a 046d1223c094 b56e6c77425d"
+# The other part-2 families (issue 21), full pass, each at a small or middle workload of its newest rows in the
+# main CSV (whose rows name Liger's Triton kernels `liger`; fused_moe at 8 experts: upstream's Hugging Face loop
+# over 128 experts takes 250 ms a call), cheapest first; PART2_ROWS_ONLY picks some of them.
+PART2_ROWS="31bf40c5611d 4b49237d6ad9 2904e7fac743 fb2684c033c4 e6f24231d949 249c7c9b1941 7d83d0937634
+            011e2186a5f3 a60fae7d6cfb 75e337a76647 6a33e93fc3a5 9029b2327909 10fb52e67797 bb14ae03e446
+            2b17faf19366 b56e6c77425d"
 FAST="--implementation liger --implementation liger+tf32 --implementation kernelindex_triton"
 MTA_IMPLS="--implementation torch --implementation kernelindex_triton"
 
