@@ -32,7 +32,9 @@ do, and what stops it here (the protocol document's ``integrity`` section says t
 * **Replay results** (remember outputs by ``data_ptr``, ``id()``, a fingerprint of the
   values, or do the work once for several calls): every timed call gets values no
   earlier call had, from input sets drawn from secret seeds and shifted by a secret
-  offset per call (:func:`secret_seeds`, :func:`shift`), and the outputs of a random
+  offset per call (:func:`secret_seeds`, :func:`shift`), at an address no earlier call
+  had (``runners.timing.InputAddresses``: a cache keyed on ``data_ptr`` never hits, and
+  neither does one of a library keyed so, such as a descriptor cache), and the outputs of a random
   subset of timed calls, kept by a reservoir (:class:`AuditReservoir`) whose choice is
   final only after the run, are checked against the reference afterwards.
 """
@@ -58,7 +60,8 @@ GUARDED_FOREIGN = (
     ("torch.cuda", "Event"), ("torch.cuda", "synchronize"), ("torch.cuda", "_sleep"),
     ("torch.cuda", "current_stream"), ("torch.cuda.Event", "record"), ("torch.cuda.Event", "elapsed_time"),
     ("torch.cuda.Event", "query"), ("torch.cuda.Event", "synchronize"), ("torch", "equal"), ("torch", "isfinite"),
-    ("torch.Tensor", "clone"), ("torch.Tensor", "copy_"),
+    ("torch.Tensor", "clone"), ("torch.Tensor", "copy_"), ("torch.UntypedStorage", "_swap_data_ptr_"),
+    ("torch._C", "_construct_storage_from_data_pointer"),
 )
 """Functions of Python and torch the harness times and checks with: ``(owner, attribute)``."""
 

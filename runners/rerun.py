@@ -252,10 +252,11 @@ def _audit(calls: _PluginCalls, contestants: Sequence[timing.Contestant], seeds:
 
 def integrity_section(contestant: timing.Contestant, seeds: Sequence[int],
                       warnings: Sequence[scan.ScanWarning]) -> dict[str, Any]:
-    """What a result records of its integrity checks: the secret seeds, the audited calls, how many GPU batches
-    disagreed with the wall clock, any violations, and the static scan's warnings about the source of the module
-    that provides the implementation (which never decide)."""
+    """What a result records of its integrity checks: the secret seeds, the audited calls, how many distinct
+    addresses its inputs had, how many GPU batches disagreed with the wall clock, any violations, and the static
+    scan's warnings about the source of the module that provides the implementation (which never decide)."""
     return {"inputSeeds": list(seeds), "timedCalls": contestant.audit.seen,
+            "distinctAddresses": contestant.addresses.distinct if contestant.addresses else 0,
             "auditedCalls": sorted(kept.call for kept in contestant.audit.kept),
             "wallClockBatches": {"checked": len(contestant.wall_clock),
                                  "disagreed": sum(message is not None for message in contestant.wall_clock)},

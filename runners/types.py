@@ -225,8 +225,9 @@ class Workload:
 
     ``tensors`` holds the definition's tensors plus ``grad_output``, the fixed upstream
     gradient of the backward and full passes. The harness owns them: between timed
-    calls it copies fresh values *into* them, so a prepared pass must read them at
-    call time rather than copy them once.
+    calls it moves their storages to a new address and copies fresh values *into* them,
+    so a prepared pass must read them (or views of them) at call time rather than copy
+    them once.
     """
 
     family: str
