@@ -259,6 +259,7 @@ class RerunIntegritySchema(Schema):
 
     inputSeeds = fields.List(fields.Integer(strict=True), required=True, validate=length(1000, 0))
     timedCalls = fields.Integer(required=True, strict=True, validate=validate.Range(min=0))
+    distinctAddresses = fields.Integer(strict=True, load_default=None, validate=validate.Range(min=0))
     auditedCalls = fields.List(fields.Integer(strict=True, validate=validate.Range(min=1)), required=True,
                                validate=length(10_000, 0))
     wallClockBatches = fields.Nested(WallClockBatchesSchema, load_default=None)

@@ -146,12 +146,22 @@ def uniform(low: float, high: float) -> Draw:
     return lambda shape, generator: torch.rand(shape, generator=generator) * (high - low) + low
 
 
+@dataclass(frozen=True)
+class Probabilities:
+    """Rows of a softmax of standard normal values, or with ``log`` their logarithms. Their rows are constrained
+    (they sum to one), so a family that draws an input so names it in ``constrained_inputs``."""
+
+    log: bool = False
+
+    def __call__(self, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
+        values = torch.randn(shape, generator=generator)
+        return values.log_softmax(dim=-1) if self.log else values.softmax(dim=-1)
+
+
 def probabilities(log: bool = False) -> Draw:
-    """Rows of a softmax of standard normal values, or with ``log`` their logarithms: the distributions
-    upstream's loss benchmarks compare (``torch.randn(...).softmax(dim=-1)``)."""
-    if log:
-        return lambda shape, generator: torch.randn(shape, generator=generator).log_softmax(dim=-1)
-    return lambda shape, generator: torch.randn(shape, generator=generator).softmax(dim=-1)
+    """The distributions upstream's loss benchmarks compare (``torch.randn(...).softmax(dim=-1)``), or their
+    logarithms."""
+    return Probabilities(log)
 
 
 def linear_weight() -> Draw:
@@ -426,6 +436,11 @@ class FormulatedFamily:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "inputs", MappingProxyType(dict(self.inputs)))
+        unconstrained = [name for name, draw in self.inputs.items()
+                         if isinstance(draw, Probabilities) and name not in self.definition.constrained_inputs]
+        if unconstrained:
+            raise ValueError(f"{self.definition.name}: inputs drawn as probabilities must be constrained_inputs of its "
+                             f"definition: {', '.join(unconstrained)}")
         names = [comparator.name for comparator in self.comparators]
         if len(set(names) | {"torch", "torch_compile"}) != len(names) + 2:
             raise ValueError(f"{self.definition.name}: comparator names repeat or shadow torch: {names}")

@@ -60,6 +60,53 @@ of an output that matters (one of 1e-3 of its peers returned as zeros scores 0.1
 
 CORRECTNESS_SEED_BASE = 2000  # correctness trial t is built with seed CORRECTNESS_SEED_BASE + t
 
+PRECISION_TRIAL_DTYPES = ("fp32",)
+"""Workload dtypes that get the precision trial: one more correctness trial, after the seeded ones."""
+
+PRECISION_TRIAL_LOW_BITS = 0x0FFF
+"""The 13 bits below TF32's 10-bit mantissa (fp16 keeps as many) that every floating input of the precision trial
+gets, its higher bits as drawn: just under half a TF32 place, so rounding to TF32, to nearest or by truncation,
+drops them from every operand alike, 2.4e-4 to 4.9e-4 of its value, toward zero. A product of two such inputs
+is then 5e-4 to 1e-3 too small in magnitude, a sum of them as much: the errors no longer cancel as random roundings
+partly do, whatever the length of the reduction, and a TF32 product is far outside the fp32 tolerance (1e-4), while
+IEEE fp32 arithmetic on the same (exactly representable) inputs stays near 1e-7. Zeros stay zero."""
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One correctness trial: the seed its inputs are built from, and whether it is the precision trial."""
+
+    seed: int
+    precision: bool = False
+
+    def inputs(self, tensors: Mapping[str, Any], constrained: Sequence[str] = ()) -> Mapping[str, Any]:
+        """The trial's inputs from the tensors its seed built: as built, or for the precision trial with
+        :data:`PRECISION_TRIAL_LOW_BITS` in every float32 tensor but the ``constrained`` ones (a family's
+        distributions) and integer ones (indices), which stay as built."""
+        if not self.precision:
+            return tensors
+        return {name: with_low_bits(tensor) if name not in constrained else tensor for name, tensor in tensors.items()}
+
+
+def with_low_bits(tensor):
+    """A float32 tensor with :data:`PRECISION_TRIAL_LOW_BITS` below the TF32 mantissa of every nonzero element
+    (others as they are)."""
+    import torch
+
+    if tensor.dtype != torch.float32:
+        return tensor
+    bits = tensor.view(torch.int32)
+    changed = (bits & ~0x1FFF | PRECISION_TRIAL_LOW_BITS).view(torch.float32)
+    return torch.where(tensor == 0, tensor, changed)
+
+
+def trials_for(count: int, dtype: str) -> list[Trial]:
+    """The correctness trials of a workload: ``count`` seeded ones, then the precision trial for an fp32 workload."""
+    seeded = [Trial(CORRECTNESS_SEED_BASE + trial) for trial in range(count)]
+    if dtype not in PRECISION_TRIAL_DTYPES:
+        return seeded
+    return [*seeded, Trial(CORRECTNESS_SEED_BASE + count, precision=True)]
+
 POLICY_TEXT = """\
 KernelIndex correctness policy, version 2 (relative L2 against float64, with a floor set by an output's peers).
 Every output of the timed pass (the forward output, each gradient) is compared with the family's one
@@ -79,7 +126,13 @@ is held to the fp32 row unless the implementation declares that it multiplies in
 row, and the run says so. For scale: Liger's fp32 neighborhood attention lands at 8.4e-4 from float64 on an
 H200 (TF32), torch's at 6e-7. Each implementation is checked on several seeded input sets, the same prepared
 code every time, so a result remembered from an earlier call is wrong for the next inputs; every set is
-checked even after one exceeds the tolerance. On GPUs, before each call, the memory the outputs will occupy is
+checked even after one exceeds the tolerance. An fp32 workload gets one more trial, the precision trial: the next
+seed's inputs with the 13 bits below TF32's 10-bit mantissa of every floating value set to 0x0fff (a family's
+distributions and integer inputs left as drawn), so converting an input to TF32, fp16 or bf16 makes it smaller in
+magnitude by 2.4e-4 to 4.9e-4 of its value, every input alike; the products of such a conversion are then off
+by about 7e-4 in one direction and cannot average out, while IEEE fp32 arithmetic stays near 1e-7. An
+implementation that does not declare TF32 and scores within the TF32 or bf16 row but over the fp32 one, in
+this trial or any other, is invalid: its result names the precision it really computed in. On GPUs, before each call, the memory the outputs will occupy is
 poisoned with NaN (the caching allocator hands those blocks straight back); on CPUs unwritten memory holds
 zeros or stale values, wrong for the trial's inputs. Right after the call returns, the outputs are copied on
 the calling stream: an output that is not fully written, or that another stream or thread writes later,
@@ -175,6 +228,9 @@ def policy_document(trials: int) -> dict[str, Any]:
         "poison": "nan",
         "trials": trials,
         "seeds": [CORRECTNESS_SEED_BASE + trial for trial in range(trials)],
+        "precisionTrial": {"dtypes": list(PRECISION_TRIAL_DTYPES), "seed": CORRECTNESS_SEED_BASE + trials,
+                           "lowBits": f"{PRECISION_TRIAL_LOW_BITS:#06x}", "mantissaBitsKept": 10,
+                           "leftAsDrawn": "integer inputs and a family's constrained inputs (distributions)"},
     }
 
 

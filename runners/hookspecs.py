@@ -175,8 +175,9 @@ def prepare_pass(implementation: Implementation, workload: Workload, pass_: str)
 
     Fires once per implementation and workload, before its warm-up; the harness then
     calls the returned ``setup`` and ``run`` many times while it copies new values into
-    ``workload.tensors`` between calls, so ``run`` must read the tensors each time
-    (share their storage, e.g. ``torch.nn.Parameter(tensor)``, never copy them here).
+    ``workload.tensors`` between calls, and before each call moves their storages' memory
+    to a new address, so ``run`` must read the tensors each time (share their storage, e.g.
+    ``torch.nn.Parameter(tensor)`` or a view, which move with them; never copy them here).
     Construction, compilation and autotuning may happen here or on the first call; all
     of it counts against the implementation's time budget. Build the pass's constants
     here, and set any global state it needs (TF32 flags) in the returned pass's

@@ -28,11 +28,14 @@ do, and what stops it here (the protocol document's ``integrity`` section says t
   to catch: ``runners.timing.PersistingL2``.)
 * **Compute in less precision than declared**: an fp32 implementation declared IEEE whose
   error is that of TF32 or bf16 arithmetic is named (:func:`precision_downgrade`), in its
-  correctness trials or, if it downgrades only once timed, by the audit's fp32 tolerance.
+  correctness trials (the precision trial's inputs make a TF32 product's error systematic)
+  or, if it downgrades only once timed, by the audit's fp32 tolerance.
 * **Replay results** (remember outputs by ``data_ptr``, ``id()``, a fingerprint of the
   values, or do the work once for several calls): every timed call gets values no
   earlier call had, from input sets drawn from secret seeds and shifted by a secret
-  offset per call (:func:`secret_seeds`, :func:`shift`), and the outputs of a random
+  offset per call (:func:`secret_seeds`, :func:`shift`), at an address no earlier call
+  had (``runners.timing.InputAddresses``: a cache keyed on ``data_ptr`` never hits, and
+  neither does one of a library keyed so, such as a descriptor cache), and the outputs of a random
   subset of timed calls, kept by a reservoir (:class:`AuditReservoir`) whose choice is
   final only after the run, are checked against the reference afterwards.
 """
@@ -58,7 +61,8 @@ GUARDED_FOREIGN = (
     ("torch.cuda", "Event"), ("torch.cuda", "synchronize"), ("torch.cuda", "_sleep"),
     ("torch.cuda", "current_stream"), ("torch.cuda.Event", "record"), ("torch.cuda.Event", "elapsed_time"),
     ("torch.cuda.Event", "query"), ("torch.cuda.Event", "synchronize"), ("torch", "equal"), ("torch", "isfinite"),
-    ("torch.Tensor", "clone"), ("torch.Tensor", "copy_"),
+    ("torch.Tensor", "clone"), ("torch.Tensor", "copy_"), ("torch.UntypedStorage", "_swap_data_ptr_"),
+    ("torch._C", "_construct_storage_from_data_pointer"),
 )
 """Functions of Python and torch the harness times and checks with: ``(owner, attribute)``."""
 
@@ -281,7 +285,8 @@ def precision_downgrade(error: float | None, dtype: str, math_mode: str, toleran
     """How an fp32 implementation that declares IEEE arithmetic gives itself away as computing in less
     (None when it does not): its error is over the fp32 tolerance but within that of TF32 or bf16, the
     rounding of the arithmetic it did. Random inputs with full 24-bit mantissas, as every trial's are,
-    make the difference between fp32 and TF32 or bf16 products show."""
+    make the difference between fp32 and TF32 or bf16 products show; the precision trial's, whose bits below
+    TF32's mantissa are all one pattern (``runners.correctness.PRECISION_TRIAL_LOW_BITS``), make it systematic."""
     if dtype != "fp32" or math_mode != "ieee-fp32" or error is None or error <= tolerances["fp32"]:
         return None
     lower = next((mode for mode in ("tf32", "bf16") if error <= tolerances[mode]), None)

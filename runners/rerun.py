@@ -178,10 +178,11 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
 
     dtype = torch_dtype(calls.dtype)
     figures: dict[str, list] = {contestant.name: [] for contestant in contestants}
-    for trial in range(trials):
-        seed = correctness.CORRECTNESS_SEED_BASE + trial
-        phase = f"correctness trial {trial + 1}"
-        reference_workload = calls.workload(seed)
+    plan = correctness.trials_for(trials, calls.dtype)
+    constrained = calls.plugin.record.family.constrained_inputs
+    for number, trial in enumerate(plan, start=1):
+        phase = f"correctness trial {number}"
+        reference_workload = calls.workload(trial.seed, trial.inputs(calls.tensors(trial.seed), constrained))
         expected = calls.call("reference_outputs", workload=reference_workload, pass_=calls.pass_)
         expected = {name: tensor.detach() for name, tensor in expected.items()}
         for contestant in contestants:
@@ -206,9 +207,10 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
                 continue
             figures[contestant.name].append(trial_figures)
             error = max(correctness.POLICY.errors(trial_figures).values())
-            progress(f"  {phase}/{trials} {contestant.name}: relative L2 error {error:.3g}")
+            progress(f"  {phase}/{len(plan)}{' (precision)' if trial.precision else ''} {contestant.name}: "
+                     f"relative L2 error {error:.3g}")
     records = {contestant.name: correctness.CorrectnessRecord(
-        tolerance=correctness.tolerance_for(calls.dtype, implementations[contestant.name].uses_tf32), trials=trials,
+        tolerance=correctness.tolerance_for(calls.dtype, implementations[contestant.name].uses_tf32), trials=len(plan),
         uses_tf32=implementations[contestant.name].uses_tf32, figures=figures[contestant.name])
         for contestant in contestants}
     for contestant in contestants:
@@ -252,10 +254,11 @@ def _audit(calls: _PluginCalls, contestants: Sequence[timing.Contestant], seeds:
 
 def integrity_section(contestant: timing.Contestant, seeds: Sequence[int],
                       warnings: Sequence[scan.ScanWarning]) -> dict[str, Any]:
-    """What a result records of its integrity checks: the secret seeds, the audited calls, how many GPU batches
-    disagreed with the wall clock, any violations, and the static scan's warnings about the source of the module
-    that provides the implementation (which never decide)."""
+    """What a result records of its integrity checks: the secret seeds, the audited calls, how many distinct
+    addresses its inputs had, how many GPU batches disagreed with the wall clock, any violations, and the static
+    scan's warnings about the source of the module that provides the implementation (which never decide)."""
     return {"inputSeeds": list(seeds), "timedCalls": contestant.audit.seen,
+            "distinctAddresses": contestant.addresses.distinct if contestant.addresses else 0,
             "auditedCalls": sorted(kept.call for kept in contestant.audit.kept),
             "wallClockBatches": {"checked": len(contestant.wall_clock),
                                  "disagreed": sum(message is not None for message in contestant.wall_clock)},

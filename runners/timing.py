@@ -9,11 +9,13 @@ workload:
 2. ``trials`` independent trials follow; in each, the implementations take turns
    (A B C, then B C A, ...), each timing ``samplesPerTrial`` calls in a row, so drift
    in clocks or temperature hits all of them alike;
-3. before every timed call, outside the timed region: the next of ``inputSets``
-   input sets, built from seeds drawn for this rerun alone, is copied into the
-   implementation's tensors with its floating tensors rotated by a secret offset that
-   grows by one element each call, so every call sees values no earlier call had (neither a warm cache
-   nor a remembered result can help); the pass's setup runs (the fixed forward of a
+3. before every timed call, outside the timed region: the implementation's input tensors
+   move to an address no earlier call of the run had (``inputAddresses``, :class:`InputAddresses`),
+   and the next of ``inputSets`` input sets, built from seeds drawn for this rerun alone, is
+   copied there with its floating tensors rotated by a secret offset that grows by one element
+   each call, so every call sees values no earlier call had at an address no earlier call had
+   (neither a warm cache, nor one keyed on ``data_ptr``, nor a remembered result can help); the
+   pass's setup runs (the fixed forward of a
    backward pass), and on a GPU persisting L2 is turned off and reset
    (``persistingL2Reset``) and a ``l2FlushBytes`` buffer is zeroed to evict the L2 cache;
 4. a call is timed by CUDA events around it on the GPU's current stream, or by
@@ -88,9 +90,18 @@ PROTOCOL_PRESETS: dict[str, dict[str, Any]] = {
 so its results form comparison groups of their own and never rank beside standard ones. ``smoke`` audits
 every one of its 12 timed calls."""
 
-PROTOCOL_VERSION = 2
-"""Version 2: secret input seeds and per-call offsets (version 1 rotated published seeds), the audit of timed
+PROTOCOL_VERSION = 3
+"""Version 3: every call's inputs at a new address (version 2 copied them into the same tensors every call).
+Version 2: secret input seeds and per-call offsets (version 1 rotated published seeds), the audit of timed
 calls, the wall-clock cross-check and the tamper checks of ``integrity``."""
+ADDRESS_STEP_BYTES = 512
+"""How far apart two calls' addresses of one input lie: the CUDA caching allocator's own alignment, so every
+alignment a kernel may specialise on (Triton's pointer divisibility by 16, 128-byte vector loads) is that of a
+fresh allocation, on every call."""
+INPUT_ADDRESSES = 512
+"""Addresses per input storage: more than the calls one implementation makes in a standard rerun (306 on a GPU:
+warm-up, the host-synchronization check, and timed, blank and host-inclusive calls), so no two share one; the
+pool costs ``ADDRESS_STEP_BYTES * (INPUT_ADDRESSES - 1)`` bytes (256 KiB) beside each storage's own size."""
 TIMERS = {"cuda": "cuda_events", "cpu": "perf_counter_ns"}
 HOST_INCLUSIVE_METHODS = {
     "cuda": "CUDA events around each call, back to back with no device-side delay, one device synchronisation "
@@ -115,7 +126,8 @@ INTEGRITY_CHECKS = (
     "agree with the wall clock over the batch (ending after a device synchronisation) within wallClock, in all but "
     "disagreeingBatchesAllowed of an implementation's batches. Input seeds are drawn "
     "for each rerun from the OS's random source and recorded in the result; every call's floating inputs are "
-    "rotated by a secret offset, one element more each call. The outputs of auditCalls timed calls, drawn at "
+    "rotated by a secret offset, one element more each call, and copied to an address no earlier call had "
+    "(inputAddresses; the result records how many distinct addresses its calls used). The outputs of auditCalls timed calls, drawn at "
     "random as the run goes and settled only by its last call, are checked against the float64 reference under "
     "the correctness policy's tolerance; a wrong one invalidates the result.")
 HOST_SYNCHRONIZATION_CHECK = ("one untimed call after warm-up under torch.cuda.set_sync_debug_mode('error'); "
@@ -142,6 +154,8 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
                            "section",
         "perCallOffset": "every floating input rotated along its flattened storage by a secret offset drawn for each "
                          "implementation, one element more for each call",
+        "inputAddresses": {"method": INPUT_ADDRESSES_METHOD, "addresses": INPUT_ADDRESSES,
+                           "stepBytes": ADDRESS_STEP_BYTES},
         "interleaving": "round-robin by trial, first implementation rotating",
         "l2FlushBytes": L2_FLUSH_BYTES if target == "cuda" else None,
         "persistingL2Reset": PERSISTING_L2_RESET if target == "cuda" else None,
@@ -153,8 +167,9 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
         "telemetry": dict(telemetry.THRESHOLDS) if target == "cuda" else None,
         "integrity": INTEGRITY_CHECKS,
         "notes": ("Timed: one call of the pass (forward; backward of a fixed forward with a fixed upstream "
-                  "gradient; or both), with autograd recording as in training. Inputs are copied in before each "
-                  "call from secretly seeded sets, shifted by a secret offset, one element more each call; the L2 is "
+                  "gradient; or both), with autograd recording as in training. Before each call the inputs move to a "
+                  "new address and are copied in from secretly seeded sets, shifted by a secret offset, one element "
+                  "more each call; the L2 is "
                   "flushed before each call on GPUs; setup, copies and flush are outside the timed region. "
                   "On GPUs the call is queued behind a device-side delay, so the host's launch cost is not "
                   "timed unless the call waits on the GPU itself (counted as hostExposedSamples). "
@@ -219,6 +234,76 @@ def load_inputs(tensors: Mapping[str, Any], values: Mapping[str, Any]) -> None:
     with torch.no_grad():
         for name, tensor in tensors.items():
             tensor.copy_(values[name])
+
+
+INPUT_ADDRESSES_METHOD = (
+    "each input storage's memory pointer moves, before every call, to the next of inputAddresses places in a pool "
+    "allocated beside it, stepBytes apart and visited in a secret order; every view and parameter a pass made of "
+    "the inputs shares the storage and moves with it; the call's values are copied there after the move")
+
+
+class InputAddresses:
+    """Where one implementation's inputs lie, call by call: a new address before every call.
+
+    A pass holds the workload's tensors, and views and ``torch.nn.Parameter``s of them
+    made when it was prepared, all sharing the tensors' storages. Moving a storage's
+    memory pointer (``UntypedStorage._swap_data_ptr_``) moves every one of them at once,
+    so the pass needs no new tensors and autograd no new leaves. Each storage has a pool
+    of ``addresses`` places ``step`` bytes apart, one buffer of its size plus
+    ``(addresses - 1) * step`` bytes; ``place`` points it at the next place, in a secret
+    order, and ``restore`` gives it back its own memory (correctness trials and memory
+    probes copy into that). Where the pool does not fit in memory, the inputs keep their
+    one address (``distinct`` is then 1).
+    """
+
+    def __init__(self, tensors: Mapping[str, Any], addresses: int = INPUT_ADDRESSES,
+                 step: int = ADDRESS_STEP_BYTES):
+        import torch
+
+        storages = {}
+        for tensor in tensors.values():
+            storage = tensor.untyped_storage()
+            if storage.nbytes():
+                storages.setdefault(storage.data_ptr(), storage)  # views of one tensor share its storage
+        self.storages, self.step = list(storages.values()), step
+        try:
+            self.pools = [torch.empty(storage.nbytes() + (addresses - 1) * step, dtype=torch.uint8,
+                                      device=storage.device) for storage in self.storages]
+        except torch.OutOfMemoryError:
+            self.storages, self.pools = [], []
+        self.order = integrity.SECRET.sample(range(addresses), addresses) if self.pools else []
+        self.calls = 0
+        self.own: list[Any] | None = None  # while placed: storages holding the inputs' own memory
+
+    @property
+    def distinct(self) -> int:
+        """How many distinct addresses the calls so far had (1: the inputs never moved)."""
+        return min(self.calls, len(self.order)) if self.order else 1
+
+    def place(self) -> None:
+        """Point every input storage at its next place in the pool."""
+        if not self.order:
+            return
+        functions = integrity.harness_functions()
+        storage_at = functions["torch._C._construct_storage_from_data_pointer"]
+        swap = functions["torch.UntypedStorage._swap_data_ptr_"]
+        offset = self.order[self.calls % len(self.order)] * self.step
+        self.calls += 1
+        left = []
+        for storage, pool in zip(self.storages, self.pools):
+            place = storage_at(pool.data_ptr() + offset, pool.device, storage.nbytes())
+            swap(storage, place)
+            left.append(place)  # now points at the memory the storage left
+        if self.own is None:
+            self.own = left
+
+    def restore(self) -> None:
+        """Give every input storage back its own memory."""
+        if self.own is not None:
+            swap = integrity.harness_functions()["torch.UntypedStorage._swap_data_ptr_"]
+            for storage, own in zip(self.storages, self.own):
+                swap(storage, own)
+            self.own = None
 
 
 # ----------------------------------------------------------------------------- timers
@@ -445,7 +530,8 @@ class Contestant:
     ``audit`` keeps the timed calls to check after the trials; ``violations`` are the integrity
     violations found (its result is then invalid, not merely failed); ``wall_clock`` holds each batch's
     disagreement with the wall clock (None where it agreed); ``last_inputs`` is the input set
-    and offset of the call under way, ``offset`` the secret start of its inputs' rotation.
+    and offset of the call under way, ``offset`` the secret start of its inputs' rotation;
+    ``addresses`` moves its inputs before each call (made at its first batch).
     """
 
     name: str
@@ -463,6 +549,7 @@ class Contestant:
     wall_clock: list[str | None] = field(default_factory=list)
     last_inputs: tuple[int, int] = (0, 0)
     offset: int = field(default_factory=lambda: integrity.SECRET.randrange(2**31))
+    addresses: InputAddresses | None = None
 
     def fail(self, phase: str, error: BaseException) -> None:
         if isinstance(error, integrity.IntegrityViolation):
@@ -485,16 +572,26 @@ class Contestant:
             integrity.check_harness(threads, compiling=compiling)
 
 
-def _fresh_inputs(contestant: Contestant, input_sets: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
-    """Before each call: the next input set, its floating tensors rotated by the contestant's secret offset
-    plus one element for every call before, so no two calls of a tensor larger than the run see the same values."""
+@contextmanager
+def _fresh_inputs(contestant: Contestant, input_sets: Sequence[Mapping[str, Any]]):
+    """A batch of calls, each preceded by ``next_inputs()``: the contestant's inputs move to a new address, then
+    get the next input set, its floating tensors rotated by the contestant's secret offset plus one element for
+    every call before, so no two calls of a tensor larger than the run see the same values at the same address.
+    After the batch the inputs are back in their own memory."""
+    if contestant.addresses is None:
+        contestant.addresses = InputAddresses(contestant.tensors)
+
     def next_inputs():
         input_set, offset = contestant.calls % len(input_sets), contestant.offset + contestant.calls
+        contestant.addresses.place()
         load_inputs(contestant.tensors, integrity.shift(input_sets[input_set], offset))
         contestant.calls += 1
         contestant.last_inputs = (input_set, offset)
 
-    return next_inputs
+    try:
+        yield next_inputs
+    finally:
+        contestant.addresses.restore()
 
 
 def _kept_for_audit(contestant: Contestant, device) -> Callable[[Mapping[str, Any]], None]:
@@ -512,8 +609,9 @@ def warm_up(contestants: Sequence[Contestant], protocol: Mapping[str, Any], time
         if contestant.error:
             continue
         try:
-            with contestant.guarded(compiling=True), contestant.prepared.context():
-                timer.time_calls(contestant.prepared, protocol["warmupReps"], _fresh_inputs(contestant, input_sets))
+            with contestant.guarded(compiling=True), contestant.prepared.context(), \
+                    _fresh_inputs(contestant, input_sets) as next_inputs:
+                timer.time_calls(contestant.prepared, protocol["warmupReps"], next_inputs)
                 timer.synchronize()
         except Exception as error:
             contestant.fail("warm-up", error)
@@ -570,9 +668,9 @@ def check_host_synchronization(contestants: Sequence[Contestant], target: str, t
         if contestant.error:
             continue
         try:
-            with contestant.guarded():
-                contestant.host_synchronization = host_synchronization(
-                    contestant.prepared, _fresh_inputs(contestant, input_sets), synchronizations_raise)
+            with contestant.guarded(), _fresh_inputs(contestant, input_sets) as next_inputs:
+                contestant.host_synchronization = host_synchronization(contestant.prepared, next_inputs,
+                                                                       synchronizations_raise)
                 timer.synchronize()
         except Exception as error:
             contestant.fail("host-synchronization check", error)
@@ -592,9 +690,10 @@ def run_trials(contestants: Sequence[Contestant], protocol: Mapping[str, Any], t
             if contestant.error:
                 continue
             try:
-                with contestant.guarded(), contestant.prepared.context():
-                    batches = [timer.time_calls(contestant.prepared, protocol["samplesPerTrial"],
-                                                _fresh_inputs(contestant, input_sets), behind_delay=behind_delay,
+                with contestant.guarded(), contestant.prepared.context(), \
+                        _fresh_inputs(contestant, input_sets) as next_inputs:
+                    batches = [timer.time_calls(contestant.prepared, protocol["samplesPerTrial"], next_inputs,
+                                                behind_delay=behind_delay,
                                                 returned=_kept_for_audit(contestant, timer.device))
                                for behind_delay in (True, False)]
                 contestant.wall_clock.extend(

@@ -54,6 +54,10 @@ class FamilyDefinition:
     default_dtype: str | None = None
     """The dtype of an upstream row whose configuration names none: the one its script allocates in
     (``torch.randn``'s float32 for the early loss benchmarks)."""
+    constrained_inputs: tuple[str, ...] = ()
+    """Floating tensors whose values obey a constraint among themselves (rows of probabilities or of their
+    logarithms, a router's weights): the correctness policy's precision trial leaves them as drawn, since setting
+    their low bits would break the constraint an implementation may rely on."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "aliases", _frozen_mapping(self.aliases))
@@ -225,8 +229,9 @@ class Workload:
 
     ``tensors`` holds the definition's tensors plus ``grad_output``, the fixed upstream
     gradient of the backward and full passes. The harness owns them: between timed
-    calls it copies fresh values *into* them, so a prepared pass must read them at
-    call time rather than copy them once.
+    calls it moves their storages to a new address and copies fresh values *into* them,
+    so a prepared pass must read them (or views of them) at call time rather than copy
+    them once.
     """
 
     family: str

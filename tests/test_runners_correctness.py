@@ -112,3 +112,58 @@ def test_every_run_records_its_measured_error(adversarial_results):
     assert adversarial_results["torch"]["correctness"]["relL2Error"] < 1e-6
     assert adversarial_results["cached_result"]["correctness"]["relL2Error"] > 0.1
     assert adversarial_results["raises"]["correctness"]["relL2Error"] is None
+
+
+PRECISION = RerunRequest("squared_linear", "forward", {"rows": 256, "features": 64}, "fp32")
+
+
+@pytest.fixture(scope="module")
+def precision_results():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(TEST_PLUGINS / "precision"))
+        results = rerun_workload(PRECISION, target="cpu", protocol=protocol_document("smoke", "cpu"))
+    return {result.implementation.name: result.as_document() for result in results}
+
+
+def test_the_precision_trial_sets_the_bits_tf32_drops_and_nothing_else():
+    x = torch.tensor([1.0, -3.5, 0.0, 1e-3, 7.25e5])
+    indices, probabilities = torch.arange(5), torch.randn(5).softmax(0)
+    trial = correctness.trials_for(2, "fp32")[-1]
+    assert trial.precision and trial.seed == correctness.CORRECTNESS_SEED_BASE + 2
+    changed = trial.inputs({"x": x, "indices": indices, "p": probabilities}, constrained=("p",))
+    bits = changed["x"].view(torch.int32)
+    assert torch.equal(bits[x != 0] & 0x1FFF, torch.full((4,), correctness.PRECISION_TRIAL_LOW_BITS, dtype=torch.int32))
+    assert torch.equal(bits & ~0x1FFF, x.view(torch.int32) & ~0x1FFF)  # sign, exponent and TF32 mantissa as drawn
+    assert changed["x"][2] == 0 and changed["indices"] is indices and changed["p"] is probabilities
+    assert [trial.precision for trial in correctness.trials_for(2, "bf16")] == [False, False]
+
+
+def test_ieee_fp32_passes_the_precision_trial(precision_results):
+    honest = precision_results["torch"]
+    assert honest["status"] == "passed"
+    assert honest["correctness"]["trials"] == 3  # the smoke protocol's two seeded trials, then the precision trial
+    assert honest["correctness"]["relL2Error"] < 1e-6
+
+
+def test_undeclared_tf32_products_pass_random_inputs_and_fail_the_precision_trial(precision_results):
+    """Rounded to nearest, TF32 errors on random inputs cancel in a sum of squares; the precision trial's do not."""
+    result = precision_results["tf32_undeclared"]
+    errors = [figures / norms for figures, norms in zip(
+        result["correctness"]["outputFigures"]["output"]["differenceNorms"],
+        result["correctness"]["outputFigures"]["output"]["referenceNorms"])]
+    assert max(errors[:2]) < correctness.TOLERANCES["fp32"] < errors[2] < correctness.TOLERANCES["tf32"]
+    assert result["status"] == "failed" and result["integrity"]["violations"]
+    assert re.match(r"correctness: integrity violation: declares IEEE fp32 arithmetic, but its error \S+ is that of "
+                    r"tf32 arithmetic", result["error"]), result["error"]
+
+
+def test_declared_tf32_is_held_to_the_tf32_row_in_the_precision_trial(precision_results):
+    declared = precision_results["tf32_declared"]
+    assert declared["status"] == "passed" and declared["correctness"]["tolerance"] == correctness.TOLERANCES["tf32"]
+    assert correctness.TOLERANCES["fp32"] < declared["correctness"]["relL2Error"] < correctness.TOLERANCES["tf32"]
+
+
+def test_the_policy_document_describes_the_precision_trial():
+    trial = correctness.policy_document(3)["precisionTrial"]
+    assert trial["dtypes"] == ["fp32"] and trial["seed"] == 2003 and trial["lowBits"] == "0x0fff"
+    assert "precision trial" in correctness.POLICY_TEXT

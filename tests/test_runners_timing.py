@@ -24,7 +24,8 @@ def test_protocol_document_is_the_parameters():
     for name, value in timing.PROTOCOL_PRESETS["standard"].items():
         assert document[name] == value
     assert "inputSeeds" not in document and "OS's random source" in document["inputSeedSource"]
-    assert document["version"] == timing.PROTOCOL_VERSION == 2
+    assert document["version"] == timing.PROTOCOL_VERSION == 3
+    assert document["inputAddresses"]["stepBytes"] % 256 == 0
 
 
 def test_smoke_preset_is_named_in_its_document_and_smaller():
@@ -105,6 +106,50 @@ def test_trials_interleave_implementations_and_rotate_inputs():
                for contestant in contestants for trial in contestant.samples)
     assert all(len(contestant.host_inclusive) == 4 and min(contestant.host_inclusive) > 0
                for contestant in contestants)
+
+
+def test_every_call_of_a_run_sees_its_inputs_at_a_new_address():
+    """The pass holds a leaf requiring grad, a Parameter of one input and a view made when it was prepared: all
+    three move before every call, and the gradients are of each call's own values."""
+    tensors = {"x": torch.zeros(8, 4), "weight": torch.zeros(4, 4), "grad_output": torch.zeros(8, 4)}
+    x, weight = tensors["x"].requires_grad_(True), torch.nn.Parameter(tensors["weight"])
+    first_rows = tensors["x"][:2]
+    seen, wrong = [], []
+
+    def run():
+        seen.append((x.data_ptr(), weight.data_ptr(), first_rows.data_ptr()))
+        output = x @ weight
+        grad_x, grad_weight = torch.autograd.grad(output, [x, weight], tensors["grad_output"])
+        if not torch.equal(first_rows, x[:2]) or not torch.allclose(grad_weight, x.T @ tensors["grad_output"]):
+            wrong.append(len(seen))
+        return {"output": output.detach(), "grad_x": grad_x}
+
+    own = {name: tensor.untyped_storage().data_ptr() for name, tensor in tensors.items()}
+    contestant = Contestant(name="A", prepared=PreparedPass(run=run), tensors=tensors, budget=Budget(30))
+    input_sets = [{name: torch.randn(tensor.shape) for name, tensor in tensors.items()} for _ in range(2)]
+    protocol = {"trials": 3, "samplesPerTrial": 5, "warmupReps": 2}
+    timing.warm_up([contestant], protocol, PerfCounterTimer("cpu"), input_sets)
+    timing.run_trials([contestant], protocol, PerfCounterTimer("cpu"), input_sets)
+    assert contestant.error is None and wrong == [] and len(seen) == 2 + 3 * 2 * 5
+    assert len({x_at for x_at, _, _ in seen}) == len(seen) == contestant.addresses.distinct
+    assert len({weight_at for _, weight_at, _ in seen}) == len(seen)
+    assert all(view_at == x_at for x_at, _, view_at in seen)  # the view moved with its tensor
+    assert all(x_at % 64 == own["x"] % 64 for x_at, _, _ in seen)  # alignment as allocated
+    assert {name: tensor.untyped_storage().data_ptr() for name, tensor in tensors.items()} == own  # given back
+
+
+def test_a_pool_that_does_not_fit_leaves_the_inputs_where_they_are(monkeypatch):
+    def out_of_memory(*args, **kwargs):
+        raise torch.OutOfMemoryError("no room")
+
+    tensors = {"x": torch.zeros(4)}
+    monkeypatch.setattr(torch, "empty", out_of_memory)
+    addresses = timing.InputAddresses(tensors)
+    monkeypatch.undo()
+    before = tensors["x"].data_ptr()
+    addresses.place()
+    assert tensors["x"].data_ptr() == before and addresses.distinct == 1
+    addresses.restore()
 
 
 def test_host_inclusive_calls_run_back_to_back_after_the_timed_ones():

@@ -38,6 +38,9 @@ def known_rows(parameters: dict) -> list:
     elif "inputSets" in p:
         seeds = f" (seeds {', '.join(map(str, p['inputSeeds']))})" if p.get("inputSeeds") else ""
         rows.append(("inputs", f"{p['inputSets']} seeded sets{seeds}, rotated call by call"))
+    if isinstance(p.get("inputAddresses"), dict):  # version 3
+        rows.append(("input addresses", f"a new address for every call ({p['inputAddresses']['addresses']} per "
+                                        f"input, {p['inputAddresses']['stepBytes']} bytes apart)"))
     if "l2FlushBytes" in p:
         rows.append(("L2 flush", f"{formatting.significant(p['l2FlushBytes'] / MIB)} MiB written before each call"))
     if isinstance(p.get("launchQueue"), dict):
@@ -60,7 +63,7 @@ def known_rows(parameters: dict) -> list:
 
 
 KNOWN = {"preset", "name", "warmupReps", "trials", "samplesPerTrial", "interleaving", "inputSets", "inputSeeds",
-         "inputSeedSource", "perCallOffset", "l2FlushBytes", "launchQueue", "statistics", "correctnessTrials",
+         "inputSeedSource", "perCallOffset", "inputAddresses", "l2FlushBytes", "launchQueue", "statistics", "correctnessTrials",
          "auditCalls", "wallClock", "budgetSeconds"}
 
 

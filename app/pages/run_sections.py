@@ -82,7 +82,9 @@ def execution_lines(run: Run) -> list[str]:
         found = (f"integrity violations: {'; '.join(checks['violations'])}" if checks.get("violations")
                  else "no tampering found")
         lines.append(f"Integrity: {len(checks.get('auditedCalls') or [])} of {checks.get('timedCalls', 0)} timed "
-                     f"calls audited against the reference, inputs from secret seeds; {found}")
+                     f"calls audited against the reference, inputs from secret seeds"
+                     + (f" at {checks['distinctAddresses']} distinct addresses" if checks.get("distinctAddresses")
+                        else "") + f"; {found}")
         warnings = checks.get("scanWarnings") or []
         if warnings:
             lines.append("Static scan of its plugin's source (warnings, not verdicts): " + "; ".join(

@@ -29,4 +29,5 @@ FUSED_MOE = FamilyDefinition(
     parameters=("tokens", "experts", "hidden", "intermediate", "top_k"),
     derive_tensors=moe_tensors,
     aliases={"T": "tokens", "E": "experts", "H": "hidden", "intermediate_dim": "intermediate", "K": "top_k"},
+    constrained_inputs=("top_k_weights",),  # a softmax over the experts
 )

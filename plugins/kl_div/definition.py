@@ -20,6 +20,7 @@ def divergence_family(name: str, title: str) -> FamilyDefinition:
                  "seq_len": "seq"},
         implied=product_of("tokens", "batch", "seq"),
         default_dtype="fp32",
+        constrained_inputs=("input", "target"),  # distributions, or their logarithms
     )
 
 
