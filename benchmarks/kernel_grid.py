@@ -75,7 +75,6 @@ def grid_points(family: str, count: int, seed: int) -> list[tuple[dict, str]]:
 def grid_protocol() -> dict:
     protocol = {**protocol_document("standard", "cuda"), **GRID_PROTOCOL, "name": "kernelindex-grid",
                 "preset": "grid", "comparabilityFamily": "kernelindex_rerun_grid"}
-    protocol["inputSeeds"] = protocol["inputSeeds"][:GRID_PROTOCOL["inputSets"]]
     protocol["hostInclusive"] = {**protocol["hostInclusive"], "samplesPerTrial": GRID_PROTOCOL["samplesPerTrial"]}
     return protocol
 

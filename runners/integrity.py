@@ -61,10 +61,13 @@ GUARDED_FOREIGN = (
     ("torch.cuda", "Event"), ("torch.cuda", "synchronize"), ("torch.cuda", "_sleep"),
     ("torch.cuda", "current_stream"), ("torch.cuda.Event", "record"), ("torch.cuda.Event", "elapsed_time"),
     ("torch.cuda.Event", "query"), ("torch.cuda.Event", "synchronize"), ("torch", "equal"), ("torch", "isfinite"),
-    ("torch.Tensor", "clone"), ("torch.Tensor", "copy_"), ("torch.UntypedStorage", "_swap_data_ptr_"),
-    ("torch._C", "_construct_storage_from_data_pointer"),
+    ("torch.Tensor", "clone"), ("torch.Tensor", "copy_"),
 )
 """Functions of Python and torch the harness times and checks with: ``(owner, attribute)``."""
+
+GUARDED_IF_PRESENT = (("torch.UntypedStorage", "_swap_data_ptr_"), ("torch._C", "_construct_storage_from_data_pointer"))
+"""Private torch functions the harness moves inputs with (``runners.timing.InputAddresses``), guarded where the
+installed torch has them; where it lacks one, inputs keep their one address and results say so."""
 
 GUARDED_MODULES = ("runners.timing", "runners.correctness", "runners.integrity")
 """Harness modules whose every function and method (timers, statistics, the policy) is guarded."""
@@ -132,9 +135,11 @@ class HarnessFunctions:
     @classmethod
     def capture(cls) -> "HarnessFunctions":
         captured = {}
-        for path, name in GUARDED_FOREIGN:
+        for path, name in GUARDED_FOREIGN + GUARDED_IF_PRESENT:
             owner = _owner(path)
-            value = inspect.getattr_static(owner, name)
+            value = inspect.getattr_static(owner, name, None)
+            if value is None and (path, name) in GUARDED_IF_PRESENT:
+                continue
             if not _defined_in(value, path):
                 raise IntegrityViolation(f"{path}.{name} is not {path.split('.')[0]}'s own (it was replaced "
                                          "before the harness started)")
@@ -148,6 +153,9 @@ class HarnessFunctions:
 
     def __getitem__(self, label: str) -> Any:
         return self.captured[label][2]
+
+    def __contains__(self, label: str) -> bool:
+        return label in self.captured
 
     def restore_changed(self) -> list[str]:
         """Put back every guarded function that is no longer the captured one; the labels of those put back."""

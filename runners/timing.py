@@ -252,8 +252,9 @@ class InputAddresses:
     of ``addresses`` places ``step`` bytes apart, one buffer of its size plus
     ``(addresses - 1) * step`` bytes; ``place`` points it at the next place, in a secret
     order, and ``restore`` gives it back its own memory (correctness trials and memory
-    probes copy into that). Where the pool does not fit in memory, the inputs keep their
-    one address (``distinct`` is then 1).
+    probes copy into that). Where the pool does not fit in memory, or the installed torch
+    lacks the functions that move a storage, the inputs keep their one address (``distinct``
+    is then 1).
     """
 
     def __init__(self, tensors: Mapping[str, Any], addresses: int = INPUT_ADDRESSES,
@@ -266,11 +267,17 @@ class InputAddresses:
             if storage.nbytes():
                 storages.setdefault(storage.data_ptr(), storage)  # views of one tensor share its storage
         self.storages, self.step = list(storages.values()), step
-        try:
-            self.pools = [torch.empty(storage.nbytes() + (addresses - 1) * step, dtype=torch.uint8,
-                                      device=storage.device) for storage in self.storages]
-        except torch.OutOfMemoryError:
-            self.storages, self.pools = [], []
+        functions = integrity.harness_functions()
+        movable = all(f"{path}.{name}" in functions for path, name in integrity.GUARDED_IF_PRESENT)
+        self.pools = []
+        if movable:  # else this torch cannot move a storage's memory: the inputs keep their one address
+            try:
+                self.pools = [torch.empty(storage.nbytes() + (addresses - 1) * step, dtype=torch.uint8,
+                                          device=storage.device) for storage in self.storages]
+            except torch.OutOfMemoryError:
+                pass
+        if not self.pools:
+            self.storages = []
         self.order = integrity.SECRET.sample(range(addresses), addresses) if self.pools else []
         self.calls = 0
         self.own: list[Any] | None = None  # while placed: storages holding the inputs' own memory

@@ -1,14 +1,16 @@
 """Implementations of a linear layer that game the measurement, not the correctness check (issue 25).
 
 Each one is honest for its first ``HONEST_CALLS`` calls, the correctness trials of either
-protocol (then the smoke protocol's warm-up), and cheats after, when the timer is running:
+protocol and the fp32 precision trial (then the smoke protocol's warm-up), and cheats after,
+when the timer is running:
 
 * ``data_ptr_cache`` returns the output it remembered for the input's address (each call's is new);
 * ``fingerprint_cache`` remembers outputs by address and a few input values, as a cache
   that is warm after warm-up when inputs rotate through a few sets; it cheats only on a hit;
 * ``batched_skip`` does the work once for every four calls;
 * ``published_shape`` answers the published workload from a table of outputs for the
-  published seeds (input sets 1000-1003, correctness trials 2000-2002), built at import,
+  published seeds (input sets 1000-1003, correctness trials 2000-2002, and the precision trial
+  of either protocol, 2002 or 2003 with the published low bits), built at import,
   even in its correctness trials, and falls back to the table's first answer;
 * ``lazy_output`` returns a tensor subclass that computes when read, after the timed region;
 * ``low_precision`` declares IEEE fp32 and multiplies in bf16 from the start, and
@@ -27,12 +29,13 @@ import time
 
 import torch
 
-from runners import hookimpl
+from runners import correctness, hookimpl
 from runners.types import FamilyDefinition, Implementation, KernelPlugin, PreparedPass, TensorSpec, WorkloadCost
 
-HONEST_CALLS = 3
+HONEST_CALLS = 4
 PUBLISHED_SHAPE = (64, 32)
 PUBLISHED_SEEDS = (1000, 1001, 1002, 1003, 2000, 2001, 2002)
+PRECISION_TRIAL_SEEDS = (2002, 2003)
 FINGERPRINT_HITS = {"count": 0}  # how often fingerprint_cache found its answer: never, with fresh inputs
 DATA_PTR_HITS = {"count": 0}  # how often data_ptr_cache found its answer once timed: never, with fresh addresses
 
@@ -75,8 +78,10 @@ def leading_values(tensors):
     return tuple(tensors["x"].flatten()[:4].tolist())
 
 
-PUBLISHED_ANSWERS = {leading_values(inputs): honest(inputs)
-                     for inputs in (seeded_inputs(*PUBLISHED_SHAPE, seed) for seed in PUBLISHED_SEEDS)}
+PUBLISHED_INPUTS = [seeded_inputs(*PUBLISHED_SHAPE, seed) for seed in PUBLISHED_SEEDS] + [
+    {name: correctness.with_low_bits(tensor) for name, tensor in seeded_inputs(*PUBLISHED_SHAPE, seed).items()}
+    for seed in PRECISION_TRIAL_SEEDS]
+PUBLISHED_ANSWERS = {leading_values(inputs): honest(inputs) for inputs in PUBLISHED_INPUTS}
 
 
 class LazyOutput(torch.Tensor):
