@@ -38,11 +38,25 @@ DEADLINE = {"startSeconds": 120, "budgetFactor": 2}
 plugin code runs, then ``budgetFactor`` times the implementation's time budget for everything else (its own calls
 stay within the budget; the harness's own work, building workloads, references and the audit, gets as much again)."""
 
+
+def protocol_section() -> dict[str, Any]:
+    """The protocol document's ``isolation`` section: where each implementation is measured, and the children's
+    deadline."""
+    return {"harnessProcess": "the built-in implementations (their family's plugin and the module providing them "
+                              "both KernelIndex's own), interleaved",
+            "childProcess": "each third-party implementation alone, after the built-in ones and never interleaved "
+                            "with them, in a child process of its own started by multiprocessing's spawn method, "
+                            "which captures the harness's functions before importing the family's plugin and the "
+                            "implementation's module, and answers in JSON; one that crashes, answers garbage or runs "
+                            "past its deadline is stopped and its result failed",
+            "deadline": dict(DEADLINE)}
+
+
 ANSWER_BYTES = 16 * 2**20
 """The longest message a child may send; a longer one is garbage."""
 
 STOP_SECONDS = 5
-"""How long a child that answered gets to exit, and one asked to terminate gets before it is killed."""
+"""How long a child asked to terminate gets before it is killed."""
 
 
 class ChildFailed(Exception):
@@ -89,14 +103,10 @@ def run_in_child(target: Callable[[Any, Mapping[str, Any]], None], job: Mapping[
     process.start()
     sender.close()  # the child holds the only writing end: its exit is the end of the pipe
     try:
-        answer = _answer(receiver, process, budget_seconds, progress)
-    except ChildFailed:
-        _stop(process, grace=0)
-        raise
+        return _answer(receiver, process, budget_seconds, progress)
     finally:
         receiver.close()
-    _stop(process, grace=STOP_SECONDS)
-    return answer
+        _stop(process)
 
 
 def _answer(receiver, process, budget_seconds: float, progress: Callable[[str], None]) -> Any:
@@ -125,9 +135,8 @@ def _answer(receiver, process, budget_seconds: float, progress: Callable[[str], 
             raise ChildFailed(f"child process: answered garbage (a message {str(message)[:200]!r})")
 
 
-def _stop(process, grace: float) -> None:
-    """Wait ``grace`` seconds for the child to exit, then terminate it, then kill it."""
-    process.join(grace)
+def _stop(process) -> None:
+    """End the child, answered or not, before anything else is measured: terminate it, then kill it."""
     if process.is_alive():
         process.terminate()
         process.join(STOP_SECONDS)
