@@ -434,8 +434,8 @@ def _measured_in_child(request: RerunRequest, plugin: LoadedPlugin, provider: Lo
     try:
         return Measured.from_answer(implementation.name, answer)
     except ValueError as garbage:
-        return Measured.failed(implementation.name, isolation.CHILD_PROCESS,
-                               f"child process: answered garbage ({garbage})", implementation, request, target, protocol)
+        return Measured.failed(implementation.name, isolation.CHILD_PROCESS, f"child process: answered garbage "
+                               f"({garbage})", implementation, request, target, protocol)
 
 
 INTEGRITY_VIOLATION = f"{integrity.IntegrityViolation.__name__}: "
