@@ -1,23 +1,31 @@
 """Third-party implementations measured in a child process of their own (issue 25).
 
-An implementation whose code is not KernelIndex's own (a family plugin's from the plugins
-directory or an installed entry point, or one such a module adds to any family) is code
-the harness does not trust. In the process that times the built-in implementations it
-could change what they are measured with or against (patch a function no identity check
-guards, slow a library call, leave state behind), and interleaved with them it would share
-their trials. So each one is measured alone, in a child process started by the ``spawn``
-method: a fresh interpreter that inherits nothing the parent imported or patched (``fork``
-would copy all of it). The child captures the harness's functions before it imports any
-plugin code, loads only the family's plugin and the module that provides the
-implementation, and runs for it the steps the parent runs for the built-ins
-(``runners.rerun.measure``). It answers in JSON, never in pickles (unpickling would run the
-child's code in the parent), and the parent checks the answer before building results
-from it. A child that crashes, is still running at its deadline (:data:`DEADLINE`) or
-answers garbage is stopped and gives a failed result that says so; the others go on.
+An implementation whose code is not all KernelIndex's own (its family's plugin, or the
+module adding it to the family, comes from the plugins directory or an installed entry
+point) is code the harness does not trust. In the process that times the built-in
+implementations it could change what they are measured with or against (patch a function
+no identity check guards, slow a library call, leave state behind), and interleaved with
+them it would share their trials. So each one is measured alone, in a child process
+started by the ``spawn`` method: a fresh interpreter that inherits nothing the parent
+imported or patched (``fork`` would copy all of it). The child captures the harness's
+functions before it imports any plugin code, loads only the family's plugin and the module
+that provides the implementation, and runs for it the steps the parent runs for the
+built-ins (``runners.rerun.measure``). It answers in JSON, never in pickles (unpickling
+would run the child's code in the parent), and the parent checks the answer before
+building results from it. A child that crashes, is still running at its deadline
+(:data:`DEADLINE`) or answers garbage is stopped and gives a failed result that says so;
+the others go on.
+
+As with any use of ``spawn``, a script that reruns (``runners.rerun.rerun_workload``) must
+guard its entry point (``if __name__ == "__main__":``): the child imports its main module again.
 
 The child's own integrity checks are those the harness process runs: isolation keeps
 third-party code away from the built-ins' measurement, and one third-party implementation
-away from another's, not from its own.
+away from another's, not from its own. Some third-party code still runs in the harness
+process, before or after the built-ins are measured, never while: each plugin's import at
+discovery (one that replaces a guarded function is refused and the function put back;
+a change no check guards goes unseen), the environment hooks, and a third-party family's
+tensor shapes and ``workload_cost``.
 """
 
 from __future__ import annotations
@@ -111,6 +119,7 @@ def run_in_child(target: Callable[[Any, Mapping[str, Any]], None], job: Mapping[
 
 def _answer(receiver, process, budget_seconds: float, progress: Callable[[str], None]) -> Any:
     deadline, limit = time.monotonic() + DEADLINE["startSeconds"], f"{DEADLINE['startSeconds']} s to start"
+    started = False
     while True:
         if not receiver.poll(max(deadline - time.monotonic(), 0)):
             raise ChildFailed(f"child process: no answer within {limit}; stopped")
@@ -118,12 +127,12 @@ def _answer(receiver, process, budget_seconds: float, progress: Callable[[str], 
             message = json.loads(receiver.recv_bytes(ANSWER_BYTES))
         except EOFError:
             process.join(STOP_SECONDS)
-            raise ChildFailed(f"child process: exited with code {process.exitcode} before answering") from None
+            raise ChildFailed(f"child process: {_ending(process.exitcode)} before answering") from None
         except (OSError, ValueError) as error:  # longer than ANSWER_BYTES, or not JSON
             raise ChildFailed(f"child process: answered garbage ({type(error).__name__}: {error})") from None
         kind = message.get("kind") if isinstance(message, dict) else None
-        if kind == "started":
-            seconds = DEADLINE["budgetFactor"] * budget_seconds
+        if kind == "started" and not started:  # once: a child cannot push its deadline back
+            started, seconds = True, DEADLINE["budgetFactor"] * budget_seconds
             deadline, limit = time.monotonic() + seconds, f"{seconds:g} s ({DEADLINE['budgetFactor']} × its budget)"
         elif kind == "progress" and isinstance(message.get("text"), str):
             progress(message["text"][:1000])
@@ -133,6 +142,12 @@ def _answer(receiver, process, budget_seconds: float, progress: Callable[[str], 
             raise ChildFailed(message["error"][:2000], message["violations"][:100])
         else:
             raise ChildFailed(f"child process: answered garbage (a message {str(message)[:200]!r})")
+
+
+def _ending(exit_code: int | None) -> str:
+    if exit_code is None:
+        return "closed its pipe"
+    return f"was killed by signal {-exit_code}" if exit_code < 0 else f"exited with code {exit_code}"
 
 
 def _stop(process) -> None:

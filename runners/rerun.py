@@ -327,16 +327,17 @@ class Measured:
         return self.error is None and bool(self.samples)
 
     @classmethod
-    def failed(cls, name: str, where: str, error: str, implementation: Implementation, request: RerunRequest,
-               target: str, protocol: Mapping[str, Any], violations: Sequence[str] = ()) -> "Measured":
-        """An implementation of which nothing was measured, and why (its child process gave no answer)."""
+    def failed(cls, name: str, error: str, implementation: Implementation, request: RerunRequest, target: str,
+               protocol: Mapping[str, Any], violations: Sequence[str] = ()) -> "Measured":
+        """An implementation of which its child process measured nothing, and why."""
         trials = protocol["correctnessTrials"]
         record = correctness.CorrectnessRecord(
             tolerance=correctness.tolerance_for(request.dtype, implementation.uses_tf32), trials=trials,
             uses_tf32=implementation.uses_tf32, figures=[])
-        return cls(name=name, isolation=where, error=error, samples=[], host_exposed=0, host_inclusive=[],
-                   host_synchronization=None, correctness=record.as_document(correctness.policy_document(trials)),
-                   input_seeds=[], timed_calls=0, audited_calls=[], wall_clock=[], violations=list(violations),
+        return cls(name=name, isolation=isolation.CHILD_PROCESS, error=error, samples=[], host_exposed=0,
+                   host_inclusive=[], host_synchronization=None,
+                   correctness=record.as_document(correctness.policy_document(trials)), input_seeds=[],
+                   timed_calls=0, audited_calls=[], wall_clock=[], violations=list(violations),
                    settled_details={}, memory=None, memory_error=error if target == "cuda" else None,
                    telemetry=telemetry.Unavailable("nothing was measured").as_document())
 
@@ -391,17 +392,19 @@ def measure(calls: _PluginCalls, chosen: Mapping[str, Implementation], protocol:
     _audit(calls, contestants, seeds, input_sets, records)
     peaks = memory.measure_peaks(contestants, input_sets[0], device) if target == "cuda" else {}
     policy = correctness.policy_document(protocol["correctnessTrials"])
-    return [Measured(name=contestant.name, isolation=where, error=contestant.error, samples=contestant.samples,
-                     host_exposed=contestant.host_exposed, host_inclusive=contestant.host_inclusive,
-                     host_synchronization=contestant.host_synchronization,
-                     correctness=records[contestant.name].as_document(policy), input_seeds=list(seeds),
-                     timed_calls=contestant.audit.seen,
-                     audited_calls=sorted(kept.call for kept in contestant.audit.kept),
-                     wall_clock=list(contestant.wall_clock), violations=list(contestant.violations),
-                     settled_details=_settled_details(contestant.prepared),
-                     memory=peaks.get(contestant.name, (None, None))[0],
-                     memory_error=peaks.get(contestant.name, (None, None))[1], telemetry=gpu.as_document())
-            for contestant in contestants]
+    measured = []
+    for contestant in contestants:
+        memory_section, memory_error = peaks.get(contestant.name, (None, None))
+        measured.append(Measured(
+            name=contestant.name, isolation=where, error=contestant.error, samples=contestant.samples,
+            host_exposed=contestant.host_exposed, host_inclusive=contestant.host_inclusive,
+            host_synchronization=contestant.host_synchronization,
+            correctness=records[contestant.name].as_document(policy), input_seeds=list(seeds),
+            timed_calls=contestant.audit.seen, audited_calls=sorted(kept.call for kept in contestant.audit.kept),
+            wall_clock=list(contestant.wall_clock), violations=list(contestant.violations),
+            settled_details=_settled_details(contestant.prepared), memory=memory_section, memory_error=memory_error,
+            telemetry=gpu.as_document()))
+    return measured
 
 
 def integrity_section(measured: Measured, warnings: Sequence[scan.ScanWarning]) -> dict[str, Any]:
@@ -429,13 +432,13 @@ def _measured_in_child(request: RerunRequest, plugin: LoadedPlugin, provider: Lo
     try:
         answer = isolation.run_in_child(_measure_in_child, job, protocol["budgetSeconds"], progress)
     except isolation.ChildFailed as failure:
-        return Measured.failed(implementation.name, isolation.CHILD_PROCESS, str(failure), implementation, request,
-                               target, protocol, failure.violations)
+        return Measured.failed(implementation.name, str(failure), implementation, request, target, protocol,
+                               failure.violations)
     try:
         return Measured.from_answer(implementation.name, answer)
     except ValueError as garbage:
-        return Measured.failed(implementation.name, isolation.CHILD_PROCESS, f"child process: answered garbage "
-                               f"({garbage})", implementation, request, target, protocol)
+        return Measured.failed(implementation.name, f"child process: answered garbage ({garbage})", implementation,
+                               request, target, protocol)
 
 
 INTEGRITY_VIOLATION = f"{integrity.IntegrityViolation.__name__}: "
