@@ -33,8 +33,7 @@ from runners.types import FamilyDefinition, Implementation, KernelPlugin, Prepar
 HONEST_CALLS = 3
 PUBLISHED_SHAPE = (64, 32)
 PUBLISHED_SEEDS = (1000, 1001, 1002, 1003, 2000, 2001, 2002)
-FINGERPRINT_HITS = {"count": 0}  # how often fingerprint_cache found its answer: never, with fresh inputs
-"""Counted in the process the cheat runs in (a directory plugin's: a child process), reported as its settled details."""
+FINGERPRINT_HITS = {"count": 0}  # fingerprint_cache's hits, reported as its settled details: none, with fresh inputs
 
 
 def derive_tensors(values, dtype):
