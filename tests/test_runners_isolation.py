@@ -48,7 +48,7 @@ def test_a_directory_plugins_implementation_runs_in_a_spawned_child_that_loads_o
     assert ran["pid"] != os.getpid()
     with pytest.raises(ProcessLookupError):
         os.kill(ran["pid"], 0)  # stopped once it answered
-    assert "kernelindex_plugins_dir.isolated_rms_norm" in ran["pluginModules"]
+    assert ran["module"] == "kernelindex_plugins_dir.isolated_rms_norm"
     assert "plugins.rms_norm.cpu" in ran["pluginModules"]
     assert not {"plugins.fused_neighborhood_attention.cpu", "plugins.rms_norm.cuda",
                 "kernelindex_plugins_dir.clock_in_child"} & set(ran["pluginModules"])  # spawned, not forked
@@ -141,3 +141,25 @@ def test_the_protocol_says_where_implementations_are_measured():
     assert "spawn" in document["isolation"]["childProcess"]
     assert document["isolation"]["deadline"] == isolation.DEADLINE
     assert "third-party implementation" in timing.INTEGRITY_CHECKS and "never interleaved" in timing.INTEGRITY_CHECKS
+
+
+def test_an_entry_points_implementation_is_loaded_from_its_entry_point_in_the_child(tmp_path, monkeypatch):
+    """An installed distribution (a dist-info on sys.path, which the spawned child inherits) whose entry point adds
+    ``records_pid`` to ``rms_norm``: the child finds the same entry point and loads its module."""
+    shutil.copy(TEST_PLUGINS / "isolation" / "isolated_rms_norm.py", tmp_path / "isolated_rms_norm_package.py")
+    dist_info = tmp_path / "isolated_rms_norm_package-1.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: isolated-rms-norm-package\nVersion: 1.0\n")
+    (dist_info / "entry_points.txt").write_text(
+        f"[{discovery.ENTRY_POINT_GROUP}]\nisolated = isolated_rms_norm_package\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = discovery.build_registry(None)
+    [plugin] = [plugin for plugin in registry.plugins if plugin.origin == discovery.ENTRY_POINT]
+    assert plugin.source == discovery.PluginSource("isolated (isolated_rms_norm_package)", discovery.ENTRY_POINT,
+                                                   "isolated_rms_norm_package")
+    [result] = rerun_workload(REQUEST, target="cpu", protocol=protocol_document("smoke", "cpu"), registry=registry,
+                              implementations=["records_pid"])
+    assert result.status == "passed", result.error
+    ran = result.implementation.details
+    assert ran["pid"] != os.getpid() and ran["module"] == "isolated_rms_norm_package"
+    assert result.integrity["isolation"] == isolation.CHILD_PROCESS

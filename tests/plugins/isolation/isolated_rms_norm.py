@@ -2,7 +2,8 @@
 
 A directory plugin is third-party: each of these is measured alone, in a child process of its own.
 
-* ``records_pid`` is honest, and reports as settled details the process it ran in and the plugin modules loaded there;
+* ``records_pid`` is honest, and reports as settled details the process it ran in, the name this module was loaded
+  under and the plugin modules loaded there;
 * ``crashes`` ends its process while it prepares (``os._exit``);
 * ``hangs`` blocks the alarm of its time budget and sleeps, so only its parent's deadline can stop it;
 * ``answers_garbage`` sends its parent an answer of the wrong shape on the child's own pipe, then exits.
@@ -37,7 +38,7 @@ def honest(workload, pass_, settled_details=None):
 
 def where_it_ran():
     loaded = sorted(name for name in sys.modules if name.startswith(PLUGIN_MODULES))
-    return {"pid": os.getpid(), "pluginModules": loaded}
+    return {"pid": os.getpid(), "module": __name__, "pluginModules": loaded}
 
 
 def prepare_records_pid(implementation, workload, pass_):
