@@ -47,9 +47,9 @@ workload:
    after the trials, ``auditCalls`` timed calls drawn at random (a reservoir, settled by
    the last call) are checked against the reference on the inputs they got. A violation
    invalidates the implementation's result and names what it did.
-10. isolation (:mod:`runners.isolation`): the built-in implementations are measured as above in
-   the harness process; each third-party one alone, afterwards, in a spawned child process of
-   its own that runs the same steps (``isolation``).
+10. isolation (:mod:`runners.isolation`): the built-in implementations are measured as above
+    in the harness process; each third-party one alone, afterwards, in a spawned child process
+    of its own that runs the same steps (``isolation``).
 
 An implementation's :attr:`~runners.types.PreparedPass.context` (its TF32 flags) is
 entered around each batch of its calls: correctness trials, warm-up, timed batches.
