@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
 from runners import memory
+from runners.isolation import CHILD_PROCESS, HARNESS_PROCESS
 from runners.types import DTYPE_NAMES, MATH_MODES, PASSES, TARGETS
 
 MAX_DEPTH = 16  # a bundle line nests 6 deep
@@ -265,6 +266,8 @@ class RerunIntegritySchema(Schema):
     wallClockBatches = fields.Nested(WallClockBatchesSchema, load_default=None)
     violations = fields.List(fields.String(validate=length(2000)), required=True, validate=length(100, 0))
     scanWarnings = fields.List(fields.Nested(ScanWarningSchema), load_default=list, validate=length(1000, 0))
+    isolation = fields.String(load_default=None, validate=validate.OneOf((HARNESS_PROCESS, CHILD_PROCESS)))
+    # where it was measured (``runners.isolation``); absent before third-party implementations ran in child processes
 
 
 class TelemetrySampleSchema(Schema):

@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Iterable, Sequence
 
 import pluggy
 
@@ -120,6 +120,26 @@ FAMILY_HOOKS = ("build_workload", "prepare_pass", "reference_outputs", "workload
 
 
 @dataclass(frozen=True)
+class PluginSource:
+    """Where a plugin comes from, as plain data, so a child process (``runners.isolation``) loads the very module
+    discovery did: ``location`` is a built-in's module name, a directory plugin's file or an entry point's value."""
+
+    name: str
+    origin: str
+    location: str
+
+    def load(self) -> ModuleType:
+        if self.origin == BUILTIN:
+            return importlib.import_module(self.location)
+        if self.origin == DIRECTORY:
+            return _import_file(Path(self.location))
+        for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if (entry_point.name, entry_point.value) == (self.name.partition(" (")[0], self.location):
+                return entry_point.load()
+        raise LookupError(f"no {ENTRY_POINT_GROUP!r} entry point {self.name}")
+
+
+@dataclass(frozen=True)
 class LoadedPlugin:
     """A registered plugin: a family plugin has a ``record``, an implementation plugin ``added``
     implementations, a harness plugin (environment hooks only) neither."""
@@ -129,6 +149,11 @@ class LoadedPlugin:
     module: Any
     record: KernelPlugin | None
     added: tuple[AddedImplementation, ...] = ()
+    location: str = ""
+
+    @property
+    def source(self) -> PluginSource:
+        return PluginSource(self.name, self.origin, self.location)
 
     @property
     def kind(self) -> str:
@@ -253,14 +278,14 @@ def _import_file(path: Path) -> ModuleType:
 
 
 def _candidates(plugins_dir: str | None):
-    """Yield ``(name, origin, load)`` for every plugin source, in registration order."""
+    """Every plugin source, in registration order."""
     for module_name in BUILTIN_MODULES:
-        yield module_name, BUILTIN, functools.partial(importlib.import_module, module_name)
+        yield PluginSource(module_name, BUILTIN, module_name)
     if plugins_dir:
         for path in sorted(Path(plugins_dir).glob("*.py")):
-            yield str(path), DIRECTORY, functools.partial(_import_file, path)
+            yield PluginSource(str(path), DIRECTORY, str(path))
     for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        yield f"{entry_point.name} ({entry_point.value})", ENTRY_POINT, entry_point.load
+        yield PluginSource(f"{entry_point.name} ({entry_point.value})", ENTRY_POINT, entry_point.value)
 
 
 def _describe(error: BaseException) -> str:
@@ -269,16 +294,24 @@ def _describe(error: BaseException) -> str:
 
 def build_registry(plugins_dir: str | None) -> PluginRegistry:
     """Discover, register and validate every plugin; never raises for a plugin's fault."""
+    broken = []
+    if plugins_dir and not Path(plugins_dir).is_dir():
+        broken.append(BrokenPlugin(plugins_dir, DIRECTORY, f"{PLUGINS_DIR_VARIABLE} names no directory"))
+    return registry_of(_candidates(plugins_dir), broken)
+
+
+def registry_of(sources: Iterable[PluginSource], broken: Sequence[BrokenPlugin] = ()) -> PluginRegistry:
+    """Register and validate the plugins of ``sources``, in order (all of discovery's, or the few a child process
+    needs); ``broken``: what was found unusable before. Never raises for a plugin's fault."""
     manager = pluggy.PluginManager(PROJECT_NAME)
     manager.add_hookspecs(hookspecs)
     plugins: list[LoadedPlugin] = []
-    broken: list[BrokenPlugin] = []
+    broken = list(broken)
     held: dict[tuple[str, str], str] = {}
-    if plugins_dir and not Path(plugins_dir).is_dir():
-        broken.append(BrokenPlugin(plugins_dir, DIRECTORY, f"{PLUGINS_DIR_VARIABLE} names no directory"))
-    for name, origin, load in _candidates(plugins_dir):
+    for source in sources:
+        name, origin = source.name, source.origin
         try:
-            module = integrity.imported_untampered(load)
+            module = integrity.imported_untampered(source.load)
             manager.register(module, name=name)
         except Exception as error:  # a plugin's bug must not stop discovery
             broken.append(BrokenPlugin(name, origin, _describe(error)))
@@ -298,7 +331,7 @@ def build_registry(plugins_dir: str | None) -> PluginRegistry:
                 broken.append(BrokenPlugin(name, origin, f"{key[0]} on {key[1]} is already provided by {held[key]}"))
                 continue
             held[key] = name
-        plugins.append(LoadedPlugin(name, origin, module, record, added))
+        plugins.append(LoadedPlugin(name, origin, module, record, added, source.location))
     return PluginRegistry(manager, _without_bad_additions(manager, plugins, broken), broken)
 
 

@@ -73,6 +73,13 @@ test does so on purpose (then say so in the implementation's details): the harne
 runs one call with host synchronisations made errors and records any it finds
 (``timing.hostSynchronization``).
 
+**Where plugin code runs.** Discovery imports every plugin in the harness process, to list
+it. A rerun measures the built-in implementations there; an implementation from the plugins
+directory or an entry point (or of a family such a plugin declares) is measured alone in a
+child process started by ``spawn`` (:mod:`runners.isolation`), which imports only its family's
+plugin and its own module afresh: the hooks that build, prepare and check it run there, so a
+plugin must not count on state another module or the host set up in the harness process.
+
 Names used throughout: ``dtype`` is a short dtype name (``fp32``, ``bf16``, ``fp16``);
 ``parameters`` holds the family definition's normalized parameter names
 (``seq``, ``batch``, ...); ``options`` holds configuration that changes the tensors
@@ -123,8 +130,9 @@ def kernel_implementations() -> Sequence[AddedImplementation]:
 
     Fires once, when discovery registers the module; the answer is kept, and each record
     joins its family and target: ``flask plugins`` and the web list it there with this
-    module as its origin, a rerun of the family runs it beside the family's own (or alone,
-    with ``--implementation``), and a server accepts results recorded with it. The family
+    module as its origin, a rerun of the family runs it with the family's own (or alone,
+    with ``--implementation``; a third-party module's in a child process of its own,
+    :mod:`runners.isolation`), and a server accepts results recorded with it. The family
     plugin builds the workloads, the float64 reference and the cost; a rerun calls the
     record's ``prepare_pass`` for its implementation, with the arguments and duties of
     :func:`prepare_pass`. Discovery checks every record once all plugins are registered, so

@@ -1,9 +1,12 @@
 """Rerun orchestration: rebuild a workload, check it, time it, measure its memory, describe the host, report.
 
 ``rerun_workload`` does one workload and pass for every requested implementation
-at once (so they are timed interleaved) and returns one ``RerunResult`` per
-implementation and metric: ``speed`` on every target, and on CUDA ``memory`` too,
-each implementation's peak measured in its own untimed calls (``runners.memory``).
+and returns one ``RerunResult`` per implementation and metric: ``speed`` on every
+target, and on CUDA ``memory`` too, each implementation's peak measured in its own
+untimed calls (``runners.memory``). The built-in implementations are measured at once
+in this process (so they are timed interleaved); each third-party one after them,
+alone, in a child process of its own (``runners.isolation``). Both run the same steps
+(``measure``) and report them as the same plain data (``Measured``).
 The harness knows no database: its host (``flask rerun``) says what to rerun
 through ``RerunRequest``s and decides where the results go.
 """
@@ -15,10 +18,11 @@ import itertools
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from runners import correctness, integrity, memory, scan, telemetry, timing
-from runners.discovery import LoadedPlugin, PluginRegistry, get_registry
+from runners import correctness, integrity, isolation, memory, scan, telemetry, timing
+from runners.discovery import LoadedPlugin, PluginRegistry, PluginSource, get_registry, registry_of
 from runners.types import PASSES, Implementation, RerunResult, Workload, dtype_name, torch_dtype
 
 METRIC = "speed"
@@ -252,19 +256,6 @@ def _audit(calls: _PluginCalls, contestants: Sequence[timing.Contestant], seeds:
             contestant.fail("audit", failure)
 
 
-def integrity_section(contestant: timing.Contestant, seeds: Sequence[int],
-                      warnings: Sequence[scan.ScanWarning]) -> dict[str, Any]:
-    """What a result records of its integrity checks: the secret seeds, the audited calls, how many distinct
-    addresses its inputs had, how many GPU batches disagreed with the wall clock, any violations, and the static
-    scan's warnings about the source of the module that provides the implementation (which never decide)."""
-    return {"inputSeeds": list(seeds), "timedCalls": contestant.audit.seen,
-            "distinctAddresses": contestant.addresses.distinct if contestant.addresses else 0,
-            "auditedCalls": sorted(kept.call for kept in contestant.audit.kept),
-            "wallClockBatches": {"checked": len(contestant.wall_clock),
-                                 "disagreed": sum(message is not None for message in contestant.wall_clock)},
-            "violations": list(contestant.violations), "scanWarnings": [warning.as_document() for warning in warnings]}
-
-
 def _prepared_contestants(calls: _PluginCalls, chosen: Mapping[str, Implementation],
                           protocol: Mapping[str, Any]) -> list[timing.Contestant]:
     """One contestant per implementation, each prepared on its own tensors; a failure is kept, not raised."""
@@ -285,38 +276,110 @@ def _prepared_contestants(calls: _PluginCalls, chosen: Mapping[str, Implementati
     return contestants
 
 
-def _settled_implementation(implementation: Implementation, prepared) -> Implementation:
-    """The implementation with what it settled on while running (autotuned configs) added to its details."""
+def _settled_details(prepared) -> dict[str, Any]:
+    """What the implementation settled on while running (autotuned configs), to add to its details."""
     if prepared is None or prepared.settled_details is None:
-        return implementation
+        return {}
     try:
-        settled = dict(prepared.settled_details())
+        return dict(prepared.settled_details())
     except Exception as error:  # a report about details must not cost the run
-        settled = {"settledDetailsError": f"{type(error).__name__}: {error}"}
-    return dataclasses.replace(implementation, details={**implementation.details, **settled})
+        return {"settledDetailsError": f"{type(error).__name__}: {error}"}
 
 
-def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
-                   implementations: Sequence[str] | None = None, protocol: Mapping[str, Any],
-                   environment: Mapping[str, Any] | None = None, registry: PluginRegistry | None = None,
-                   progress: Callable[[str], None] = lambda message: None) -> list[RerunResult]:
-    """Re-measure one workload and pass with every requested implementation; one result per implementation."""
-    registry = registry or get_registry()
-    if request.pass_ not in PASSES:
-        raise RerunError(f"pass must be one of {', '.join(PASSES)}, not {request.pass_!r}")
-    plugin, chosen = _plugin_and_implementations(registry, request.family, target, implementations, request.dtype)
-    device = device_for(target, device_index)
+def _settled_implementation(implementation: Implementation, settled: Mapping[str, Any]) -> Implementation:
+    """The implementation with its settled details added (refused, and said so, where they contradict its record)."""
+    try:
+        return dataclasses.replace(implementation, details={**implementation.details, **settled})
+    except ValueError as error:  # a settled ``tf32`` that disagrees with the declared math mode
+        return dataclasses.replace(implementation, details={**implementation.details,
+                                                            "settledDetailsError": f"ValueError: {error}"})
+
+
+@dataclass
+class Measured:
+    """What the harness measured of one implementation, as plain data: made where it ran (this process, or a child
+    process of its own, which sends it as JSON: ``runners.isolation``) and turned into results by ``rerun_workload``.
+
+    ``samples`` to ``host_synchronization`` are its contestant's (``runners.timing.Contestant``), ``correctness``
+    its record's document; ``input_seeds`` to ``violations`` what ``integrity_section`` records; ``memory`` and
+    ``memory_error`` its peaks' section or why there is none (both None off CUDA, which measures no memory);
+    ``telemetry`` the GPU's as it was timed there; ``isolation`` where it was measured.
+    """
+
+    name: str
+    isolation: str
+    error: str | None
+    samples: list[list[float]]
+    host_exposed: int
+    host_inclusive: list[float]
+    host_synchronization: dict[str, Any] | None
+    correctness: dict[str, Any]
+    input_seeds: list[int]
+    timed_calls: int
+    audited_calls: list[int]
+    distinct_addresses: int
+    wall_clock: list[str | None]
+    violations: list[str]
+    settled_details: dict[str, Any]
+    memory: dict[str, Any] | None
+    memory_error: str | None
+    telemetry: dict[str, Any]
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and bool(self.samples)
+
+    @classmethod
+    def failed(cls, name: str, error: str, implementation: Implementation, request: RerunRequest, target: str,
+               protocol: Mapping[str, Any], violations: Sequence[str] = ()) -> "Measured":
+        """An implementation of which its child process measured nothing, and why."""
+        trials = protocol["correctnessTrials"]
+        record = correctness.CorrectnessRecord(
+            tolerance=correctness.tolerance_for(request.dtype, implementation.uses_tf32),
+            trials=len(correctness.trials_for(trials, request.dtype)), uses_tf32=implementation.uses_tf32, figures=[])
+        return cls(name=name, isolation=isolation.CHILD_PROCESS, error=error, samples=[], host_exposed=0,
+                   host_inclusive=[], host_synchronization=None,
+                   correctness=record.as_document(correctness.policy_document(trials)), input_seeds=[],
+                   timed_calls=0, audited_calls=[], distinct_addresses=0, wall_clock=[], violations=list(violations),
+                   settled_details={}, memory=None, memory_error=error if target == "cuda" else None,
+                   telemetry=telemetry.Unavailable("nothing was measured").as_document())
+
+    def answer(self) -> dict[str, Any]:
+        """What a child process sends back: everything but the name and the isolation, which its parent knows."""
+        document = dataclasses.asdict(self)
+        del document["name"], document["isolation"]
+        return document
+
+    @classmethod
+    def from_answer(cls, name: str, answer: Any) -> "Measured":
+        """A child process's :meth:`answer`, checked field by field; ValueError when it is not one."""
+        if not isinstance(answer, dict) or set(answer) != set(ANSWER_SHAPES):
+            raise ValueError(f"an answer with fields {sorted(answer) if isinstance(answer, dict) else answer!r:.200}, "
+                             f"not {sorted(ANSWER_SHAPES)}")
+        wrong = sorted(field for field, shape in ANSWER_SHAPES.items() if not isolation.conforms(answer[field], shape))
+        if wrong or not all(answer["samples"]):
+            raise ValueError(f"an answer whose {', '.join(wrong) or 'samples'} are not what the harness records")
+        return cls(name=name, isolation=isolation.CHILD_PROCESS, **answer)
+
+
+ANSWER_SHAPES = {"error": (str, None), "samples": [[float]], "host_exposed": int, "host_inclusive": [float],
+                 "host_synchronization": (dict, None), "correctness": dict, "input_seeds": [int], "timed_calls": int,
+                 "audited_calls": [int], "distinct_addresses": int, "wall_clock": [(str, None)], "violations": [str],
+                 "settled_details": dict,
+                 "memory": (dict, None), "memory_error": (str, None), "telemetry": dict}
+"""The JSON shape of each field of a child's answer (``isolation.conforms``)."""
+
+
+def measure(calls: _PluginCalls, chosen: Mapping[str, Implementation], protocol: Mapping[str, Any], target: str,
+            device_index: int, progress: Callable[[str], None], where: str = isolation.HARNESS_PROCESS
+            ) -> list[Measured]:
+    """Prepare, check, warm up, time (interleaved), audit and measure the memory of ``chosen`` in this process:
+    the built-in implementations in the harness process, or one third-party implementation in its child."""
+    device = calls.device
     if target == "cuda":
         import torch
 
         torch.cuda.set_device(device)  # events and streams below belong to the current device
-    calls = _PluginCalls(registry, plugin, request, device)
-    if environment is None:
-        environment = capture_environment(target, device, registry)
-    policy = correctness.policy_document(protocol["correctnessTrials"])
-
-    progress(f"{request.family} {request.pass_} {calls.dtype} "
-             + " ".join(f"{k}={v}" for k, v in sorted(calls.parameters.items())) + f" on {device}: {', '.join(chosen)}")
     contestants = _prepared_contestants(calls, chosen, protocol)
     records = _check_correctness(calls, contestants, chosen, protocol["correctnessTrials"], progress)
     seeds = integrity.secret_seeds(protocol["inputSets"])
@@ -332,34 +395,147 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     timing.run_trials(contestants, protocol, timer, input_sets, progress, after_trial=gpu.sample)
     _audit(calls, contestants, seeds, input_sets, records)
     peaks = memory.measure_peaks(contestants, input_sets[0], device) if target == "cuda" else {}
+    policy = correctness.policy_document(protocol["correctnessTrials"])
+    measured = []
+    for contestant in contestants:
+        memory_section, memory_error = peaks.get(contestant.name, (None, None))
+        measured.append(Measured(
+            name=contestant.name, isolation=where, error=contestant.error, samples=contestant.samples,
+            host_exposed=contestant.host_exposed, host_inclusive=contestant.host_inclusive,
+            host_synchronization=contestant.host_synchronization,
+            correctness=records[contestant.name].as_document(policy), input_seeds=list(seeds),
+            timed_calls=contestant.audit.seen, audited_calls=sorted(kept.call for kept in contestant.audit.kept),
+            distinct_addresses=contestant.addresses.distinct if contestant.addresses else 0,
+            wall_clock=list(contestant.wall_clock), violations=list(contestant.violations),
+            settled_details=_settled_details(contestant.prepared), memory=memory_section, memory_error=memory_error,
+            telemetry=gpu.as_document()))
+    return measured
+
+
+def integrity_section(measured: Measured, warnings: Sequence[scan.ScanWarning]) -> dict[str, Any]:
+    """What a result records of its integrity checks: the secret seeds, the audited calls, how many distinct
+    addresses its inputs had, how many GPU batches disagreed with the wall clock, any violations, the static
+    scan's warnings about the source of the module that provides the implementation (which never decide), and
+    the process it was measured in."""
+    return {"inputSeeds": list(measured.input_seeds), "timedCalls": measured.timed_calls,
+            "distinctAddresses": measured.distinct_addresses, "auditedCalls": list(measured.audited_calls),
+            "wallClockBatches": {"checked": len(measured.wall_clock),
+                                 "disagreed": sum(message is not None for message in measured.wall_clock)},
+            "violations": list(measured.violations), "scanWarnings": [warning.as_document() for warning in warnings],
+            "isolation": measured.isolation}
+
+
+def _measured_in_child(request: RerunRequest, plugin: LoadedPlugin, provider: LoadedPlugin,
+                       implementation: Implementation, target: str, device_index: int, protocol: Mapping[str, Any],
+                       progress: Callable[[str], None]) -> Measured:
+    """One third-party implementation measured in a child process of its own (``runners.isolation``)."""
+    job = {"request": {"family": request.family, "pass_": request.pass_, "parameters": dict(request.parameters),
+                       "dtype": request.dtype, "options": dict(request.options)},
+           "sources": [dataclasses.asdict(source) for source in dict.fromkeys((plugin.source, provider.source))],
+           "implementation": implementation.name, "target": target, "device_index": device_index,
+           "protocol": dict(protocol)}
+    progress(f"  {implementation.name}: measured alone, in a child process")
+    try:
+        answer = isolation.run_in_child(_measure_in_child, job, protocol["budgetSeconds"], progress)
+    except isolation.ChildFailed as failure:
+        return Measured.failed(implementation.name, str(failure), implementation, request, target, protocol,
+                               failure.violations)
+    try:
+        return Measured.from_answer(implementation.name, answer)
+    except ValueError as garbage:
+        return Measured.failed(implementation.name, f"child process: answered garbage ({garbage})", implementation,
+                               request, target, protocol)
+
+
+INTEGRITY_VIOLATION = f"{integrity.IntegrityViolation.__name__}: "
+"""How discovery's description of a plugin refused for tampering begins."""
+
+
+def _measure_in_child(child: isolation.Child, job: Mapping[str, Any]) -> None:
+    """A child process's work (``runners.isolation``): capture the harness's functions, then load the family's
+    plugin and the implementation's module, measure that one implementation and answer with plain data."""
+    integrity.harness_functions()  # before any plugin code is imported
+    child.started()
+    request, name, target = RerunRequest(**job["request"]), job["implementation"], job["target"]
+    registry = registry_of(PluginSource(**source) for source in job["sources"])
+    if registry.broken:
+        tampered = [plugin.error.removeprefix(INTEGRITY_VIOLATION) for plugin in registry.broken
+                    if plugin.error.startswith(INTEGRITY_VIOLATION)]
+        if tampered:
+            child.failed(f"import: integrity violation: {'; '.join(tampered)}",
+                         [f"import: {violation}" for violation in tampered])
+        else:
+            child.failed("child process: its plugins did not load as in discovery ("
+                         + "; ".join(f"{Path(plugin.name).name}: {plugin.error}" for plugin in registry.broken) + ")")
+        return
+    try:
+        plugin, chosen = _plugin_and_implementations(registry, request.family, target, [name], request.dtype)
+        calls = _PluginCalls(registry, plugin, request, device_for(target, job["device_index"]))
+        [measured] = measure(calls, chosen, job["protocol"], target, job["device_index"], child.progress,
+                             isolation.CHILD_PROCESS)
+    except Exception as error:  # the harness's own steps failed on this plugin: the parent reports it and goes on
+        child.failed(f"child process: {type(error).__name__}: {error}")
+        return
+    child.answer(measured.answer())
+
+
+def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
+                   implementations: Sequence[str] | None = None, protocol: Mapping[str, Any],
+                   environment: Mapping[str, Any] | None = None, registry: PluginRegistry | None = None,
+                   progress: Callable[[str], None] = lambda message: None) -> list[RerunResult]:
+    """Re-measure one workload and pass with every requested implementation; one result per implementation.
+
+    The built-in implementations are measured here, interleaved; each third-party one after them, alone, in a
+    child process of its own (``runners.isolation``)."""
+    registry = registry or get_registry()
+    if request.pass_ not in PASSES:
+        raise RerunError(f"pass must be one of {', '.join(PASSES)}, not {request.pass_!r}")
+    plugin, chosen = _plugin_and_implementations(registry, request.family, target, implementations, request.dtype)
+    device = device_for(target, device_index)
+    calls = _PluginCalls(registry, plugin, request, device)
+    if environment is None:
+        environment = capture_environment(target, device, registry)
+    providers = {implementation.name: source for implementation, source in registry.implementation_sources(plugin)}
+    isolated = [name for name in chosen if isolation.third_party(plugin, providers[name])]
+
+    progress(f"{request.family} {request.pass_} {calls.dtype} "
+             + " ".join(f"{k}={v}" for k, v in sorted(calls.parameters.items())) + f" on {device}: {', '.join(chosen)}")
+    in_process = {name: implementation for name, implementation in chosen.items() if name not in isolated}
+    measured = {found.name: found for found in measure(calls, in_process, protocol, target, device_index, progress)
+                } if in_process else {}
+    if isolated and target == "cuda":
+        import torch
+
+        torch.cuda.empty_cache()  # what the built-ins held goes back to the device the children allocate on
+    for name in isolated:
+        measured[name] = _measured_in_child(request, plugin, providers[name], chosen[name], target, device_index,
+                                            protocol, progress)
     cost = calls.call("workload_cost", parameters=calls.parameters, dtype=calls.dtype, options=calls.options,
                       pass_=request.pass_)
     observed_at = now_utc()
     shapes = [spec.shape for spec in calls.expected.values()]
-    sources = {implementation.name: source for implementation, source in registry.implementation_sources(plugin)}
-    warnings = {name: scan.scan_module(sources[name].module, shapes) for name in chosen}
 
     results = []
-    for contestant in contestants:
-        passed = contestant.error is None and bool(contestant.samples)
+    for name, implementation in chosen.items():
+        found = measured[name]
         shared = dict(family=request.family, pass_=request.pass_, parameters=request.parameters, dtype=request.dtype,
                       options=request.options,
-                      implementation=_settled_implementation(chosen[contestant.name], contestant.prepared),
-                      correctness=records[contestant.name].as_document(policy), environment=environment,
-                      protocol=protocol, observed_at=observed_at, cost=cost)
+                      implementation=_settled_implementation(implementation, found.settled_details),
+                      correctness=found.correctness, environment=environment, protocol=protocol,
+                      observed_at=observed_at, cost=cost)
         results.append(RerunResult(
-            **shared, metric=METRIC, rerun_of=request.rerun_of.get(contestant.name),
-            status="passed" if passed else "failed", error=contestant.error,
-            timing=timing.timing_summary(contestant.samples, contestant.host_exposed, contestant.host_inclusive,
-                                         contestant.host_synchronization) if passed else None,
-            integrity=integrity_section(contestant, seeds, warnings[contestant.name]), telemetry=gpu.as_document()))
-        outcome = (f"median {results[-1].timing['median'] / 1e6:.4g} ms" if passed
-                   else f"failed: {contestant.error}")
-        if contestant.name in peaks:
-            summary, error = peaks[contestant.name]
+            **shared, metric=METRIC, rerun_of=request.rerun_of.get(name),
+            status="passed" if found.passed else "failed", error=found.error,
+            timing=timing.timing_summary(found.samples, found.host_exposed, found.host_inclusive,
+                                         found.host_synchronization) if found.passed else None,
+            integrity=integrity_section(found, scan.scan_module(providers[name].module, shapes)),
+            telemetry=found.telemetry))
+        outcome = f"median {results[-1].timing['median'] / 1e6:.4g} ms" if found.passed else f"failed: {found.error}"
+        if found.memory is not None or found.memory_error is not None:
             results.append(RerunResult(
-                **shared, metric=memory.METRIC, rerun_of=request.memory_rerun_of.get(contestant.name),
-                status="failed" if error else "passed", error=error, timing=None, memory=summary))
-            outcome += f", peak {summary['median']:.5g} MB" if summary else ""
-        progress(f"  {contestant.name}: {outcome}")
+                **shared, metric=memory.METRIC, rerun_of=request.memory_rerun_of.get(name),
+                status="failed" if found.memory_error else "passed", error=found.memory_error, timing=None,
+                memory=found.memory))
+            outcome += f", peak {found.memory['median']:.5g} MB" if found.memory else ""
+        progress(f"  {name}: {outcome}")
     return results

@@ -49,6 +49,9 @@ workload:
    after the trials, ``auditCalls`` timed calls drawn at random (a reservoir, settled by
    the last call) are checked against the reference on the inputs they got. A violation
    invalidates the implementation's result and names what it did.
+10. isolation (:mod:`runners.isolation`): the built-in implementations are measured as above
+    in the harness process; each third-party one alone, afterwards, in a spawned child process
+    of its own that runs the same steps (``isolation``).
 
 An implementation's :attr:`~runners.types.PreparedPass.context` (its TF32 flags) is
 entered around each batch of its calls: correctness trials, warm-up, timed batches.
@@ -70,7 +73,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from runners import integrity, telemetry
+from runners import integrity, isolation, telemetry
 from runners.types import PreparedPass
 
 HARNESS = {"name": "KernelIndex rerun harness", "repository": "https://github.com/kernelindex/kernelindex"}
@@ -115,7 +118,11 @@ the calls' wall-clock share is the batch less a blank batch of the same inputs, 
 fraction of an implementation's batches that may disagree: a stalled host (another thread holding the GIL)
 disagrees once in a while, work hidden from the timer every time. A CPU's samples are wall-clock time already."""
 INTEGRITY_CHECKS = (
-    "Plugin code runs in the timing process, so: the functions the harness times, checks and summarizes with "
+    "Built-in implementations are measured in the harness process, interleaved; each third-party implementation "
+    "(its family's plugin or the module adding it comes from the plugins directory or an entry point) alone, in a "
+    "child process of its own started by spawn, after them and never interleaved with them (isolation). Plugin code "
+    "runs in the process that times it, so, in either process: the functions the harness times, checks and "
+    "summarizes with "
     "(time.perf_counter_ns and the other clocks, torch.cuda.Event and its methods, torch.cuda.synchronize, the "
     "functions of runners.timing, runners.correctness and runners.integrity) are captured before any plugin is "
     "imported and must be the same objects after each plugin's import (else the plugin is refused) and after every "
@@ -166,6 +173,7 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
         "wallClock": dict(WALL_CLOCK) if target == "cuda" else None,
         "telemetry": dict(telemetry.THRESHOLDS) if target == "cuda" else None,
         "integrity": INTEGRITY_CHECKS,
+        "isolation": isolation.protocol_section(),
         "notes": ("Timed: one call of the pass (forward; backward of a fixed forward with a fixed upstream "
                   "gradient; or both), with autograd recording as in training. Before each call the inputs move to a "
                   "new address and are copied in from secretly seeded sets, shifted by a secret offset, one element "

@@ -39,7 +39,7 @@ def test_a_version_2_rerun_shows_its_telemetry_its_checks_and_its_protocol(small
     result = rerun_result(reference_run(small_app))
     result["protocol"] = {**protocol_document("standard", "cuda"), "samplesPerTrial": 4}
     result["integrity"] = {"inputSeeds": [5, 6, 7, 8], "timedCalls": 40, "auditedCalls": [3, 9, 21, 40, 1, 2, 4, 5],
-                           "violations": []}
+                           "violations": [], "isolation": "child process"}
     result["telemetry"] = {"available": True, "maxSmClockMHz": 1980, "trialsOutsideProtocol": [2], "samples": [
         {"trial": 1, "smClockMHz": 1980, "memoryClockMHz": 3201, "temperatureC": 44, "powerW": 305.5,
          "throttleReasons": []},
@@ -52,11 +52,14 @@ def test_a_version_2_rerun_shows_its_telemetry_its_checks_and_its_protocol(small
                           "44–51 °C, 306–330 W; throttle: software power cap; trials outside the protocol's "
                           "thresholds: 2",
                     "Integrity: 8 of 40 timed calls audited against the reference, inputs from secret seeds; "
-                          "no tampering found",
+                          "no tampering found; measured alone in a child process of its own (third-party code)",
                     "inputs", "4 sets from secret seeds (each result records its own), every floating input shifted",
                     "audit", "8 timed calls drawn at random, checked against the reference",
                     "wall-clock check", "samples within 20% of each batch's wall-clock time + 20 µs per call, in all but 50% of an "
-                    "implementation's batches")
+                    "implementation's batches",
+                    "isolation", "harness process: the built-in implementations", "child process: each third-party "
+                    "implementation alone, after the built-in ones and never interleaved with them",
+                    "(deadline: 120 s to start, then 2× the time budget)")
 
 
 def test_autotuned_configs_are_small_tables_and_empty_values_are_left_out(small_app, client):

@@ -71,6 +71,8 @@ SHAPES = {
     "NaN median": set_path("timing.median", float("nan")),
     "infinite figure in the environment": set_path("environment.hardware.memoryBytes", float("inf")),
     "samples not numbers": set_path("timing.samples", [["fast"]]),
+    "isolation not a process the harness measures in": set_path("integrity", {
+        "inputSeeds": [1], "timedCalls": 1, "auditedCalls": [1], "violations": [], "isolation": "a sandbox"}),
     "a string longer than any field": set_path("error", "e" * 100_001),
 }
 
@@ -97,3 +99,13 @@ RAW_BODIES = {
 def test_malformed_json_is_400(small_app, posting, body):
     response = posting(body)
     assert response.status_code == 400 and response.get_json()["error"]
+
+
+@pytest.mark.parametrize("where", ["harness process", "child process"])
+def test_a_result_says_which_process_measured_it(small_app, posting, where):
+    response = posting(set_path("integrity", {"inputSeeds": [1], "timedCalls": 1, "auditedCalls": [1],
+                                              "violations": [], "isolation": where}))
+    assert response.status_code == 201, response.get_data(as_text=True)
+    with small_app.app_context():
+        [run] = Run.select().where(Run.source == "kernelindex")
+        assert run.details["integrity"]["isolation"] == where

@@ -3,7 +3,6 @@
 import functools
 import random
 import re
-import sys
 import threading
 import time
 from pathlib import Path
@@ -12,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from runners import discovery, integrity, timing
+from runners import discovery, integrity, isolation, timing
 from runners.rerun import RerunRequest, rerun_workload
 from runners.timing import Budget, Contestant, PerfCounterTimer, protocol_document
 from runners.types import PreparedPass
@@ -66,16 +65,19 @@ def test_the_honest_implementation_passes_and_records_its_checks(results):
 
 def test_a_cache_keyed_on_fingerprints_never_hits_fresh_inputs(results):
     """Warm after warm-up when inputs rotate through a few sets; with fresh values every call, it never hits."""
-    cheats = sys.modules["kernelindex_plugins_dir.integrity_linear"]
     assert results["fingerprint_cache"]["status"] == "passed"
-    assert cheats.FINGERPRINT_HITS["count"] == 0
+    assert results["fingerprint_cache"]["implementation"]["details"]["fingerprintHits"] == 0
+
+
+def test_a_directory_plugins_implementations_are_each_measured_in_a_child_process(results):
+    assert {name: result["integrity"]["isolation"] for name, result in results.items()} == \
+        {name: isolation.CHILD_PROCESS for name in results}
 
 
 def test_a_cache_keyed_on_the_input_address_never_hits(results):
     """Its cache would serve the fixed tensors' one address on every call; each call's inputs lie elsewhere."""
-    cheats = sys.modules["kernelindex_plugins_dir.integrity_linear"]
     assert results["data_ptr_cache"]["status"] == "passed"
-    assert cheats.DATA_PTR_HITS["count"] == 0
+    assert results["data_ptr_cache"]["implementation"]["details"]["dataPtrHits"] == 0
     checks = results["data_ptr_cache"]["integrity"]
     assert checks["violations"] == [] and checks["distinctAddresses"] >= checks["timedCalls"]
 

@@ -20,6 +20,16 @@ def launch_queue(queue: dict) -> str:
     return "; ".join(part for part in (queue.get("method", ""), ", ".join(p for p in (factor, delay) if p)) if part)
 
 
+def isolation(section: dict) -> str:
+    """Where each implementation is measured, and the deadline of a child process (``runners.isolation``)."""
+    deadline = section.get("deadline") or {}
+    limits = (f" (deadline: {deadline['startSeconds']} s to start, then {deadline['budgetFactor']}× the time budget)"
+              if {"startSeconds", "budgetFactor"} <= set(deadline) else "")
+    return "; ".join(f"{where}: {section[key]}" for where, key in (("harness process", "harnessProcess"),
+                                                                   ("child process", "childProcess"))
+                     if key in section) + limits
+
+
 def known_rows(parameters: dict) -> list:
     """``(label, sentence)`` for the parameters KernelIndex's rerun protocol defines, in reading order."""
     p = parameters
@@ -59,12 +69,14 @@ def known_rows(parameters: dict) -> list:
                         "of an implementation's batches" if "disagreeingBatchesAllowed" in p["wallClock"] else "")))
     if "budgetSeconds" in p:
         rows.append(("time budget", formatting.quantity(p["budgetSeconds"] * 1e9, "ns")))
+    if isinstance(p.get("isolation"), dict):
+        rows.append(("isolation", isolation(p["isolation"])))
     return rows
 
 
 KNOWN = {"preset", "name", "warmupReps", "trials", "samplesPerTrial", "interleaving", "inputSets", "inputSeeds",
-         "inputSeedSource", "perCallOffset", "inputAddresses", "l2FlushBytes", "launchQueue", "statistics", "correctnessTrials",
-         "auditCalls", "wallClock", "budgetSeconds"}
+         "inputSeedSource", "perCallOffset", "inputAddresses", "l2FlushBytes", "launchQueue", "statistics",
+         "correctnessTrials", "auditCalls", "wallClock", "budgetSeconds", "isolation"}
 
 
 def protocol_section(protocol: dict) -> dict:

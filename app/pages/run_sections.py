@@ -1,6 +1,7 @@
 """The sections of a run page, each read from the run's canonical documents (see the reference run page)."""
 
 from runners.hardware import short_name
+from runners.isolation import CHILD_PROCESS, HARNESS_PROCESS
 
 from .. import formatting
 from ..models import Manifest, Rejudgement, Run
@@ -55,6 +56,11 @@ def spread_line(run: Run, spec: dict) -> str:
     return " · ".join(parts)
 
 
+MEASURED_IN = {HARNESS_PROCESS: "; measured in the harness process",
+               CHILD_PROCESS: "; measured alone in a child process of its own (third-party code)"}
+"""What a rerun's integrity line says of where it was measured (``runners.isolation``); older reruns say nothing."""
+
+
 def execution_lines(run: Run) -> list[str]:
     """A rerun's math mode, what an eager caller pays (the host-inclusive median beside the device-only
     primary), whether a call waits on the host and what the integrity checks found; empty for source rows,
@@ -84,7 +90,7 @@ def execution_lines(run: Run) -> list[str]:
         lines.append(f"Integrity: {len(checks.get('auditedCalls') or [])} of {checks.get('timedCalls', 0)} timed "
                      f"calls audited against the reference, inputs from secret seeds"
                      + (f" at {checks['distinctAddresses']} distinct addresses" if checks.get("distinctAddresses")
-                        else "") + f"; {found}")
+                        else "") + f"; {found}" + MEASURED_IN.get(checks.get("isolation"), ""))
         warnings = checks.get("scanWarnings") or []
         if warnings:
             lines.append("Static scan of its plugin's source (warnings, not verdicts): " + "; ".join(
