@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runners import discovery, isolation, timing
+from runners import correctness, discovery, isolation, timing
 from runners.rerun import Measured, RerunRequest, rerun_workload
 from runners.timing import protocol_document
 
@@ -65,7 +65,9 @@ def test_built_ins_are_measured_in_the_harness_process(results):
 
 def test_the_childs_progress_reaches_the_parent(progress):
     assert "  records_pid: measured alone, in a child process" in progress
-    assert any(line.startswith("  correctness trial 2/2 records_pid: relative L2 error") for line in progress)
+    trials = len(correctness.trials_for(protocol_document("smoke", "cpu")["correctnessTrials"], REQUEST.dtype))
+    assert any(line.startswith(f"  correctness trial {trials - 1}/{trials} records_pid: relative L2 error")
+               for line in progress)
 
 
 def test_a_clock_replaced_at_import_never_times_the_built_ins_and_the_plugin_is_refused(registry, results):
@@ -92,7 +94,8 @@ def test_a_child_that_crashes_fails_its_result_and_the_others_go_on(results):
     crashed = results["crashes"]
     assert crashed["status"] == "failed" and crashed["timing"] is None
     assert crashed["error"] == "child process: exited with code 3 before answering"
-    assert not crashed["correctness"]["passed"] and crashed["correctness"]["trials"] == 2
+    trials = correctness.trials_for(protocol_document("smoke", "cpu")["correctnessTrials"], REQUEST.dtype)
+    assert not crashed["correctness"]["passed"] and crashed["correctness"]["trials"] == len(trials)
     assert results["torch"]["status"] == results["records_pid"]["status"] == "passed"
 
 
@@ -115,7 +118,7 @@ def test_a_child_that_hangs_is_stopped_at_its_deadline_and_the_built_ins_pass(re
 def answer(**changes):
     honest = {"error": None, "samples": [[1000.0, 1200.0]], "host_exposed": 0, "host_inclusive": [1100.0],
               "host_synchronization": None, "correctness": {}, "input_seeds": [7], "timed_calls": 4,
-              "audited_calls": [1, 3], "wall_clock": [], "violations": [], "settled_details": {}, "memory": None,
+              "audited_calls": [1, 3], "distinct_addresses": 4, "wall_clock": [], "violations": [], "settled_details": {}, "memory": None,
               "memory_error": None, "telemetry": {"available": False}}
     return {**honest, **changes}
 
