@@ -12,7 +12,8 @@
 # family the same way (issue 20); families-rest: those families-full did not reach; losses: the full
 # pass of each loss family at a middle workload of its newest rows (issue 21; on CUDA every part also
 # records each implementation's peak memory, linked to upstream's memory rows, which are full-pass
-# rows); part2: the other part-2 families the same way (PART2_ROWS_ONLY picks some of them). Each part
+# rows); part2: the other part-2 families the same way (PART2_ROWS_ONLY picks some of them); memory: peak
+# memory alone (--metric memory) of one row of each part-1 and reference family. Each part
 # appends to its own JSON-lines bundle; `flask import kernelindex` loads them on the server. The run
 # ids below are the upstream rows these reruns reproduce (ids are digests, the same on every host
 # that imported the same CSV): H100 rows of fused neighborhood attention (batch 2, hidden 512,
@@ -35,7 +36,9 @@ FNA_FORWARD_SWEEP="f26da81a14d2 509945c80547 5f8eefa8fd6d 2e08e7ebd018 eb00a0ef6
 FNA_OTHER_PASSES="9c2c3b7b8fe0 8bc9ef4bd778"    # backward and full at the reference workload
 MTA_REFERENCE=0421ba5aea66                      # forward, L 1024
 MTA_FORWARD_SWEEP="43ca16c743ce 80398a2ab244 f57cfac5f4e2 12fb0610da1a ce83d9559679"
-MTA_OTHER_PASSES="103a829f91b7 c17a988f2221"    # backward and full at L 1024
+MTA_BACKWARD=103a829f91b7
+MTA_FULL=c17a988f2221
+MTA_OTHER_PASSES="$MTA_BACKWARD $MTA_FULL"      # backward and full at L 1024
 FAMILY_ROWS="859077a208e6 5b5155b39c6c 09070c26d96b   ff22f3f38239 ada83d362592 f373547a08cf   cd3051e8b9b6
              687f4a376c73 cac733408f54 f1a56368c498   c119c64d4c76 b6a2682c9860"  # rms_norm layer_norm swiglu geglu softmax
 # The full pass (forward and backward) of every other family at its newest rows' largest workload; dyt,
@@ -55,6 +58,11 @@ LOSS_ROWS="c584f47d26e3 b1d276c49f42 64d5cc9580aa b8e18b3f4998 bf26764cc91f eb41
 PART2_ROWS="31bf40c5611d 4b49237d6ad9 2904e7fac743 fb2684c033c4 e6f24231d949 249c7c9b1941 7d83d0937634
             011e2186a5f3 a60fae7d6cfb 75e337a76647 6a33e93fc3a5 9029b2327909 10fb52e67797 bb14ae03e446
             2b17faf19366 b56e6c77425d"
+# Memory only (no timing, so no torch_compile: its compile would take most of the call), one row of each part-1
+# and reference family at a pass upstream has memory rows for; MTA without Liger (see mta_long).
+MEMORY_ROWS="09070c26d96b f373547a08cf cd3051e8b9b6 f1a56368c498 b6a2682c9860 32ab57cc8a79 eaae086e78f6
+             575857afa817 5f77b1ce0f0e d6889df66d8e 963e913e309b 6aecd452f6f7 a04a6798df9f 95b47f304073
+             242923cf45b3 8a2168bccf8e 8bc9ef4bd778"
 FAST="--implementation liger --implementation liger+tf32 --implementation kernelindex_triton"
 MTA_IMPLS="--implementation torch --implementation kernelindex_triton"
 
@@ -86,6 +94,9 @@ run_part() {
     families-rest) flask rerun $FAMILY_REST_ROWS --out "$OUT_DIR/h200-families-rest.jsonl" ;;
     losses)        flask rerun $LOSS_ROWS --out "$OUT_DIR/h200-losses.jsonl" ;;
     part2)         flask rerun ${PART2_ROWS_ONLY:-$PART2_ROWS} --out "$OUT_DIR/h200-part2.jsonl" ;;
+    memory)        flask rerun $MEMORY_ROWS --metric memory --without torch_compile --out "$OUT_DIR/h200-memory.jsonl"
+                   flask rerun $MTA_FULL --metric memory --without torch_compile --without liger \
+                     --out "$OUT_DIR/h200-memory.jsonl" ;;
     *) echo "unknown part $1" >&2; return 2 ;;
   esac
 }

@@ -26,6 +26,8 @@ from runners.discovery import LoadedPlugin, PluginRegistry, PluginSource, get_re
 from runners.types import PASSES, Implementation, RerunResult, Workload, dtype_name, torch_dtype
 
 METRIC = "speed"
+METRICS = (METRIC, memory.METRIC)
+"""What a rerun measures: time on every target and, on CUDA, peak memory (``rerun_workload``'s ``metrics``)."""
 
 
 class RerunError(Exception):
@@ -101,6 +103,15 @@ def check_requests(requests: Sequence[RerunRequest], target: str, implementation
     """Refuse a request no plugin can run (unknown family or implementation) before any timing starts."""
     for request in requests:
         _plugin_and_implementations(registry, request.family, target, implementations, request.dtype)
+
+
+def check_metrics(metrics: Sequence[str], target: str) -> None:
+    """Refuse metrics the harness does not measure, or not on ``target`` (memory is measured on CUDA only)."""
+    unknown = sorted(set(metrics) - set(METRICS))
+    if unknown or not metrics:
+        raise RerunError(f"metrics are {', '.join(METRICS)}, not {', '.join(unknown) or 'none'}")
+    if list(metrics) == [memory.METRIC] and target != "cuda":
+        raise RerunError(f"a {target} rerun measures no memory: peak memory is measured on CUDA only")
 
 
 def chosen_implementations(request: RerunRequest, target: str, implementations: Sequence[str] | None,
@@ -371,10 +382,11 @@ ANSWER_SHAPES = {"error": (str, None), "samples": [[float]], "host_exposed": int
 
 
 def measure(calls: _PluginCalls, chosen: Mapping[str, Implementation], protocol: Mapping[str, Any], target: str,
-            device_index: int, progress: Callable[[str], None], where: str = isolation.HARNESS_PROCESS
-            ) -> list[Measured]:
+            device_index: int, progress: Callable[[str], None], where: str = isolation.HARNESS_PROCESS,
+            metrics: Sequence[str] = METRICS) -> list[Measured]:
     """Prepare, check, warm up, time (interleaved), audit and measure the memory of ``chosen`` in this process:
-    the built-in implementations in the harness process, or one third-party implementation in its child."""
+    the built-in implementations in the harness process, or one third-party implementation in its child.
+    Without ``speed`` in ``metrics`` nothing is timed; without ``memory``, no peak is measured."""
     device = calls.device
     if target == "cuda":
         import torch
@@ -390,11 +402,13 @@ def measure(calls: _PluginCalls, chosen: Mapping[str, Implementation], protocol:
         gpu.wait_until_ready()
     except telemetry.TelemetryRefused as refused:
         raise RerunError(f"{device} is not fit to time on: {refused}") from refused
-    timing.warm_up(contestants, protocol, timer, input_sets)
-    timing.check_host_synchronization(contestants, target, timer, input_sets)
-    timing.run_trials(contestants, protocol, timer, input_sets, progress, after_trial=gpu.sample)
-    _audit(calls, contestants, seeds, input_sets, records)
-    peaks = memory.measure_peaks(contestants, input_sets[0], device) if target == "cuda" else {}
+    if METRIC in metrics:
+        timing.warm_up(contestants, protocol, timer, input_sets)
+        timing.check_host_synchronization(contestants, target, timer, input_sets)
+        timing.run_trials(contestants, protocol, timer, input_sets, progress, after_trial=gpu.sample)
+        _audit(calls, contestants, seeds, input_sets, records)
+    measures_memory = memory.METRIC in metrics and target == "cuda"
+    peaks = memory.measure_peaks(contestants, input_sets[0], device) if measures_memory else {}
     policy = correctness.policy_document(protocol["correctnessTrials"])
     measured = []
     for contestant in contestants:
@@ -427,13 +441,13 @@ def integrity_section(measured: Measured, warnings: Sequence[scan.ScanWarning]) 
 
 def _measured_in_child(request: RerunRequest, plugin: LoadedPlugin, provider: LoadedPlugin,
                        implementation: Implementation, target: str, device_index: int, protocol: Mapping[str, Any],
-                       progress: Callable[[str], None]) -> Measured:
+                       metrics: Sequence[str], progress: Callable[[str], None]) -> Measured:
     """One third-party implementation measured in a child process of its own (``runners.isolation``)."""
     job = {"request": {"family": request.family, "pass_": request.pass_, "parameters": dict(request.parameters),
                        "dtype": request.dtype, "options": dict(request.options)},
            "sources": [dataclasses.asdict(source) for source in dict.fromkeys((plugin.source, provider.source))],
            "implementation": implementation.name, "target": target, "device_index": device_index,
-           "protocol": dict(protocol)}
+           "protocol": dict(protocol), "metrics": list(metrics)}
     progress(f"  {implementation.name}: measured alone, in a child process")
     try:
         answer = isolation.run_in_child(_measure_in_child, job, protocol["budgetSeconds"], progress)
@@ -472,7 +486,7 @@ def _measure_in_child(child: isolation.Child, job: Mapping[str, Any]) -> None:
         plugin, chosen = _plugin_and_implementations(registry, request.family, target, [name], request.dtype)
         calls = _PluginCalls(registry, plugin, request, device_for(target, job["device_index"]))
         [measured] = measure(calls, chosen, job["protocol"], target, job["device_index"], child.progress,
-                             isolation.CHILD_PROCESS)
+                             isolation.CHILD_PROCESS, job["metrics"])
     except Exception as error:  # the harness's own steps failed on this plugin: the parent reports it and goes on
         child.failed(f"child process: {type(error).__name__}: {error}")
         return
@@ -482,14 +496,17 @@ def _measure_in_child(child: isolation.Child, job: Mapping[str, Any]) -> None:
 def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
                    implementations: Sequence[str] | None = None, protocol: Mapping[str, Any],
                    environment: Mapping[str, Any] | None = None, registry: PluginRegistry | None = None,
-                   progress: Callable[[str], None] = lambda message: None) -> list[RerunResult]:
-    """Re-measure one workload and pass with every requested implementation; one result per implementation.
+                   progress: Callable[[str], None] = lambda message: None,
+                   metrics: Sequence[str] = METRICS) -> list[RerunResult]:
+    """Re-measure one workload and pass with every requested implementation; one result per implementation and
+    metric of ``metrics`` (memory only on CUDA: a memory-only rerun is checked but not timed).
 
     The built-in implementations are measured here, interleaved; each third-party one after them, alone, in a
     child process of its own (``runners.isolation``)."""
     registry = registry or get_registry()
     if request.pass_ not in PASSES:
         raise RerunError(f"pass must be one of {', '.join(PASSES)}, not {request.pass_!r}")
+    check_metrics(metrics, target)
     plugin, chosen = _plugin_and_implementations(registry, request.family, target, implementations, request.dtype)
     device = device_for(target, device_index)
     calls = _PluginCalls(registry, plugin, request, device)
@@ -501,15 +518,15 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     progress(f"{request.family} {request.pass_} {calls.dtype} "
              + " ".join(f"{k}={v}" for k, v in sorted(calls.parameters.items())) + f" on {device}: {', '.join(chosen)}")
     in_process = {name: implementation for name, implementation in chosen.items() if name not in isolated}
-    measured = {found.name: found for found in measure(calls, in_process, protocol, target, device_index, progress)
-                } if in_process else {}
+    measured = {found.name: found for found in measure(calls, in_process, protocol, target, device_index, progress,
+                                                       metrics=metrics)} if in_process else {}
     if isolated and target == "cuda":
         import torch
 
         torch.cuda.empty_cache()  # what the built-ins held goes back to the device the children allocate on
     for name in isolated:
         measured[name] = _measured_in_child(request, plugin, providers[name], chosen[name], target, device_index,
-                                            protocol, progress)
+                                            protocol, metrics, progress)
     cost = calls.call("workload_cost", parameters=calls.parameters, dtype=calls.dtype, options=calls.options,
                       pass_=request.pass_)
     observed_at = now_utc()
@@ -523,14 +540,16 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
                       implementation=_settled_implementation(implementation, found.settled_details),
                       correctness=found.correctness, environment=environment, protocol=protocol,
                       observed_at=observed_at, cost=cost)
-        results.append(RerunResult(
-            **shared, metric=METRIC, rerun_of=request.rerun_of.get(name),
-            status="passed" if found.passed else "failed", error=found.error,
-            timing=timing.timing_summary(found.samples, found.host_exposed, found.host_inclusive,
-                                         found.host_synchronization) if found.passed else None,
-            integrity=integrity_section(found, scan.scan_module(providers[name].module, shapes)),
-            telemetry=found.telemetry))
-        outcome = f"median {results[-1].timing['median'] / 1e6:.4g} ms" if found.passed else f"failed: {found.error}"
+        outcome = f"failed: {found.error}" if found.error else "correct"
+        if METRIC in metrics:
+            results.append(RerunResult(
+                **shared, metric=METRIC, rerun_of=request.rerun_of.get(name),
+                status="passed" if found.passed else "failed", error=found.error,
+                timing=timing.timing_summary(found.samples, found.host_exposed, found.host_inclusive,
+                                             found.host_synchronization) if found.passed else None,
+                integrity=integrity_section(found, scan.scan_module(providers[name].module, shapes)),
+                telemetry=found.telemetry))
+            outcome = f"median {results[-1].timing['median'] / 1e6:.4g} ms" if found.passed else outcome
         if found.memory is not None or found.memory_error is not None:
             results.append(RerunResult(
                 **shared, metric=memory.METRIC, rerun_of=request.memory_rerun_of.get(name),

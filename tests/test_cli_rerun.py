@@ -121,6 +121,8 @@ def test_memory_results_are_linked_to_the_memory_run_of_their_workload(small_app
     ([], "name runs to rerun"),
     (["--pass", "forward"], "give --kernel too"),
     (["x", "--server", "http://localhost:5000"], "--server needs --token"),
+    (["x", "--metric", "memory", "--target", "cpu"], "a cpu rerun measures no memory"),
+    (["x", "--metric", "power"], "'power' is not one of 'speed', 'memory'"),
 ])
 def test_usage_errors(runner, arguments, message):
     result = runner.invoke(args=["rerun", *arguments])
@@ -225,6 +227,21 @@ def test_rerun_runs_an_added_implementation_named_and_records_it(small_app, runn
     loaded = runner.invoke(args=["import", "kernelindex", str(bundle)])
     assert loaded.exit_code == 0, loaded.output
     assert sorted(run.implementation for run in reruns(small_app)) == ["torch", "torch_again"]
+
+
+def test_without_leaves_implementations_out(small_app, runner, tmp_path):
+    bundle = tmp_path / "without.jsonl"
+    result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", "--param", "seq=8",
+                                 "--target", "cpu", "--protocol", "smoke", "--without", "torch_compile",
+                                 "--out", str(bundle)])
+    assert result.exit_code == 0, result.output
+    names = {json.loads(line)["implementation"]["name"] for line in bundle.read_text().splitlines()}
+    assert names == {"torch"}
+    for left_out, message in (["no_such"], "no selected workload's family has that implementation"), \
+            (["torch", "torch_compile"], "leaves no implementation to rerun"):
+        refused = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", "--target",
+                                      "cpu", *[part for name in left_out for part in ("--without", name)]])
+        assert refused.exit_code == 2 and message in refused.output, refused.output
 
 
 def test_param_sweeps_a_workload_beyond_the_published_rows(small_app, runner, tmp_path):

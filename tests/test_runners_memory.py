@@ -10,7 +10,9 @@ import pytest
 import torch
 
 from runners import memory
-from runners.rerun import RerunRequest, capture_environment, rerun_workload
+from runners.discovery import get_registry
+from runners.rerun import (RerunError, RerunRequest, _plugin_and_implementations, _PluginCalls, capture_environment,
+                           measure, rerun_workload)
 from runners.timing import protocol_document
 
 SMALL_SOFTMAX = {"tokens": 64, "hidden": 1024}
@@ -71,3 +73,37 @@ def test_a_cuda_rerun_measures_each_implementations_peak_as_upstream_counts_it()
     assert torch_peak["inputs"] >= 64.0
     assert torch_peak["inputs"] + 64.0 <= torch_peak["median"] < torch_peak["inputs"] + 66.0
     assert peaks["torch"].rerun_of == "0123456789ab" and peaks["torch_compile"].rerun_of is None
+
+
+def test_a_memory_only_rerun_is_refused_where_no_memory_is_measured():
+    request = RerunRequest("softmax", "forward", SMALL_SOFTMAX, "fp32")
+    with pytest.raises(RerunError, match="a cpu rerun measures no memory"):
+        rerun_workload(request, target="cpu", implementations=["torch"], protocol=protocol_document("smoke", "cpu"),
+                       environment={}, metrics=[memory.METRIC])
+    with pytest.raises(RerunError, match="metrics are speed, memory, not power"):
+        rerun_workload(request, target="cpu", implementations=["torch"], protocol=protocol_document("smoke", "cpu"),
+                       environment={}, metrics=["speed", "power"])
+
+
+def test_a_rerun_without_speed_times_nothing():
+    """Only the correctness trials run: no timed call, no sample, where the same call with speed times them."""
+    registry = get_registry()
+    calls = _PluginCalls(registry, registry.find("softmax", "cpu"),
+                         RerunRequest("softmax", "forward", SMALL_SOFTMAX, "fp32"), "cpu")
+    _, chosen = _plugin_and_implementations(registry, "softmax", "cpu", ["torch"], "fp32")
+    protocol = protocol_document("smoke", "cpu")
+    [untimed] = measure(calls, chosen, protocol, "cpu", 0, lambda line: None, metrics=[memory.METRIC])
+    assert untimed.error is None and untimed.correctness["passed"]
+    assert (untimed.samples, untimed.timed_calls, untimed.wall_clock) == ([], 0, [])
+    [timed] = measure(calls, chosen, protocol, "cpu", 0, lambda line: None, metrics=["speed"])
+    assert timed.passed and timed.timed_calls >= protocol["trials"] * protocol["samplesPerTrial"]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="peak memory is read from the CUDA allocator")
+def test_a_memory_only_cuda_rerun_records_checked_peaks_and_no_timing():
+    request = RerunRequest("softmax", "forward", {"tokens": 1024, "hidden": 4096}, "fp32")
+    results = rerun_workload(request, target="cuda", implementations=["torch"],
+                             protocol=protocol_document("smoke", "cuda"),
+                             environment=capture_environment("cuda", "cuda:0"), metrics=[memory.METRIC])
+    assert [(result.metric, result.passed) for result in results] == [(memory.METRIC, True)]
+    assert results[0].correctness["passed"] and results[0].memory["median"] >= 16.0

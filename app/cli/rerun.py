@@ -19,8 +19,8 @@ import click
 from flask.cli import with_appcontext
 
 from runners.discovery import get_registry
-from runners.rerun import (METRIC, RerunError, capture_environment, check_requests, device_for, rerun_workload,
-                           sweep_requests)
+from runners.rerun import (METRIC, METRICS, RerunError, capture_environment, check_metrics, check_requests,
+                           chosen_implementations, device_for, rerun_workload, sweep_requests)
 from runners.timing import PROTOCOL_PRESETS, protocol_document
 from runners.types import PASSES, TARGETS, RerunResult
 
@@ -162,6 +162,11 @@ def chosen_target(target: str | None) -> str:
                    "of one name make a sweep). Such results reproduce no published run.")
 @click.option("--implementation", "implementations", multiple=True,
               help="Time only this implementation (repeatable; default: all the plugin has).")
+@click.option("--without", "left_out", multiple=True,
+              help="Leave this implementation out (repeatable), e.g. torch_compile where compiling costs too long.")
+@click.option("--metric", "metrics", multiple=True, type=click.Choice(METRICS),
+              help="Measure only this metric (repeatable; default: speed, and on CUDA memory too). A memory-only "
+                   "rerun checks correctness and measures peaks without timing anything.")
 @click.option("--target", type=click.Choice(TARGETS), help="Hardware target (default: cuda when a GPU is visible).")
 @click.option("--device", "device_index", default=0, show_default=True, help="CUDA device index.")
 @click.option("--protocol", "preset", type=click.Choice(list(PROTOCOL_PRESETS)), default="standard", show_default=True,
@@ -173,8 +178,8 @@ def chosen_target(target: str | None) -> str:
                                "there (no local database needed).")
 @click.option("--token", envvar="KERNELINDEX_RERUN_TOKEN", help="Rerun-host token for --server.")
 @with_appcontext
-def rerun_command(run_ids, external_ids, kernels, passes, assignments, implementations, target, device_index, preset,
-                  budget, out, server, token):
+def rerun_command(run_ids, external_ids, kernels, passes, assignments, implementations, left_out, metrics, target,
+                  device_index, preset, budget, out, server, token):
     """Re-measure runs on this host and record KernelIndex reruns."""
     if passes and not kernels:
         raise click.UsageError("--pass selects among --kernel runs; give --kernel too")
@@ -183,6 +188,11 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
     if server and not token:
         raise click.UsageError("--server needs --token (or KERNELINDEX_RERUN_TOKEN)")
     target = chosen_target(target)
+    metrics = metrics or METRICS
+    try:
+        check_metrics(metrics, target)
+    except RerunError as error:
+        raise click.UsageError(str(error)) from error
     runs = select_runs([] if server else run_ids, external_ids, kernels, passes)  # --server: its RUN_IDs
     registry = get_registry()
     protocol = protocol_document(preset, target, budget)
@@ -196,19 +206,28 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
         raise click.UsageError(str(error)) from error
     try:
         check_requests(requests, target, implementations, registry)
+        chosen = [[name for name in chosen_implementations(request, target, implementations or None, registry)
+                   if name not in left_out] for request in requests]
     except RerunError as error:
         raise click.ClickException(str(error)) from error
+    declared = {implementation.name for request in requests
+                for implementation in registry.implementations(registry.find(request.family, target))}
+    unknown = sorted(set(left_out) - declared)
+    if unknown:
+        raise click.UsageError(f"--without {', '.join(unknown)}: no selected workload's family has that implementation")
+    if not all(chosen):
+        raise click.UsageError("--without leaves no implementation to rerun")
     progress(f"{len(requests)} workload(s) from {len(runs) + (len(run_ids) if server else 0)} run(s), "
              f"protocol {protocol['name']}, "
              f"on {environment['hardware'].get('product', 'unknown')} ({target})")
 
     passed = failed = 0
-    for number, request in enumerate(requests, start=1):
+    for number, (request, names) in enumerate(zip(requests, chosen), start=1):
         progress(f"[{number}/{len(requests)}]")
         try:
             results = rerun_workload(request, target=target, device_index=device_index,
-                                     implementations=implementations or None, protocol=protocol,
-                                     environment=environment, registry=registry, progress=progress)
+                                     implementations=names, protocol=protocol,
+                                     environment=environment, registry=registry, progress=progress, metrics=metrics)
         except RerunError as error:
             raise click.ClickException(str(error)) from error
         send_results(results, out, server, token)
