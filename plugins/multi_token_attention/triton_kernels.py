@@ -13,7 +13,8 @@ forward, two launches (``cp`` = ``COL_PAD``, 8 for k <= 17; ``W`` = ``OUT_W``, 1
     out[o, i, j0+tW : j0+(t+1)W] = mask0(bias[o] + sum_{c,u} P_pad[c, i+u, j0+tW : j0+(t+2)W] @ band[c*k+u])
         for the four subtiles t of a program; 0 in tiles above the diagonal     _mta_conv_fwd_kernel
 
-The convolution runs on the tensor cores: for each (input head, tap row), the ``k``
+The convolution runs on the tensor cores (fp32 as three TF32 products, ``FP32_DOT_PRECISION``): for each
+(input head, tap row), the ``k``
 column taps of every output head are one product with a banded matrix (``2W = 32``
 columns of P in, 16 columns of each output head out). A program reads P in 16-column
 chunks shared by neighbouring subtiles and the banded weights once for its four
@@ -77,6 +78,12 @@ from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 _LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
+
+FP32_DOT_PRECISION = "tf32x3"
+"""How the convolution's products multiply fp32 operands: each split into a TF32 head and tail, three TF32
+tensor-core products, fp32-grade results (IEEE products, ``"ieee"``, run on the FMA units: at 8 heads and k 5 that
+made the fp32 forward 6x slower than torch.compile's cuDNN convolution; see benchmarks/KERNELS.md). bf16 and fp16
+products are exact on the tensor cores whatever this says."""
 
 _MAX_BLOCK_M = 64
 _MAX_BLOCK_N = 64
@@ -556,7 +563,7 @@ def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tens
     _launch_conv_fwd(grid, (probs, band, bias if bias is not None else band, out, seq, stride, probs[0, 0].numel()),
                      C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=bias is not None,
                      N=band.shape[2], OUT_W=out_w,
-                     INPUT_PRECISION="ieee" if out.dtype == torch.float32 else "tf32",
+                     INPUT_PRECISION=FP32_DOT_PRECISION if out.dtype == torch.float32 else "tf32",
                      UPCAST=_INTERPRET and out.dtype != torch.float32)
 
 
@@ -646,4 +653,5 @@ def implementation_record() -> dict:
     """What a run records about this implementation: versions, precision and tuned configs."""
     return {"module": __name__, "triton": triton.__version__,
             "compute_precision": "P rounded to the input dtype (as torch); fp32 sums; I/O in the input dtype",
+            "fp32_dot_precision": FP32_DOT_PRECISION, "tf32": False,
             "autotuned": tuned_configs()}
