@@ -39,7 +39,8 @@ class PostgresqlPool(PooledPostgresqlDatabase):
     sends, each a round trip and a wake-up of a server process. A connection returned less
     than ``ping_after_idle`` seconds ago, idle and not closed by the driver, is lent without
     it; one idle longer is still checked. A connection the server dropped in that window
-    fails its request's first query (a 503 with Retry-After, ``app.locks``) and leaves the pool.
+    fails its request's first query (a 503 with Retry-After: :func:`lost_connection`) and
+    leaves the pool when the request returns it.
     """
 
     def __init__(self, *args, ping_after_idle: float, **kwargs):
@@ -58,6 +59,13 @@ class PostgresqlPool(PooledPostgresqlDatabase):
         super()._close(conn, close_conn)
         if not close_conn:
             self._returned_at[self.conn_key(conn)] = time.monotonic()
+
+
+def lost_connection(error: BaseException) -> bool:
+    """Whether ``error`` (peewee's, or the driver's behind it) came from a connection the server had closed."""
+    driver_error = getattr(error, "orig", None) or error
+    cursor = getattr(driver_error, "cursor", None)
+    return bool(cursor is not None and getattr(cursor.connection, "closed", False))
 
 
 def open_database(url: str, settings=None) -> peewee.Database:
