@@ -74,4 +74,5 @@ def comparison_detail(group: ComparisonGroup) -> dict:
         "url": run_api_url(member["run"].id),
     } for member in described["members"]]
     return {"key": group.key, "shared": group.shared, "size": group.size, "leader": group.leader,
-            "group": group, "leader_run": described["leader"], "members": members, "within_noise": [list(pair) for pair in described["noise_pairs"]]}
+            "group": group, "leader_run": described["leader"], "members": members,
+            "within_noise": [list(pair) for pair in described["noise_pairs"]]}

@@ -84,7 +84,7 @@ def samples_of(run: Run) -> dict | None:
 def run_page(run: Run) -> dict:
     """Everything the run page shows, in the order it shows it (see the reference run page)."""
     detail = run_detail(run)
-    group, manifest = detail["group"], detail["manifest"]
+    group, manifest, linked = detail["group"], detail["manifest"], detail["linked_runs"]
     spec = manifest["run"]["spec"]
     family = family_ref(run.kernel)
     source_file = run.source_file
@@ -93,7 +93,7 @@ def run_page(run: Run) -> dict:
     issue_section = community.report_issue_section(run)
     return {
         **detail,
-        **history(run, detail["linked_runs"]),
+        **history(run, linked),
         "family": family,
         "family_url": family_url_of_run(run),
         "title": f"Run {run.id}",
@@ -125,7 +125,8 @@ def run_page(run: Run) -> dict:
         "manifest_download_url": url_for("runs.manifest_download", run_id=run.id),
         "json_url": url_for("runs.run_page_json", run_id=run.id),
         "citation": citation(run, family, published, source),
-        "badge": {"url": url_for("badges.run_badge", run_id=run.id), "markdown": markdown_snippet(run, detail["linked_runs"]["reruns"])},
+        "badge": {"url": url_for("badges.run_badge", run_id=run.id),
+                  "markdown": markdown_snippet(run, linked["reruns"])},
         "footer": {"published": published, "source": source,
                    "license": (source_file.license if source_file and source_file.license else NO_LICENSE)},
     }
