@@ -17,6 +17,8 @@ spreads overlap are reported as *within noise* of each other.
 import random
 import statistics
 
+import peewee
+
 from .manifests import sha256_digest
 from .models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, SOURCE_REPORTED, ComparisonGroup, Run
 
@@ -105,13 +107,18 @@ def ranked_members(key):
 
 
 def rerank(keys) -> None:
-    """Recompute ranks, size and leader of the given groups from their current members."""
+    """Recompute ranks, size and leader of the given groups from their current members.
+
+    Each group's ranks are written by one statement (members get theirs, runs that left the
+    group lose theirs), not one per member: on PostgreSQL every statement is a round trip.
+    """
     for key in keys:
         members = ranked_members(key)
         ranks = competition_ranks(members)
-        Run.update(rank=None).where((Run.comparison_key == key) & Run.rank.is_null(False)).execute()
-        for member, rank in zip(members, ranks):
-            Run.update(rank=rank).where(Run.id == member.id).execute()
+        ids = [member.id for member in members]
+        new_rank = peewee.Case(Run.id, list(zip(ids, ranks))) if members else None
+        Run.update(rank=new_rank).where((Run.comparison_key == key) & (Run.rank.is_null(False) | Run.id.in_(ids))
+                                        ).execute()
         ComparisonGroup.update(size=len(members), leader=members[0].id if members else None).where(
             ComparisonGroup.key == key).execute()
 

@@ -8,6 +8,7 @@ DATABASE_URL = None  # None: SQLite file ``kernelindex.sqlite3`` in the instance
 SQLITE_BUSY_TIMEOUT_SECONDS = 10  # how long a SQLite transaction waits for the write lock
 DATABASE_MAX_CONNECTIONS = 20  # PostgreSQL connections pooled per process
 DATABASE_STALE_TIMEOUT_SECONDS = 300  # a pooled connection idle longer is closed and replaced
+DATABASE_PING_AFTER_IDLE_SECONDS = 1  # a pooled connection idle longer is checked with SELECT 1 before reuse
 DATABASE_POOL_WAIT_SECONDS = 10  # how long a request waits for a free pooled connection (then 503)
 IMPORT_LOCK_WAIT_SECONDS = 600  # how long ``flask import liger`` waits for a running import to finish
 API_PAGE_SIZE = 50  # runs per page of /api/v1/runs unless ``per_page`` asks for another size

@@ -9,14 +9,17 @@ takes the write lock up front, waiting up to ``SQLITE_BUSY_TIMEOUT_SECONDS``,
 rather than failing at once when a transaction that has read tries to write.
 PostgreSQL connections come from a pool (``DATABASE_MAX_CONNECTIONS`` per process,
 recycled after ``DATABASE_STALE_TIMEOUT_SECONDS``): a request borrows one instead of
-opening its own. ``app.locks`` serializes writers per comparison group.
+opening its own, and a connection back from a request that ended moments ago is lent
+again without a ``SELECT 1`` round trip (see :class:`PostgresqlPool`). ``app.locks``
+serializes writers per comparison group.
 """
 
+import time
 from pathlib import Path
 
 import peewee
-from playhouse.db_url import connect
-from playhouse.pool import PooledDatabase
+from playhouse.db_url import connect, parse
+from playhouse.pool import PooledDatabase, PooledPostgresqlDatabase
 
 from . import config as default_config
 
@@ -25,7 +28,44 @@ database = peewee.DatabaseProxy()
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
 SQLITE_PRAGMAS = {"journal_mode": "wal", "foreign_keys": 1, "synchronous": "normal", "cache_size": -64000}
-POOLED_SCHEMES = {"postgres": "postgres+pool", "postgresql": "postgresql+pool"}
+POSTGRESQL_SCHEMES = ("postgres", "postgresql")
+
+
+class PostgresqlPool(PooledPostgresqlDatabase):
+    """peewee's PostgreSQL pool, minus a round trip per request.
+
+    peewee checks every connection it lends with ``SELECT 1``, so that one the server
+    dropped while it sat in the pool is never handed out: a tenth of the statements a page
+    sends, each a round trip and a wake-up of a server process. A connection returned less
+    than ``ping_after_idle`` seconds ago, idle and not closed by the driver, is lent without
+    it; one idle longer is still checked. A connection the server dropped in that window
+    fails its request's first query (a 503 with Retry-After: :func:`lost_connection`) and
+    leaves the pool when the request returns it.
+    """
+
+    def __init__(self, *args, ping_after_idle: float, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._ping_after_idle = ping_after_idle
+        self._returned_at = {}  # connection key -> time.monotonic() when it came back to the pool
+
+    def _is_closed(self, conn):
+        returned_at = self._returned_at.pop(self.conn_key(conn), None)
+        if (returned_at is not None and time.monotonic() - returned_at < self._ping_after_idle
+                and not conn.closed and self._adapter.txn_status(conn) == self._adapter.txn_idle):
+            return False
+        return super()._is_closed(conn)
+
+    def _close(self, conn, close_conn=False):
+        super()._close(conn, close_conn)
+        if not close_conn:
+            self._returned_at[self.conn_key(conn)] = time.monotonic()
+
+
+def lost_connection(error: BaseException) -> bool:
+    """Whether ``error`` (peewee's, or the driver's behind it) came from a connection the server had closed."""
+    driver_error = getattr(error, "orig", None) or error
+    cursor = getattr(driver_error, "cursor", None)
+    return bool(cursor is not None and getattr(cursor.connection, "closed", False))
 
 
 def open_database(url: str, settings=None) -> peewee.Database:
@@ -33,14 +73,14 @@ def open_database(url: str, settings=None) -> peewee.Database:
     def setting(name):
         return (settings or {}).get(name, getattr(default_config, name))
 
-    scheme, _, rest = url.partition("://")
     if url.startswith("sqlite"):
         concrete = connect(url, pragmas=SQLITE_PRAGMAS, lock_type="IMMEDIATE",
                            timeout=setting("SQLITE_BUSY_TIMEOUT_SECONDS"))
-    elif scheme in POOLED_SCHEMES:
-        concrete = connect(f"{POOLED_SCHEMES[scheme]}://{rest}", max_connections=setting("DATABASE_MAX_CONNECTIONS"),
-                           stale_timeout=setting("DATABASE_STALE_TIMEOUT_SECONDS"),
-                           timeout=setting("DATABASE_POOL_WAIT_SECONDS"))
+    elif url.partition("://")[0] in POSTGRESQL_SCHEMES:
+        concrete = PostgresqlPool(**parse(url), max_connections=setting("DATABASE_MAX_CONNECTIONS"),
+                                  stale_timeout=setting("DATABASE_STALE_TIMEOUT_SECONDS"),
+                                  timeout=setting("DATABASE_POOL_WAIT_SECONDS"),
+                                  ping_after_idle=setting("DATABASE_PING_AFTER_IDLE_SECONDS"))
     else:
         concrete = connect(url)
     _abandon(database.obj)

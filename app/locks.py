@@ -36,7 +36,7 @@ from flask import current_app
 from playhouse.pool import MaxConnectionsExceeded
 from werkzeug.exceptions import ServiceUnavailable
 
-from .db import database
+from .db import database, lost_connection
 
 SCOPE_LOCK_STRIPES = 1024
 SCOPE_LOCKS = 0x4B490001  # advisory lock namespaces (the first key of pg_advisory_lock(int, int))
@@ -112,8 +112,9 @@ def retried(work):
 
 
 def busy_response(error):
-    """Flask error handler: a transient database error is a 503 with Retry-After; anything else stays a 500."""
-    if not is_transient(error):
+    """Flask error handler: a transient database error, or a connection the server dropped (``app.db``),
+    is a 503 with Retry-After; anything else stays a 500."""
+    if not (is_transient(error) or lost_connection(error)):
         raise error
     return current_app.handle_http_exception(DatabaseBusy(retry_after=RETRY_AFTER_SECONDS))
 

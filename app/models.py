@@ -10,7 +10,9 @@ filter and sort on copied out of its documents, plus what changes over time
 
 import hashlib
 import json
+import operator
 from datetime import datetime, timezone
+from functools import reduce
 
 import peewee
 
@@ -83,6 +85,12 @@ class ComparisonGroup(BaseModel):
     evidence_kind = peewee.CharField(max_length=40)
     size = peewee.IntegerField(default=0)
     leader = peewee.CharField(max_length=16, null=True)  # Run.id of rank 1
+
+    def others_of_workload(self) -> list:
+        """The other groups of this workload (other passes, metrics, GPUs, the other evidence kind), by GPU."""
+        return list(ComparisonGroup.select()
+                    .where((ComparisonGroup.workload_key == self.workload_key) & (ComparisonGroup.key != self.key))
+                    .order_by(ComparisonGroup.gpu, ComparisonGroup.evidence_kind))
 
 
 SOURCE_REPORTED = "source-reported"
@@ -172,6 +180,24 @@ class Run(BaseModel):
     def rankable(cls, *selection):
         """Current runs that passed and that nobody invalidated: the only ones a ranking may hold."""
         return cls.current(*selection).where((cls.status == "passed") & cls.invalidated_at.is_null())
+
+    @classmethod
+    def with_group(cls):
+        """Runs read with their comparison group, family and source file (if any) in one query: what a run's
+        pages and API document show of each, without a query apiece."""
+        return (cls.select(cls, ComparisonGroup, Family, SourceFile).join(ComparisonGroup)
+                .switch(cls).join(Family).switch(cls).join(SourceFile, peewee.JOIN.LEFT_OUTER))
+
+    def linked_runs(self) -> dict:
+        """The runs this one's history names, read in one query: ``superseded_by`` and ``rerun_of`` (a run
+        or None) and ``supersedes`` and ``reruns`` (newest first)."""
+        conditions = [Run.superseded_by == self.id, Run.rerun_of == self.id]
+        conditions += [Run.id == run_id for run_id in (self.superseded_by_id, self.rerun_of_id) if run_id]
+        linked = list(Run.select().where(reduce(operator.or_, conditions)).order_by(Run.observed_at.desc(), Run.id))
+        by_id = {run.id: run for run in linked}
+        return {"superseded_by": by_id.get(self.superseded_by_id), "rerun_of": by_id.get(self.rerun_of_id),
+                "supersedes": [run for run in linked if run.superseded_by_id == self.id],
+                "reruns": [run for run in linked if run.rerun_of_id == self.id]}
 
     @property
     def invalidation(self) -> dict | None:

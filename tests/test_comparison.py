@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from app import comparison
+from app import comparison, db
 from app.models import ComparisonGroup, Run
 
 
@@ -79,3 +79,25 @@ def test_equal_medians_share_rank_one(imported):
     by_impl = {m["run"].implementation: m for m in described["members"]}
     assert by_impl["torch_compile"]["ratio"] == pytest.approx(0.9 / 0.719871997833252, rel=1e-6)
     assert (by_impl["liger"]["within_noise_of_leader"] or by_impl["torch"]["within_noise_of_leader"])
+
+
+def test_rerank_writes_each_groups_ranks_in_one_statement_and_clears_runs_that_left(imported):
+    mta = {r.implementation: r for r in Run.select().where(Run.kernel == "multi_token_attention")}
+    key = mta["torch"].comparison_key_id
+    Run.update(status="failed").where(Run.id == mta["liger"].id).execute()  # liger leaves the ranking
+    Run.update(rank=7).where(Run.id == mta["torch_compile"].id).execute()  # a stale rank to correct
+    statements = []
+    concrete = db.database.obj
+    execute_sql = concrete.execute_sql
+    concrete.execute_sql = lambda sql, params=None, *args, **kwargs: (
+        statements.append(sql) or execute_sql(sql, params, *args, **kwargs))
+    try:
+        comparison.rerank([key])
+    finally:
+        del concrete.execute_sql
+    updates = [sql for sql in statements if sql.startswith('UPDATE "run"')]
+    assert len(updates) == 1, statements
+    ranks = {r.implementation: r.rank for r in Run.select().where(Run.comparison_key == key)}
+    assert ranks == {"torch": 1, "liger": None, "torch_compile": 2}
+    group = ComparisonGroup.get_by_id(key)
+    assert (group.size, group.leader) == (2, mta["torch"].id)

@@ -50,13 +50,11 @@ def pairing(group: ComparisonGroup, other: ComparisonGroup) -> dict | None:
             "upstream_url": comparison_url(upstream.key), "rerun_url": comparison_url(rerun.key), "rows": rows}
 
 
-def agreements(group: ComparisonGroup) -> list:
-    """The pairings of ``group`` with each group of the other evidence kind for its workload, pass and metric."""
-    others = (ComparisonGroup.select()
-              .where((ComparisonGroup.workload_key == group.workload_key)
-                     & (ComparisonGroup.evidence_kind != group.evidence_kind) & (ComparisonGroup.size > 1))
-              .order_by(ComparisonGroup.gpu))
+def agreements(group: ComparisonGroup, others: list) -> list:
+    """The pairings of ``group`` with each group of the other evidence kind for its workload, pass and metric
+    (of ``others``, the workload's other groups by GPU)."""
     shared = (group.shared.get("pass"), group.shared.get("metric"))
     pairings = (pairing(group, other) for other in others
-                if (other.shared.get("pass"), other.shared.get("metric")) == shared)
+                if other.evidence_kind != group.evidence_kind and other.size > 1
+                and (other.shared.get("pass"), other.shared.get("metric")) == shared)
     return [p for p in pairings if p]

@@ -37,7 +37,9 @@ def run_list(filters: dict, args: dict) -> dict:
 
 
 def run_detail(run: Run) -> dict:
+    """The run's API document; ``linked_runs`` carries the runs behind its history ids, for the run page."""
     group = run.comparison_key
+    linked = run.linked_runs()
     return {
         "id": run.id,
         "run": run,
@@ -49,9 +51,10 @@ def run_detail(run: Run) -> dict:
         "comparison": {"key": group.key, "rank": run.rank, "size": group.size, "leader": group.leader,
                        "kind": comparison_kind(run.evidence)},
         "superseded_by": run.superseded_by_id,
-        "supersedes": [r.id for r in run.supersedes.order_by(Run.observed_at.desc())],
+        "supersedes": [r.id for r in linked["supersedes"]],
         "rerun_of": run.rerun_of_id,
-        "reruns": [r.id for r in run.reruns.order_by(Run.observed_at.desc())],
+        "reruns": [r.id for r in linked["reruns"]],
+        "linked_runs": linked,
         "attestations": list(run.visible_attestations()),
         "links": {
             "self": run_api_url(run.id),
@@ -71,4 +74,5 @@ def comparison_detail(group: ComparisonGroup) -> dict:
         "url": run_api_url(member["run"].id),
     } for member in described["members"]]
     return {"key": group.key, "shared": group.shared, "size": group.size, "leader": group.leader,
-            "group": group, "members": members, "within_noise": [list(pair) for pair in described["noise_pairs"]]}
+            "group": group, "leader_run": described["leader"], "members": members,
+            "within_noise": [list(pair) for pair in described["noise_pairs"]]}

@@ -32,15 +32,10 @@ def reproduction_percent(source: Run, rerun: Run) -> float | None:
     return difference * 100 if difference <= AGREEMENT else None
 
 
-def agreeing(query) -> list:
-    """``(percent, rerun GPU)`` of the passed reruns in ``query`` that agree with the run each reruns."""
-    source = Run.alias()
-    pairs = (query.select(Run.median, Run.gpu_product, source.median.alias("source_median"))
-             .join(source, on=(Run.rerun_of == source.id))
-             .where((Run.status == "passed") & Run.median.is_null(False) & Run.invalidated_at.is_null())
-             .dicts())
-    found = ((reproduction_percent(Run(median=pair["source_median"]), Run(median=pair["median"])),
-              pair["gpu_product"]) for pair in pairs)
+def agreeing(pairs) -> list:
+    """``(percent, rerun GPU)`` of the ``(source, rerun)`` pairs whose rerun passed, stands and agrees."""
+    found = ((reproduction_percent(source, rerun), rerun.gpu_product) for source, rerun in pairs
+             if rerun.status == "passed" and rerun.invalidated_at is None)
     return [(percent, gpu) for percent, gpu in found if percent is not None]
 
 
@@ -62,8 +57,9 @@ def card(message_parts: list, evidence: str) -> dict:
             "title": f"{LABEL}: {message}"}
 
 
-def run_badge(run: Run) -> dict:
-    agreements = agreeing(Run.select().where(Run.rerun_of == run.id))
+def run_badge(run: Run, reruns) -> dict:
+    """``run``'s card; ``reruns`` are the runs that rerun it (a run page has read them already)."""
+    agreements = agreeing((run, rerun) for rerun in reruns)
     median = formatting.quantity(run.median, run.unit) if run.median is not None else run.status
     return card([evidence_title(run.evidence), median, within(agreements, name_gpu=True)], run.evidence)
 
@@ -73,12 +69,16 @@ def family_badge(family: Family) -> dict:
     levels = {level for (level,) in current.select(Run.evidence).distinct().tuples()}
     best = max(levels, key=EVIDENCE_LEVELS.index) if levels else "source-reported"
     count = current.select(peewee.fn.COUNT(Run.id)).scalar()
-    agreements = agreeing(Run.current().where(Run.kernel == family.name))
+    source = Run.alias()
+    reruns = (Run.current(Run.median, Run.gpu_product, Run.status, Run.invalidated_at,
+                          source.median.alias("source_median"))
+              .join(source, on=(Run.rerun_of == source.id)).where(Run.kernel == family.name).objects())
+    agreements = agreeing((Run(median=rerun.source_median), rerun) for rerun in reruns)
     return card([family.title, evidence_title(best), f"{count:,} runs", within(agreements, name_gpu=False)], best)
 
 
-def markdown_snippet(run: Run) -> str:
-    """The Markdown that embeds ``run``'s badge, linked to its page."""
+def markdown_snippet(run: Run, reruns) -> str:
+    """The Markdown that embeds ``run``'s badge (``reruns`` as for :func:`run_badge`), linked to its page."""
     badge = url_for("badges.run_badge", run_id=run.id, _external=True)
     page = url_for("runs.run_page", run_id=run.id, _external=True)
-    return f"[![{run_badge(run)['title']}]({badge})]({page})"
+    return f"[![{run_badge(run, reruns)['title']}]({badge})]({page})"

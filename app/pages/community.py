@@ -91,12 +91,15 @@ def unit_choices(run: Run, chosen: str | None) -> list[dict]:
     return [{"value": unit, "label": unit_label(unit), "selected": unit == chosen} for unit in run_units(run)]
 
 
-def attestation_section(run: Run, form: dict | None = None) -> dict:
-    """The visible attestations and the two forms; ``form`` is a post's ``{kind, values, errors, notice}``."""
+def attestation_section(run: Run, form: dict | None = None, attestations: list | None = None) -> dict:
+    """The visible attestations and the two forms; ``form`` is a post's ``{kind, values, errors, notice}``,
+    ``attestations`` the run's visible attestations when the caller has read them already."""
     form = form or {}
     values = form.get("values", {})
+    if attestations is None:
+        attestations = run.visible_attestations()
     return {
-        "rows": [attestation_row(attestation, run) for attestation in run.visible_attestations()],
+        "rows": [attestation_row(attestation, run) for attestation in attestations],
         "moderate": g.get("maintainer") is not None,
         "run_figure": formatting.quantity(run.median, run.unit) if run.median is not None else None,
         "units": unit_choices(run, values.get("unit") if form.get("kind") == "reproduction" else None),

@@ -17,12 +17,10 @@ from .rerun_requests import comparison_rerun_form
 from .titles import EVIDENCE_KIND_TITLES, family_ref, short_key, workload_summary
 
 
-def related_groups(group: ComparisonGroup) -> list:
-    """Groups of the same workload, pass and metric: other GPUs, or the other evidence kind."""
+def related_groups(group: ComparisonGroup, others: list) -> list:
+    """Groups of the same workload, pass and metric (of ``others``, the workload's other groups): other GPUs,
+    or the other evidence kind."""
     shared = group.shared
-    others = (ComparisonGroup.select()
-              .where((ComparisonGroup.workload_key == group.workload_key) & (ComparisonGroup.key != group.key))
-              .order_by(ComparisonGroup.gpu, ComparisonGroup.evidence_kind))
     return [{"url": comparison_url(other.key), "gpu": other.gpu, "size": other.size,
              "evidence": EVIDENCE_KIND_TITLES[other.evidence_kind],
              "key_short": short_key(other.key)}
@@ -41,7 +39,8 @@ def comparison_page(group: ComparisonGroup, current_id: str | None = None) -> di
     family = family and family_ref(family)
     kernel = family.title if family else group.kernel
     rows, axis = member_rows(detail["members"], current_id)
-    first = Run.get_or_none(Run.comparison_key == group.key)
+    first = detail["leader_run"] or Run.get_or_none(Run.comparison_key == group.key)  # all share the workload
+    others = group.others_of_workload()
     return {
         **detail,
         "title": f"{kernel} · {shared.get('pass')} · {group.gpu}",
@@ -60,8 +59,8 @@ def comparison_page(group: ComparisonGroup, current_id: str | None = None) -> di
             ("evidence", EVIDENCE_KIND_TITLES[group.evidence_kind]),
             ("comparison key", group.key),
         ],
-        "related": related_groups(group),
-        "agreements": agreements(group),
+        "related": related_groups(group, others),
+        "agreements": agreements(group, others),
         "json_url": url_for("comparisons.comparison_page_json", key=group.key.split(":", 1)[-1]),
         "rerun_form": comparison_rerun_form(group),
     }

@@ -15,7 +15,11 @@ def get_or_404(model, *conditions, description: str):
 
 
 def run_or_404(run_id: str) -> Run:
-    return get_or_404(Run, Run.id == run_id, description=f"no run with id {run_id!r}")
+    """The run ``run_id`` names, with its group, family and source file (``Run.with_group``)."""
+    run = Run.with_group().where(Run.id == run_id).first()
+    if run is None:
+        abort(404, description=f"no run with id {run_id!r}")
+    return run
 
 
 def group_or_404(key: str) -> ComparisonGroup:

@@ -9,7 +9,7 @@ from flask import url_for
 
 from .. import datasheet, formatting
 from ..sample_plot import sample_plot
-from ..models import Family, Run, SourceFile
+from ..models import Run
 from . import community, provenance
 from .api import run_detail
 from .badge import markdown_snippet
@@ -32,16 +32,17 @@ def history_row(run: Run) -> dict:
             "host": run.host, "gpu": run.gpu, "status": run.status}
 
 
-def history(run: Run) -> dict:
-    """The other observations of this measurement, and the runs this one reruns or is rerun by (with their GPUs)."""
-    superseded_by = Run.get_or_none(Run.id == run.superseded_by_id) if run.superseded_by_id else None
-    rerun_of = Run.get_or_none(Run.id == run.rerun_of_id) if run.rerun_of_id else None
+def history(run: Run, linked: dict) -> dict:
+    """The other observations of this measurement, and the runs this one reruns or is rerun by (with their GPUs).
+
+    ``linked`` is ``Run.linked_runs()``, as the run's API document read it.
+    """
+    superseded_by, rerun_of = linked["superseded_by"], linked["rerun_of"]
     return {
         "superseded_by": history_row(superseded_by) if superseded_by else None,
-        "supersedes": [history_row(r) for r in run.supersedes.order_by(Run.observed_at.desc())],
+        "supersedes": [history_row(r) for r in linked["supersedes"]],
         "rerun_of": {**history_row(rerun_of), "gpu_note": gpu_note(run, rerun_of, "that run")} if rerun_of else None,
-        "reruns": [{**history_row(r), "gpu_note": gpu_note(r, run, "this run")}
-                   for r in run.reruns.order_by(Run.observed_at.desc())],
+        "reruns": [{**history_row(r), "gpu_note": gpu_note(r, run, "this run")} for r in linked["reruns"]],
     }
 
 
@@ -83,16 +84,16 @@ def samples_of(run: Run) -> dict | None:
 def run_page(run: Run) -> dict:
     """Everything the run page shows, in the order it shows it (see the reference run page)."""
     detail = run_detail(run)
-    group, manifest = detail["group"], detail["manifest"]
+    group, manifest, linked = detail["group"], detail["manifest"], detail["linked_runs"]
     spec = manifest["run"]["spec"]
-    family = family_ref(Family.get_by_id(run.kernel_id))
-    source_file = SourceFile.get_or_none(SourceFile.id == run.source_file_id) if run.source_file_id else None
+    family = family_ref(run.kernel)
+    source_file = run.source_file
     published = provenance.published(run, source_file)
     source = source_title(run.source)
     issue_section = community.report_issue_section(run)
     return {
         **detail,
-        **history(run),
+        **history(run, linked),
         "family": family,
         "family_url": family_url_of_run(run),
         "title": f"Run {run.id}",
@@ -116,7 +117,7 @@ def run_page(run: Run) -> dict:
         "environment": environment_rows(manifest["environment"]["spec"]),
         "artifacts": spec.get("artifacts") or [],
         "error": (run.details or {}).get("error"),
-        "attestation_section": community.attestation_section(run),
+        "attestation_section": community.attestation_section(run, attestations=detail["attestations"]),
         "rerun_section": run_requests_section(run),
         "issue_section": issue_section,
         "issue_count": issue_section["count"],
@@ -124,7 +125,8 @@ def run_page(run: Run) -> dict:
         "manifest_download_url": url_for("runs.manifest_download", run_id=run.id),
         "json_url": url_for("runs.run_page_json", run_id=run.id),
         "citation": citation(run, family, published, source),
-        "badge": {"url": url_for("badges.run_badge", run_id=run.id), "markdown": markdown_snippet(run)},
+        "badge": {"url": url_for("badges.run_badge", run_id=run.id),
+                  "markdown": markdown_snippet(run, linked["reruns"])},
         "footer": {"published": published, "source": source,
                    "license": (source_file.license if source_file and source_file.license else NO_LICENSE)},
     }

@@ -17,7 +17,8 @@ def svg(badge: dict):
 
 @badges.get("/runs/<run_id>/badge.svg")
 def run_badge(run_id):
-    return svg(cards.run_badge(run_or_404(run_id)))
+    run = run_or_404(run_id)
+    return svg(cards.run_badge(run, run.reruns))
 
 
 @badges.get("/families/<name>/badge.svg")
