@@ -25,6 +25,11 @@ from . import config as default_config
 
 database = peewee.DatabaseProxy()
 
+
+def is_postgres() -> bool:
+    """Whether the app runs on PostgreSQL (else SQLite): for the few statements the two write differently."""
+    return isinstance(database.obj, peewee.PostgresqlDatabase)
+
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
 SQLITE_PRAGMAS = {"journal_mode": "wal", "foreign_keys": 1, "synchronous": "normal", "cache_size": -64000}

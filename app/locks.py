@@ -36,7 +36,7 @@ from flask import current_app
 from playhouse.pool import MaxConnectionsExceeded
 from werkzeug.exceptions import ServiceUnavailable
 
-from .db import database, lost_connection
+from .db import database, is_postgres, lost_connection
 
 SCOPE_LOCK_STRIPES = 1024
 SCOPE_LOCKS = 0x4B490001  # advisory lock namespaces (the first key of pg_advisory_lock(int, int))
@@ -56,10 +56,6 @@ class DatabaseBusy(ServiceUnavailable):
 
 class ImportRunning(Exception):
     """Another import holds this database's import lock."""
-
-
-def is_postgres() -> bool:
-    return isinstance(database.obj, peewee.PostgresqlDatabase)
 
 
 def scope_stripe(shared: dict) -> int:

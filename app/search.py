@@ -4,7 +4,8 @@ Words are matched against a small *vocabulary*: every (kernel, implementation,
 GPU) that has current runs, with its family title and run count. It is computed
 with one grouped query over an index and kept per application for
 ``VOCABULARY_SECONDS`` or until a newer run is stored, whichever comes first, so
-a search costs a lookup in memory plus one indexed query for the page of runs.
+a search costs a lookup in memory plus one indexed query for the page of runs
+(newest first, ties by id).
 Every word must match (case-insensitively, as a substring) the kernel, its title,
 the implementation or the GPU of a run. A query with a ``/`` is also read as the
 start of an external id; a 12-digit hex string or a ``sha256:`` digest as a run.
@@ -19,6 +20,7 @@ from functools import reduce
 import peewee
 from flask import current_app
 
+from .db import is_postgres
 from .models import Family, Run
 from .pages.titles import family_title
 
@@ -77,24 +79,44 @@ def matching_entries(words) -> list:
     return [entry for entry in vocabulary().entries if all(word in entry.haystack for word in words)]
 
 
+NEWEST_FIRST = (Run.observed_at.desc(), Run.id.desc())
+"""The order of search results: newest observation first, ties by id, the same on every path and database."""
+
+
+def _newest_of_each(entries, count: int) -> peewee.Select:
+    """``(id, observed_at)`` of each combination's ``count`` newest current runs, each read by index.
+
+    PostgreSQL takes the combinations as a ``VALUES`` list joined laterally to one indexed query, planned
+    once; SQLite, which has no lateral join and plans cheaply, a ``UNION ALL`` of one such query per
+    combination (PostgreSQL spent 4 ms planning the union of 36)."""
+    if is_postgres():
+        combination = peewee.ValuesList([(e.kernel, e.implementation, e.gpu) for e in entries],
+                                        columns=("kernel", "implementation", "gpu"), alias="combination")
+        newest = (Run.current(Run.id, Run.observed_at)
+                  .where((Run.kernel == combination.c.kernel) & (Run.implementation == combination.c.implementation)
+                         & (Run.gpu == combination.c.gpu))
+                  .order_by(*NEWEST_FIRST).limit(count).alias("newest"))
+        return (peewee.Select([combination], [newest.c.id, newest.c.observed_at])
+                .join(newest, peewee.JOIN.LATERAL, on=peewee.SQL("TRUE")))
+    branches = [Run.current(Run.id, Run.observed_at)
+                .where((Run.kernel == e.kernel) & (Run.implementation == e.implementation) & (Run.gpu == e.gpu))
+                .order_by(*NEWEST_FIRST).limit(count) for e in entries]
+    return reduce(lambda first, second: first.union_all(second), branches)
+
+
 def _newest_runs(entries, offset: int, limit: int) -> list:
     """The page of current runs of these combinations, newest first."""
     if not entries:
         return []
     if len(entries) <= FEW_COMBINATIONS:
-        # Each combination's newest runs by index, merged by the database, and only the page's rows read whole:
-        # one query, not one per combination, and its branches carry two columns, not every column.
-        newest_first = (Run.observed_at.desc(), Run.id.desc())
-        branches = [Run.current(Run.id, Run.observed_at)
-                    .where((Run.kernel == e.kernel) & (Run.implementation == e.implementation) & (Run.gpu == e.gpu))
-                    .order_by(*newest_first).limit(offset + limit) for e in entries]
-        page = (reduce(lambda first, second: first.union_all(second), branches)
+        # Each combination's newest runs by index, merged by the database, and only the page's rows read whole.
+        page = (_newest_of_each(entries, offset + limit)
                 .order_by(peewee.SQL("observed_at").desc(), peewee.SQL("id").desc()).offset(offset).limit(limit)
                 .alias("page"))
-        return list(Run.select().where(Run.id.in_(peewee.Select([page], [page.c.id]))).order_by(*newest_first))
+        return list(Run.select().where(Run.id.in_(peewee.Select([page], [page.c.id]))).order_by(*NEWEST_FIRST))
     combinations = [(e.kernel, e.implementation, e.gpu) for e in entries]
     return list(Run.current().where(peewee.Tuple(Run.kernel, Run.implementation, Run.gpu).in_(combinations))
-                .order_by(Run.observed_at.desc(), Run.id).offset(offset).limit(limit))
+                .order_by(*NEWEST_FIRST).offset(offset).limit(limit))
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,18 @@ def test_search_lists_every_match_on_one_page_newest_first(small_app, client):
     assert observed == sorted(observed, reverse=True)
 
 
+def test_search_orders_ties_the_same_whether_few_or_many_combinations_match(small_app, client, monkeypatch):
+    """Each combination's newest runs by index (few) and one scan by date (many) list a page alike, ties by id."""
+    from app import search
+
+    pages = []
+    for few in (100, 0):
+        monkeypatch.setattr(search, "FEW_COMBINATIONS", few)
+        items = client.get("/search.json?q=nvidia").get_json()["items"]
+        pages.append([(item["observed_at"], item["id"]) for item in items])
+    assert pages[0] == pages[1] == sorted(pages[0], reverse=True)
+
+
 @pytest.mark.parametrize("query, message", [("q=x&page=0", "page must be 1 or more"),
                                             ("q=x&page=a", "page must be a whole number"),
                                             ("q=" + "x" * 201, "longer than 200")])
