@@ -17,13 +17,13 @@ LOOSENESS = {"ieee-fp32": 0, "tf32-partial": 1, "tf32": 2, "bf16": 3, "fp16": 3}
 """How loose each math mode is: a comparator is fair to an implementation when it is at least as loose."""
 
 
-def workloads(paths):
-    """Speed results grouped by family, pass and workload; the newest result of an implementation counts."""
+def workloads(paths, metric="speed"):
+    """Results of one metric grouped by family, pass and workload; the newest result of an implementation counts."""
     grouped = {}
     for path in paths:
         for line in Path(path).read_text().splitlines():
             result = json.loads(line)
-            if result["metric"] != "speed":  # the tables are of latencies; memory results have none
+            if result["metric"] != metric:
                 continue
             workload = result["workload"]
             key = (result["family"], result["pass"], workload["dtype"],

@@ -1,7 +1,10 @@
 """One table of the family reruns (issue 20): each family and pass at one representative workload,
 our ratios between implementations next to upstream's own ratios on its GPU, and every failure.
 
-    python3 benchmarks/family_table.py [--liger LIGER_DATA_FOLDER] BUNDLE...
+    python3 benchmarks/family_table.py [--liger LIGER_DATA_FOLDER] [--metric speed|memory] BUNDLE...
+
+``--metric memory`` tabulates peak memory (MB) in place of median latency (µs), against upstream's
+memory rows.
 
 The representative workload of a family and pass is the one whose results reproduce published
 runs (``rerunOf`` set), the largest (most bytes moved) among several. Its baseline is an implementation
@@ -34,14 +37,26 @@ IN_PROCESS = {"SECRET_KEY": secrets.token_urlsafe(32), "PUBLIC_URL": "http://loc
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "liger"
 ERROR_CHARACTERS = 90
-HEADER = ("| family | pass | workload | implementation | math mode | median µs | ÷ baseline | upstream ÷ baseline "
-          "| status |\n|---|---|---|---|---|---|---|---|---|")
+COLUMN = {"speed": "median µs", "memory": "peak MB"}
 
 
-def representative_workloads(paths) -> dict:
+def header(metric: str) -> str:
+    return (f"| family | pass | workload | implementation | math mode | {COLUMN[metric]} | ÷ baseline "
+            "| upstream ÷ baseline | status |\n|---|---|---|---|---|---|---|---|---|")
+
+
+def figure(result, metric: str):
+    """The result's median in the table's unit (µs or MB), or None where it has none (a failure)."""
+    if metric == "memory":
+        return (result["memory"] or {}).get("median")
+    median = (result["timing"] or {}).get("median")
+    return median / 1e3 if median else None
+
+
+def representative_workloads(paths, metric="speed") -> dict:
     """One workload per family and pass: reproducing published runs first, then the most bytes moved."""
     chosen = {}
-    for key, results in workloads(paths).items():
+    for key, results in workloads(paths, metric).items():
         family, pass_ = key[:2]
         rank = (any(result["rerunOf"] for result in results.values()),
                 max(result["cost"]["bytes"] for result in results.values()), key)
@@ -68,21 +83,21 @@ def failure(error: str) -> str:
     return error if len(error) <= ERROR_CHARACTERS else error[:ERROR_CHARACTERS - 1] + "…"
 
 
-def family_rows(key, results) -> list[str]:
+def family_rows(key, results, metric="speed") -> list[str]:
     """The table's rows for one workload: the baseline first, then the others fastest first, failures last."""
     family, pass_, dtype, _ = key
     parameters = next(iter(results.values()))["workload"]["parameters"]
     workload = " ".join(f"{parameter}={value}" for parameter, value in sorted(parameters.items())) + f" {dtype}"
     baseline = baseline_of(results)
     base = results[baseline]
-    base_median = (base["timing"] or {}).get("median")
+    base_median = figure(base, metric)
     gpu, upstream = upstream_medians(base["rerunOf"]) if base["rerunOf"] else (None, {})
-    ordered = sorted(results, key=lambda name: (name != baseline, not results[name]["timing"],
-                                                (results[name]["timing"] or {}).get("median", 0)))
+    ordered = sorted(results, key=lambda name: (name != baseline, figure(results[name], metric) is None,
+                                                figure(results[name], metric) or 0))
     rows = []
     for position, name in enumerate(ordered):
         result = results[name]
-        median = (result["timing"] or {}).get("median")
+        median = figure(result, metric)
         if name == baseline:
             ours = "baseline"
             theirs = (f"baseline on {short_name(gpu)}" if gpu
@@ -93,26 +108,28 @@ def family_rows(key, results) -> list[str]:
                       if upstream.get(name) and upstream.get(baseline) else "–")
         status = result["status"] + (f": {failure(result['error'])}" if result["error"] else "")
         cells = [family, pass_, workload] if position == 0 else ["", "", ""]
-        cells += [name, result["implementation"].get("mathMode", "?"), f"{median / 1e3:.1f}" if median else "–",
+        cells += [name, result["implementation"].get("mathMode", "?"), f"{median:.1f}" if median else "–",
                   ours, theirs, status]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
 
 
-def table(paths) -> list[str]:
-    chosen = representative_workloads(paths)
+def table(paths, metric="speed") -> list[str]:
+    chosen = representative_workloads(paths, metric)
     hardware = sorted({result["environment"]["hardware"]["name"] for _, results in chosen.values()
                        for result in results.values()})
-    lines = [f"Medians on {', '.join(hardware)}; ratio = implementation's median ÷ the baseline's; upstream's ratio "
-             "from its rows of the same workload on the GPU named.", "", HEADER]
+    what = "Medians" if metric == "speed" else "Peak memory medians"
+    lines = [f"{what} on {', '.join(hardware)}; ratio = implementation's median ÷ the baseline's; upstream's ratio "
+             "from its rows of the same workload on the GPU named.", "", header(metric)]
     for key, results in chosen.values():
-        lines.extend(family_rows(key, results))
+        lines.extend(family_rows(key, results, metric))
     return lines
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--liger", type=Path, default=DEFAULT_DATA, help="folder holding all_benchmark_data*.csv")
+    parser.add_argument("--metric", choices=tuple(COLUMN), default="speed")
     parser.add_argument("bundles", nargs="+")
     arguments = parser.parse_args()
     families = family_definitions()
@@ -123,7 +140,7 @@ def main():
             db.upgrade()
             for path in sorted(arguments.liger.glob("all_benchmark_data*.csv")):
                 import_file(str(path), families=families)
-            print("\n".join(table(arguments.bundles)))
+            print("\n".join(table(arguments.bundles, arguments.metric)))
             db.database.close()
 
 

@@ -13,7 +13,8 @@
 # pass of each loss family at a middle workload of its newest rows (issue 21; on CUDA every part also
 # records each implementation's peak memory, linked to upstream's memory rows, which are full-pass
 # rows); part2: the other part-2 families the same way (PART2_ROWS_ONLY picks some of them); memory: peak
-# memory alone (--metric memory) of one row of each part-1 and reference family. Each part
+# memory alone (--metric memory) of one row of each part-1 and reference family (MEMORY_ROWS_ONLY picks some of
+# them; the two multi-token attentions' rows always run). Each part
 # appends to its own JSON-lines bundle; `flask import kernelindex` loads them on the server. The run
 # ids below are the upstream rows these reruns reproduce (ids are digests, the same on every host
 # that imported the same CSV): H100 rows of fused neighborhood attention (batch 2, hidden 512,
@@ -55,14 +56,16 @@ LOSS_ROWS="c584f47d26e3 b1d276c49f42 64d5cc9580aa b8e18b3f4998 bf26764cc91f eb41
 # The other part-2 families (issue 21), full pass, each at a small or middle workload of its newest rows in the
 # main CSV (whose rows name Liger's Triton kernels `liger`; fused_moe at 8 experts: upstream's Hugging Face loop
 # over 128 experts takes 250 ms a call), cheapest first; PART2_ROWS_ONLY picks some of them.
-PART2_ROWS="31bf40c5611d 4b49237d6ad9 2904e7fac743 fb2684c033c4 e6f24231d949 249c7c9b1941 7d83d0937634
-            011e2186a5f3 a60fae7d6cfb 75e337a76647 6a33e93fc3a5 9029b2327909 10fb52e67797 bb14ae03e446
-            2b17faf19366 b56e6c77425d"
+PART2_ROWS="31bf40c5611d 4b49237d6ad9 2904e7fac743 fb2684c033c4 e6f24231d949 249c7c9b1941 011e2186a5f3
+            686a389851b7 87a38dd86d8b d056aa28f1a1 7b9dcb3b3633 edd1eeaf1dae 9324c5ab24ac a60fae7d6cfb
+            75e337a76647 b56e6c77425d"
 # Memory only (no timing, so no torch_compile: its compile would take most of the call), one row of each part-1
-# and reference family at a pass upstream has memory rows for; MTA without Liger (see mta_long).
+# and reference family at a pass upstream has memory rows for; both multi-token attentions without Liger, whose
+# kernels do not compile within the time budget (see mta_long).
 MEMORY_ROWS="09070c26d96b f373547a08cf cd3051e8b9b6 f1a56368c498 b6a2682c9860 32ab57cc8a79 eaae086e78f6
-             575857afa817 5f77b1ce0f0e d6889df66d8e 963e913e309b 6aecd452f6f7 a04a6798df9f 95b47f304073
+             575857afa817 d6889df66d8e 963e913e309b 6aecd452f6f7 a04a6798df9f 95b47f304073
              242923cf45b3 8a2168bccf8e 8bc9ef4bd778"
+SPARSE_MTA_FULL=5f77b1ce0f0e
 FAST="--implementation liger --implementation liger+tf32 --implementation kernelindex_triton"
 MTA_IMPLS="--implementation torch --implementation kernelindex_triton"
 
@@ -94,8 +97,8 @@ run_part() {
     families-rest) flask rerun $FAMILY_REST_ROWS --out "$OUT_DIR/h200-families-rest.jsonl" ;;
     losses)        flask rerun $LOSS_ROWS --out "$OUT_DIR/h200-losses.jsonl" ;;
     part2)         flask rerun ${PART2_ROWS_ONLY:-$PART2_ROWS} --out "$OUT_DIR/h200-part2.jsonl" ;;
-    memory)        flask rerun $MEMORY_ROWS --metric memory --without torch_compile --out "$OUT_DIR/h200-memory.jsonl"
-                   flask rerun $MTA_FULL --metric memory --without torch_compile --without liger \
+    memory)        flask rerun ${MEMORY_ROWS_ONLY:-$MEMORY_ROWS} --metric memory --without torch_compile --out "$OUT_DIR/h200-memory.jsonl"
+                   flask rerun $MTA_FULL $SPARSE_MTA_FULL --metric memory --without torch_compile --without liger \
                      --out "$OUT_DIR/h200-memory.jsonl" ;;
     *) echo "unknown part $1" >&2; return 2 ;;
   esac

@@ -128,8 +128,8 @@ H200 (TF32), torch's at 6e-7. Each implementation is checked on several seeded i
 code every time, so a result remembered from an earlier call is wrong for the next inputs; every set is
 checked even after one exceeds the tolerance. An fp32 workload gets one more trial, the precision trial: the next
 seed's inputs with the 13 bits below TF32's 10-bit mantissa of every floating value set to 0x0fff (a family's
-distributions and integer inputs left as drawn), so converting an input to TF32, fp16 or bf16 makes it smaller in
-magnitude by 2.4e-4 to 4.9e-4 of its value, every input alike; the products of such a conversion are then off
+constrained inputs, such as distributions, and integer inputs left as drawn), so converting an input to TF32,
+fp16 or bf16 makes it smaller in magnitude by 2.4e-4 to 4.9e-4 of its value, every input alike; the products of such a conversion are then off
 by about 7e-4 in one direction and cannot average out, while IEEE fp32 arithmetic stays near 1e-7. An
 implementation that does not declare TF32 and scores within the TF32 or bf16 row but over the fp32 one, in
 this trial or any other, is invalid: its result names the precision it really computed in. On GPUs, before each call, the memory the outputs will occupy is

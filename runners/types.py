@@ -55,9 +55,10 @@ class FamilyDefinition:
     """The dtype of an upstream row whose configuration names none: the one its script allocates in
     (``torch.randn``'s float32 for the early loss benchmarks)."""
     constrained_inputs: tuple[str, ...] = ()
-    """Floating tensors whose values obey a constraint among themselves (rows of probabilities or of their
-    logarithms, a router's weights): the correctness policy's precision trial leaves them as drawn, since setting
-    their low bits would break the constraint an implementation may rely on."""
+    """Floating tensors the correctness policy's precision trial leaves as drawn: values that obey a constraint among
+    themselves (rows of probabilities or of their logarithms, a router's weights), which setting their low bits would
+    break, and inputs of a function whose gradient jumps where two of them tie (sparsemax's support), since values
+    on TF32's coarser grid tie often enough to make honest fp32 arithmetic fail."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "aliases", _frozen_mapping(self.aliases))
