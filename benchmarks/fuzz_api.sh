@@ -49,6 +49,21 @@ token=$("${flask[@]}" tokens create "fuzz-host-$$" | tail -n 1)
 "${flask[@]}" run --host 127.0.0.1 --port "$PORT" --no-reload --no-debugger --with-threads \
   >"$work/server.log" 2>&1 &
 server=$!
+# The plugins page discovers the kernel plugins (torch and every plugin module imported), as a rerun post
+# does on first use: done here, that import (up to a minute with a cold disk cache) is not charged to the
+# fuzz case that happens to come first, which schemathesis would report as a server that stopped responding.
+"$PYTHON" - "$KERNELINDEX_PUBLIC_URL/plugins" <<'WARM'
+import sys, time, urllib.request
+deadline = time.monotonic() + 180
+while True:
+    try:
+        urllib.request.urlopen(sys.argv[1], timeout=170).read()
+        break
+    except OSError:
+        if time.monotonic() > deadline:
+            sys.exit(f"the server did not answer {sys.argv[1]} within 180 s")
+        time.sleep(1)
+WARM
 
 echo "schemathesis $("$ST" --version | awk '{print $NF}'), $MAX_EXAMPLES examples per operation and phase," \
      "checks: $CHECKS but $EXCLUDE_CHECKS, seed $SEED"
