@@ -57,8 +57,9 @@ class FamilyDefinition:
     constrained_inputs: tuple[str, ...] = ()
     """Floating tensors the correctness policy's precision trial leaves as drawn: values that obey a constraint among
     themselves (rows of probabilities or of their logarithms, a router's weights), which setting their low bits would
-    break, and inputs of a function whose gradient jumps where two of them tie (sparsemax's support), since values
-    on TF32's coarser grid tie often enough to make honest fp32 arithmetic fail."""
+    break, and inputs of a function whose gradient jumps where an input ties a value computed from the others
+    (sparsemax's threshold), since values on TF32's coarser grid tie often enough to make honest fp32 arithmetic
+    fail."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "aliases", _frozen_mapping(self.aliases))

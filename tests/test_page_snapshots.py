@@ -2,7 +2,7 @@
 
 A refactor must not change what a page says: each twin is compared byte for byte with
 ``tests/data/snapshots/<name>.json``. Values that depend on when this database was
-filled (import times) are masked first. After a deliberate change of a page, rewrite
+filled (import times) or the page read (a citation's access date) are masked first. After a deliberate change of a page, rewrite
 the snapshots with ``KERNELINDEX_WRITE_SNAPSHOTS=1 pytest tests/test_page_snapshots.py``
 and review the diff.
 """
@@ -90,9 +90,11 @@ def masked(value, key=""):
     if isinstance(value, str) and key in IMPORT_TIME_KEYS and TODAY.fullmatch(value):
         return "<import time>"
     if isinstance(value, str):
+        # A citation's access date is the day the page is read; every other date is data (a bundle's from the day it
+        # was measured must not be masked on that day alone, or the snapshot breaks the next).
         value = ACCESSED_PARTS.sub('"accessed": "<today>"', value)  # CSL-JSON's date-parts of today
         return (value.replace(str(LIGER_DATA), "<liger data>").replace(str(REPOSITORY), "<repository>")
-                .replace(date.today().isoformat(), "<today>"))
+                .replace(f"accessed {date.today().isoformat()}", "accessed <today>"))
     return value
 
 
