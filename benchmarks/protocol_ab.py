@@ -105,11 +105,15 @@ def measure(request: RerunRequest, target: str, rounds: int, samples: int, witho
             print(f"{request.family} {name}: {contestant.error}", file=sys.stderr)
             continue
         ways = {"current": [], "previous": []}
-        for round_ in range(rounds):
-            order = ("current", "previous") if round_ % 2 == 0 else ("previous", "current")
-            for way in order:
-                timed = time_current if way == "current" else time_previous
-                ways[way].extend(timed(contestant, timer, samples, input_sets))
+        try:
+            for round_ in range(rounds):
+                order = ("current", "previous") if round_ % 2 == 0 else ("previous", "current")
+                for way in order:
+                    timed = time_current if way == "current" else time_previous
+                    ways[way].extend(timed(contestant, timer, samples, input_sets))
+        except RuntimeError as error:  # the harness invalidated it: say why, and go on with the others
+            print(f"{request.family} {name}: {error}", file=sys.stderr)
+            continue
         measured[name] = ways
         print(f"{request.family} {name}: {rounds} rounds done", file=sys.stderr, flush=True)
     return measured
@@ -148,12 +152,10 @@ def main() -> int:
     integrity.harness_functions()  # captured before any plugin is imported, as a rerun does
     registry = get_registry()
     requests = [WORKLOADS[arguments.target][family] for family in arguments.family]
-    results = [(request, measure(request, arguments.target, rounds, samples, arguments.without, registry))
-               for request in requests]
     print(f"{rounds} alternating rounds of {samples} timed calls per way; current = protocol "
           f"{timing.PROTOCOL_VERSION} inputs, previous = {PREVIOUS_INPUT_SETS} sets copied into fixed tensors")
-    for request, measured in results:
-        print_table(request, measured)
+    for request in requests:  # each table as soon as it is measured, so a stopped run keeps what it finished
+        print_table(request, measure(request, arguments.target, rounds, samples, arguments.without, registry))
     return 0
 
 

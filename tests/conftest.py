@@ -20,6 +20,10 @@ TESTS = Path(__file__).resolve().parent
 DATA = TESTS / "data"
 LIGER_DATA = TESTS.parent.parent / "shared" / "data" / "liger"
 POSTGRES = os.environ.get("KERNELINDEX_TEST_POSTGRES")
+needs_compiled_cuda = pytest.mark.skipif(
+    os.environ["TRITON_INTERPRET"] == "1" or not __import__("torch").cuda.is_available(),
+    reason="needs a CUDA GPU and compiled Triton kernels (on a GPU host: TRITON_INTERPRET=0 python -m pytest ...)")
+"""For tests that measure on a GPU: Triton's interpreter, the suite's default, runs no compiled GPU kernel."""
 
 
 def fresh_database_url(name: str, tmp_path: Path) -> str:

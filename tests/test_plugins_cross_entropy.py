@@ -12,6 +12,7 @@ from runners.discovery import family_definitions
 from runners.rerun import RerunRequest, capture_environment, rerun_workload
 from runners.timing import protocol_document
 
+from .conftest import needs_compiled_cuda
 from .family_support import check_every_upstream_row, rerun_every_cpu_implementation, upstream_rows
 
 
@@ -37,7 +38,7 @@ def test_rows_that_name_a_model_take_its_vocabulary():
     assert workloads["llama_2_7b"] == ({"tokens": 2048, "vocab": 32000}, "fp32")
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="peak memory is read from the CUDA allocator")
+@needs_compiled_cuda
 def test_a_cuda_rerun_counts_ligers_memory_as_upstream_published_it():
     """Upstream's A100 row: Liger's full pass on 16384 x 4096 fp32 logits peaks at 256.33 MB, the logits (256 MB)
     holding their own gradient. The figure does not depend on the GPU, so the rerun's must agree."""

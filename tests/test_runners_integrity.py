@@ -255,7 +255,8 @@ def test_a_gpu_call_that_switches_the_current_stream_is_invalid():
 
 def test_a_compilers_thread_may_outlive_a_first_call_but_no_thread_may_outlive_a_timed_one():
     """Inductor and Triton start threads of their own the first time they compile (seen on the H200: inductor's
-    ``InductorSubproc``, Triton's ``subproc_worker_timer``): no cheat while an implementation may still compile.
+    ``InductorSubproc`` and its compile workers' ``subproc_worker_timer``): no cheat while an implementation may
+    still compile.
     A thread of the implementation's own code at any time, and any thread a timed call leaves, is work the
     timer does not wait for."""
     stop = threading.Event()
@@ -279,5 +280,28 @@ def test_a_compilers_thread_may_outlive_a_first_call_but_no_thread_may_outlive_a
             integrity.check_harness(started(compile_worker))
         with pytest.raises(integrity.IntegrityViolation, match=r"left a thread running"):
             integrity.check_harness(started(implementation_work), compiling=True)
+    finally:
+        stop.set()
+
+
+def test_inductors_idle_timer_may_start_during_a_timed_call():
+    """Inductor's compile-worker pool restarts its idle timer from its reader thread whenever a background compile
+    finishes, which can fall inside a timed batch (seen on the H200 with ``torch.compile``): not the implementation's
+    work. The same timer module's name on a thread of the implementation's own code is not enough."""
+    from torch._inductor.compile_worker.timer import Timer
+
+    idle_timer = Timer(0.2, lambda: None)
+    threads = integrity.running_threads()
+    idle_timer.record_call()
+    try:
+        integrity.check_harness(threads)
+    finally:
+        idle_timer.quit()
+    stop = threading.Event()
+    threads = integrity.running_threads()
+    threading.Thread(target=stop.wait, args=(5,), name="subproc_worker_timer", daemon=True).start()
+    try:
+        with pytest.raises(integrity.IntegrityViolation, match=r"left a thread running \(subproc_worker_timer\)"):
+            integrity.check_harness(threads)
     finally:
         stop.set()

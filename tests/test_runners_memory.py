@@ -1,6 +1,7 @@
 """The memory metric: what a memory result holds, that the CPU records none, and how a measured peak is recorded.
 
-Measuring a peak needs a CUDA device (the test that does is skipped without one); on the CPU the
+Measuring a peak needs a CUDA device and compiled kernels (the tests that do are skipped without them:
+``TRITON_INTERPRET=0`` on a GPU host); on the CPU the
 figures are made up, to check the summary and the path from bundle line to a ranked memory run.
 """
 
@@ -14,6 +15,7 @@ from runners.discovery import get_registry
 from runners.rerun import (RerunError, RerunRequest, _plugin_and_implementations, _PluginCalls, capture_environment,
                            measure, rerun_workload)
 from runners.timing import protocol_document
+from tests.conftest import needs_compiled_cuda
 
 SMALL_SOFTMAX = {"tokens": 64, "hidden": 1024}
 
@@ -57,7 +59,7 @@ def test_a_memory_bundle_line_imports_as_a_memory_run(cpu_results, small_app, ru
         assert (run.metric, run.unit, run.median, run.rank, run.pass_) == ("memory", "MB", 3.5, 1, "forward")
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="peak memory is read from the CUDA allocator")
+@needs_compiled_cuda
 def test_a_cuda_rerun_measures_each_implementations_peak_as_upstream_counts_it():
     """torch's forward softmax writes one output the size of its 64 MB input: the peak counted the way upstream
     counts it is the workload's own tensors plus that output, however many other workloads are allocated."""
@@ -99,7 +101,7 @@ def test_a_rerun_without_speed_times_nothing():
     assert timed.passed and timed.timed_calls >= protocol["trials"] * protocol["samplesPerTrial"]
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="peak memory is read from the CUDA allocator")
+@needs_compiled_cuda
 def test_a_memory_only_cuda_rerun_records_checked_peaks_and_no_timing():
     request = RerunRequest("softmax", "forward", {"tokens": 1024, "hidden": 4096}, "fp32")
     results = rerun_workload(request, target="cuda", implementations=["torch"],
