@@ -6,10 +6,11 @@ on a GPU); this script makes the same reruns under a chosen protocol, prints one
 implementation (status, integrity violations, error) and the plugins refused at import, and with
 ``--out`` appends the results to a JSON-lines bundle, the evidence a GPU run leaves behind:
 
-    python3 benchmarks/adversarial_reruns.py --target cuda --out benchmarks/results/integrity/h200-adversarial.jsonl
+    python3 benchmarks/adversarial_reruns.py --target cuda --out benchmarks/adversarial/h200-adversarial.jsonl
     python3 benchmarks/adversarial_reruns.py --target cpu --protocol smoke
 
-The bundle's families exist only in the adversarial plugin set, so it is not imported by ``make serve``.
+The bundle lives outside ``results/``: its families exist only in the adversarial plugin set, and ``make serve``
+imports every bundle under ``results/``.
 """
 
 import argparse

@@ -14,7 +14,7 @@
 # records each implementation's peak memory, linked to upstream's memory rows, which are full-pass
 # rows); part2: the other part-2 families the same way (PART2_ROWS_ONLY picks some of them); memory: peak
 # memory alone (--metric memory) of one row of each part-1 and reference family (MEMORY_ROWS_ONLY picks some of
-# them; the two multi-token attentions' rows always run). Each part
+# them; the two multi-token attentions' rows always run, and mta-memory runs them alone). Each part
 # appends to its own JSON-lines bundle; `flask import kernelindex` loads them on the server. The run
 # ids below are the upstream rows these reruns reproduce (ids are digests, the same on every host
 # that imported the same CSV): H100 rows of fused neighborhood attention (batch 2, hidden 512,
@@ -98,7 +98,8 @@ run_part() {
     losses)        flask rerun $LOSS_ROWS --out "$OUT_DIR/h200-losses.jsonl" ;;
     part2)         flask rerun ${PART2_ROWS_ONLY:-$PART2_ROWS} --out "$OUT_DIR/h200-part2.jsonl" ;;
     memory)        flask rerun ${MEMORY_ROWS_ONLY:-$MEMORY_ROWS} --metric memory --without torch_compile --out "$OUT_DIR/h200-memory.jsonl"
-                   flask rerun $MTA_FULL $SPARSE_MTA_FULL --metric memory --without torch_compile --without liger \
+                   run_part mta-memory ;;
+    mta-memory)    flask rerun $MTA_FULL $SPARSE_MTA_FULL --metric memory --without torch_compile --without liger \
                      --out "$OUT_DIR/h200-memory.jsonl" ;;
     *) echo "unknown part $1" >&2; return 2 ;;
   esac

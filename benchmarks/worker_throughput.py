@@ -164,7 +164,10 @@ def main() -> int:
         if shown["status"] == "done":
             latencies.append(total)
         print(f"{request_id:>7}  {family:<30} {shown['status']:<8} {len(shown['result_runs']):>4} {queued:>9.1f} "
-              f"{total:>11.1f}" + (f"  {shown['error'][:80]}" if shown["error"] else ""))
+              f"{total:>11.1f}")
+    for request_id, (family, shown) in sorted(finished.items()):
+        if shown["error"]:
+            print(f"request {request_id}: {shown['error']}")
     if finished:
         first = min(moment(shown["created_at"]) for _, shown in finished.values())
         last = max(moment(shown["finished_at"]) for _, shown in finished.values())
