@@ -1,4 +1,5 @@
-"""Megatron RMSNorm on the CPU: torch and torch.compile of Llama's RMSNorm, and Megatron-Core's WrappedTorchNorm."""
+"""Megatron RMSNorm on the CPU: torch.nn.RMSNorm's function in torch and torch.compile, and Megatron-Core's
+WrappedTorchNorm."""
 
 from plugins.megatron_rms_norm.reference import FAMILY
 

@@ -1,29 +1,33 @@
 """The one reference for Megatron RMSNorm, shared by every target and the tests.
 
-RMS norm's formulation (:mod:`plugins.rms_norm.reference`: normalized in float32, cast
-back, times the weight) over the last dimension of ``[seq, batch, hidden]``, with its
-input draws and FLOPs per element; memory traffic likewise one read of the input and one
-write of the output. Liger's Megatron module computes the same (Llama casting, out of place).
+The formulation is ``torch.nn.functional.rms_norm`` over the last dimension of ``[seq,
+batch, hidden]``: upstream's ``torch`` rows time ``torch.nn.RMSNorm``, which calls it (one
+fused kernel on CUDA, accumulating in float32), so KernelIndex's ``torch`` reruns the code
+those rows measured. In float64 it is RMS norm's formulation exactly
+(:mod:`plugins.rms_norm.reference`), whose input draws and FLOPs per element it shares;
+memory traffic is one read of the input and one write of the output.
 
 Upstream's comparators, by its ``kernel_provider`` names: ``megatron`` (Megatron-Core's
 ``WrappedTorchNorm``, which builds a ``torch.nn.RMSNorm``) and ``liger``
-(``LigerMegatronRMSNorm``), both built from the few config fields they read.
+(``LigerMegatronRMSNorm``, Llama casting: normalized in float32, cast back, times the
+weight), both built from the few config fields they read.
 """
 
 from types import SimpleNamespace
 
+import torch
+
 from plugins._formulated import FormulatedFamily, ModuleComparator, flops_per_element
 from plugins.megatron_rms_norm.definition import MEGATRON_RMS_NORM
 from plugins.rms_norm.reference import FAMILY as RMS_NORM_FAMILY
-from plugins.rms_norm.reference import rms_norm
 
 MEGATRON_EPS = 1e-6
 """Upstream's eps, which its rows do not record."""
 
 
 def megatron_rms_norm(input, weight, *, eps=MEGATRON_EPS):
-    """RMS norm over the hidden dimension."""
-    return rms_norm(input, weight, eps=eps)
+    """RMS norm over the hidden dimension, as ``torch.nn.RMSNorm`` computes it."""
+    return torch.nn.functional.rms_norm(input, (input.shape[-1],), weight, eps)
 
 
 def megatron_norm_config():
@@ -56,7 +60,7 @@ LIGER = ModuleComparator(
 FAMILY = FormulatedFamily(
     definition=MEGATRON_RMS_NORM,
     formulation=megatron_rms_norm,
-    description="float32 x * rsqrt(mean(x^2) + eps), cast back, times weight, over the hidden dimension",
+    description="torch.nn.functional.rms_norm over the hidden dimension (what torch.nn.RMSNorm calls)",
     inputs=RMS_NORM_FAMILY.inputs,
     flop_count=flops_per_element(4, 11, "seq", "batch", "hidden"),  # RMS norm's counts per element
     comparators=(MEGATRON, LIGER),
