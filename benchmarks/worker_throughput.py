@@ -93,11 +93,15 @@ def main() -> int:
     parser.add_argument("--implementations", nargs="+", help="default: every implementation the plugins have")
     parser.add_argument("--limit", type=int, help="at most this many workloads per family")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait for the queue to drain")
+    parser.add_argument("--logs", type=Path, help="write the server's and the worker's logs here "
+                                                  "(default: beside the throwaway database)")
     arguments = parser.parse_args()
     liger = arguments.liger or [str(DEFAULT_LIGER if DEFAULT_LIGER.exists() else SMALL_LIGER)]
 
     python = os.environ.get("PYTHON", sys.executable)
     work = Path(tempfile.mkdtemp(prefix="kernelindex-throughput-"))
+    logs = arguments.logs or work
+    logs.mkdir(parents=True, exist_ok=True)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "KERNELINDEX_SECRET_KEY": "throughput-benchmark-secret-key-000000",
@@ -117,7 +121,7 @@ def main() -> int:
     try:
         processes.append(subprocess.Popen([*flask, "run", "--host", "127.0.0.1", "--port", str(port), "--no-reload",
                                            "--with-threads"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                          stderr=(work / "server.log").open("w")))
+                                          stderr=(logs / "server.log").open("w")))
         client = Client(base)
         while not client.up():
             time.sleep(0.5)
@@ -125,7 +129,7 @@ def main() -> int:
         if arguments.target == "cuda":
             worker += ["--gpus", arguments.gpu]
         processes.append(subprocess.Popen([*flask, *worker], cwd=ROOT, env={**env, "KERNELINDEX_RERUN_TOKEN": host},
-                                          stdout=subprocess.DEVNULL, stderr=(work / "worker.log").open("w")))
+                                          stdout=subprocess.DEVNULL, stderr=(logs / "worker.log").open("w")))
         where = {"target": "cpu"} if arguments.target == "cpu" else {"gpu": None}
         if arguments.target == "cuda":  # the model the worker will find: ask for it by name
             import torch
@@ -139,7 +143,7 @@ def main() -> int:
                     body["implementations"] = arguments.implementations
                 requests.append((family, client.call("/api/v1/rerun-requests", body, asker)["id"]))
         print(f"{len(requests)} request(s) queued on {where.get('gpu') or 'the CPU'}, protocol {arguments.protocol}; "
-              f"logs in {work}", file=sys.stderr)
+              f"logs in {logs}", file=sys.stderr)
         deadline = time.monotonic() + arguments.timeout
         finished = {}
         while len(finished) < len(requests) and time.monotonic() < deadline:
