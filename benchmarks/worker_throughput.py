@@ -177,8 +177,8 @@ def main() -> int:
         last = max(moment(shown["finished_at"]) for _, shown in finished.values())
         minutes = max((last - first).total_seconds(), 1e-9) / 60
         print(f"{len(finished)}/{len(requests)} finished in {minutes * 60:.1f} s: "
-              f"{len(finished) / minutes:.2f} jobs/minute with one worker; request to recorded result: median {statistics.median(latencies or [0]):.1f} s, "
-              f"max {max(latencies or [0]):.1f} s")
+              f"{len(finished) / minutes:.2f} jobs/minute with one worker; request to recorded result: "
+              f"median {statistics.median(latencies or [0]):.1f} s, max {max(latencies or [0]):.1f} s")
     return 0 if len(finished) == len(requests) and all(s["status"] == "done" for _, s in finished.values()) else 1
 
 

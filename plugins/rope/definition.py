@@ -2,9 +2,10 @@
 
 ``q [batch, q_heads, seq, head_dim]`` and ``k [batch, kv_heads, seq, head_dim]`` (views of
 ``[batch, seq, heads, head_dim]`` storage, as the projections make them) are rotated by the
-position tables ``cos`` and ``sin [1, seq, head_dim]``, with ``head_dim = hidden / q_heads``. Upstream's rows sweep ``H`` (hidden) at ``seq_len`` 2048 or ``T``
-(seq) at ``hidden_size`` 8192, with 32 query and 8 key-value heads and no batch (1); its
-newer scripts say ``num_attention_heads``, ``num_key_value_heads`` and ``bsz``.
+position tables ``cos`` and ``sin [1, seq, head_dim]``, with ``head_dim = hidden / q_heads``.
+Upstream's rows sweep ``H`` (hidden) at ``seq_len`` 2048 or ``T`` (seq) at ``hidden_size``
+8192, with 32 query and 8 key-value heads and no batch (1); its newer scripts say
+``num_attention_heads``, ``num_key_value_heads`` and ``bsz``.
 """
 
 from plugins._shapes import shapes
