@@ -242,12 +242,19 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
 def _audit(calls: _PluginCalls, contestants: Sequence[timing.Contestant], seeds: Sequence[int],
            input_sets: Sequence[Mapping[str, Any]], records: Mapping[str, correctness.CorrectnessRecord]) -> None:
     """Check the timed calls each contestant's audit kept against the reference on the inputs they got; a wrong
-    one is an integrity violation (the correctness trials passed, so the timed calls computed something else)."""
+    one is an integrity violation (the correctness trials passed, so the timed calls computed something else).
+
+    Each output is judged at no less than the largest scale it had on the seeded correctness trials: on a
+    secret input set a loss can cancel to nearly zero (GRPO's, whose advantages are drawn around zero), and
+    its honest rounding divided by that near-zero value is not a wrong output; a replayed, skipped or
+    cheapened one is still off by the output's whole scale."""
     dtype = torch_dtype(calls.dtype)
     for contestant in contestants:
         if contestant.error:
             continue
-        tolerance = records[contestant.name].tolerance
+        record = records[contestant.name]
+        tolerance = record.tolerance
+        scales = {name: max(trial[name].reference.norm for trial in record.figures) for name in record.figures[0]}
         try:
             for kept in sorted(contestant.audit.kept, key=lambda kept: kept.call):
                 workload = calls.workload(seeds[kept.input_set], integrity.shift(input_sets[kept.input_set],
@@ -258,7 +265,10 @@ def _audit(calls: _PluginCalls, contestants: Sequence[timing.Contestant], seeds:
                     figures = correctness.check_trial(kept.outputs, kept.outputs, expected, {}, dtype)
                 except correctness.IncorrectOutput as failure:
                     raise integrity.IntegrityViolation(f"timed call {kept.call}: {failure}") from failure
-                error = max(correctness.POLICY.errors(figures).values())
+                at_scale = {name: correctness.OutputFigures(
+                    correctness.Reference(found.reference.shape, max(found.reference.norm, scales.get(name, 0.0))),
+                    found.difference_norm) for name, found in figures.items()}
+                error = max(correctness.POLICY.errors(at_scale).values())
                 if error > tolerance:
                     raise integrity.IntegrityViolation(
                         f"timed call {kept.call} of {contestant.audit.seen} returned a wrong output (relative L2 "
