@@ -91,7 +91,7 @@ def measure(request: RerunRequest, target: str, rounds: int, samples: int, witho
     names = [name for name in chosen_implementations(request, target, None, registry)
              if f"{request.family}:{name}" not in without]
     calls = _PluginCalls(registry, registry.find(request.family, target), request, device)
-    input_sets = [calls.tensors(seed) for seed in integrity.secret_seeds(PREVIOUS_INPUT_SETS)]
+    input_sets = integrity.InputSets([calls.tensors(seed) for seed in integrity.secret_seeds(PREVIOUS_INPUT_SETS)])
     timer = timing.make_timer(target, device)
     measured = {}
     for name in names:

@@ -35,7 +35,7 @@ do, and what stops it here (the protocol document's ``integrity`` section says t
 * **Replay results** (remember outputs by ``data_ptr``, ``id()``, a fingerprint of the
   values, or do the work once for several calls): every timed call gets values no
   earlier call had, from input sets drawn from secret seeds and shifted by a secret
-  offset per call (:func:`secret_seeds`, :func:`shift`), at an address no earlier call
+  offset per call (:func:`secret_seeds`, :class:`InputSets`), at an address no earlier call
   had (``runners.timing.InputAddresses``: a cache keyed on ``data_ptr`` never hits, and
   neither does one of a library keyed so, such as a descriptor cache), and the outputs of a random
   subset of timed calls, kept by a reservoir (:class:`AuditReservoir`) whose choice is
@@ -51,6 +51,7 @@ import inspect
 import random
 import threading
 import types
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -216,12 +217,33 @@ def check_harness(threads_before: set[threading.Thread], what: str = "its calls"
         raise IntegrityViolation(f"{what} left a thread running ({', '.join(left)}): work the timer does not wait for")
 
 
+@contextmanager
+def threads_started_here():
+    """The threads that this thread starts inside the block, and those they start in turn: in a threaded server
+    other requests start threads meanwhile, which are none of the block's doing."""
+    here, started = threading.current_thread(), []
+    start = threading.Thread.start
+
+    def noted_start(thread):
+        starter = threading.current_thread()
+        if starter is here or starter in started:
+            started.append(thread)  # before it runs, so that what it starts is noted too
+        start(thread)
+
+    threading.Thread.start = noted_start
+    try:
+        yield started
+    finally:
+        threading.Thread.start = start
+
+
 def imported_untampered(load):
-    """``load()`` (a plugin import), refused when importing it tampered with the harness."""
+    """``load()`` (a plugin import), refused when importing it tampered with the harness: replaced a guarded
+    function, or left running a thread that it started."""
     harness_functions()
-    threads = running_threads()
-    module = load()
-    check_harness(threads, "importing it")
+    with threads_started_here() as started:
+        module = load()
+    check_harness(running_threads() - set(started), "importing it")
     return module
 
 
@@ -243,11 +265,37 @@ def secret_seeds(count: int) -> list[int]:
     return [SECRET.randrange(2**31) for _ in range(count)]
 
 
-def shift(values: Mapping[str, Any], offset: int) -> dict[str, Any]:
-    """Every floating tensor's elements rotated by ``offset`` along its flattened storage (indices as they are):
-    new values at every position, drawn from the same distribution, no allocation but the result."""
-    return {name: tensor.flatten().roll(offset % max(tensor.numel(), 1)).view(tensor.shape)
-            if tensor.is_floating_point() else tensor for name, tensor in values.items()}
+class InputSets(Sequence):
+    """The input sets of a rerun's timed calls, drawn from its secret seeds, and what each call is fed of them.
+
+    A call gets one set with each floating tensor rotated by an offset along its flattened
+    storage (indices as they are): new values at every position, drawn from the same
+    distribution, no allocation but the result. A floating tensor that every seed draws
+    alike (RoPE's position tables, a model's constants) is fed as drawn: it carries no
+    randomness to rotate, and rotated it would be something no draw makes (a position table
+    whose halves differ, which Liger's RoPE kernel does not read). With one set, every
+    floating tensor is rotated."""
+
+    def __init__(self, sets: Sequence[Mapping[str, Any]]):
+        import torch
+
+        self.sets = list(sets)
+        first, others = self.sets[0], self.sets[1:]
+        self.alike = frozenset(
+            name for name, tensor in first.items()
+            if others and tensor.is_floating_point() and all(torch.equal(tensor, other[name]) for other in others))
+
+    def __len__(self) -> int:
+        return len(self.sets)
+
+    def __getitem__(self, index):
+        return self.sets[index]
+
+    def fed(self, index: int, offset: int) -> dict[str, Any]:
+        """Set ``index`` as the call with ``offset`` gets it (see the class)."""
+        return {name: tensor.flatten().roll(offset % max(tensor.numel(), 1)).view(tensor.shape)
+                if tensor.is_floating_point() and name not in self.alike else tensor
+                for name, tensor in self.sets[index].items()}
 
 
 @dataclass

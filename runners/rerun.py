@@ -240,7 +240,7 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
 
 
 def _audit(calls: _PluginCalls, contestants: Sequence[timing.Contestant], seeds: Sequence[int],
-           input_sets: Sequence[Mapping[str, Any]], records: Mapping[str, correctness.CorrectnessRecord]) -> None:
+           input_sets: integrity.InputSets, records: Mapping[str, correctness.CorrectnessRecord]) -> None:
     """Check the timed calls each contestant's audit kept against the reference on the inputs they got; a wrong
     one is an integrity violation (the correctness trials passed, so the timed calls computed something else).
 
@@ -257,8 +257,7 @@ def _audit(calls: _PluginCalls, contestants: Sequence[timing.Contestant], seeds:
         scales = {name: max(trial[name].reference.norm for trial in record.figures) for name in record.figures[0]}
         try:
             for kept in sorted(contestant.audit.kept, key=lambda kept: kept.call):
-                workload = calls.workload(seeds[kept.input_set], integrity.shift(input_sets[kept.input_set],
-                                                                                 kept.offset))
+                workload = calls.workload(seeds[kept.input_set], input_sets.fed(kept.input_set, kept.offset))
                 expected = calls.call("reference_outputs", workload=workload, pass_=calls.pass_)
                 expected = {name: tensor.detach() for name, tensor in expected.items()}
                 try:
@@ -405,7 +404,7 @@ def measure(calls: _PluginCalls, chosen: Mapping[str, Implementation], protocol:
     contestants = _prepared_contestants(calls, chosen, protocol)
     records = _check_correctness(calls, contestants, chosen, protocol["correctnessTrials"], progress)
     seeds = integrity.secret_seeds(protocol["inputSets"])
-    input_sets = [calls.tensors(seed) for seed in seeds]
+    input_sets = integrity.InputSets([calls.tensors(seed) for seed in seeds])
     timer = timing.make_timer(target, device)
     gpu = telemetry.open_telemetry(target, device_index, protocol["telemetry"])
     try:

@@ -13,10 +13,10 @@ workload:
    move to an address no earlier call of the run had (``inputAddresses``, :class:`InputAddresses`),
    and the next of ``inputSets`` input sets, built from seeds drawn for this rerun alone, is
    copied there with its floating tensors rotated by a secret offset that grows by one element
-   each call, so every call sees values no earlier call had at an address no earlier call had
-   (neither a warm cache, nor one keyed on ``data_ptr``, nor a remembered result can help); the
-   pass's setup runs (the fixed forward of a
-   backward pass), and on a GPU persisting L2 is turned off and reset
+   each call (a tensor that every seed draws alike, such as a position table, as drawn), so
+   every call sees values no earlier call had at an address no earlier call had (neither a
+   warm cache, nor one keyed on ``data_ptr``, nor a remembered result can help); the pass's
+   setup runs (the fixed forward of a backward pass), and on a GPU persisting L2 is turned off and reset
    (``persistingL2Reset``) and a ``l2FlushBytes`` buffer is zeroed to evict the L2 cache;
 4. a call is timed by CUDA events around it on the GPU's current stream, or by
    ``time.perf_counter_ns`` on a CPU. On a GPU the start event is queued behind a
@@ -93,8 +93,10 @@ PROTOCOL_PRESETS: dict[str, dict[str, Any]] = {
 so its results form comparison groups of their own and never rank beside standard ones. ``smoke`` audits
 every one of its 12 timed calls."""
 
-PROTOCOL_VERSION = 3
-"""Version 3: every call's inputs at a new address (version 2 copied them into the same tensors every call).
+PROTOCOL_VERSION = 4
+"""Version 4: a floating input that every seed draws alike is fed as drawn (version 3 rotated RoPE's position
+tables too, into tables no draw makes, on which Liger's kernel, reading half of each, computes another rotation).
+Version 3: every call's inputs at a new address (version 2 copied them into the same tensors every call).
 Version 2: secret input seeds and per-call offsets (version 1 rotated published seeds), the audit of timed
 calls, the wall-clock cross-check and the tamper checks of ``integrity``."""
 ADDRESS_STEP_BYTES = 512
@@ -132,9 +134,10 @@ INTEGRITY_CHECKS = (
     "Outputs must be plain dense torch.Tensors on the workload's device. On a GPU, each timed batch's samples must "
     "agree with the wall clock over the batch (ending after a device synchronisation) within wallClock, in all but "
     "disagreeingBatchesAllowed of an implementation's batches. Input seeds are drawn "
-    "for each rerun from the OS's random source and recorded in the result; every call's floating inputs are "
-    "rotated by a secret offset, one element more each call, and copied to an address no earlier call had "
-    "(inputAddresses; the result records how many distinct addresses its calls used). The outputs of auditCalls timed calls, drawn at "
+    "for each rerun from the OS's random source and recorded in the result; every call's floating inputs (but "
+    "those every seed draws alike) are rotated by a secret offset, one element more each call, and copied to an "
+    "address no earlier call had (inputAddresses; the result records how many distinct addresses its calls used). "
+    "The outputs of auditCalls timed calls, drawn at "
     "random as the run goes and settled only by its last call, are checked against the float64 reference under "
     "the correctness policy's tolerance; a wrong one invalidates the result.")
 HOST_SYNCHRONIZATION_CHECK = ("one untimed call after warm-up under torch.cuda.set_sync_debug_mode('error'); "
@@ -160,7 +163,8 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
         "inputSeedSource": "drawn for each rerun from the OS's random source, recorded in each result's integrity "
                            "section",
         "perCallOffset": "every floating input rotated along its flattened storage by a secret offset drawn for each "
-                         "implementation, one element more for each call",
+                         "implementation, one element more for each call; one that every seed draws alike (a "
+                         "position table) is copied as drawn",
         "inputAddresses": {"method": INPUT_ADDRESSES_METHOD, "addresses": INPUT_ADDRESSES,
                            "stepBytes": ADDRESS_STEP_BYTES},
         "interleaving": "round-robin by trial, first implementation rotating",
@@ -588,7 +592,7 @@ class Contestant:
 
 
 @contextmanager
-def _fresh_inputs(contestant: Contestant, input_sets: Sequence[Mapping[str, Any]]):
+def _fresh_inputs(contestant: Contestant, input_sets: integrity.InputSets):
     """A batch of calls, each preceded by ``next_inputs()``: the contestant's inputs move to a new address, then
     get the next input set, its floating tensors rotated by the contestant's secret offset plus one element for
     every call before, so no two calls of a tensor larger than the run see the same values at the same address.
@@ -599,7 +603,7 @@ def _fresh_inputs(contestant: Contestant, input_sets: Sequence[Mapping[str, Any]
     def next_inputs():
         input_set, offset = contestant.calls % len(input_sets), contestant.offset + contestant.calls
         contestant.addresses.place()
-        load_inputs(contestant.tensors, integrity.shift(input_sets[input_set], offset))
+        load_inputs(contestant.tensors, input_sets.fed(input_set, offset))
         contestant.calls += 1
         contestant.last_inputs = (input_set, offset)
 
@@ -619,7 +623,7 @@ def _kept_for_audit(contestant: Contestant, device) -> Callable[[Mapping[str, An
 
 
 def warm_up(contestants: Sequence[Contestant], protocol: Mapping[str, Any], timer,
-            input_sets: Sequence[Mapping[str, Any]]) -> None:
+            input_sets: integrity.InputSets) -> None:
     for contestant in contestants:
         if contestant.error:
             continue
@@ -674,7 +678,7 @@ def host_synchronization(prepared: PreparedPass, next_inputs: Callable[[], None]
 
 
 def check_host_synchronization(contestants: Sequence[Contestant], target: str, timer,
-                               input_sets: Sequence[Mapping[str, Any]]) -> None:
+                               input_sets: integrity.InputSets) -> None:
     """Record, for every contestant still standing, whether its pass waits on the host (targets with a check)."""
     synchronizations_raise = SYNCHRONIZATIONS_RAISE.get(target)
     if synchronizations_raise is None:
@@ -692,7 +696,7 @@ def check_host_synchronization(contestants: Sequence[Contestant], target: str, t
 
 
 def run_trials(contestants: Sequence[Contestant], protocol: Mapping[str, Any], timer,
-               input_sets: Sequence[Mapping[str, Any]], progress: Callable[[str], None] = lambda message: None,
+               input_sets: integrity.InputSets, progress: Callable[[str], None] = lambda message: None,
                after_trial: Callable[[int], None] = lambda trial: None) -> None:
     """Time every contestant still standing, interleaved trial by trial; failures stop only their own contestant.
 

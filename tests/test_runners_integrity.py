@@ -46,6 +46,33 @@ def test_a_plugin_that_replaces_timing_functions_when_imported_is_refused(regist
     assert "integrity_linear" in {plugin.record.family.name for plugin in registry.kernel_plugins}
 
 
+def test_an_import_that_leaves_a_thread_running_is_refused_but_not_for_threads_others_start_meanwhile():
+    """In a threaded server other requests start threads while a plugin is imported: those are not the import's
+    (on the H200 every CUDA plugin imported while the rerun-service benchmark polled the server was refused)."""
+    release, stop = threading.Event(), threading.Event()
+
+    def starts_one_through_a_helper():
+        helper = threading.Thread(target=lambda: threading.Thread(target=release.wait, name="left").start())
+        helper.start()
+        helper.join()
+
+    def churn():
+        while not stop.is_set():
+            threading.Thread(target=time.sleep, args=(0.02,)).start()
+            time.sleep(0.002)
+
+    churner = threading.Thread(target=churn)
+    churner.start()
+    try:
+        with pytest.raises(integrity.IntegrityViolation, match=r"^importing it left a thread running \(left\)"):
+            integrity.imported_untampered(starts_one_through_a_helper)
+        assert integrity.imported_untampered(lambda: time.sleep(0.3) or "module") == "module"
+    finally:
+        stop.set()
+        release.set()
+        churner.join()
+
+
 def test_what_a_refused_plugin_replaced_is_put_back(registry):
     assert time.perf_counter_ns.__module__ == "time"
     assert torch.cuda.Event.elapsed_time.__module__ == "torch.cuda.streams"
@@ -142,7 +169,8 @@ class UnderReportingTimer:
 
 def test_run_trials_invalidates_a_contestant_most_of_whose_batches_the_wall_clock_disowns():
     contestant = Contestant(name="A", prepared=PreparedPass(run=dict), tensors={}, budget=Budget(30))
-    timing.run_trials([contestant], {"trials": 2, "samplesPerTrial": 3}, UnderReportingTimer(), [{}])
+    timing.run_trials([contestant], {"trials": 2, "samplesPerTrial": 3}, UnderReportingTimer(),
+                      integrity.InputSets([{}]))
     assert contestant.error.startswith("timing: integrity violation: 4 of its 4 timed batches disagree with the "
                                        "wall clock (the first: the timer saw 0.003 ms of calls")
     assert contestant.violations and contestant.wall_clock[0] is not None
@@ -151,7 +179,7 @@ def test_run_trials_invalidates_a_contestant_most_of_whose_batches_the_wall_cloc
 def test_a_batch_that_disagrees_now_and_then_is_a_stalled_host_not_a_cheat():
     contestant = Contestant(name="A", prepared=PreparedPass(run=dict), tensors={}, budget=Budget(30))
     timing.run_trials([contestant], {"trials": 2, "samplesPerTrial": 3}, UnderReportingTimer(honest_batches={1, 2, 3}),
-                      [{}])
+                      integrity.InputSets([{}]))
     assert contestant.error is None and len(contestant.samples) == 2
     assert [message is None for message in contestant.wall_clock] == [True, True, True, False]
 
@@ -166,11 +194,22 @@ def test_every_timed_call_gets_values_no_earlier_call_had():
         return {}
 
     contestant = Contestant(name="A", prepared=PreparedPass(run=run), tensors=tensors, budget=Budget(30))
-    input_sets = [{"x": torch.randn(64), "indices": torch.arange(64)} for _ in range(2)]
+    input_sets = integrity.InputSets([{"x": torch.randn(64), "indices": torch.arange(64)} for _ in range(2)])
     timing.run_trials([contestant], {"trials": 4, "samplesPerTrial": 4}, PerfCounterTimer("cpu"), input_sets)
     assert len(seen) == 32 and len({tuple(values.tolist()) for values in seen}) == 32
     assert all(torch.equal(values, torch.arange(64)) for values in indices)  # indices keep their structure
     assert sorted(seen[0].tolist()) in (sorted(input_sets[0]["x"].tolist()), sorted(input_sets[1]["x"].tolist()))
+
+
+def test_an_input_every_seed_draws_alike_is_fed_as_drawn():
+    """A position table is the same on every seed: rotated, it would be a table no draw makes."""
+    table = torch.arange(64.0)
+    sets = integrity.InputSets([{"x": torch.randn(64), "table": table.clone()} for _ in range(3)])
+    assert sets.alike == {"table"}
+    for offset in (1, 17, 200):
+        fed = sets.fed(offset % 3, offset)
+        assert torch.equal(fed["table"], table) and not torch.equal(fed["x"], sets[offset % 3]["x"])
+    assert integrity.InputSets([{"table": table}]).alike == frozenset()  # one set: nothing to tell alike
 
 
 def test_the_audit_keeps_a_uniform_sample_of_calls():

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from runners import timing
+from runners.integrity import InputSets
 from runners.timing import Budget, BudgetExceeded, Contestant, PerfCounterTimer, percentile, protocol_document
 from runners.types import PreparedPass
 from tests.timing_support import SynchronizingItem
@@ -24,7 +25,7 @@ def test_protocol_document_is_the_parameters():
     for name, value in timing.PROTOCOL_PRESETS["standard"].items():
         assert document[name] == value
     assert "inputSeeds" not in document and "OS's random source" in document["inputSeedSource"]
-    assert document["version"] == timing.PROTOCOL_VERSION == 3
+    assert document["version"] == timing.PROTOCOL_VERSION == 4
     assert document["inputAddresses"]["stepBytes"] % 256 == 0
 
 
@@ -95,7 +96,7 @@ def recording_contestant(name, log, tensors):
 
 def test_trials_interleave_implementations_and_rotate_inputs():
     log = []
-    input_sets = [{"x": torch.full((2,), float(value))} for value in (10, 20, 30)]
+    input_sets = InputSets([{"x": torch.full((2,), float(value))} for value in (10, 20, 30)])
     contestants = [recording_contestant(name, log, {"x": torch.zeros(2)}) for name in "AB"]
     protocol = {"trials": 2, "samplesPerTrial": 2}
     timing.run_trials(contestants, protocol, PerfCounterTimer("cpu"), input_sets)
@@ -126,7 +127,7 @@ def test_every_call_of_a_run_sees_its_inputs_at_a_new_address():
 
     own = {name: tensor.untyped_storage().data_ptr() for name, tensor in tensors.items()}
     contestant = Contestant(name="A", prepared=PreparedPass(run=run), tensors=tensors, budget=Budget(30))
-    input_sets = [{name: torch.randn(tensor.shape) for name, tensor in tensors.items()} for _ in range(2)]
+    input_sets = InputSets([{name: torch.randn(tensor.shape) for name, tensor in tensors.items()} for _ in range(2)])
     protocol = {"trials": 3, "samplesPerTrial": 5, "warmupReps": 2}
     timing.warm_up([contestant], protocol, PerfCounterTimer("cpu"), input_sets)
     timing.run_trials([contestant], protocol, PerfCounterTimer("cpu"), input_sets)
@@ -163,7 +164,8 @@ def test_host_inclusive_calls_run_back_to_back_after_the_timed_ones():
             return timing.TimedCalls([100.0 if behind_delay else 300.0] * count)
 
     contestant = recording_contestant("A", [], {"x": torch.zeros(2)})
-    timing.run_trials([contestant], {"trials": 2, "samplesPerTrial": 3}, RecordingTimer(), [{"x": torch.ones(2)}])
+    timing.run_trials([contestant], {"trials": 2, "samplesPerTrial": 3}, RecordingTimer(),
+                      InputSets([{"x": torch.ones(2)}]))
     assert batches == [True, False, True, False]
     summary = timing.timing_summary(contestant.samples, host_inclusive=contestant.host_inclusive)
     assert summary["median"] == 100.0
@@ -204,14 +206,14 @@ def test_host_synchronization_check_reports_other_errors_as_failures(monkeypatch
 
     broken = Contestant(name="broken", prepared=PreparedPass(run=breaks), tensors={}, budget=Budget(30))
     fine = recording_contestant("fine", [], {"x": torch.zeros(2)})
-    timing.check_host_synchronization([broken, fine], "cpu", PerfCounterTimer("cpu"), [{"x": torch.ones(2)}])
+    timing.check_host_synchronization([broken, fine], "cpu", PerfCounterTimer("cpu"), InputSets([{"x": torch.ones(2)}]))
     assert broken.error == "host-synchronization check: RuntimeError: illegal memory access"
     assert fine.host_synchronization == {"detected": False, "detail": None}
 
 
 def test_no_host_synchronization_check_on_a_target_without_one():
     contestant = recording_contestant("A", [], {"x": torch.zeros(2)})
-    timing.check_host_synchronization([contestant], "cpu", PerfCounterTimer("cpu"), [{"x": torch.ones(2)}])
+    timing.check_host_synchronization([contestant], "cpu", PerfCounterTimer("cpu"), InputSets([{"x": torch.ones(2)}]))
     assert contestant.host_synchronization is None and contestant.calls == 0
 
 
@@ -226,8 +228,8 @@ def test_a_pass_context_surrounds_each_batch_of_its_calls():
 
     prepared = PreparedPass(run=lambda: events.append("run") or {}, context=flags)
     contestant = Contestant(name="A", prepared=prepared, tensors={}, budget=Budget(30))
-    timing.warm_up([contestant], {"warmupReps": 2}, PerfCounterTimer("cpu"), [{}])
-    timing.run_trials([contestant], {"trials": 1, "samplesPerTrial": 2}, PerfCounterTimer("cpu"), [{}])
+    timing.warm_up([contestant], {"warmupReps": 2}, PerfCounterTimer("cpu"), InputSets([{}]))
+    timing.run_trials([contestant], {"trials": 1, "samplesPerTrial": 2}, PerfCounterTimer("cpu"), InputSets([{}]))
     assert events == ["enter", "run", "run", "exit", "enter"] + ["run"] * 4 + ["exit"]
 
 
@@ -243,7 +245,8 @@ def test_host_exposed_samples_add_up_over_trials():
             return timing.TimedCalls([1.0] * count, host_exposed=count // 2 if behind_delay else 0)
 
     contestant = recording_contestant("A", [], {"x": torch.zeros(2)})
-    timing.run_trials([contestant], {"trials": 3, "samplesPerTrial": 4}, ExposingTimer(), [{"x": torch.ones(2)}])
+    timing.run_trials([contestant], {"trials": 3, "samplesPerTrial": 4}, ExposingTimer(),
+                      InputSets([{"x": torch.ones(2)}]))
     assert contestant.host_exposed == 6
     assert timing.timing_summary(contestant.samples, contestant.host_exposed)["hostExposedSamples"] == 6
 
@@ -257,7 +260,7 @@ def test_a_failing_contestant_stops_alone():
 
     bad = Contestant(name="bad", prepared=PreparedPass(run=explode), tensors={"x": torch.zeros(2)}, budget=Budget(30))
     timing.run_trials([bad, good], {"trials": 3, "samplesPerTrial": 1}, PerfCounterTimer("cpu"),
-                      [{"x": torch.ones(2)}])
+                      InputSets([{"x": torch.ones(2)}]))
     assert bad.error == "timing trial 1: ValueError: bad launch" and not bad.samples
     assert len(good.samples) == 3
 
