@@ -29,6 +29,7 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (17, 5, 1, 8, 8, True, torch.float16),
     (13, 7, 1, 16, 16, True, torch.float32),
     (33, 7, 1, 8, 8, False, torch.bfloat16),
+    (70, 5, 2, 4, 6, True, torch.float16),  # two forward head groups (the second part empty), zero tiles, groups
 ]
 
 

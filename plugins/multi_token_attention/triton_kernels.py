@@ -18,7 +18,8 @@ The convolution runs on the tensor cores (fp32 as three TF32 products, ``FP32_DO
 column taps of every output head are one product with a banded matrix (``2W = 32``
 columns of P in, 16 columns of each output head out). A program reads P in 16-column
 chunks shared by neighbouring subtiles and the banded weights once for its four
-subtiles. Both operands are aligned tiles read as they lie, so the loop is a GEMM's:
+subtiles, for at most four output heads (:func:`_heads_per_program`; more heads are more
+programs reading the same P from L2). Both operands are aligned tiles read as they lie, so the loop is a GEMM's:
 asynchronous copies into shared memory, no per-element work. P is stored chunk-major so
 that each ``[64, 16]`` chunk tile is one contiguous 2 KB block: a warp's 512-byte copy
 then touches 4 cache lines, where row-major P's 32-byte row pieces touched 16. P's bf16
@@ -279,11 +280,11 @@ def _banded_product(acc, left, right, band_left, band_right, INPUT_PRECISION: tl
 
 
 @triton.jit
-def _store_subtile(acc, bias, out_ptr, batch, rows, first_col, L, C_OUT: tl.constexpr, N: tl.constexpr,
-                   OUT_W: tl.constexpr):
-    """``mask0(acc + bias)`` into output columns ``first_col .. first_col + OUT_W`` of every output head."""
+def _store_subtile(acc, bias, out_ptr, batch, rows, first_col, first_head, L, C_OUT: tl.constexpr,
+                   N: tl.constexpr, OUT_W: tl.constexpr):
+    """``mask0(acc + bias)`` into output columns ``first_col .. first_col + OUT_W`` of the program's output heads."""
     n = tl.arange(0, N)
-    o = n // OUT_W
+    o = first_head + n // OUT_W
     cols = first_col + n % OUT_W
     acc = tl.where(cols[None, :] <= rows[:, None], acc + bias[None, :], 0.0)
     out_planes = (batch * C_OUT + o).to(tl.int64)
@@ -291,13 +292,20 @@ def _store_subtile(acc, bias, out_ptr, batch, rows, first_col, L, C_OUT: tl.cons
              acc.to(out_ptr.dtype.element_ty), mask=(rows[:, None] < L) & ((o < C_OUT) & (cols < L))[None, :])
 
 
+def _heads_per_program(heads_out):
+    """Output heads one convolution program computes: at most 4, whose four ``[64, 4 * OUT_W]`` fp32
+    accumulators fill the registers the configs allow (168 a thread); a program holding all 8 or 16 heads
+    spilled them (8 -> 8 heads, k 5, L 2048: 15 ms, 1% of the floor; benchmarks/KERNELS.md)."""
+    return min(triton.next_power_of_2(heads_out), 4)
+
+
 @triton.autotune(configs=_conv_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
 @triton.jit
 def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
                          C_IN: tl.constexpr, C_OUT: tl.constexpr, K: tl.constexpr, HAS_BIAS: tl.constexpr,
-                         N: tl.constexpr, OUT_W: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+                         N: tl.constexpr, HEADS: tl.constexpr, OUT_W: tl.constexpr, INPUT_PRECISION: tl.constexpr,
                          UPCAST: tl.constexpr, BLOCK_M: tl.constexpr):
-    """``BLOCK_M x 4*OUT_W`` output positions (four subtiles) of every output head of one batch element.
+    """``BLOCK_M x 4*OUT_W`` output positions (four subtiles) of ``HEADS`` output heads of one batch element.
 
     Padded P (chunk-major: a chunk's rows are contiguous) is read in ``OUT_W``-column chunks
     ``q = 0..4``; subtile ``t`` takes chunks ``t`` and ``t + 1`` (the ``2 * OUT_W = A_W``
@@ -308,26 +316,32 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
     pipelines the loop as a GEMM's. Then bias and the causal mask. Programs wholly above
     the diagonal store zeros and read nothing, so they do not wait for the softmax pass (it
     writes no output): launched early (:func:`let_next_launch_start`), they run while it does.
-    Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, 4 * OUT_W), batch)``.
+    The band's rows are ``N`` wide (every output head); a program reads its heads' ``HEADS * OUT_W``
+    columns. The head groups of one tile are neighbouring programs, so they share its P in L2.
+    Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, 4 * OUT_W) * cdiv(C_OUT, HEADS), batch)``.
     """
+    NB: tl.constexpr = HEADS * OUT_W
+    HEAD_GROUPS: tl.constexpr = (C_OUT + HEADS - 1) // HEADS
     pid = tl.program_id(0)
     batch = tl.program_id(1)
+    first_head = (pid % HEAD_GROUPS) * HEADS
+    tile = pid // HEAD_GROUPS
     num_n = tl.cdiv(L, 4 * OUT_W)
-    row_block = pid // num_n
+    row_block = tile // num_n
     rows = row_block * BLOCK_M + tl.arange(0, BLOCK_M)
-    first_col = (pid % num_n) * 4 * OUT_W
+    first_col = (tile % num_n) * 4 * OUT_W
     if first_col < (row_block + 1) * BLOCK_M:  # the program reaches the causal half
         follow_previous_launch()  # P and the banded weights come from the softmax pass
-        acc0 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
-        acc1 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
-        acc2 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
-        acc3 = tl.zeros((BLOCK_M, N), dtype=tl.float32)
+        acc0 = tl.zeros((BLOCK_M, NB), dtype=tl.float32)
+        acc1 = tl.zeros((BLOCK_M, NB), dtype=tl.float32)
+        acc2 = tl.zeros((BLOCK_M, NB), dtype=tl.float32)
+        acc3 = tl.zeros((BLOCK_M, NB), dtype=tl.float32)
         a = tl.arange(0, OUT_W)
-        n = tl.arange(0, N)
+        n = tl.arange(0, NB)
         next_chunk = PLANE // STRIDE * OUT_W  # P is chunk-major: a plane's chunk q is rows x OUT_W at q * next_chunk
         chunk = (p_ptr + (batch * C_IN).to(tl.int64) * PLANE + (first_col // OUT_W) * next_chunk
                  + rows[:, None] * OUT_W + a[None, :])
-        band = band_ptr + a[:, None] * N + n[None, :]
+        band = band_ptr + a[:, None] * N + first_head * OUT_W + n[None, :]
         for slot in range(C_IN * K):  # (c, u) = divmod(slot, K)
             tap = chunk + (slot // K) * PLANE + (slot % K) * OUT_W
             band_left = tl.load(band + slot * 2 * OUT_W * N)
@@ -341,20 +355,20 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
             acc1 = _banded_product(acc1, p1, p2, band_left, band_right, INPUT_PRECISION, UPCAST)
             acc2 = _banded_product(acc2, p2, p3, band_left, band_right, INPUT_PRECISION, UPCAST)
             acc3 = _banded_product(acc3, p3, p4, band_left, band_right, INPUT_PRECISION, UPCAST)
-        o = tl.arange(0, N) // OUT_W
-        bias = tl.zeros((N,), dtype=tl.float32)
+        o = first_head + tl.arange(0, NB) // OUT_W
+        bias = tl.zeros((NB,), dtype=tl.float32)
         if HAS_BIAS:
             bias = tl.load(bias_ptr + o, mask=o < C_OUT, other=0.0).to(tl.float32)
-        _store_subtile(acc0, bias, out_ptr, batch, rows, first_col, L, C_OUT, N, OUT_W)
-        _store_subtile(acc1, bias, out_ptr, batch, rows, first_col + OUT_W, L, C_OUT, N, OUT_W)
-        _store_subtile(acc2, bias, out_ptr, batch, rows, first_col + 2 * OUT_W, L, C_OUT, N, OUT_W)
-        _store_subtile(acc3, bias, out_ptr, batch, rows, first_col + 3 * OUT_W, L, C_OUT, N, OUT_W)
+        _store_subtile(acc0, bias, out_ptr, batch, rows, first_col, first_head, L, C_OUT, NB, OUT_W)
+        _store_subtile(acc1, bias, out_ptr, batch, rows, first_col + OUT_W, first_head, L, C_OUT, NB, OUT_W)
+        _store_subtile(acc2, bias, out_ptr, batch, rows, first_col + 2 * OUT_W, first_head, L, C_OUT, NB, OUT_W)
+        _store_subtile(acc3, bias, out_ptr, batch, rows, first_col + 3 * OUT_W, first_head, L, C_OUT, NB, OUT_W)
     else:
         cols = first_col + tl.arange(0, 4 * OUT_W)
         zeros = tl.zeros((BLOCK_M, 4 * OUT_W), dtype=out_ptr.dtype.element_ty)
-        for head in range(C_OUT):
+        for head in range(first_head, first_head + HEADS):
             tl.store(out_ptr + (batch * C_OUT + head).to(tl.int64) * L * L + rows[:, None] * L + cols[None, :], zeros,
-                     mask=(rows[:, None] < L) & (cols < L)[None, :])
+                     mask=(rows[:, None] < L) & (cols < L)[None, :] & (head < C_OUT))
 
 
 # ----------------------------------------------------------------------------- backward
@@ -556,13 +570,16 @@ def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tens
     batch, _, seq, _ = out.shape
     out_w = band.shape[1] // 2
 
+    heads = _heads_per_program(consts["C_OUT"])
+
     def grid(meta):
-        return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, 4 * out_w), batch)
+        return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, 4 * out_w) * triton.cdiv(consts["C_OUT"], heads),
+                batch)
 
     stride = probs.shape[-3] * probs.shape[-1]  # P is [batch, heads, stride / OUT_W, rows, OUT_W]
     _launch_conv_fwd(grid, (probs, band, bias if bias is not None else band, out, seq, stride, probs[0, 0].numel()),
                      C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=bias is not None,
-                     N=band.shape[2], OUT_W=out_w,
+                     N=band.shape[2], HEADS=heads, OUT_W=out_w,
                      INPUT_PRECISION=FP32_DOT_PRECISION if out.dtype == torch.float32 else "tf32",
                      UPCAST=_INTERPRET and out.dtype != torch.float32)
 
