@@ -3,7 +3,7 @@
 For multi-token attention (heads in→out 4→4, 8→8, 16→16; k 3, 5, 7; L 256 … 4096) and fused
 neighborhood attention ((heads, hidden) (8, 512), (12, 768), (16, 2048); kernel 7, 9, 13;
 dilation 1, 2, 3; seq 512 … 8192), each in bf16, fp16 and fp32, it draws a fixed seeded sample
-of grid points, puts the reference workload first, and reruns every pass asked for through
+of grid points, puts the reference workload first and the points issue 18 found slow next, and reruns every pass asked for through
 the same harness as ``flask rerun`` (``runners.rerun.rerun_workload``): every implementation
 the CUDA plugin has available here, correctness against the float64 reference, device time
 behind a queued delay with the L2 flushed before each call, and the host-inclusive time of
@@ -42,12 +42,17 @@ DTYPES = ("bf16", "fp16", "fp32")
 GRIDS = {
     "multi_token_attention": {
         "reference": ({"batch": 2, "heads_in": 4, "heads_out": 4, "k": 3, "groups": 1, "seq": 1024}, "bf16"),
+        "found_slow": [({"batch": 2, "heads_in": 8, "heads_out": 8, "k": 5, "groups": 1, "seq": 2048}, dtype)
+                       for dtype in ("fp16", "fp32")]
+                      + [({"batch": 2, "heads_in": 4, "heads_out": 4, "k": 3, "groups": 1, "seq": seq}, "bf16")
+                         for seq in (3000, 777)],
         "axes": {"heads": ((4, 4), (8, 8), (16, 16)), "k": (3, 5, 7), "seq": (256, 777, 1024, 2048, 3000, 4096)},
         "point": lambda heads, k, seq: {"batch": 2, "heads_in": heads[0], "heads_out": heads[1], "k": k,
                                         "groups": 1, "seq": seq},
     },
     "fused_neighborhood_attention": {
         "reference": ({"batch": 2, "heads": 8, "hidden": 512, "seq": 1024, "kernel_size": 7, "dilation": 2}, "fp32"),
+        "found_slow": [],
         "axes": {"shape": ((8, 512), (12, 768), (16, 2048)), "kernel_size": (7, 9, 13), "dilation": (1, 2, 3),
                  "seq": (512, 1000, 2000, 4096, 8192)},
         "point": lambda shape, kernel_size, dilation, seq: {"batch": 2, "heads": shape[0], "hidden": shape[1],
@@ -62,14 +67,15 @@ GRID_PROTOCOL = {"warmupReps": 3, "trials": 3, "samplesPerTrial": 10, "inputSets
 
 
 def grid_points(family: str, count: int, seed: int) -> list[tuple[dict, str]]:
-    """The reference workload, then ``count`` distinct points drawn from the whole grid with ``seed``."""
+    """The reference workload, the points issue 18 found slow, then ``count`` distinct other points drawn from
+    the whole grid with ``seed``."""
     grid = GRIDS[family]
     axes = grid["axes"]
     every = [(grid["point"](*values), dtype)
              for values in itertools.product(*axes.values()) for dtype in DTYPES]
-    reference = grid["reference"]
-    sample = random.Random(seed).sample([point for point in every if point != reference], min(count, len(every) - 1))
-    return [reference, *sample]
+    first = [grid["reference"], *grid["found_slow"]]
+    others = [point for point in every if point not in first]
+    return [*first, *random.Random(seed).sample(others, min(count, len(others)))]
 
 
 def grid_protocol() -> dict:
