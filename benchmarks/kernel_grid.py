@@ -3,8 +3,9 @@
 For multi-token attention (heads in→out 4→4, 8→8, 16→16; k 3, 5, 7; L 256 … 4096) and fused
 neighborhood attention ((heads, hidden) (8, 512), (12, 768), (16, 2048); kernel 7, 9, 13;
 dilation 1, 2, 3; seq 512 … 8192), each in bf16, fp16 and fp32, it draws a fixed seeded sample
-of grid points, puts the reference workload first and the points issue 18 found slow next, and reruns every pass asked for through
-the same harness as ``flask rerun`` (``runners.rerun.rerun_workload``): every implementation
+of grid points, puts the reference workload first and the points issue 18 found slow next, and
+reruns every pass asked for through the same harness as ``flask rerun``
+(``runners.rerun.rerun_workload``): every implementation
 the CUDA plugin has available here, correctness against the float64 reference, device time
 behind a queued delay with the L2 flushed before each call, and the host-inclusive time of
 back-to-back calls. The protocol is the standard one with fewer samples (``GRID_PROTOCOL``),
