@@ -5,7 +5,7 @@ neighborhood attention ((heads, hidden) (8, 512), (12, 768), (16, 2048); kernel 
 dilation 1, 2, 3; seq 512 … 8192), each in bf16, fp16 and fp32, it draws a fixed seeded sample
 of grid points, puts the reference workload first and the points issue 18 found slow next, and
 reruns every pass asked for through the same harness as ``flask rerun``
-(``runners.rerun.rerun_workload``): every implementation
+(``runners.rerun.rerun_workload``, speed only): every implementation
 the CUDA plugin has available here, correctness against the float64 reference, device time
 behind a queued delay with the L2 flushed before each call, and the host-inclusive time of
 back-to-back calls. The protocol is the standard one with fewer samples (``GRID_PROTOCOL``),
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from runners.discovery import get_registry  # noqa: E402
 from runners.hardware import peaks_for  # noqa: E402
-from runners.rerun import RerunError, RerunRequest, capture_environment, rerun_workload  # noqa: E402
+from runners.rerun import METRIC, RerunError, RerunRequest, capture_environment, rerun_workload  # noqa: E402
 from runners.timing import protocol_document  # noqa: E402
 from runners.types import PASSES  # noqa: E402
 
@@ -185,7 +185,7 @@ def main() -> int:
             try:
                 results = rerun_workload(request, target="cuda", protocol=protocol, environment=environment,
                                          implementations=implementations(family, dtype, arguments.without),
-                                         progress=lambda message: print(message, file=sys.stderr, flush=True))
+                                         metrics=[METRIC], progress=lambda message: print(message, file=sys.stderr, flush=True))
             except RerunError as error:
                 print(f"{family} {pass_} {describe(parameters)} {dtype}: {error}", file=sys.stderr)
                 continue
