@@ -18,7 +18,7 @@ bandwidth and FLOPs over the datasheet rate of its math mode) and our relative L
 ``--out`` appends every result as a bundle line, ready for ``flask import kernelindex``.
 
     python3 benchmarks/kernel_grid.py --points 60 --out grid.jsonl [--family mta fna]
-        [--passes forward backward full] [--seed 18] [--budget-seconds 3000]
+        [--passes forward backward full] [--seed 18] [--budget-seconds 3000] [--from-point 0]
 """
 
 from __future__ import annotations
@@ -159,6 +159,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=18)
     parser.add_argument("--budget-seconds", type=float, default=None,
                         help="start no point after this many seconds; the tables cover what ran")
+    parser.add_argument("--from-point", type=int, default=0,
+                        help="skip the schedule's first points (to go on where a budgeted run stopped)")
     parser.add_argument("--out", type=Path, help="append every result as a bundle line")
     parser.add_argument("--without", nargs="*", default=["multi_token_attention:liger"],
                         metavar="FAMILY:IMPLEMENTATION",
@@ -176,7 +178,7 @@ def main() -> int:
     # Families interleaved point by point, so a budget that runs out leaves both tables sampled.
     schedule = [(family, point) for points in itertools.zip_longest(
         *[[(family, point) for point in grid_points(family, arguments.points, arguments.seed)] for family in families])
-        for family, point in filter(None, points)]
+        for family, point in filter(None, points)][arguments.from_point:]
     for family, (parameters, dtype) in schedule:
         for pass_ in arguments.passes:
             if arguments.budget_seconds and time.monotonic() - started > arguments.budget_seconds:

@@ -26,6 +26,7 @@ Under ``TRITON_INTERPRET=1`` (no compiled kernels) every launch is an ordinary o
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import torch
@@ -103,6 +104,17 @@ def kernelindex_implementation(kernels) -> Implementation:
     source file and what its ``implementation_record()`` says (versions, precision, tuned configs)."""
     return Implementation("kernelindex_triton", "KernelIndex", project_revision(kernels.__file__),
                           kernels.implementation_record())
+
+
+def kernelindex_precise_implementation(kernels) -> Implementation:
+    """``kernelindex_triton+tf32x3``: the same kernels with every fp32 product as three TF32 products
+    (``kernels.PRECISE_FP32_DOT_PRECISION``), for callers who need fp32-grade results; fp32 workloads only,
+    held to the ``ieee-fp32`` tolerance. Its ``details["fp32_dot_precision"]`` is what the kernels take."""
+    default = kernelindex_implementation(kernels)
+    precision = kernels.PRECISE_FP32_DOT_PRECISION
+    return dataclasses.replace(default, name=f"{default.name}+{precision}",
+                               details=kernels.implementation_record(precision), fp32_math_mode=None,
+                               dtypes=("fp32",))
 
 
 def kernelindex_settled_details(kernels):

@@ -8,7 +8,7 @@ from runners import correctness
 from runners.discovery import get_registry
 from runners.rerun import RerunRequest, _PluginCalls, capture_environment, rerun_workload
 from runners.timing import protocol_document
-from runners.types import PreparedPass
+from runners.types import PreparedPass, torch_dtype
 
 FAMILY = "multi_token_attention"
 UPSTREAM_CONFIG = {"batch": 2, "heads_in": 4, "heads_out": 4, "k": 3, "groups": 1}  # swept over seq
@@ -53,21 +53,41 @@ def test_any_parameters_the_definition_allows(parameters, dtype, options, enviro
     assert result.status == "passed", result.error
 
 
+@pytest.mark.parametrize("implementation, dtype, math_mode", [("kernelindex_triton", "bf16", "bf16"),
+                                                              ("kernelindex_triton", "fp32", "tf32"),
+                                                              ("kernelindex_triton+tf32x3", "fp32", "ieee-fp32")])
 @pytest.mark.parametrize("pass_", PASSES)
-def test_cuda_plugin_triton_kernels_match_the_reference_in_interpreter_mode(pass_):
+def test_cuda_plugin_triton_kernels_match_the_reference_in_interpreter_mode(pass_, implementation, dtype, math_mode):
     registry = get_registry()
     plugin = registry.find(FAMILY, "cuda")
     parameters = {"seq": 11, "batch": 1, "heads_in": 2, "heads_out": 2, "k": 3, "groups": 1}
-    calls = _PluginCalls(registry, plugin, RerunRequest(FAMILY, pass_, parameters, "bf16", {"bias": True}), "cpu")
+    calls = _PluginCalls(registry, plugin, RerunRequest(FAMILY, pass_, parameters, dtype, {"bias": True}), "cpu")
     expected = calls.call("reference_outputs", workload=calls.workload(5), pass_=pass_)
-    prepared = calls.call("prepare_pass", implementation=plugin.record.implementation("kernelindex_triton"),
-                          workload=calls.workload(5), pass_=pass_)
+    chosen = plugin.record.implementation(implementation)
+    assert chosen.math_mode(dtype) == math_mode
+    prepared = calls.call("prepare_pass", implementation=chosen, workload=calls.workload(5), pass_=pass_)
     prepared.setup()
     outputs = prepared.run()
     expected = {name: tensor.detach() for name, tensor in expected.items()}
     errors = correctness.POLICY.errors(
-        correctness.check_trial(outputs, correctness.snapshot(outputs), expected, {}, torch.bfloat16))
-    assert set(errors) == set(expected) and max(errors.values()) < correctness.TOLERANCES["bf16"]
+        correctness.check_trial(outputs, correctness.snapshot(outputs), expected, {}, torch_dtype(dtype)))
+    tolerance = correctness.tolerance_for(dtype, uses_tf32=math_mode == "tf32")
+    assert set(errors) == set(expected) and max(errors.values()) < tolerance
+
+
+def test_fp32_variants_are_offered_on_cuda_for_fp32_only():
+    """TF32 is what KernelIndex's convolution multiplies fp32 in, so every comparator is offered with it; the
+    precise Triton variant multiplies fp32 as three TF32 products and is held to IEEE fp32's tolerance."""
+    cuda, cpu = get_registry().find(FAMILY, "cuda").record, get_registry().find(FAMILY, "cpu").record
+    variants = {"torch+tf32": "tf32", "torch_compile+tf32": "tf32", "liger+tf32": "tf32",
+                "kernelindex_triton+tf32x3": "ieee-fp32"}
+    assert set(variants) <= set(cuda.implementation_names) and not set(variants) & set(cpu.implementation_names)
+    for name, mode in variants.items():
+        assert cuda.implementation(name).as_document()["mathModes"] == {"fp32": mode}
+        assert not cuda.implementation(name).runs("bf16")
+    assert cuda.implementation("kernelindex_triton").math_mode("fp32") == "tf32"
+    assert cuda.implementation("kernelindex_triton+tf32x3").details["fp32_dot_precision"] == "tf32x3"
+    assert cuda.implementation("torch").math_mode("fp32") == "ieee-fp32"
 
 
 def upstream_formulation(scores, weight, bias, *, groups=1):

@@ -10,14 +10,14 @@ three TF32 products (on fp32 workloads; its math mode is ``ieee-fp32``, and it i
 tolerance).
 """
 
-import dataclasses
 import functools
 import math
 
 import torch
 
 from plugins._family import import_failure, library_revision, variant_of, with_tf32
-from plugins._triton_launcher import kernelindex_implementation, kernelindex_settled_details
+from plugins._triton_launcher import (kernelindex_implementation, kernelindex_precise_implementation,
+                                      kernelindex_settled_details)
 from plugins.fused_neighborhood_attention import triton_kernels
 from plugins.fused_neighborhood_attention.reference import FAMILY
 from runners import hookimpl
@@ -38,10 +38,7 @@ LIGER = Implementation(
     fp32_math_mode="tf32-partial", unavailable=LIGER_UNAVAILABLE)
 LIGER_TF32 = with_tf32(LIGER)
 KERNELINDEX = kernelindex_implementation(triton_kernels)
-KERNELINDEX_PRECISE = dataclasses.replace(
-    KERNELINDEX, name=f"{KERNELINDEX.name}+{triton_kernels.PRECISE_FP32_DOT_PRECISION}",
-    details=triton_kernels.implementation_record(triton_kernels.PRECISE_FP32_DOT_PRECISION), fp32_math_mode=None,
-    dtypes=("fp32",))
+KERNELINDEX_PRECISE = kernelindex_precise_implementation(triton_kernels)
 
 PLUGIN = KernelPlugin(
     family=FAMILY.definition,

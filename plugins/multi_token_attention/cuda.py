@@ -1,12 +1,18 @@
 """Multi-token attention on CUDA GPUs: torch, torch.compile, Liger-Kernel and KernelIndex's Triton kernels.
 
-Liger is listed as unavailable, with the reason, where ``liger_kernel`` does not import.
+Liger is listed as unavailable, with the reason, where ``liger_kernel`` does not import. KernelIndex's convolution
+multiplies fp32 in TF32, so on fp32 workloads torch, torch.compile and Liger (whose convolutions are cuDNN's) are
+also offered with TF32 allowed (``+tf32``), and ``kernelindex_triton+tf32x3`` runs the same kernels with fp32-grade
+products (three TF32 products each; math mode ``ieee-fp32``).
 """
+
+import functools
 
 import torch
 
-from plugins._family import import_failure, library_revision
-from plugins._triton_launcher import kernelindex_implementation, kernelindex_settled_details
+from plugins._family import import_failure, library_revision, variant_of, with_tf32
+from plugins._triton_launcher import (kernelindex_implementation, kernelindex_precise_implementation,
+                                      kernelindex_settled_details)
 from plugins.multi_token_attention import triton_kernels
 from plugins.multi_token_attention.reference import FAMILY
 from runners import hookimpl
@@ -24,11 +30,16 @@ LIGER = Implementation(
     "liger", "Liger-Kernel", library_revision("liger-kernel", LIGER_UNAVAILABLE),
     {"module": "LigerMultiTokenAttention", "padding": "k // 2"}, unavailable=LIGER_UNAVAILABLE)
 
+KERNELINDEX = kernelindex_implementation(triton_kernels)
+KERNELINDEX_PRECISE = kernelindex_precise_implementation(triton_kernels)
+
 PLUGIN = KernelPlugin(
     family=FAMILY.definition,
     target="cuda",
-    implementations=FAMILY.implementations_with(LIGER, kernelindex_implementation(triton_kernels)),
-    description="Upstream torch module, torch.compile of it, Liger-Kernel's module and KernelIndex's Triton kernels.",
+    implementations=FAMILY.implementations_with(*map(with_tf32, FAMILY.torch_implementations), LIGER,
+                                                with_tf32(LIGER), KERNELINDEX, KERNELINDEX_PRECISE),
+    description="Upstream torch module, torch.compile of it, Liger-Kernel's module (each also with TF32 allowed, on "
+                "fp32) and KernelIndex's Triton kernels (also with fp32-grade products, on fp32).",
 )
 
 build_workload = FAMILY.build_workload  # the family's hooks that every target registers
@@ -59,9 +70,12 @@ def kernel_plugin():
 
 @hookimpl
 def prepare_pass(implementation, workload, pass_):
-    if implementation.name == "liger":
-        return FAMILY.prepare(liger_function(workload), workload, pass_)
-    if implementation.name == "kernelindex_triton":
-        return FAMILY.prepare(triton_kernels.multi_token_attention_triton, workload, pass_,
+    name, tf32 = variant_of(implementation.name)
+    if name == "liger":
+        return FAMILY.prepare(liger_function(workload), workload, pass_, tf32=tf32)
+    if implementation.name in (KERNELINDEX.name, KERNELINDEX_PRECISE.name):
+        triton_attention = functools.partial(triton_kernels.multi_token_attention_triton,
+                                             precision=implementation.details["fp32_dot_precision"])
+        return FAMILY.prepare(triton_attention, workload, pass_,
                               settled_details=kernelindex_settled_details(triton_kernels))
     return FAMILY.prepare_torch(implementation, workload, pass_)

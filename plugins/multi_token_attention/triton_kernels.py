@@ -13,7 +13,7 @@ forward, two launches (``cp`` = ``COL_PAD``, 8 for k <= 17; ``W`` = ``OUT_W``, 1
     out[o, i, j0+tW : j0+(t+1)W] = mask0(bias[o] + sum_{c,u} P_pad[c, i+u, j0+tW : j0+(t+2)W] @ band[c*k+u])
         for the four subtiles t of a program; 0 in tiles above the diagonal     _mta_conv_fwd_kernel
 
-The convolution runs on the tensor cores (fp32 as three TF32 products, ``FP32_DOT_PRECISION``): for each
+The convolution runs on the tensor cores (fp32 in TF32, or as three TF32 products: ``precision``): for each
 (input head, tap row), the ``k``
 column taps of every output head are one product with a banded matrix (``2W = 32``
 columns of P in, 16 columns of each output head out). A program reads P in 16-column
@@ -42,11 +42,12 @@ convolution's tiles wholly above the diagonal then store their zeros (~half the 
 while the pass still runs, as they read nothing it writes, and its other programs wait,
 resident, for the pass to end.
 
-backward, one memset and three launches (``g = mask0(dout)``)::
+backward, one memset and four launches (``g = mask0(dout)``)::
 
     G_pad[o, i+p, j+cp] = g[o, i, j], same border and band                    _mta_pad_kernel (copy)
     dP[c, r, s] = sum_{o,u,v} w[o,c,u,v] * g[o, r-u+p, s-v+p]      (transposed convolution, from G_pad)
-    delta[c, r] += sum_s dP * P;  dW += sum P * shifted g;  dbias += sum g   _mta_bwd_reduce_kernel (atomics)
+    delta[c, r] += sum_s dP * P                                               _mta_bwd_reduce_kernel (atomics)
+    dW[:, :, u, v] += g @ shifted P over positions;  dbias += sum g           _mta_bwd_weight_kernel (atomics)
     dscores = P * (dP - delta); program 0 also writes dW, dbias in their dtype  _mta_bwd_scores_kernel
 
 Traffic (bf16, B 2, heads 4 -> 4, L 1024; floor = scores read once + output written
@@ -80,11 +81,15 @@ from plugins._triton_launcher import tuned_configs as autotuned_choices
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 _LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
 
-FP32_DOT_PRECISION = "tf32x3"
-"""How the convolution's products multiply fp32 operands: each split into a TF32 head and tail, three TF32
-tensor-core products, fp32-grade results (IEEE products, ``"ieee"``, run on the FMA units: at 8 heads and k 5 that
-made the fp32 forward 6x slower than torch.compile's cuDNN convolution; see benchmarks/KERNELS.md). bf16 and fp16
-products are exact on the tensor cores whatever this says."""
+FP32_DOT_PRECISION = "tf32"
+"""How the convolution's products multiply fp32 operands by default: TF32 tensor cores (10-bit mantissa, fp32
+accumulate), as cuDNN's convolutions do under torch's default flags. bf16 and fp16 products are exact on the tensor
+cores whatever this says. IEEE products (``"ieee"``) run on the FMA units: at 8 heads and k 5 they made the fp32
+forward 9x slower than TF32 (benchmarks/KERNELS.md)."""
+
+PRECISE_FP32_DOT_PRECISION = "tf32x3"
+"""The precise choice: each fp32 operand split into a TF32 head and tail, three TF32 products, fp32-grade results
+(4.5x the TF32 forward at 8 heads and k 5, twice as fast as IEEE products)."""
 
 _MAX_BLOCK_M = 64
 _MAX_BLOCK_N = 64
@@ -375,17 +380,10 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
 
 
 @triton.jit
-def _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, W_OFFSET, REPLICA, batch, rows, cols, L, STRIDE, PLANE,
-                     C_IN_P: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
-                     OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, COL_PAD: tl.constexpr, HAS_BIAS: tl.constexpr,
-                     WEIGHT_GRADS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """dP of a tile for every input head: ``sum_{o,u,v} w[o,c,u,v] * G_pad[o, r + 2p - u, s + p + COL_PAD - v]``.
-
-    With ``WEIGHT_GRADS``, also adds the tile's share of dW (``sum P * shifted g``) and of
-    dbias (``sum g``) atomically into ``acc_ptr + W_OFFSET`` (dW, then dbias): into one of
-    ``REPLICAS`` copies, chosen by program, so that thousands of tiles do not queue on the
-    same few hundred addresses (a single copy made the backward 40x the floor at L 4096).
-    """
+def _mta_dprobs_tile(gp_ptr, w_ptr, batch, rows, cols, STRIDE, PLANE, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
+                     IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, COL_PAD: tl.constexpr,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """dP of a tile for every input head: ``sum_{o,u,v} w[o,c,u,v] * G_pad[o, r + 2p - u, s + p + COL_PAD - v]``."""
     ins = tl.arange(0, C_IN_P)
     tile = rows[:, None] * STRIDE + cols[None, :]
     dprobs = tl.zeros((C_IN_P, BLOCK_M, BLOCK_N), dtype=tl.float32)
@@ -400,13 +398,6 @@ def _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, W_OFFSET, REPLICA, batch, ro
             g = tl.load(taps + tile + (COL_PAD + K // 2 - v)).to(tl.float32)
             w = tl.load(w_ptr + w_index + v, mask=w_ok, other=0.0).to(tl.float32)
             dprobs += w[:, None, None] * g[None, :, :]
-            if WEIGHT_GRADS:
-                copy = acc_ptr + W_OFFSET + REPLICA * (C_OUT * IN_PER_GROUP * K * K + C_OUT)
-                share = tl.sum(tl.sum(probs * g[None, :, :], axis=2), axis=1)
-                tl.atomic_add(copy + w_index + v, share, mask=w_ok)
-                if HAS_BIAS and v == K // 2:
-                    if u == K // 2:
-                        tl.atomic_add(copy + C_OUT * IN_PER_GROUP * K * K + o, tl.sum(tl.sum(g, axis=1), axis=0))
     return dprobs
 
 
@@ -426,11 +417,10 @@ def _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, PAD: tl.constexpr, 
 def _mta_bwd_reduce_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, L, STRIDE, PLANE,
                            C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
                            IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
-                           COL_PAD: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
-                           REPLICAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """``delta[c, r] += sum_s dP * P`` over the tile's columns, and the tile's dW / dbias shares, all atomically
-    into ``acc`` (``delta [batch, C_IN, L]``, then dW, then dbias). Tiles wholly above the diagonal have
-    P = 0 and g = 0 there and return at once. Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
+                           COL_PAD: tl.constexpr, CHUNK: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """``delta[c, r] += sum_s dP * P`` over the tile's columns, atomically into ``acc`` (``delta [batch, C_IN, L]``).
+    Tiles wholly above the diagonal have P = 0 there and return at once.
+    Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
     """
     follow_previous_launch()
     pid = tl.program_id(0)
@@ -440,15 +430,65 @@ def _mta_bwd_reduce_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, L, STRIDE, PLANE,
         rows = (pid // num_n) * BLOCK_M + tl.arange(0, BLOCK_M)
         cols = (pid % num_n) * BLOCK_N + tl.arange(0, BLOCK_N)
         probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, COL_PAD, CHUNK, C_IN, C_IN_P)
-        w_offset = tl.num_programs(1) * C_IN * L
-        replica = (pid + batch * tl.num_programs(0)) % REPLICAS
-        dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, w_offset, replica, batch, rows, cols, L, STRIDE, PLANE,
-                                  C_IN_P, C_OUT, IN_PER_GROUP, OUT_PER_GROUP, K, COL_PAD, HAS_BIAS, True, BLOCK_M,
-                                  BLOCK_N)
+        dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, batch, rows, cols, STRIDE, PLANE, C_IN_P, C_OUT, IN_PER_GROUP,
+                                  OUT_PER_GROUP, K, COL_PAD, BLOCK_M, BLOCK_N)
         ins = tl.arange(0, C_IN_P)
         planes = (batch * C_IN + ins).to(tl.int64)
         tl.atomic_add(acc_ptr + planes[:, None] * L + rows[None, :], tl.sum(dprobs * probs, axis=2),
                       mask=(ins < C_IN)[:, None] & (rows < L)[None, :])
+
+
+@triton.jit
+def _mta_bwd_weight_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
+                           C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr, C_OUT_P: tl.constexpr,
+                           IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
+                           COL_PAD: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
+                           REPLICAS: tl.constexpr, INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
+                           BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr):
+    """One tap's weight gradient over a block of rows, on the tensor cores:
+    ``dW[o, c, u, v] += sum_{i, j <= i} g[o, i, j] * P[c, i + u - p, j + v - p]`` as a product whose inner dimension
+    is the block's positions, ``[C_OUT_P, positions] @ [positions, C_IN_P]``; the ``(u, v) = (0, 0)`` programs also
+    add ``dbias[o] += sum g[o]``. Both go atomically into one of ``REPLICAS`` copies in ``acc`` (after
+    ``delta``), chosen by program, so that the row blocks of a tap do not queue on the same addresses.
+    Grid: ``(cdiv(L, BLOCK_I), K * K, batch)``.
+    """
+    follow_previous_launch()
+    block = tl.program_id(0)
+    tap = tl.program_id(1)
+    batch = tl.program_id(2)
+    u = tap // K
+    v = tap % K
+    position = tl.arange(0, BLOCK_I * BLOCK_J)
+    i = block * BLOCK_I + position // BLOCK_J
+    outs = tl.arange(0, C_OUT_P)
+    ins = tl.arange(0, C_IN_P)
+    g_planes = (batch * C_OUT + outs).to(tl.int64) * L * L
+    p_planes = (batch * C_IN + ins).to(tl.int64) * PLANE
+    rows = PLANE // STRIDE
+    grad_w = tl.zeros((C_OUT_P, C_IN_P), dtype=tl.float32)
+    grad_b = tl.zeros((C_OUT_P,), dtype=tl.float32)
+    for j0 in range(0, tl.minimum((block + 1) * BLOCK_I, L), BLOCK_J):  # the block's causal columns
+        j = j0 + position % BLOCK_J
+        causal = (i < L) & (j <= i)
+        g = tl.load(g_ptr + g_planes[:, None] + (i * L + j)[None, :], mask=(outs < C_OUT)[:, None] & causal[None, :],
+                    other=0.0)
+        pcol = j + v - K // 2 + COL_PAD  # P_pad[c, i + u, pcol] = P[c, i + u - p, j + v - p], chunk-major
+        p_offsets = (i + u) * CHUNK + pcol // CHUNK * (rows * CHUNK) + pcol % CHUNK
+        p = tl.load(p_ptr + p_planes[None, :] + p_offsets[:, None], mask=causal[:, None] & (ins < C_IN)[None, :],
+                    other=0.0)
+        if HAS_BIAS:
+            grad_b += tl.sum(g.to(tl.float32), axis=1)
+        if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
+            g, p = g.to(tl.float32), p.to(tl.float32)
+        grad_w = tl.dot(g, p, acc=grad_w, input_precision=INPUT_PRECISION)
+    replica = (block + batch * tl.num_programs(0)) % REPLICAS
+    copy = acc_ptr + tl.num_programs(2) * C_IN * L + replica * (C_OUT * IN_PER_GROUP * K * K + C_OUT)
+    w_local = ins[None, :] - (outs[:, None] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
+    in_group = (outs < C_OUT)[:, None] & (ins < C_IN)[None, :] & (w_local >= 0) & (w_local < IN_PER_GROUP)
+    tl.atomic_add(copy + (outs[:, None] * IN_PER_GROUP + w_local) * (K * K) + tap, grad_w, mask=in_group)
+    if HAS_BIAS:
+        if tap == 0:
+            tl.atomic_add(copy + C_OUT * IN_PER_GROUP * K * K + outs, grad_b, mask=outs < C_OUT)
 
 
 def _bwd_scores_configs():
@@ -483,9 +523,8 @@ def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr
     grad = tl.zeros((C_IN_P, BLOCK_M, BLOCK_N), dtype=tl.float32)
     if (pid % num_n) * BLOCK_N < (pid // num_n + 1) * BLOCK_M:
         probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, COL_PAD, CHUNK, C_IN, C_IN_P)
-        dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, probs, acc_ptr, 0, 0, batch, rows, cols, L, STRIDE, PLANE,
-                                  C_IN_P, C_OUT, IN_PER_GROUP, OUT_PER_GROUP, K, COL_PAD, False, False, BLOCK_M,
-                                  BLOCK_N)
+        dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, batch, rows, cols, STRIDE, PLANE, C_IN_P, C_OUT, IN_PER_GROUP,
+                                  OUT_PER_GROUP, K, COL_PAD, BLOCK_M, BLOCK_N)
         delta = tl.load(acc_ptr + planes[:, None] * L + rows[None, :], mask=row_ok, other=0.0)
         grad = probs * (dprobs - delta[:, :, None])
     ptrs = ds_ptr + planes[:, None, None] * L * L + (rows[:, None] * L + cols[None, :])[None, :, :]
@@ -507,12 +546,14 @@ def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr
 
 # ----------------------------------------------------------------------------- launchers
 
-_REPLICAS = 64  # copies of the dW / dbias accumulators (see _mta_dprobs_tile)
+_REPLICAS = 64  # copies of the dW / dbias accumulators (see _mta_bwd_weight_kernel)
 _REDUCE_BLOCK = (16, 64, 8)  # BLOCK_M, BLOCK_N, num_warps of the reduce kernel (not autotuned: it adds atomically)
+_WEIGHT_BLOCK = (16, 32, 4)  # BLOCK_I, BLOCK_J, num_warps of the weight kernel (likewise): 512 positions a product
 
 _launch_pad = Launcher(_mta_pad_kernel)
 _launch_conv_fwd = Launcher(_mta_conv_fwd_kernel)
 _launch_bwd_reduce = Launcher(_mta_bwd_reduce_kernel)
+_launch_bwd_weight = Launcher(_mta_bwd_weight_kernel)
 _launch_bwd_scores = Launcher(_mta_bwd_scores_kernel)
 
 
@@ -564,9 +605,11 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[
     return padded, band
 
 
-def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tensor], out: torch.Tensor, consts: dict):
-    """The forward's second launch: ``out`` from padded P and the banded weights that :func:`_padded` made.
-    One function, so that timing the stage alone launches exactly what the forward does."""
+def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tensor], out: torch.Tensor, consts: dict,
+              precision: str = FP32_DOT_PRECISION):
+    """The forward's second launch: ``out`` from padded P and the banded weights that :func:`_padded` made, fp32
+    products as ``precision`` says. One function, so that timing the stage alone launches exactly what the forward
+    does."""
     batch, _, seq, _ = out.shape
     out_w = band.shape[1] // 2
 
@@ -580,22 +623,23 @@ def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tens
     _launch_conv_fwd(grid, (probs, band, bias if bias is not None else band, out, seq, stride, probs[0, 0].numel()),
                      C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=bias is not None,
                      N=band.shape[2], HEADS=heads, OUT_W=out_w,
-                     INPUT_PRECISION=FP32_DOT_PRECISION if out.dtype == torch.float32 else "tf32",
+                     INPUT_PRECISION=precision if out.dtype == torch.float32 else "tf32",
                      UPCAST=_INTERPRET and out.dtype != torch.float32)
 
 
 class _MultiTokenAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, scores, weight, bias, groups):
+    def forward(ctx, scores, weight, bias, groups, precision):
         scores = scores.contiguous()
         weight = weight.contiguous()
         batch, _, seq, _ = scores.shape
         consts = _shape_constants(scores, weight, groups)
         out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
         probs, band = _padded(scores, consts, softmax=True, weight=weight)
-        _convolve(probs, band, bias, out, consts)
+        _convolve(probs, band, bias, out, consts, precision)
         ctx.save_for_backward(probs, weight, bias)
         ctx.groups = groups
+        ctx.precision = precision
         ctx.shape = scores.shape
         return out
 
@@ -604,7 +648,8 @@ class _MultiTokenAttention(torch.autograd.Function):
         probs, weight, bias = ctx.saved_tensors
         batch, heads_in, seq, _ = ctx.shape
         consts = _shape_constants(probs, weight, ctx.groups)
-        grads, _ = _padded(grad_out.contiguous(), consts, softmax=False)
+        grad_out = grad_out.contiguous()
+        grads, _ = _padded(grad_out, consts, softmax=False)
         stride, plane = grads.shape[-1], grads[0, 0].numel()  # P has G's rows and stride, chunk-major
         chunk = probs.shape[-1]
         c_in_p = triton.next_power_of_2(heads_in)
@@ -615,7 +660,15 @@ class _MultiTokenAttention(torch.autograd.Function):
         block_m, block_n, warps = _REDUCE_BLOCK
         tiles = triton.cdiv(seq, block_m) * triton.cdiv(seq, block_n)
         _launch_bwd_reduce((tiles, batch), (probs, grads, weight, acc, seq, stride, plane), C_IN_P=c_in_p, CHUNK=chunk,
-                           HAS_BIAS=has_bias, REPLICAS=_REPLICAS, BLOCK_M=block_m, BLOCK_N=block_n,
+                           BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, **consts)
+        block_i, block_j, warps = _WEIGHT_BLOCK
+        _launch_bwd_weight((triton.cdiv(seq, block_i), consts["K"] ** 2, batch),
+                           (grad_out, probs, acc, seq, stride, plane),
+                           C_IN_P=max(c_in_p, 16), C_OUT_P=max(triton.next_power_of_2(consts["C_OUT"]), 16),
+                           CHUNK=chunk,
+                           HAS_BIAS=has_bias, REPLICAS=_REPLICAS,
+                           INPUT_PRECISION=ctx.precision if probs.dtype == torch.float32 else "tf32",
+                           UPCAST=_INTERPRET and probs.dtype != torch.float32, BLOCK_I=block_i, BLOCK_J=block_j,
                            num_warps=warps, **consts)
         dscores = torch.empty(ctx.shape, device=probs.device, dtype=probs.dtype)
         dweight = torch.empty_like(weight)
@@ -629,22 +682,24 @@ class _MultiTokenAttention(torch.autograd.Function):
                            C_IN_P=c_in_p, CHUNK=chunk, HAS_BIAS=has_bias,
                            W_NUMEL_P=triton.next_power_of_2(weight.numel()),
                            REPLICAS=_REPLICAS, **consts)
-        return dscores, dweight, dbias, None
+        return dscores, dweight, dbias, None, None
 
 
 def multi_token_attention_triton(scores: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], *,
-                                 groups: int = 1) -> torch.Tensor:
+                                 groups: int = 1, precision: str = FP32_DOT_PRECISION) -> torch.Tensor:
     """Same contract as ``reference.multi_token_attention_torch``; differentiable.
 
     P is rounded to the scores' dtype between the softmax and the convolution, as the
     torch formulation does; sums are fp32 inside the kernels; outputs in the scores' dtype.
+    The forward convolution multiplies fp32 as ``precision`` says (``tl.dot``'s ``input_precision``: TF32
+    by default, ``PRECISE_FP32_DOT_PRECISION`` for fp32-grade results); the backward's products are fp32 FMAs.
     """
     if scores.dim() != 4 or scores.shape[-1] != scores.shape[-2]:
         raise ValueError(f"scores must be [batch, heads_in, seq, seq], got {tuple(scores.shape)}")
     k = weight.shape[-1]
     if weight.dim() != 4 or weight.shape[-2] != k or k % 2 == 0 or weight.shape[1] * groups != scores.shape[1]:
         raise ValueError(f"weight must be [heads_out, heads_in/groups, k, k] with k odd, got {tuple(weight.shape)}")
-    return _MultiTokenAttention.apply(scores, weight, bias, groups)
+    return _MultiTokenAttention.apply(scores, weight, bias, groups, precision)
 
 
 # ----------------------------------------------------------------------------- records
@@ -658,17 +713,21 @@ _AUTOTUNED = {
 
 def tuned_configs() -> dict[str, list[dict]]:
     """Every autotuned choice made so far in this process (see :func:`plugins._triton_launcher.tuned_configs`);
-    the backward reduce kernel is not autotuned (it accumulates atomically) and reports its fixed blocks."""
+    the backward's reduce and weight kernels are not autotuned (they accumulate atomically) and report their fixed
+    blocks."""
     record = autotuned_choices(_AUTOTUNED)
     block_m, block_n, warps = _REDUCE_BLOCK
     record["_mta_bwd_reduce_kernel"] = [{"key": ["*"], "config": {"BLOCK_M": block_m, "BLOCK_N": block_n,
                                                                    "num_warps": warps}}]
+    block_i, block_j, warps = _WEIGHT_BLOCK
+    record["_mta_bwd_weight_kernel"] = [{"key": ["*"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j,
+                                                                   "num_warps": warps}}]
     return record
 
 
-def implementation_record() -> dict:
-    """What a run records about this implementation: versions, precision and tuned configs."""
+def implementation_record(precision: str = FP32_DOT_PRECISION) -> dict:
+    """What a run records about this implementation at ``precision``: versions, precision and tuned configs."""
     return {"module": __name__, "triton": triton.__version__,
             "compute_precision": "P rounded to the input dtype (as torch); fp32 sums; I/O in the input dtype",
-            "fp32_dot_precision": FP32_DOT_PRECISION, "tf32": False,
+            "fp32_dot_precision": precision, "tf32": precision == "tf32",
             "autotuned": tuned_configs()}
