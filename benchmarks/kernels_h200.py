@@ -239,8 +239,8 @@ def mta_stage_calls(t):
     batch, _, seq, _ = scores.shape
     consts = mta_tri._shape_constants(scores, weight, 1)
     out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
-    probs, band = mta_tri._padded(scores, consts, softmax=True, weight=weight, out=out)
-    return {"stage_softmax_pad_band": lambda: mta_tri._padded(scores, consts, softmax=True, weight=weight, out=out),
+    probs, band = mta_tri._padded(scores, consts, softmax=True, weight=weight)
+    return {"stage_softmax_pad_band": lambda: mta_tri._padded(scores, consts, softmax=True, weight=weight),
             "stage_conv": lambda: mta_tri._convolve(probs, band, bias, out, consts)}
 
 

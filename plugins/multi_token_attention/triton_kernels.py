@@ -6,7 +6,7 @@ Computes :func:`plugins.multi_token_attention.reference.multi_token_attention_to
 
 forward, two launches (``cp`` = ``COL_PAD``, 8 for k <= 17; ``W`` = ``OUT_W``, 16 for k <= 17)::
 
-    P_pad[c, r+p, s+cp] = softmax of row r over s <= r, in the scores' dtype   _mta_pad_kernel (SOFTMAX, BAND)
+    P_pad[c, r+p, s+cp] = softmax of row r over s <= r, in the scores' dtype   _mta_pad_kernel (SOFTMAX)
         (exactly as the torch formulation rounds it; 0 above the diagonal and in the border;
         stored chunk-major: W-column chunks, each a contiguous [rows, W] block);
         band[c*k+u] = w[:, c, u, :] as [2W, C_OUT*W] banded matrices
@@ -44,11 +44,12 @@ resident, for the pass to end.
 
 backward, one memset and four launches (``g = mask0(dout)``)::
 
-    G_pad[o, i+p, j+cp] = g[o, i, j], same border and band                    _mta_pad_kernel (copy)
-    dP[c, r, s] = sum_{o,u,v} w[o,c,u,v] * g[o, r-u+p, s-v+p]      (transposed convolution, from G_pad)
-    delta[c, r] += sum_s dP * P                                               _mta_bwd_reduce_kernel (atomics)
+    G_pad[o, i+p, j+cp] = g[o, i, j], as P_pad; band' of w[o, c, k-1-u, k-1-v]  _mta_pad_kernel (copy, FLIP)
+    dP[c, r, s] = sum_{o,u,v} w[o,c,u,v] * g[o, r-u+p, s-v+p], fp32           _mta_conv_fwd_kernel
+        (the transposed convolution is the forward's, of G_pad with band', heads swapped; causal tiles only)
     dW[:, :, u, v] += g @ shifted P over positions;  dbias += sum g           _mta_bwd_weight_kernel (atomics)
-    dscores = P * (dP - delta); program 0 also writes dW, dbias in their dtype  _mta_bwd_scores_kernel
+    delta[c, r] = sum_s dP * P;  dscores = P * (dP - delta);                  _mta_bwd_scores_kernel
+        program 0 also writes dW, dbias in their dtype
 
 Traffic (bf16, B 2, heads 4 -> 4, L 1024; floor = scores read once + output written
 once = 33.6 MB = 7.9 us at 4.27 TB/s): the softmax pass reads the causal half (8.4 MB)
@@ -132,17 +133,14 @@ def _causal_row_chunk(src, row, row_ok, col, L, scale: tl.constexpr, fill: tl.co
 
 
 @triton.jit
-def _padded_offsets(prow, pcol, STRIDE, ROWS, CHUNK: tl.constexpr):
-    """Offsets of ``[prow, pcol]`` in a padded plane of ``ROWS x STRIDE``: row-major when ``CHUNK`` is 0, else
-    chunk-major (``CHUNK``-column chunks, each a contiguous ``ROWS x CHUNK`` block; see ``_padded``)."""
-    if CHUNK == 0:
-        return prow[:, None] * STRIDE + pcol[None, :]
-    else:
-        return prow[:, None] * CHUNK + (pcol // CHUNK * (ROWS * CHUNK) + pcol % CHUNK)[None, :]
+def _padded_offsets(prow, pcol, ROWS, CHUNK: tl.constexpr):
+    """Offsets of ``[prow, pcol]`` in a chunk-major padded plane of ``ROWS`` rows: ``CHUNK``-column chunks, each a
+    contiguous ``ROWS x CHUNK`` block (see ``_padded``)."""
+    return prow[:, None] * CHUNK + (pcol // CHUNK * (ROWS * CHUNK) + pcol % CHUNK)[None, :]
 
 
 @triton.jit
-def _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, STRIDE, ROWS, CHUNK: tl.constexpr,
+def _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, ROWS, CHUNK: tl.constexpr,
                   COL_PAD: tl.constexpr, WIDTH: tl.constexpr, ZERO_W: tl.constexpr):
     """P of rows whose causal part fits ``WIDTH`` source columns, from one read and one exponential per element
     (``exp2(x - max) / sum``), stored shifted by the border; then the border's zeros and those from the tile's end
@@ -156,22 +154,22 @@ def _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, STRIDE, ROW
     total = tl.sum(e, axis=1)
     inv_total = tl.where(row_ok, 1.0 / tl.where(row_ok, total, 1.0), 0.0)
     dtype = dst.dtype.element_ty
-    tl.store(dst + _padded_offsets(prow, COL_PAD + col, STRIDE, ROWS, CHUNK), (e * inv_total[:, None]).to(dtype),
+    tl.store(dst + _padded_offsets(prow, COL_PAD + col, ROWS, CHUNK), (e * inv_total[:, None]).to(dtype),
              mask=store_ok & (col + COL_PAD < end_col)[None, :])
     border = tl.arange(0, COL_PAD)
-    tl.store(dst + _padded_offsets(prow, border, STRIDE, ROWS, CHUNK), tl.zeros((row.shape[0], COL_PAD), dtype=dtype),
+    tl.store(dst + _padded_offsets(prow, border, ROWS, CHUNK), tl.zeros((row.shape[0], COL_PAD), dtype=dtype),
              mask=store_ok)
     blank = tl.zeros((row.shape[0], ZERO_W), dtype=dtype)
     for c0 in range(WIDTH + COL_PAD, end_col, ZERO_W):  # past the tile, so past the causal part: zeros
         pcol = c0 + tl.arange(0, ZERO_W)
-        tl.store(dst + _padded_offsets(prow, pcol, STRIDE, ROWS, CHUNK), blank,
+        tl.store(dst + _padded_offsets(prow, pcol, ROWS, CHUNK), blank,
                  mask=store_ok & (pcol < end_col)[None, :])
 
 
 @triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX"], do_bench=device_time)
 @triton.jit
 def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
-                    PAD: tl.constexpr, COL_PAD: tl.constexpr, SOFTMAX: tl.constexpr, BAND: tl.constexpr,
+                    PAD: tl.constexpr, COL_PAD: tl.constexpr, SOFTMAX: tl.constexpr, FLIP: tl.constexpr,
                     C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr,
                     K: tl.constexpr, A_W: tl.constexpr, N: tl.constexpr, OUT_W: tl.constexpr, CHUNK: tl.constexpr,
                     BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
@@ -184,21 +182,22 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
     causal part and exponentiate again in a second. Zero outside the source, above the
     diagonal and in the border. A padded row ``pr`` is written up to column
     ``floor(pr / 4W) * 4W + 5W`` (``W = OUT_W``): the last that the forward's 4-subtile
-    tiles read (their taps reach one subtile past a tile) and, as ``W >= PAD + COL_PAD`` and
-    every backward tile is at most 64 columns wide, past all that the backward's tiles read
-    from P or G. Any column more would be a line allocated, and so a write-back, for nothing.
-    Sources are read in whole 8-column groups (16-byte loads; ``COL_PAD`` is a multiple of 8)
-    and masked exactly after.
-    ``dst`` is chunk-major with ``CHUNK``-column chunks, or row-major when ``CHUNK`` is 0.
-    With ``BAND``, the ``C_IN * K`` programs after the rows (plane 0 only) write the
-    forward's weights as banded matrices, one per (input head c, tap row u):
+    tiles read (their taps reach one subtile past a tile; the backward's convolution of G
+    reads the same, and its other kernels read P only at causal positions). Any column more
+    would be a line allocated, and so a write-back, for nothing. Sources are read in whole
+    8-column groups (16-byte loads; ``COL_PAD`` is a multiple of 8) and masked exactly after.
+    ``dst`` is chunk-major with ``CHUNK``-column chunks. The ``C_IN * K`` programs after the
+    rows (plane 0 only) write the convolution's weights as banded matrices, one per (input
+    head c, tap row u):
     ``band[c*K + u, a, o*OUT_W + j] = w[o, c, u, a - j + PAD - COL_PAD]`` where that tap
     exists, so that ``P_pad[c, i + u, j0 : j0 + A_W] @ band[c*K + u]`` is the (c, u) share
-    of output columns ``j0 .. j0 + OUT_W``. Every program first lets the next kernel launch
-    (:func:`let_next_launch_start`): in the forward, the convolution's tiles above the
-    diagonal then store their zeros while this pass runs, and its other programs are
-    resident when it ends (benchmarks/KERNELS.md, run 15).
-    Grid: ``(cdiv(ROWS, BLOCK_R) + (C_IN * K if BAND else 0), planes)``; ``ROWS`` >=
+    of output columns ``j0 .. j0 + OUT_W``. With ``FLIP`` (the backward's transposed
+    convolution, given the shape constants with input and output heads swapped), the band
+    holds ``w[c, o, K - 1 - u, K - 1 - v]`` instead: G_pad convolved with it is dP. Every
+    program first lets the next kernel launch (:func:`let_next_launch_start`): in the
+    forward, the convolution's tiles above the diagonal then store their zeros while this
+    pass runs, and its other programs are resident when it ends (benchmarks/KERNELS.md, run 15).
+    Grid: ``(cdiv(ROWS, BLOCK_R) + C_IN * K, planes)``; ``ROWS`` >=
     ``L + 2 * PAD`` covers tile overhang.
     """
     follow_previous_launch()
@@ -222,13 +221,13 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
             if causal_cols <= BLOCK_N:  # the row block's causal part fits one tile: read once
                 first_chunk = STRIDE
                 if causal_cols <= BLOCK_N // 4:
-                    _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, STRIDE, ROWS, CHUNK, COL_PAD,
+                    _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, ROWS, CHUNK, COL_PAD,
                                   BLOCK_N // 4, BLOCK_N // 4)
                 elif causal_cols <= BLOCK_N // 2:
-                    _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, STRIDE, ROWS, CHUNK, COL_PAD,
+                    _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, ROWS, CHUNK, COL_PAD,
                                   BLOCK_N // 2, BLOCK_N // 4)
                 else:
-                    _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, STRIDE, ROWS, CHUNK, COL_PAD,
+                    _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, ROWS, CHUNK, COL_PAD,
                                   BLOCK_N, BLOCK_N // 4)
             else:
                 m = tl.full((BLOCK_R,), -1.0e30, dtype=tl.float32)
@@ -246,9 +245,9 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
                 x = tl.exp2(x - lse[:, None])
             else:
                 x = _causal_row_chunk(src, row, row_ok, pcol - COL_PAD, L, 1.0, 0.0)
-            tl.store(dst + _padded_offsets(prow, pcol, STRIDE, ROWS, CHUNK), x.to(dst_ptr.dtype.element_ty),
+            tl.store(dst + _padded_offsets(prow, pcol, ROWS, CHUNK), x.to(dst_ptr.dtype.element_ty),
                      mask=store_ok & (pcol < end_col)[None, :])
-    elif BAND:
+    else:
         if plane == 0:
             cu = pid - row_blocks
             c = cu // K
@@ -257,9 +256,15 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
             n = tl.arange(0, N)[None, :]
             o = n // OUT_W
             v = a - n % OUT_W + PAD - COL_PAD
-            w_local = c - (o // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
-            ok = (o < C_OUT) & (w_local >= 0) & (w_local < IN_PER_GROUP) & (v >= 0) & (v < K)
-            w = tl.load(w_ptr + ((o * IN_PER_GROUP + w_local) * K + u) * K + v, mask=ok, other=0.0)
+            if FLIP:  # c is the weight's output head, o its input head: o's index within c's group
+                w_local = o - (c // IN_PER_GROUP) * OUT_PER_GROUP
+                ok = (o < C_OUT) & (w_local >= 0) & (w_local < OUT_PER_GROUP) & (v >= 0) & (v < K)
+                w_index = ((c * OUT_PER_GROUP + w_local) * K + K - 1 - u) * K + K - 1 - v
+            else:
+                w_local = c - (o // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
+                ok = (o < C_OUT) & (w_local >= 0) & (w_local < IN_PER_GROUP) & (v >= 0) & (v < K)
+                w_index = ((o * IN_PER_GROUP + w_local) * K + u) * K + v
+            w = tl.load(w_ptr + w_index, mask=ok, other=0.0)
             tl.store(band_ptr + cu * A_W * N + a * N + n, w.to(band_ptr.dtype.element_ty))
 
 
@@ -309,7 +314,7 @@ def _heads_per_program(heads_out):
 def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
                          C_IN: tl.constexpr, C_OUT: tl.constexpr, K: tl.constexpr, HAS_BIAS: tl.constexpr,
                          N: tl.constexpr, HEADS: tl.constexpr, OUT_W: tl.constexpr, INPUT_PRECISION: tl.constexpr,
-                         UPCAST: tl.constexpr, BLOCK_M: tl.constexpr):
+                         UPCAST: tl.constexpr, ZERO_TILES: tl.constexpr, BLOCK_M: tl.constexpr):
     """``BLOCK_M x 4*OUT_W`` output positions (four subtiles) of ``HEADS`` output heads of one batch element.
 
     Padded P (chunk-major: a chunk's rows are contiguous) is read in ``OUT_W``-column chunks
@@ -320,7 +325,8 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
     @ band[..., OUT_W:, :]``. Operands are aligned tiles read as they lie, so Triton
     pipelines the loop as a GEMM's. Then bias and the causal mask. Programs wholly above
     the diagonal store zeros and read nothing, so they do not wait for the softmax pass (it
-    writes no output): launched early (:func:`let_next_launch_start`), they run while it does.
+    writes no output): launched early (:func:`let_next_launch_start`), they run while it does. Without
+    ``ZERO_TILES`` (the backward's dP, read only at causal positions) they do nothing.
     The band's rows are ``N`` wide (every output head); a program reads its heads' ``HEADS * OUT_W``
     columns. The head groups of one tile are neighbouring programs, so they share its P in L2.
     Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, 4 * OUT_W) * cdiv(C_OUT, HEADS), batch)``.
@@ -368,7 +374,7 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
         _store_subtile(acc1, bias, out_ptr, batch, rows, first_col + OUT_W, first_head, L, C_OUT, NB, OUT_W)
         _store_subtile(acc2, bias, out_ptr, batch, rows, first_col + 2 * OUT_W, first_head, L, C_OUT, NB, OUT_W)
         _store_subtile(acc3, bias, out_ptr, batch, rows, first_col + 3 * OUT_W, first_head, L, C_OUT, NB, OUT_W)
-    else:
+    elif ZERO_TILES:
         cols = first_col + tl.arange(0, 4 * OUT_W)
         zeros = tl.zeros((BLOCK_M, 4 * OUT_W), dtype=out_ptr.dtype.element_ty)
         for head in range(first_head, first_head + HEADS):
@@ -377,65 +383,6 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
 
 
 # ----------------------------------------------------------------------------- backward
-
-
-@triton.jit
-def _mta_dprobs_tile(gp_ptr, w_ptr, batch, rows, cols, STRIDE, PLANE, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
-                     IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, COL_PAD: tl.constexpr,
-                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """dP of a tile for every input head: ``sum_{o,u,v} w[o,c,u,v] * G_pad[o, r + 2p - u, s + p + COL_PAD - v]``."""
-    ins = tl.arange(0, C_IN_P)
-    tile = rows[:, None] * STRIDE + cols[None, :]
-    dprobs = tl.zeros((C_IN_P, BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for ou in range(C_OUT * K):  # run-time loop over (output head, tap row): k taps live at a time
-        o = ou // K
-        u = ou % K
-        taps = gp_ptr + (batch * C_OUT + o).to(tl.int64) * PLANE + (K - 1 - u) * STRIDE
-        w_local = ins - (o // OUT_PER_GROUP) * IN_PER_GROUP
-        w_ok = (w_local >= 0) & (w_local < IN_PER_GROUP)
-        w_index = (o * IN_PER_GROUP + w_local) * (K * K) + u * K
-        for v in tl.static_range(K):
-            g = tl.load(taps + tile + (COL_PAD + K // 2 - v)).to(tl.float32)
-            w = tl.load(w_ptr + w_index + v, mask=w_ok, other=0.0).to(tl.float32)
-            dprobs += w[:, None, None] * g[None, :, :]
-    return dprobs
-
-
-@triton.jit
-def _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, PAD: tl.constexpr, COL_PAD: tl.constexpr,
-                    CHUNK: tl.constexpr, C_IN: tl.constexpr, C_IN_P: tl.constexpr):
-    """P of the tile's own positions for every input head, ``[C_IN_P, BLOCK_M, BLOCK_N]`` (zeros are stored)."""
-    ins = tl.arange(0, C_IN_P)
-    planes = (batch * C_IN + ins).to(tl.int64)
-    tile = _padded_offsets(rows + PAD, cols + COL_PAD, STRIDE, PLANE // STRIDE, CHUNK)
-    x = tl.load(p_ptr + planes[:, None, None] * PLANE + tile[None, :, :], mask=(ins < C_IN)[:, None, None],
-                other=0.0)
-    return x.to(tl.float32)
-
-
-@triton.jit
-def _mta_bwd_reduce_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, L, STRIDE, PLANE,
-                           C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
-                           IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
-                           COL_PAD: tl.constexpr, CHUNK: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """``delta[c, r] += sum_s dP * P`` over the tile's columns, atomically into ``acc`` (``delta [batch, C_IN, L]``).
-    Tiles wholly above the diagonal have P = 0 there and return at once.
-    Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
-    """
-    follow_previous_launch()
-    pid = tl.program_id(0)
-    batch = tl.program_id(1)
-    num_n = tl.cdiv(L, BLOCK_N)
-    if (pid % num_n) * BLOCK_N < (pid // num_n + 1) * BLOCK_M:
-        rows = (pid // num_n) * BLOCK_M + tl.arange(0, BLOCK_M)
-        cols = (pid % num_n) * BLOCK_N + tl.arange(0, BLOCK_N)
-        probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, COL_PAD, CHUNK, C_IN, C_IN_P)
-        dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, batch, rows, cols, STRIDE, PLANE, C_IN_P, C_OUT, IN_PER_GROUP,
-                                  OUT_PER_GROUP, K, COL_PAD, BLOCK_M, BLOCK_N)
-        ins = tl.arange(0, C_IN_P)
-        planes = (batch * C_IN + ins).to(tl.int64)
-        tl.atomic_add(acc_ptr + planes[:, None] * L + rows[None, :], tl.sum(dprobs * probs, axis=2),
-                      mask=(ins < C_IN)[:, None] & (rows < L)[None, :])
 
 
 @triton.jit
@@ -448,8 +395,8 @@ def _mta_bwd_weight_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
     """One tap's weight gradient over a block of rows, on the tensor cores:
     ``dW[o, c, u, v] += sum_{i, j <= i} g[o, i, j] * P[c, i + u - p, j + v - p]`` as a product whose inner dimension
     is the block's positions, ``[C_OUT_P, positions] @ [positions, C_IN_P]``; the ``(u, v) = (0, 0)`` programs also
-    add ``dbias[o] += sum g[o]``. Both go atomically into one of ``REPLICAS`` copies in ``acc`` (after
-    ``delta``), chosen by program, so that the row blocks of a tap do not queue on the same addresses.
+    add ``dbias[o] += sum g[o]``. Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by
+    program, so that the row blocks of a tap do not queue on the same addresses.
     Grid: ``(cdiv(L, BLOCK_I), K * K, batch)``.
     """
     follow_previous_launch()
@@ -482,7 +429,7 @@ def _mta_bwd_weight_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
             g, p = g.to(tl.float32), p.to(tl.float32)
         grad_w = tl.dot(g, p, acc=grad_w, input_precision=INPUT_PRECISION)
     replica = (block + batch * tl.num_programs(0)) % REPLICAS
-    copy = acc_ptr + tl.num_programs(2) * C_IN * L + replica * (C_OUT * IN_PER_GROUP * K * K + C_OUT)
+    copy = acc_ptr + replica * (C_OUT * IN_PER_GROUP * K * K + C_OUT)
     w_local = ins[None, :] - (outs[:, None] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
     in_group = (outs < C_OUT)[:, None] & (ins < C_IN)[None, :] & (w_local >= 0) & (w_local < IN_PER_GROUP)
     tl.atomic_add(copy + (outs[:, None] * IN_PER_GROUP + w_local) * (K * K) + tap, grad_w, mask=in_group)
@@ -493,50 +440,52 @@ def _mta_bwd_weight_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
 
 def _bwd_scores_configs():
     if _INTERPRET:
-        return [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}, num_warps=4)]
+        return [triton.Config({"BLOCK_M": 8, "BLOCK_N": 16}, num_warps=4)]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w)
-            for m, n, w in [(16, 64, 4), (16, 64, 8), (32, 64, 8), (32, 64, 16)]]
+            for m, n, w in [(16, 128, 4), (16, 256, 8), (32, 128, 8), (64, 64, 8), (8, 512, 8)]]
 
 
-@triton.autotune(configs=_bwd_scores_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
+@triton.autotune(configs=_bwd_scores_configs(), key=["L", "C_IN"], do_bench=device_time)
 @triton.jit
-def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L, STRIDE, PLANE,
-                           C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr,
-                           IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
+def _mta_bwd_scores_kernel(p_ptr, dp_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L, STRIDE, PLANE,
+                           C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr, K: tl.constexpr,
                            COL_PAD: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
                            W_NUMEL_P: tl.constexpr, REPLICAS: tl.constexpr, BLOCK_M: tl.constexpr,
                            BLOCK_N: tl.constexpr):
-    """``dscores = P * (dP - delta)`` for every input head of one tile (zeros above the diagonal).
+    """``dscores = P * (dP - delta)``, ``delta[r] = sum_s dP * P``, for ``BLOCK_M`` rows of one input head's plane:
+    the causal columns once for delta, again (mostly from L2) for dscores, then zeros to the row's end.
 
-    Program (0, 0) also converts the accumulated dW and dbias to their dtype (the reduce
-    kernel has finished: same stream). Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, BLOCK_N), batch)``.
+    Program (0, 0) also converts the accumulated dW and dbias to their dtype (the weight
+    kernel has finished: same stream). Grid: ``(cdiv(L, BLOCK_M), batch * C_IN)``.
     """
     follow_previous_launch()
-    pid = tl.program_id(0)
-    batch = tl.program_id(1)
-    num_n = tl.cdiv(L, BLOCK_N)
-    rows = (pid // num_n) * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = (pid % num_n) * BLOCK_N + tl.arange(0, BLOCK_N)
-    ins = tl.arange(0, C_IN_P)
-    planes = (batch * C_IN + ins).to(tl.int64)
-    row_ok = (ins < C_IN)[:, None] & (rows < L)[None, :]
-    grad = tl.zeros((C_IN_P, BLOCK_M, BLOCK_N), dtype=tl.float32)
-    if (pid % num_n) * BLOCK_N < (pid // num_n + 1) * BLOCK_M:
-        probs = _mta_probs_tile(p_ptr, batch, rows, cols, STRIDE, PLANE, K // 2, COL_PAD, CHUNK, C_IN, C_IN_P)
-        dprobs = _mta_dprobs_tile(gp_ptr, w_ptr, batch, rows, cols, STRIDE, PLANE, C_IN_P, C_OUT, IN_PER_GROUP,
-                                  OUT_PER_GROUP, K, COL_PAD, BLOCK_M, BLOCK_N)
-        delta = tl.load(acc_ptr + planes[:, None] * L + rows[None, :], mask=row_ok, other=0.0)
-        grad = probs * (dprobs - delta[:, :, None])
-    ptrs = ds_ptr + planes[:, None, None] * L * L + (rows[:, None] * L + cols[None, :])[None, :, :]
-    tl.store(ptrs, grad.to(ds_ptr.dtype.element_ty), mask=row_ok[:, :, None] & (cols < L)[None, None, :])
-    if (pid == 0) & (batch == 0):
-        w_offset = tl.num_programs(1) * C_IN * L
+    block = tl.program_id(0)
+    plane = tl.program_id(1).to(tl.int64)
+    rows = block * BLOCK_M + tl.arange(0, BLOCK_M)
+    causal_end = tl.minimum((block + 1) * BLOCK_M, L)
+    probs_plane = p_ptr + plane * PLANE
+    dprobs_plane = dp_ptr + plane * L * L
+    delta = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    for c0 in range(0, causal_end, BLOCK_N):
+        probs, dprobs = _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, L, STRIDE, PLANE, K, COL_PAD,
+                                                 CHUNK, BLOCK_N)
+        delta += tl.sum(probs * dprobs, axis=1)
+    for c0 in range(0, L, BLOCK_N):
+        grad = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        if c0 < causal_end:
+            probs, dprobs = _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, L, STRIDE, PLANE, K,
+                                                     COL_PAD, CHUNK, BLOCK_N)
+            grad = probs * (dprobs - delta[:, None])
+        cols = c0 + tl.arange(0, BLOCK_N)
+        tl.store(ds_ptr + plane * L * L + rows[:, None] * L + cols[None, :], grad.to(ds_ptr.dtype.element_ty),
+                 mask=(rows < L)[:, None] & (cols < L)[None, :])
+    if (block == 0) & (plane == 0):
         w_numel = C_OUT * IN_PER_GROUP * K * K
         index = tl.arange(0, W_NUMEL_P)
         dw = tl.zeros((W_NUMEL_P,), dtype=tl.float32)
         db = tl.zeros((W_NUMEL_P,), dtype=tl.float32)
         for replica in range(REPLICAS):
-            copy = acc_ptr + w_offset + replica * (w_numel + C_OUT)
+            copy = acc_ptr + replica * (w_numel + C_OUT)
             dw += tl.load(copy + index, mask=index < w_numel, other=0.0)
             db += tl.load(copy + w_numel + index, mask=index < C_OUT, other=0.0)
         tl.store(dw_ptr + index, dw.to(dw_ptr.dtype.element_ty), mask=index < w_numel)
@@ -544,15 +493,26 @@ def _mta_bwd_scores_kernel(p_ptr, gp_ptr, w_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr
             tl.store(db_ptr + index, db.to(db_ptr.dtype.element_ty), mask=index < C_OUT)
 
 
+@triton.jit
+def _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, L, STRIDE, PLANE, K: tl.constexpr,
+                             COL_PAD: tl.constexpr, CHUNK: tl.constexpr, BLOCK_N: tl.constexpr):
+    """P (from the padded, chunk-major plane) and dP (fp32) at the causal positions of ``rows`` x ``BLOCK_N``
+    columns from ``c0``; 0 elsewhere."""
+    cols = c0 + tl.arange(0, BLOCK_N)
+    causal = (rows < L)[:, None] & (cols[None, :] <= rows[:, None])
+    probs = tl.load(probs_plane + _padded_offsets(rows + K // 2, cols + COL_PAD, PLANE // STRIDE, CHUNK),
+                    mask=causal, other=0.0)
+    dprobs = tl.load(dprobs_plane + rows[:, None] * L + cols[None, :], mask=causal, other=0.0)
+    return probs.to(tl.float32), dprobs
+
+
 # ----------------------------------------------------------------------------- launchers
 
 _REPLICAS = 64  # copies of the dW / dbias accumulators (see _mta_bwd_weight_kernel)
-_REDUCE_BLOCK = (16, 64, 8)  # BLOCK_M, BLOCK_N, num_warps of the reduce kernel (not autotuned: it adds atomically)
-_WEIGHT_BLOCK = (16, 32, 4)  # BLOCK_I, BLOCK_J, num_warps of the weight kernel (likewise): 512 positions a product
+_WEIGHT_BLOCK = (16, 32, 4)  # BLOCK_I, BLOCK_J, num_warps of the weight kernel (not autotuned: it adds atomically)
 
 _launch_pad = Launcher(_mta_pad_kernel)
 _launch_conv_fwd = Launcher(_mta_conv_fwd_kernel)
-_launch_bwd_reduce = Launcher(_mta_bwd_reduce_kernel)
 _launch_bwd_weight = Launcher(_mta_bwd_weight_kernel)
 _launch_bwd_scores = Launcher(_mta_bwd_scores_kernel)
 
@@ -563,21 +523,27 @@ def _shape_constants(scores, weight, groups):
                 K=k, COL_PAD=_col_pad(k))
 
 
+def _transposed(consts):
+    """The shape constants of the backward's transposed convolution: input and output heads swapped."""
+    return {**consts, "C_IN": consts["C_OUT"], "C_OUT": consts["C_IN"], "IN_PER_GROUP": consts["OUT_PER_GROUP"],
+            "OUT_PER_GROUP": consts["IN_PER_GROUP"]}
+
+
 def _band_shape(consts):
     """``[C_IN * K, A_W, N]``: the forward's banded weights (see ``_mta_pad_kernel``), ``A_W = 2 * OUT_W``."""
     out_w = _subtile_width(consts["K"])
     return consts["C_IN"] * consts["K"], 2 * out_w, triton.next_power_of_2(consts["C_OUT"]) * out_w
 
 
-def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[torch.Tensor] = None):
+def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: torch.Tensor):
     """``source [batch, heads, L, L]`` -> its zero-bordered causal softmax (or masked copy), padded by
-    ``k // 2`` rows and ``COL_PAD`` columns; for the forward (``weight``), also the banded weights (else None).
+    ``k // 2`` rows and ``COL_PAD`` columns, and the banded weights of the convolution that reads it (the
+    forward's of ``weight``, or with the masked copy G the backward's transposed one: ``consts`` swapped).
 
-    The softmax P is stored chunk-major, ``[batch, heads, stride / OUT_W, rows, OUT_W]``: the
+    Both are stored chunk-major, ``[batch, heads, stride / OUT_W, rows, OUT_W]``: the
     convolution's ``[BLOCK_M, OUT_W]`` operand tiles are then contiguous 2 KB blocks, and a
     warp's 512-byte copy touches 4 cache lines instead of 16 (one per 32-byte row piece); the
-    convolution took 11.0 instead of 13.4 us at L 1024 (benchmarks/KERNELS.md, run 14). The
-    masked copy (the backward's G, read at column shifts) stays row-major ``[batch, heads, rows, stride]``.
+    convolution took 11.0 instead of 13.4 us at L 1024 (benchmarks/KERNELS.md, run 14).
     """
     batch, heads, seq, _ = source.shape
     k, col_pad = consts["K"], consts["COL_PAD"]
@@ -588,28 +554,23 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: Optional[
     widest = max(triton.cdiv(seq, 4 * out_w) * 4 * out_w + out_w,  # forward programs: 5 chunks from 4-subtile steps
                  triton.cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + col_pad + pad)  # backward taps
     stride = triton.cdiv(widest, 64) * 64  # rows 128-byte aligned
-    chunk = out_w if softmax else 0
-    shape = (batch, heads, stride // chunk, rows, chunk) if chunk else (batch, heads, rows, stride)
-    padded = torch.empty(shape, device=source.device, dtype=source.dtype)
-    band = None if weight is None else torch.empty(band_shape, device=source.device, dtype=source.dtype)
-    band_programs = 0 if weight is None else band_shape[0]
+    padded = torch.empty(batch, heads, stride // out_w, rows, out_w, device=source.device, dtype=source.dtype)
+    band = torch.empty(band_shape, device=source.device, dtype=source.dtype)
 
     def grid(meta):
-        return (triton.cdiv(rows, meta["BLOCK_R"]) + band_programs, batch * heads)
+        return (triton.cdiv(rows, meta["BLOCK_R"]) + band_shape[0], batch * heads)
 
-    forward = band is not None
-    _launch_pad(grid, (source, padded, weight if forward else source, band if forward else padded, seq, rows, stride,
-                       rows * stride),
-                PAD=pad, SOFTMAX=softmax, BAND=forward, A_W=band_shape[1], N=band_shape[2], OUT_W=out_w, CHUNK=chunk,
-                **consts)
+    _launch_pad(grid, (source, padded, weight, band, seq, rows, stride, rows * stride),
+                PAD=pad, SOFTMAX=softmax, FLIP=not softmax, A_W=band_shape[1], N=band_shape[2],
+                OUT_W=out_w, CHUNK=out_w, **consts)
     return padded, band
 
 
 def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tensor], out: torch.Tensor, consts: dict,
-              precision: str = FP32_DOT_PRECISION):
+              precision: str = FP32_DOT_PRECISION, zero_tiles: bool = True):
     """The forward's second launch: ``out`` from padded P and the banded weights that :func:`_padded` made, fp32
-    products as ``precision`` says. One function, so that timing the stage alone launches exactly what the forward
-    does."""
+    products as ``precision`` says (and the backward's dP from G_pad, without ``zero_tiles``). One function, so
+    that timing the stage alone launches exactly what the forward does."""
     batch, _, seq, _ = out.shape
     out_w = band.shape[1] // 2
 
@@ -623,8 +584,8 @@ def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tens
     _launch_conv_fwd(grid, (probs, band, bias if bias is not None else band, out, seq, stride, probs[0, 0].numel()),
                      C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=bias is not None,
                      N=band.shape[2], HEADS=heads, OUT_W=out_w,
-                     INPUT_PRECISION=precision if out.dtype == torch.float32 else "tf32",
-                     UPCAST=_INTERPRET and out.dtype != torch.float32)
+                     INPUT_PRECISION=precision if probs.dtype == torch.float32 else "tf32",
+                     UPCAST=_INTERPRET and probs.dtype != torch.float32, ZERO_TILES=zero_tiles)
 
 
 class _MultiTokenAttention(torch.autograd.Function):
@@ -649,23 +610,19 @@ class _MultiTokenAttention(torch.autograd.Function):
         batch, heads_in, seq, _ = ctx.shape
         consts = _shape_constants(probs, weight, ctx.groups)
         grad_out = grad_out.contiguous()
-        grads, _ = _padded(grad_out, consts, softmax=False)
-        stride, plane = grads.shape[-1], grads[0, 0].numel()  # P has G's rows and stride, chunk-major
+        transposed = _transposed(consts)
+        grads, band = _padded(grad_out, transposed, softmax=False, weight=weight)
+        dprobs = torch.empty(ctx.shape, device=probs.device, dtype=torch.float32)
+        _convolve(grads, band, None, dprobs, transposed, ctx.precision, zero_tiles=False)
+        stride, plane = probs.shape[-3] * probs.shape[-1], probs[0, 0].numel()  # chunk-major [.., stride / W, rows, W]
         chunk = probs.shape[-1]
-        c_in_p = triton.next_power_of_2(heads_in)
         has_bias = bias is not None
-        # one fp32 accumulator: delta [batch, heads_in, L], then REPLICAS copies of (dW, dbias)
-        acc = torch.zeros(batch * heads_in * seq + _REPLICAS * (weight.numel() + consts["C_OUT"]),
-                          device=probs.device, dtype=torch.float32)
-        block_m, block_n, warps = _REDUCE_BLOCK
-        tiles = triton.cdiv(seq, block_m) * triton.cdiv(seq, block_n)
-        _launch_bwd_reduce((tiles, batch), (probs, grads, weight, acc, seq, stride, plane), C_IN_P=c_in_p, CHUNK=chunk,
-                           BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, **consts)
+        acc = torch.zeros(_REPLICAS * (weight.numel() + consts["C_OUT"]), device=probs.device, dtype=torch.float32)
         block_i, block_j, warps = _WEIGHT_BLOCK
         _launch_bwd_weight((triton.cdiv(seq, block_i), consts["K"] ** 2, batch),
                            (grad_out, probs, acc, seq, stride, plane),
-                           C_IN_P=max(c_in_p, 16), C_OUT_P=max(triton.next_power_of_2(consts["C_OUT"]), 16),
-                           CHUNK=chunk,
+                           C_IN_P=max(triton.next_power_of_2(heads_in), 16),
+                           C_OUT_P=max(triton.next_power_of_2(consts["C_OUT"]), 16), CHUNK=chunk,
                            HAS_BIAS=has_bias, REPLICAS=_REPLICAS,
                            INPUT_PRECISION=ctx.precision if probs.dtype == torch.float32 else "tf32",
                            UPCAST=_INTERPRET and probs.dtype != torch.float32, BLOCK_I=block_i, BLOCK_J=block_j,
@@ -675,13 +632,13 @@ class _MultiTokenAttention(torch.autograd.Function):
         dbias = torch.empty_like(bias) if has_bias else None
 
         def grid(meta):
-            return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, meta["BLOCK_N"]), batch)
+            return (triton.cdiv(seq, meta["BLOCK_M"]), batch * heads_in)
 
-        _launch_bwd_scores(grid, (probs, grads, weight, acc, dscores, dweight, dbias if has_bias else dweight, seq,
-                                  stride, plane),
-                           C_IN_P=c_in_p, CHUNK=chunk, HAS_BIAS=has_bias,
-                           W_NUMEL_P=triton.next_power_of_2(weight.numel()),
-                           REPLICAS=_REPLICAS, **consts)
+        _launch_bwd_scores(grid, (probs, dprobs, acc, dscores, dweight, dbias if has_bias else dweight, seq, stride,
+                                  plane),
+                           C_IN=heads_in, C_OUT=consts["C_OUT"], IN_PER_GROUP=consts["IN_PER_GROUP"], K=consts["K"],
+                           COL_PAD=consts["COL_PAD"], CHUNK=chunk, HAS_BIAS=has_bias,
+                           W_NUMEL_P=triton.next_power_of_2(weight.numel()), REPLICAS=_REPLICAS)
         return dscores, dweight, dbias, None, None
 
 
@@ -713,12 +670,8 @@ _AUTOTUNED = {
 
 def tuned_configs() -> dict[str, list[dict]]:
     """Every autotuned choice made so far in this process (see :func:`plugins._triton_launcher.tuned_configs`);
-    the backward's reduce and weight kernels are not autotuned (they accumulate atomically) and report their fixed
-    blocks."""
+    the backward's weight kernel is not autotuned (it accumulates atomically) and reports its fixed blocks."""
     record = autotuned_choices(_AUTOTUNED)
-    block_m, block_n, warps = _REDUCE_BLOCK
-    record["_mta_bwd_reduce_kernel"] = [{"key": ["*"], "config": {"BLOCK_M": block_m, "BLOCK_N": block_n,
-                                                                   "num_warps": warps}}]
     block_i, block_j, warps = _WEIGHT_BLOCK
     record["_mta_bwd_weight_kernel"] = [{"key": ["*"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j,
                                                                    "num_warps": warps}}]
