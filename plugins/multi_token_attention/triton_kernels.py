@@ -509,7 +509,9 @@ def _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, L, STRIDE, PLA
 # ----------------------------------------------------------------------------- launchers
 
 _REPLICAS = 64  # copies of the dW / dbias accumulators (see _mta_bwd_weight_kernel)
-_WEIGHT_BLOCK = (16, 32, 4)  # BLOCK_I, BLOCK_J, num_warps of the weight kernel (not autotuned: it adds atomically)
+_WEIGHT_BLOCKS = {2: (16, 32, 4), 4: (4, 32, 4)}
+"""BLOCK_I, BLOCK_J, num_warps of the weight kernel by element size (not autotuned: it adds atomically): 512 positions
+a product in 16 bits, 128 in fp32, whose operands (split in two for three TF32 products) would spill at 512."""
 
 _launch_pad = Launcher(_mta_pad_kernel)
 _launch_conv_fwd = Launcher(_mta_conv_fwd_kernel)
@@ -618,7 +620,7 @@ class _MultiTokenAttention(torch.autograd.Function):
         chunk = probs.shape[-1]
         has_bias = bias is not None
         acc = torch.zeros(_REPLICAS * (weight.numel() + consts["C_OUT"]), device=probs.device, dtype=torch.float32)
-        block_i, block_j, warps = _WEIGHT_BLOCK
+        block_i, block_j, warps = _WEIGHT_BLOCKS[probs.element_size()]
         _launch_bwd_weight((triton.cdiv(seq, block_i), consts["K"] ** 2, batch),
                            (grad_out, probs, acc, seq, stride, plane),
                            C_IN_P=max(triton.next_power_of_2(heads_in), 16),
@@ -672,9 +674,9 @@ def tuned_configs() -> dict[str, list[dict]]:
     """Every autotuned choice made so far in this process (see :func:`plugins._triton_launcher.tuned_configs`);
     the backward's weight kernel is not autotuned (it accumulates atomically) and reports its fixed blocks."""
     record = autotuned_choices(_AUTOTUNED)
-    block_i, block_j, warps = _WEIGHT_BLOCK
-    record["_mta_bwd_weight_kernel"] = [{"key": ["*"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j,
-                                                                   "num_warps": warps}}]
+    record["_mta_bwd_weight_kernel"] = [{"key": [f"{8 * size}-bit"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j,
+                                                                              "num_warps": warps}}
+                                         for size, (block_i, block_j, warps) in _WEIGHT_BLOCKS.items()]
     return record
 
 
