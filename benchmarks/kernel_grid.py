@@ -13,18 +13,21 @@ so a point costs seconds plus the comparators' compilation.
 
 Prints one table per family and pass: our device and host-inclusive medians, each
 comparator's device median, the ratio of the fastest comparator that passed to ours (above 1:
-ours is faster), ours as a percentage of the floor (the larger of bytes over the datasheet
+ours is faster; our own variants, such as ``kernelindex_triton+tf32x3``, are shown but are no
+comparator), ours as a percentage of the floor (the larger of bytes over the datasheet
 bandwidth and FLOPs over the datasheet rate of its math mode) and our relative L2 error.
 ``--out`` appends every result as a bundle line, ready for ``flask import kernelindex``.
 
     python3 benchmarks/kernel_grid.py --points 60 --out grid.jsonl [--family mta fna]
         [--passes forward backward full] [--seed 18] [--budget-seconds 3000] [--from-point 0]
+    python3 benchmarks/kernel_grid.py --tables grid.jsonl [more.jsonl ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import random
 import sys
 import time
@@ -86,33 +89,36 @@ def grid_protocol() -> dict:
     return protocol
 
 
-def floor_ns(result, peaks: dict | None) -> float | None:
-    """The least time the pass can take at the datasheet's bandwidth and its math mode's rate."""
+def floor_ns(result: dict, peaks: dict | None) -> float | None:
+    """The least time the pass of a result (a bundle line's document) can take at the datasheet's bandwidth and
+    its math mode's rate."""
     if not peaks:
         return None
-    mode = result.implementation.math_mode(result.dtype)
+    mode = result["implementation"]["mathMode"]
     rate = peaks.get({"ieee-fp32": "fp32", "tf32-partial": "tf32"}.get(mode, mode))
-    seconds = result.cost.bytes / (peaks["bandwidth_gbs"] * 1e9)
+    seconds = result["cost"]["bytes"] / (peaks["bandwidth_gbs"] * 1e9)
     if rate:
-        seconds = max(seconds, result.cost.flops / (rate * 1e12))
+        seconds = max(seconds, result["cost"]["flops"] / (rate * 1e12))
     return seconds * 1e9
 
 
-def row(results, peaks) -> dict | None:
-    """One table row from one point's speed results (a CUDA rerun's memory results are not tabled); None where
-    our kernel did not run."""
-    by_name = {result.implementation.name: result for result in results if result.metric == "speed"}
+def row(results: list[dict], peaks) -> dict | None:
+    """One table row from one point's speed results (bundle lines' documents; a CUDA rerun's memory results are
+    not tabled); None where our kernel did not run."""
+    by_name = {result["implementation"]["name"]: result for result in results if result["metric"] == METRIC}
     ours = by_name.get(OURS)
     if ours is None:
         return None
-    medians = {name: result.timing["median"] for name, result in by_name.items() if result.status == "passed"}
+    medians = {name: result["timing"]["median"] for name, result in by_name.items() if result["status"] == "passed"}
     comparators = {name: median for name, median in medians.items() if name != OURS}
-    fastest = min(comparators, key=comparators.get) if comparators else None
+    others = [name for name in comparators if not name.startswith(f"{OURS}+")]  # our own variants are shown only
+    fastest = min(others, key=comparators.get) if others else None
     floor = floor_ns(ours, peaks)
-    host = (ours.timing or {}).get("hostInclusive") or {}
+    host = (ours["timing"] or {}).get("hostInclusive") or {}
     return {
-        "ours": medians.get(OURS), "host": host.get("median"), "error": ours.correctness.get("relL2Error"),
-        "status": ours.status if ours.status == "passed" else f"failed: {ours.error}",
+        "ours": medians.get(OURS), "host": host.get("median"), "error": ours["correctness"].get("relL2Error"),
+        "status": ours["status"] if ours["status"] == "passed" else f"failed: {ours['error']}",
+        "revision": ours["implementation"]["revision"],
         "comparators": comparators, "fastest": fastest,
         "ratio": comparators[fastest] / medians[OURS] if fastest and OURS in medians else None,
         "floor": floor / medians[OURS] * 100 if floor and OURS in medians else None,
@@ -133,22 +139,76 @@ def describe(parameters: dict) -> str:
 
 
 def print_table(family: str, pass_: str, rows: list) -> None:
-    if not rows:
-        return
+    """A Markdown table: device medians in µs, ``host`` our host-inclusive median, ``revision`` our kernels'."""
     names = sorted({name for _, _, line in rows for name in line["comparators"]})
-    print(f"\n{family} {pass_} (µs; ratio = fastest comparator / ours; floor = floor / ours)")
-    header = f"{'workload':<46}{'dtype':<6}{'ours':>9}{'host':>9}" + "".join(f"{name:>20}" for name in names)
-    print(header + f"{'fastest':>20}{'ratio':>7}{'floor':>7}{'error':>9}")
+
+    def us(value):
+        return f"{value / 1e3:.1f}" if value else "-"
+
+    print(f"\n{family} {pass_} (µs; ratio = fastest comparator / ours; floor = floor / ours)\n")
+    print("| " + " | ".join(["workload", "dtype", "ours", "host", *names, "fastest", "ratio", "floor", "error",
+                             "revision"]) + " |")
+    print("|" + "---|" * (len(names) + 9))
     for parameters, dtype, line in rows:
-        def us(value):
-            return f"{value / 1e3:.1f}" if value else "-"
-        cells = "".join(f"{us(line['comparators'].get(name)):>20}" for name in names)
         ratio = f"{line['ratio']:.2f}" if line["ratio"] else "-"
         floor = f"{line['floor']:.0f}%" if line["floor"] else "-"
         error = f"{line['error']:.1e}" if line["error"] is not None else "-"
-        status = "" if line["status"] == "passed" else f"  {line['status'][:80]}"
-        print(f"{describe(parameters):<46}{dtype:<6}{us(line['ours']):>9}{us(line['host']):>9}{cells}"
-              f"{line['fastest'] or '-':>20}{ratio:>7}{floor:>7}{error:>9}{status}")
+        ours = us(line["ours"]) if line["status"] == "passed" else line["status"][:80]
+        cells = [describe(parameters), dtype, ours, us(line["host"]), *(us(line["comparators"].get(name))
+                                                                      for name in names),
+                 line["fastest"] or "-", ratio, floor, error, line["revision"][:10]]
+        print("| " + " | ".join(cells) + " |")
+
+
+def measure(arguments, environment: dict) -> list[dict]:
+    """Rerun the scheduled points on this host's GPU; every result as a bundle line's document, in order."""
+    protocol, started = grid_protocol(), time.monotonic()
+    out = arguments.out.open("a") if arguments.out else None
+    families = [ALIASES.get(name, name) for name in arguments.family]
+    # Families interleaved point by point, so a budget that runs out leaves both tables sampled.
+    schedule = [(family, point) for points in itertools.zip_longest(
+        *[[(family, point) for point in grid_points(family, arguments.points, arguments.seed)] for family in families])
+        for family, point in filter(None, points)][arguments.from_point:]
+    documents = []
+    for family, (parameters, dtype) in schedule:
+        for pass_ in arguments.passes:
+            if arguments.budget_seconds and time.monotonic() - started > arguments.budget_seconds:
+                break
+            request = RerunRequest(family, pass_, parameters, dtype)
+            try:
+                results = rerun_workload(request, target="cuda", protocol=protocol, environment=environment,
+                                         implementations=implementations(family, dtype, arguments.without),
+                                         metrics=[METRIC],
+                                         progress=lambda message: print(message, file=sys.stderr, flush=True))
+            except RerunError as error:
+                print(f"{family} {pass_} {describe(parameters)} {dtype}: {error}", file=sys.stderr)
+                continue
+            lines = [result.bundle_line() for result in results]
+            if out:
+                out.writelines(line + "\n" for line in lines)
+                out.flush()
+            documents.extend(json.loads(line) for line in lines)
+    print(f"{environment['hardware'].get('name')}; protocol {GRID_PROTOCOL}; {time.monotonic() - started:.0f} s")
+    return documents
+
+
+def print_tables(documents: list[dict]) -> None:
+    """One table per family and pass, a row per point (a point measured again: the later results count)."""
+    hardware = documents[0]["environment"]["hardware"] if documents else {}
+    peaks = peaks_for(hardware.get("name") or hardware.get("product"), hardware.get("product"))
+    points: dict[tuple, list[dict]] = {}
+    for document in documents:
+        workload = document["workload"]
+        key = (document["family"], document["pass"], json.dumps(workload["parameters"], sort_keys=True),
+               workload["dtype"])
+        points.setdefault(key, []).append(document)
+    tables: dict[tuple[str, str], list] = {}
+    for (family, pass_, parameters, dtype), results in points.items():
+        line = row(results, peaks)
+        if line:
+            tables.setdefault((family, pass_), []).append((json.loads(parameters), dtype, line))
+    for (family, pass_), rows in tables.items():
+        print_table(family, pass_, rows)
 
 
 def main() -> int:
@@ -166,40 +226,14 @@ def main() -> int:
                         metavar="FAMILY:IMPLEMENTATION",
                         help="implementations left out (default: Liger's multi-token attention, which does not "
                              "finish compiling within its budget on an H200; see h200_reruns.sh)")
+    parser.add_argument("--tables", nargs="+", type=Path, metavar="BUNDLE",
+                        help="measure nothing: print the tables of grid bundle files written by --out")
     arguments = parser.parse_args()
-
-    environment = capture_environment("cuda", "cuda:0")
-    gpu = environment["hardware"].get("name") or environment["hardware"].get("product")
-    peaks = peaks_for(gpu, environment["hardware"].get("product"))
-    protocol, started = grid_protocol(), time.monotonic()
-    tables: dict[tuple[str, str], list] = {}
-    out = arguments.out.open("a") if arguments.out else None
-    families = [ALIASES.get(name, name) for name in arguments.family]
-    # Families interleaved point by point, so a budget that runs out leaves both tables sampled.
-    schedule = [(family, point) for points in itertools.zip_longest(
-        *[[(family, point) for point in grid_points(family, arguments.points, arguments.seed)] for family in families])
-        for family, point in filter(None, points)][arguments.from_point:]
-    for family, (parameters, dtype) in schedule:
-        for pass_ in arguments.passes:
-            if arguments.budget_seconds and time.monotonic() - started > arguments.budget_seconds:
-                break
-            request = RerunRequest(family, pass_, parameters, dtype)
-            try:
-                results = rerun_workload(request, target="cuda", protocol=protocol, environment=environment,
-                                         implementations=implementations(family, dtype, arguments.without),
-                                         metrics=[METRIC], progress=lambda message: print(message, file=sys.stderr, flush=True))
-            except RerunError as error:
-                print(f"{family} {pass_} {describe(parameters)} {dtype}: {error}", file=sys.stderr)
-                continue
-            if out:
-                out.writelines(result.bundle_line() + "\n" for result in results)
-                out.flush()
-            line = row(results, peaks)
-            if line:
-                tables.setdefault((family, pass_), []).append((parameters, dtype, line))
-    print(f"{gpu}; protocol {GRID_PROTOCOL}; {time.monotonic() - started:.0f} s")
-    for (family, pass_), rows in tables.items():
-        print_table(family, pass_, rows)
+    if arguments.tables:
+        print_tables([json.loads(line) for path in arguments.tables for line in path.read_text().splitlines()
+                      if line.strip()])
+    else:
+        print_tables(measure(arguments, capture_environment("cuda", "cuda:0")))
     return 0
 
 

@@ -2,7 +2,8 @@
 
 A kernel launched that way may start before the previous kernel in the stream has finished,
 so each one must wait for it (``follow_previous_launch``) before it reads anything: on every
-path through the kernel, no load, atomic or helper call comes before that wait.
+path through the kernel, no load, atomic or helper call comes before that wait. The host's
+integer helpers agree with Triton's.
 """
 
 import ast
@@ -10,8 +11,9 @@ import inspect
 import textwrap
 
 import pytest
+import triton
 
-from plugins._triton_launcher import Launcher
+from plugins._triton_launcher import Launcher, cdiv, next_power_of_2
 from plugins.fused_neighborhood_attention import triton_kernels as fused_neighborhood_attention
 from plugins.multi_token_attention import triton_kernels as multi_token_attention
 
@@ -116,3 +118,10 @@ def test_the_wait_check_follows_both_branches_of_an_if():
     assert waits_before_reading(waits_in_one_branch_reads_in_the_other) == (False, False)
     assert waits_before_reading(waits_in_one_branch_stores_in_the_other) == (True, False)
     assert waits_before_reading(reads_after_a_branch_that_waited_on_one_path) == (False, False)
+
+
+def test_host_integer_helpers_agree_with_tritons():
+    for n in range(1, 5000):
+        assert next_power_of_2(n) == triton.next_power_of_2(n)
+        for divisor in (1, 3, 16, 64, 4096):
+            assert cdiv(n, divisor) == triton.cdiv(n, divisor)

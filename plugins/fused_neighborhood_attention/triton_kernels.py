@@ -57,7 +57,7 @@ import torch
 import triton
 import triton.language as tl
 
-from plugins._triton_launcher import Launcher, device_time, follow_previous_launch
+from plugins._triton_launcher import Launcher, cdiv, device_time, follow_previous_launch, next_power_of_2
 from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 FP32_DOT_PRECISION = "tf32"
@@ -200,7 +200,7 @@ def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, row_sum: Option
     bias_ptrs = (list(biases) if has_bias else [out] * len(bs)) + [out] * (3 - len(bs))
 
     def grid(meta):
-        return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
+        return (cdiv(M, meta["BLOCK_M"]) * cdiv(N, meta["BLOCK_N"]),)
 
     _launch_matmul(grid, (a, *b_ptrs, *bias_ptrs, out, out if row_sum is None else row_sum, M, N, K, a.stride(0),
                           a.stride(1), bs[0].stride(0), bs[0].stride(1), out.stride(0), out.stride(1)),
@@ -360,11 +360,11 @@ def _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, sc
     lse = torch.empty(batch * seq, heads, device=qkv.device, dtype=torch.float32)
 
     def grid(meta):
-        return (triton.cdiv(seq, meta["BLOCK_M"]), batch * heads)
+        return (cdiv(seq, meta["BLOCK_M"]), batch * heads)
 
     _launch_attention_fwd(grid, (qkv, attn, lse, seq, hidden, heads, head_dim, scale * _LOG2E, qkv.stride(0),
                                  attn.stride(0)),
-                          KERNEL=kernel_size, DILATION=dilation, BLOCK_D=triton.next_power_of_2(head_dim))
+                          KERNEL=kernel_size, DILATION=dilation, BLOCK_D=next_power_of_2(head_dim))
     return attn, lse
 
 
@@ -373,11 +373,11 @@ def _attention_backward(qkv, attn, dattn, lse, batch, seq, hidden, heads, kernel
     dqkv = torch.empty_like(qkv)
 
     def grid(meta):
-        return (triton.cdiv(seq, meta["BLOCK_M"]), batch * heads)
+        return (cdiv(seq, meta["BLOCK_M"]), batch * heads)
 
     _launch_attention_bwd(grid, (qkv, attn, dattn, lse, dqkv, seq, hidden, heads, head_dim, scale * _LOG2E, scale,
                                  qkv.stride(0), attn.stride(0), dattn.stride(0), dqkv.stride(0)),
-                          KERNEL=kernel_size, DILATION=dilation, BLOCK_D=triton.next_power_of_2(head_dim))
+                          KERNEL=kernel_size, DILATION=dilation, BLOCK_D=next_power_of_2(head_dim))
     return dqkv
 
 

@@ -47,7 +47,7 @@ backward, one memset and four launches (``g = mask0(dout)``)::
     G_pad[o, i+p, j+cp] = g[o, i, j], as P_pad; band' of w[o, c, k-1-u, k-1-v]  _mta_pad_kernel (copy, FLIP)
     dP[c, r, s] = sum_{o,u,v} w[o,c,u,v] * g[o, r-u+p, s-v+p], fp32           _mta_conv_fwd_kernel
         (the transposed convolution is the forward's, of G_pad with band', heads swapped; causal tiles only)
-    dW[:, :, u, v] += g @ shifted P over positions;  dbias += sum g           _mta_bwd_weight_kernel (atomics)
+    dW[:, :, u, v] += g @ shifted P over positions, every tap; dbias += sum g  _mta_bwd_weight_kernel (atomics)
     delta[c, r] = sum_s dP * P;  dscores = P * (dP - delta);                  _mta_bwd_scores_kernel
         program 0 also writes dW, dbias in their dtype
 
@@ -76,7 +76,8 @@ import torch
 import triton
 import triton.language as tl
 
-from plugins._triton_launcher import Launcher, device_time, follow_previous_launch, let_next_launch_start
+from plugins._triton_launcher import (Launcher, cdiv, device_time, follow_previous_launch, let_next_launch_start,
+                                      next_power_of_2)
 from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
@@ -99,13 +100,13 @@ _MAX_BLOCK_N = 64
 
 def _col_pad(k):
     """Zero columns left of a padded row: at least ``k // 2`` and a multiple of 8, so rows copy with 16-byte loads."""
-    return 8 * triton.cdiv(k // 2, 8)
+    return 8 * cdiv(k // 2, 8)
 
 
 def _subtile_width(k):
     """Output columns of a forward subtile: 16 (the narrowest ``tl.dot`` allows, so the banded weights waste
     least) unless the taps reach further: one subtile's taps must fit two chunks of its width."""
-    return max(16, triton.next_power_of_2(k // 2 + _col_pad(k)))
+    return max(16, next_power_of_2(k // 2 + _col_pad(k)))
 
 
 # ----------------------------------------------------------------------------- padded P (and G), banded weights
@@ -306,7 +307,7 @@ def _heads_per_program(heads_out):
     """Output heads one convolution program computes: at most 4, whose four ``[64, 4 * OUT_W]`` fp32
     accumulators fill the registers the configs allow (168 a thread); a program holding all 8 or 16 heads
     spilled them (8 -> 8 heads, k 5, L 2048: 15 ms, 1% of the floor; benchmarks/KERNELS.md)."""
-    return min(triton.next_power_of_2(heads_out), 4)
+    return min(next_power_of_2(heads_out), 4)
 
 
 @triton.autotune(configs=_conv_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
@@ -391,50 +392,57 @@ def _mta_bwd_weight_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
                            IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
                            COL_PAD: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
                            REPLICAS: tl.constexpr, INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
-                           BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr):
-    """One tap's weight gradient over a block of rows, on the tensor cores:
-    ``dW[o, c, u, v] += sum_{i, j <= i} g[o, i, j] * P[c, i + u - p, j + v - p]`` as a product whose inner dimension
-    is the block's positions, ``[C_OUT_P, positions] @ [positions, C_IN_P]``; the ``(u, v) = (0, 0)`` programs also
-    add ``dbias[o] += sum g[o]``. Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by
-    program, so that the row blocks of a tap do not queue on the same addresses.
-    Grid: ``(cdiv(L, BLOCK_I), K * K, batch)``.
+                           BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr, BLOCKS: tl.constexpr):
+    """The weight gradient's share of ``BLOCK_I`` rows x ``BLOCKS * BLOCK_J`` columns of positions, every tap, on the
+    tensor cores: ``dW[o, c, u, v] += sum_{i, j <= i} g[o, i, j] * P[c, i + u - p, j + v - p]``, for each tap a
+    product whose inner dimension is the positions, ``[C_OUT_P, BLOCK_I * BLOCK_J] @ [.., C_IN_P]`` per column block.
+    The taps are the outer loop, so each tap's tiles of g and shifted P come from L1 after the first (a program per
+    tap reading whole row strips from L2 took 85% of the backward: 2.6 of 3.0 ms at 8 heads, k 5, L 2048 on the
+    H200). Also ``dbias[o] += sum g[o]``. Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by
+    program, so that programs do not queue on the same addresses. Programs wholly above the diagonal return.
+    Grid: ``(cdiv(L, BLOCK_I) * cdiv(L, BLOCKS * BLOCK_J), batch)``.
     """
     follow_previous_launch()
-    block = tl.program_id(0)
-    tap = tl.program_id(1)
-    batch = tl.program_id(2)
-    u = tap // K
-    v = tap % K
-    position = tl.arange(0, BLOCK_I * BLOCK_J)
-    i = block * BLOCK_I + position // BLOCK_J
-    outs = tl.arange(0, C_OUT_P)
-    ins = tl.arange(0, C_IN_P)
-    g_planes = (batch * C_OUT + outs).to(tl.int64) * L * L
-    p_planes = (batch * C_IN + ins).to(tl.int64) * PLANE
-    rows = PLANE // STRIDE
-    grad_w = tl.zeros((C_OUT_P, C_IN_P), dtype=tl.float32)
-    grad_b = tl.zeros((C_OUT_P,), dtype=tl.float32)
-    for j0 in range(0, tl.minimum((block + 1) * BLOCK_I, L), BLOCK_J):  # the block's causal columns
-        j = j0 + position % BLOCK_J
-        causal = (i < L) & (j <= i)
-        g = tl.load(g_ptr + g_planes[:, None] + (i * L + j)[None, :], mask=(outs < C_OUT)[:, None] & causal[None, :],
-                    other=0.0)
-        pcol = j + v - K // 2 + COL_PAD  # P_pad[c, i + u, pcol] = P[c, i + u - p, j + v - p], chunk-major
-        p_offsets = (i + u) * CHUNK + pcol // CHUNK * (rows * CHUNK) + pcol % CHUNK
-        p = tl.load(p_ptr + p_planes[None, :] + p_offsets[:, None], mask=causal[:, None] & (ins < C_IN)[None, :],
-                    other=0.0)
+    pid = tl.program_id(0)
+    batch = tl.program_id(1)
+    segments = tl.cdiv(L, BLOCKS * BLOCK_J)
+    first_row = pid // segments * BLOCK_I
+    first_col = pid % segments * (BLOCKS * BLOCK_J)
+    if first_col < tl.minimum(first_row + BLOCK_I, L):  # the segment reaches the causal half
+        position = tl.arange(0, BLOCK_I * BLOCK_J)
+        i = first_row + position // BLOCK_J
+        outs = tl.arange(0, C_OUT_P)
+        ins = tl.arange(0, C_IN_P)
+        g_planes = (batch * C_OUT + outs).to(tl.int64) * L * L
+        p_planes = (batch * C_IN + ins).to(tl.int64) * PLANE
+        rows = PLANE // STRIDE
+        blocks = tl.minimum(tl.cdiv(tl.minimum(first_row + BLOCK_I, L) - first_col, BLOCK_J), BLOCKS)
+        replica = (pid + batch * tl.num_programs(0)) % REPLICAS
+        copy = acc_ptr + replica * (C_OUT * IN_PER_GROUP * K * K + C_OUT)
+        w_local = ins[None, :] - (outs[:, None] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
+        in_group = (outs < C_OUT)[:, None] & (ins < C_IN)[None, :] & (w_local >= 0) & (w_local < IN_PER_GROUP)
+        grad_b = tl.zeros((C_OUT_P,), dtype=tl.float32)
+        for tap in range(K * K):
+            u = tap // K
+            v = tap % K
+            grad_w = tl.zeros((C_OUT_P, C_IN_P), dtype=tl.float32)
+            for block in range(blocks):
+                j = first_col + block * BLOCK_J + position % BLOCK_J
+                causal = (i < L) & (j <= i)
+                g = tl.load(g_ptr + g_planes[:, None] + (i * L + j)[None, :],
+                            mask=(outs < C_OUT)[:, None] & causal[None, :], other=0.0)
+                pcol = j + v - K // 2 + COL_PAD  # P_pad[c, i + u, pcol] = P[c, i + u - p, j + v - p], chunk-major
+                p_offsets = (i + u) * CHUNK + pcol // CHUNK * (rows * CHUNK) + pcol % CHUNK
+                p = tl.load(p_ptr + p_planes[None, :] + p_offsets[:, None],
+                            mask=causal[:, None] & (ins < C_IN)[None, :], other=0.0)
+                if HAS_BIAS:
+                    if tap == 0:
+                        grad_b += tl.sum(g.to(tl.float32), axis=1)
+                if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
+                    g, p = g.to(tl.float32), p.to(tl.float32)
+                grad_w = tl.dot(g, p, acc=grad_w, input_precision=INPUT_PRECISION)
+            tl.atomic_add(copy + (outs[:, None] * IN_PER_GROUP + w_local) * (K * K) + tap, grad_w, mask=in_group)
         if HAS_BIAS:
-            grad_b += tl.sum(g.to(tl.float32), axis=1)
-        if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
-            g, p = g.to(tl.float32), p.to(tl.float32)
-        grad_w = tl.dot(g, p, acc=grad_w, input_precision=INPUT_PRECISION)
-    replica = (block + batch * tl.num_programs(0)) % REPLICAS
-    copy = acc_ptr + replica * (C_OUT * IN_PER_GROUP * K * K + C_OUT)
-    w_local = ins[None, :] - (outs[:, None] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
-    in_group = (outs < C_OUT)[:, None] & (ins < C_IN)[None, :] & (w_local >= 0) & (w_local < IN_PER_GROUP)
-    tl.atomic_add(copy + (outs[:, None] * IN_PER_GROUP + w_local) * (K * K) + tap, grad_w, mask=in_group)
-    if HAS_BIAS:
-        if tap == 0:
             tl.atomic_add(copy + C_OUT * IN_PER_GROUP * K * K + outs, grad_b, mask=outs < C_OUT)
 
 
@@ -509,9 +517,10 @@ def _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, L, STRIDE, PLA
 # ----------------------------------------------------------------------------- launchers
 
 _REPLICAS = 64  # copies of the dW / dbias accumulators (see _mta_bwd_weight_kernel)
-_WEIGHT_BLOCKS = {2: (16, 32, 4), 4: (4, 32, 4)}
-"""BLOCK_I, BLOCK_J, num_warps of the weight kernel by element size (not autotuned: it adds atomically): 512 positions
-a product in 16 bits, 128 in fp32, whose operands (split in two for three TF32 products) would spill at 512."""
+_WEIGHT_BLOCKS = {2: (16, 32, 4, 4), 4: (4, 32, 4, 4)}
+"""BLOCK_I, BLOCK_J, BLOCKS, num_warps of the weight kernel by element size (not autotuned: it adds atomically): 512
+positions a product in 16 bits, 128 in fp32, whose operands (split in two for three TF32 products) spilled at 512 (the
+tf32x3 backward took 320 ms at 8 heads, k 5, L 2048 on the H200)."""
 
 _launch_pad = Launcher(_mta_pad_kernel)
 _launch_conv_fwd = Launcher(_mta_conv_fwd_kernel)
@@ -534,7 +543,7 @@ def _transposed(consts):
 def _band_shape(consts):
     """``[C_IN * K, A_W, N]``: the forward's banded weights (see ``_mta_pad_kernel``), ``A_W = 2 * OUT_W``."""
     out_w = _subtile_width(consts["K"])
-    return consts["C_IN"] * consts["K"], 2 * out_w, triton.next_power_of_2(consts["C_OUT"]) * out_w
+    return consts["C_IN"] * consts["K"], 2 * out_w, next_power_of_2(consts["C_OUT"]) * out_w
 
 
 def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: torch.Tensor):
@@ -552,15 +561,15 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: torch.Ten
     pad = k // 2
     out_w = _subtile_width(k)
     band_shape = _band_shape(consts)
-    rows = triton.cdiv(seq, _MAX_BLOCK_M) * _MAX_BLOCK_M + 2 * pad
-    widest = max(triton.cdiv(seq, 4 * out_w) * 4 * out_w + out_w,  # forward programs: 5 chunks from 4-subtile steps
-                 triton.cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + col_pad + pad)  # backward taps
-    stride = triton.cdiv(widest, 64) * 64  # rows 128-byte aligned
+    rows = cdiv(seq, _MAX_BLOCK_M) * _MAX_BLOCK_M + 2 * pad
+    widest = max(cdiv(seq, 4 * out_w) * 4 * out_w + out_w,  # forward programs: 5 chunks from 4-subtile steps
+                 cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + col_pad + pad)  # backward taps
+    stride = cdiv(widest, 64) * 64  # rows 128-byte aligned
     padded = torch.empty(batch, heads, stride // out_w, rows, out_w, device=source.device, dtype=source.dtype)
     band = torch.empty(band_shape, device=source.device, dtype=source.dtype)
 
     def grid(meta):
-        return (triton.cdiv(rows, meta["BLOCK_R"]) + band_shape[0], batch * heads)
+        return (cdiv(rows, meta["BLOCK_R"]) + band_shape[0], batch * heads)
 
     _launch_pad(grid, (source, padded, weight, band, seq, rows, stride, rows * stride),
                 PAD=pad, SOFTMAX=softmax, FLIP=not softmax, A_W=band_shape[1], N=band_shape[2],
@@ -579,7 +588,7 @@ def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tens
     heads = _heads_per_program(consts["C_OUT"])
 
     def grid(meta):
-        return (triton.cdiv(seq, meta["BLOCK_M"]) * triton.cdiv(seq, 4 * out_w) * triton.cdiv(consts["C_OUT"], heads),
+        return (cdiv(seq, meta["BLOCK_M"]) * cdiv(seq, 4 * out_w) * cdiv(consts["C_OUT"], heads),
                 batch)
 
     stride = probs.shape[-3] * probs.shape[-1]  # P is [batch, heads, stride / OUT_W, rows, OUT_W]
@@ -620,27 +629,27 @@ class _MultiTokenAttention(torch.autograd.Function):
         chunk = probs.shape[-1]
         has_bias = bias is not None
         acc = torch.zeros(_REPLICAS * (weight.numel() + consts["C_OUT"]), device=probs.device, dtype=torch.float32)
-        block_i, block_j, warps = _WEIGHT_BLOCKS[probs.element_size()]
-        _launch_bwd_weight((triton.cdiv(seq, block_i), consts["K"] ** 2, batch),
+        block_i, block_j, blocks, warps = _WEIGHT_BLOCKS[probs.element_size()]
+        _launch_bwd_weight((cdiv(seq, block_i) * cdiv(seq, blocks * block_j), batch),
                            (grad_out, probs, acc, seq, stride, plane),
-                           C_IN_P=max(triton.next_power_of_2(heads_in), 16),
-                           C_OUT_P=max(triton.next_power_of_2(consts["C_OUT"]), 16), CHUNK=chunk,
+                           C_IN_P=max(next_power_of_2(heads_in), 16),
+                           C_OUT_P=max(next_power_of_2(consts["C_OUT"]), 16), CHUNK=chunk,
                            HAS_BIAS=has_bias, REPLICAS=_REPLICAS,
                            INPUT_PRECISION=ctx.precision if probs.dtype == torch.float32 else "tf32",
                            UPCAST=_INTERPRET and probs.dtype != torch.float32, BLOCK_I=block_i, BLOCK_J=block_j,
-                           num_warps=warps, **consts)
+                           BLOCKS=blocks, num_warps=warps, **consts)
         dscores = torch.empty(ctx.shape, device=probs.device, dtype=probs.dtype)
         dweight = torch.empty_like(weight)
         dbias = torch.empty_like(bias) if has_bias else None
 
         def grid(meta):
-            return (triton.cdiv(seq, meta["BLOCK_M"]), batch * heads_in)
+            return (cdiv(seq, meta["BLOCK_M"]), batch * heads_in)
 
         _launch_bwd_scores(grid, (probs, dprobs, acc, dscores, dweight, dbias if has_bias else dweight, seq, stride,
                                   plane),
                            C_IN=heads_in, C_OUT=consts["C_OUT"], IN_PER_GROUP=consts["IN_PER_GROUP"], K=consts["K"],
                            COL_PAD=consts["COL_PAD"], CHUNK=chunk, HAS_BIAS=has_bias,
-                           W_NUMEL_P=triton.next_power_of_2(weight.numel()), REPLICAS=_REPLICAS)
+                           W_NUMEL_P=next_power_of_2(weight.numel()), REPLICAS=_REPLICAS)
         return dscores, dweight, dbias, None, None
 
 
@@ -675,8 +684,8 @@ def tuned_configs() -> dict[str, list[dict]]:
     the backward's weight kernel is not autotuned (it accumulates atomically) and reports its fixed blocks."""
     record = autotuned_choices(_AUTOTUNED)
     record["_mta_bwd_weight_kernel"] = [{"key": [f"{8 * size}-bit"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j,
-                                                                              "num_warps": warps}}
-                                         for size, (block_i, block_j, warps) in _WEIGHT_BLOCKS.items()]
+                                                                              "BLOCKS": blocks, "num_warps": warps}}
+                                         for size, (block_i, block_j, blocks, warps) in _WEIGHT_BLOCKS.items()]
     return record
 
 
