@@ -138,6 +138,11 @@ def describe(parameters: dict) -> str:
     return " ".join(f"{name}={value}" for name, value in parameters.items() if name not in skip)
 
 
+def short_revision(revision: str) -> str:
+    """A commit's first 10 hex digits, or ``sha256:`` and 8 of a source digest (a copy of the tree without git)."""
+    return revision.replace("source-sha256:", "sha256:")[:15] if revision.startswith("source-") else revision[:10]
+
+
 def print_table(family: str, pass_: str, rows: list) -> None:
     """A Markdown table: device medians in µs, ``host`` our host-inclusive median, ``revision`` our kernels'."""
     names = sorted({name for _, _, line in rows for name in line["comparators"]})
@@ -156,7 +161,7 @@ def print_table(family: str, pass_: str, rows: list) -> None:
         ours = us(line["ours"]) if line["status"] == "passed" else line["status"][:80]
         cells = [describe(parameters), dtype, ours, us(line["host"]), *(us(line["comparators"].get(name))
                                                                       for name in names),
-                 line["fastest"] or "-", ratio, floor, error, line["revision"][:10]]
+                 line["fastest"] or "-", ratio, floor, error, short_revision(line["revision"])]
         print("| " + " | ".join(cells) + " |")
 
 

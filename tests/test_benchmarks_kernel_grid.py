@@ -1,0 +1,43 @@
+"""benchmarks/kernel_grid.py's tables, from hand-written result documents (no GPU): the ratio is to the fastest
+comparator that passed, never to one of our own variants, and a later measurement of a point replaces the earlier."""
+
+from benchmarks.kernel_grid import grid_points, print_tables, row
+
+PEAKS = {"bandwidth_gbs": 1000.0, "tf32": 100.0, "bf16": 200.0, "fp32": 50.0}
+WORKLOAD = {"dtype": "fp32", "options": {}, "parameters": {"batch": 2, "heads": 8, "hidden": 512, "seq": 1024,
+                                                           "kernel_size": 7, "dilation": 2}}
+
+
+def result(name, median, status="passed", mode="tf32", observed="2026-12-02T08:00:00Z"):
+    return {"family": "fused_neighborhood_attention", "pass": "forward", "metric": "speed", "workload": WORKLOAD,
+            "implementation": {"name": name, "mathMode": mode, "revision": "source-sha256:0123456789abcdef"},
+            "status": status, "error": None if status == "passed" else "correctness trial 1: too far",
+            "timing": {"median": median, "hostInclusive": {"median": 3 * median}} if status == "passed" else None,
+            "correctness": {"relL2Error": 1e-3}, "cost": {"bytes": 10_000_000, "flops": 2_000_000_000},
+            "observedAt": observed,
+            "environment": {"hardware": {"name": "NVIDIA H200", "product": "NVIDIA H200"}}}
+
+
+def test_the_ratio_is_to_the_fastest_comparator_not_to_our_own_variant():
+    line = row([result("kernelindex_triton", 40_000.0), result("kernelindex_triton+tf32x3", 50_000.0, mode="ieee-fp32"),
+                result("torch_compile+tf32", 60_000.0), result("liger", 30_000.0, status="failed"),
+                result("torch", 90_000.0, mode="ieee-fp32")], PEAKS)
+    assert line["fastest"] == "torch_compile+tf32" and line["ratio"] == 1.5
+    assert set(line["comparators"]) == {"kernelindex_triton+tf32x3", "torch_compile+tf32", "torch"}
+    assert line["host"] == 120_000.0 and line["status"] == "passed"
+    assert line["floor"] == 50.0  # max(10 MB / 1000 GB/s, 2 GFLOP / 100 TFLOP/s) = 20 us of 40
+
+
+def test_a_point_measured_again_is_tabled_once_with_the_later_results(capsys):
+    print_tables([result("kernelindex_triton", 40_000.0), result("torch_compile+tf32", 60_000.0),
+                  result("kernelindex_triton", 30_000.0, observed="2026-12-02T09:00:00Z")])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| dilation=2")]
+    assert rows == ["| dilation=2 heads=8 hidden=512 kernel_size=7 seq=1024 | fp32 | 30.0 | 90.0 | 60.0 "
+                    "| torch_compile+tf32 | 2.00 | 13% | 1.0e-03 | sha256:01234567 |"]  # the H200 datasheet's TF32 rate
+
+
+def test_the_schedule_starts_with_the_reference_and_the_points_found_slow():
+    points = grid_points("multi_token_attention", 10, seed=18)
+    assert points[0] == ({"batch": 2, "heads_in": 4, "heads_out": 4, "k": 3, "groups": 1, "seq": 1024}, "bf16")
+    assert points[1][0]["heads_in"] == 8 and len(points) == 15 and len({str(point) for point in points}) == 15
+    assert points == grid_points("multi_token_attention", 10, seed=18)
