@@ -27,6 +27,7 @@ Under ``TRITON_INTERPRET=1`` (no compiled kernels) every launch is an ordinary o
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 
 import torch
@@ -128,10 +129,12 @@ def kernelindex_precise_implementation(kernels) -> Implementation:
                                dtypes=("fp32",))
 
 
-def kernelindex_settled_details(kernels):
-    """The ``settled_details`` of a pass of a family's Triton kernels module: its ``tuned_configs()``,
-    asked after timing, once autotuning has chosen."""
-    return lambda: {"autotuned": kernels.tuned_configs()}
+def kernelindex_pass(family, function, kernels, implementation: Implementation, workload, pass_: str):
+    """The prepared pass of ``kernelindex_triton`` or its precise variant: ``function`` of a family's Triton
+    kernels module multiplying fp32 as the implementation's ``fp32_dot_precision`` says, settled details its
+    ``tuned_configs()``, asked after timing, once autotuning has chosen."""
+    return family.prepare(functools.partial(function, precision=implementation.details["fp32_dot_precision"]),
+                          workload, pass_, settled_details=lambda: {"autotuned": kernels.tuned_configs()})
 
 
 class Launcher:

@@ -10,14 +10,13 @@ three TF32 products (on fp32 workloads; its math mode is ``ieee-fp32``, and it i
 tolerance).
 """
 
-import functools
 import math
 
 import torch
 
 from plugins._family import import_failure, library_revision, variant_of, with_tf32
-from plugins._triton_launcher import (kernelindex_implementation, kernelindex_precise_implementation,
-                                      kernelindex_settled_details)
+from plugins._triton_launcher import (kernelindex_implementation, kernelindex_pass,
+                                      kernelindex_precise_implementation)
 from plugins.fused_neighborhood_attention import triton_kernels
 from plugins.fused_neighborhood_attention.reference import FAMILY
 from runners import hookimpl
@@ -84,8 +83,6 @@ def prepare_pass(implementation, workload, pass_):
     if name == "liger":
         return FAMILY.prepare(liger_attention, workload, pass_, tf32=tf32)
     if implementation.name in (KERNELINDEX.name, KERNELINDEX_PRECISE.name):
-        triton_attention = functools.partial(triton_kernels.fused_neighborhood_attention_triton,
-                                             precision=implementation.details["fp32_dot_precision"])
-        return FAMILY.prepare(triton_attention, workload, pass_,
-                              settled_details=kernelindex_settled_details(triton_kernels))
+        return kernelindex_pass(FAMILY, triton_kernels.fused_neighborhood_attention_triton, triton_kernels,
+                                implementation, workload, pass_)
     return FAMILY.prepare_torch(implementation, workload, pass_)

@@ -6,13 +6,12 @@ also offered with TF32 allowed (``+tf32``), and ``kernelindex_triton+tf32x3`` ru
 products (three TF32 products each; math mode ``ieee-fp32``).
 """
 
-import functools
 
 import torch
 
 from plugins._family import import_failure, library_revision, variant_of, with_tf32
-from plugins._triton_launcher import (kernelindex_implementation, kernelindex_precise_implementation,
-                                      kernelindex_settled_details)
+from plugins._triton_launcher import (kernelindex_implementation, kernelindex_pass,
+                                      kernelindex_precise_implementation)
 from plugins.multi_token_attention import triton_kernels
 from plugins.multi_token_attention.reference import FAMILY
 from runners import hookimpl
@@ -74,8 +73,6 @@ def prepare_pass(implementation, workload, pass_):
     if name == "liger":
         return FAMILY.prepare(liger_function(workload), workload, pass_, tf32=tf32)
     if implementation.name in (KERNELINDEX.name, KERNELINDEX_PRECISE.name):
-        triton_attention = functools.partial(triton_kernels.multi_token_attention_triton,
-                                             precision=implementation.details["fp32_dot_precision"])
-        return FAMILY.prepare(triton_attention, workload, pass_,
-                              settled_details=kernelindex_settled_details(triton_kernels))
+        return kernelindex_pass(FAMILY, triton_kernels.multi_token_attention_triton, triton_kernels, implementation,
+                                workload, pass_)
     return FAMILY.prepare_torch(implementation, workload, pass_)
