@@ -47,7 +47,7 @@ backward, one memset and four launches (``g = mask0(dout)``)::
     G_pad[o, i+p, j+cp] = g[o, i, j], as P_pad; band' of w[o, c, k-1-u, k-1-v]  _mta_pad_kernel (copy, FLIP)
     dP[c, r, s] = sum_{o,u,v} w[o,c,u,v] * g[o, r-u+p, s-v+p], fp32           _mta_conv_fwd_kernel
         (the transposed convolution is the forward's, of G_pad with band', heads swapped; causal tiles only)
-    dW[:, :, u, v] += g @ shifted P over positions, every tap; dbias += sum g  _mta_bwd_weight_kernel (atomics)
+    dW[o, (c, u, v)] += g @ im2col(P_pad) over positions; dbias += sum g       _mta_bwd_weight_kernel (atomics)
     delta[c, r] = sum_s dP * P;  dscores = P * (dP - delta);                  _mta_bwd_scores_kernel
         program 0 also writes dW, dbias in their dtype
 
@@ -390,62 +390,71 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
 
 @triton.jit
 def _mta_bwd_weight_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
-                           C_IN: tl.constexpr, C_IN_P: tl.constexpr, C_OUT: tl.constexpr, C_OUT_P: tl.constexpr,
+                           C_IN: tl.constexpr, C_OUT: tl.constexpr, C_OUT_P: tl.constexpr,
                            IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
                            COL_PAD: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
                            REPLICAS: tl.constexpr, INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
-                           BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr, BLOCKS: tl.constexpr):
-    """The weight gradient's share of ``BLOCK_I`` rows x ``BLOCKS * BLOCK_J`` columns of positions, every tap, on the
-    tensor cores: ``dW[o, c, u, v] += sum_{i, j <= i} g[o, i, j] * P[c, i + u - p, j + v - p]``, for each tap a
-    product whose inner dimension is the positions, ``[C_OUT_P, BLOCK_I * BLOCK_J] @ [.., C_IN_P]`` per column block.
-    The taps are the outer loop, so each tap's tiles of g and shifted P come from L1 after the first (a program per
-    tap reading whole row strips from L2 took 85% of the backward: 2.6 of 3.0 ms at 8 heads, k 5, L 2048 on the
-    H200). Also ``dbias[o] += sum g[o]``. Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by
-    program, so that programs do not queue on the same addresses. Programs wholly above the diagonal return.
-    Grid: ``(cdiv(L, BLOCK_I) * cdiv(L, BLOCKS * BLOCK_J), batch)``.
+                           BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr, BLOCKS: tl.constexpr,
+                           BLOCK_T: tl.constexpr):
+    """The weight gradient's share of ``BLOCK_I`` rows x ``BLOCKS * BLOCK_J`` columns of positions and of
+    ``BLOCK_T`` (input head, tap) pairs ``t = (c * K + u) * K + v``, on the tensor cores:
+    ``dW[o, c, u, v] += sum_{i, j <= i} g[o, i, j] * P[c, i + u - p, j + v - p]`` as one product a step,
+    ``g [C_OUT_P, positions] @ X [positions, BLOCK_T]``, where ``X[(i, j), t] = P_pad[c, i + u, j + v - p + cp]``
+    gathers every tap's shifted P at once (im2col). So g is read once per step, not once per tap, and each
+    product is ``BLOCK_T`` wide: a product per tap, ``[C_OUT_P, positions] @ [positions, C_IN_P]``, reloaded g
+    for every tap and spent most of its time on the addresses of operands 16 heads wide for 4 real ones (186 of
+    ~240 us of the reference backward, 2.4 of 2.9 ms at 8 heads, k 5, L 2048 on the H200). Also
+    ``dbias[o] += sum g[o]`` (the first tap block's programs). Both go atomically into one of ``REPLICAS``
+    copies in ``acc``, chosen by program, so that programs do not queue on the same addresses. Programs wholly
+    above the diagonal return.
+    Grid: ``(cdiv(L, BLOCK_I) * cdiv(L, BLOCKS * BLOCK_J) * cdiv(C_IN * K * K, BLOCK_T), batch)``.
     """
     follow_previous_launch()
+    TAPS: tl.constexpr = C_IN * K * K
+    TAP_BLOCKS: tl.constexpr = (TAPS + BLOCK_T - 1) // BLOCK_T
     pid = tl.program_id(0)
     batch = tl.program_id(1)
+    tap_block = pid % TAP_BLOCKS
     segments = tl.cdiv(L, BLOCKS * BLOCK_J)
-    first_row = pid // segments * BLOCK_I
-    first_col = pid % segments * (BLOCKS * BLOCK_J)
+    first_row = pid // TAP_BLOCKS // segments * BLOCK_I
+    first_col = pid // TAP_BLOCKS % segments * (BLOCKS * BLOCK_J)
     if first_col < tl.minimum(first_row + BLOCK_I, L):  # the segment reaches the causal half
         position = tl.arange(0, BLOCK_I * BLOCK_J)
         i = first_row + position // BLOCK_J
         outs = tl.arange(0, C_OUT_P)
-        ins = tl.arange(0, C_IN_P)
         g_planes = (batch * C_OUT + outs).to(tl.int64) * L * L
-        p_planes = (batch * C_IN + ins).to(tl.int64) * PLANE
+        t = tap_block * BLOCK_T + tl.arange(0, BLOCK_T)
+        c = t // (K * K)
+        u = t // K % K
+        v = t % K
+        tap_ok = t < TAPS
+        x_base = (batch * C_IN + c).to(tl.int64) * PLANE + u * CHUNK  # P_pad[c, u, 0]; P is chunk-major
         rows = PLANE // STRIDE
         blocks = tl.minimum(tl.cdiv(tl.minimum(first_row + BLOCK_I, L) - first_col, BLOCK_J), BLOCKS)
+        grad_w = tl.zeros((C_OUT_P, BLOCK_T), dtype=tl.float32)
+        grad_b = tl.zeros((C_OUT_P,), dtype=tl.float32)
+        for block in range(blocks):
+            j = first_col + block * BLOCK_J + position % BLOCK_J
+            causal = (i < L) & (j <= i)
+            g = tl.load(g_ptr + g_planes[:, None] + (i * L + j)[None, :],
+                        mask=(outs < C_OUT)[:, None] & causal[None, :], other=0.0)
+            pcol = j[:, None] + (v - K // 2 + COL_PAD)[None, :]
+            x = tl.load(p_ptr + x_base[None, :] + (i * CHUNK)[:, None] + pcol // CHUNK * (rows * CHUNK)
+                        + pcol % CHUNK, mask=causal[:, None] & tap_ok[None, :], other=0.0)
+            if HAS_BIAS:
+                grad_b += tl.sum(g.to(tl.float32), axis=1)
+            if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
+                g, x = g.to(tl.float32), x.to(tl.float32)
+            grad_w = tl.dot(g, x, acc=grad_w, input_precision=INPUT_PRECISION)
         replica = (pid + batch * tl.num_programs(0)) % REPLICAS
         copy = acc_ptr + replica * (C_OUT * IN_PER_GROUP * K * K + C_OUT)
-        w_local = ins[None, :] - (outs[:, None] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
-        in_group = (outs < C_OUT)[:, None] & (ins < C_IN)[None, :] & (w_local >= 0) & (w_local < IN_PER_GROUP)
-        grad_b = tl.zeros((C_OUT_P,), dtype=tl.float32)
-        for tap in range(K * K):
-            u = tap // K
-            v = tap % K
-            grad_w = tl.zeros((C_OUT_P, C_IN_P), dtype=tl.float32)
-            for block in range(blocks):
-                j = first_col + block * BLOCK_J + position % BLOCK_J
-                causal = (i < L) & (j <= i)
-                g = tl.load(g_ptr + g_planes[:, None] + (i * L + j)[None, :],
-                            mask=(outs < C_OUT)[:, None] & causal[None, :], other=0.0)
-                pcol = j + v - K // 2 + COL_PAD  # P_pad[c, i + u, pcol] = P[c, i + u - p, j + v - p], chunk-major
-                p_offsets = (i + u) * CHUNK + pcol // CHUNK * (rows * CHUNK) + pcol % CHUNK
-                p = tl.load(p_ptr + p_planes[None, :] + p_offsets[:, None],
-                            mask=causal[:, None] & (ins < C_IN)[None, :], other=0.0)
-                if HAS_BIAS:
-                    if tap == 0:
-                        grad_b += tl.sum(g.to(tl.float32), axis=1)
-                if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
-                    g, p = g.to(tl.float32), p.to(tl.float32)
-                grad_w = tl.dot(g, p, acc=grad_w, input_precision=INPUT_PRECISION)
-            tl.atomic_add(copy + (outs[:, None] * IN_PER_GROUP + w_local) * (K * K) + tap, grad_w, mask=in_group)
+        w_local = c[None, :] - (outs[:, None] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
+        in_group = (outs < C_OUT)[:, None] & tap_ok[None, :] & (w_local >= 0) & (w_local < IN_PER_GROUP)
+        tl.atomic_add(copy + (outs[:, None] * IN_PER_GROUP + w_local) * (K * K) + (t % (K * K))[None, :], grad_w,
+                      mask=in_group)
         if HAS_BIAS:
-            tl.atomic_add(copy + C_OUT * IN_PER_GROUP * K * K + outs, grad_b, mask=outs < C_OUT)
+            if tap_block == 0:
+                tl.atomic_add(copy + C_OUT * IN_PER_GROUP * K * K + outs, grad_b, mask=outs < C_OUT)
 
 
 def _bwd_scores_configs():
@@ -519,10 +528,18 @@ def _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, L, STRIDE, PLA
 # ----------------------------------------------------------------------------- launchers
 
 _REPLICAS = 64  # copies of the dW / dbias accumulators (see _mta_bwd_weight_kernel)
-_WEIGHT_BLOCKS = {2: (16, 32, 4, 4), 4: (4, 32, 4, 4)}
-"""BLOCK_I, BLOCK_J, BLOCKS, num_warps of the weight kernel by element size (not autotuned: it adds atomically): 512
-positions a product in 16 bits, 128 in fp32, whose operands (split in two for three TF32 products) spilled at 512 (the
-tf32x3 backward took 320 ms at 8 heads, k 5, L 2048 on the H200)."""
+_WEIGHT_BLOCKS = {2: (2, 32, 8, 128, 4), 4: (1, 32, 16, 64, 4)}
+"""BLOCK_I, BLOCK_J, BLOCKS, the widest BLOCK_T and num_warps of the weight kernel by element size (not autotuned:
+it adds atomically): 64 positions a step in 16 bits and 32 in fp32, whose gathered operand is then 16 KB and 8 KB
+(fp32 operands are split in two for three TF32 products; at 512 positions they spilled, and the tf32x3 backward
+took 320 ms at 8 heads, k 5, L 2048 on the H200)."""
+
+
+def _tap_block(taps: int, widest: int) -> int:
+    """The (input head, tap) pairs one weight-kernel program takes: all of them up to ``widest``, at least 16
+    (``tl.dot``'s narrowest operand)."""
+    return min(max(next_power_of_2(taps), 16), widest)
+
 
 _launch_pad = Launcher(_mta_pad_kernel)
 _launch_conv_fwd = Launcher(_mta_conv_fwd_kernel)
@@ -631,15 +648,16 @@ class _MultiTokenAttention(torch.autograd.Function):
         chunk = probs.shape[-1]
         has_bias = bias is not None
         acc = torch.zeros(_REPLICAS * (weight.numel() + consts["C_OUT"]), device=probs.device, dtype=torch.float32)
-        block_i, block_j, blocks, warps = _WEIGHT_BLOCKS[probs.element_size()]
-        _launch_bwd_weight((cdiv(seq, block_i) * cdiv(seq, blocks * block_j), batch),
+        block_i, block_j, blocks, widest, warps = _WEIGHT_BLOCKS[probs.element_size()]
+        taps = heads_in * consts["K"] ** 2
+        block_t = _tap_block(taps, widest)
+        _launch_bwd_weight((cdiv(seq, block_i) * cdiv(seq, blocks * block_j) * cdiv(taps, block_t), batch),
                            (grad_out, probs, acc, seq, stride, plane),
-                           C_IN_P=max(next_power_of_2(heads_in), 16),
                            C_OUT_P=max(next_power_of_2(consts["C_OUT"]), 16), CHUNK=chunk,
                            HAS_BIAS=has_bias, REPLICAS=_REPLICAS,
                            INPUT_PRECISION=ctx.precision if probs.dtype == torch.float32 else "tf32",
                            UPCAST=_INTERPRET and probs.dtype != torch.float32, BLOCK_I=block_i, BLOCK_J=block_j,
-                           BLOCKS=blocks, num_warps=warps, **consts)
+                           BLOCKS=blocks, BLOCK_T=block_t, num_warps=warps, **consts)
         dscores = torch.empty(ctx.shape, device=probs.device, dtype=probs.dtype)
         dweight = torch.empty_like(weight)
         dbias = torch.empty_like(bias) if has_bias else None
@@ -685,9 +703,10 @@ def tuned_configs() -> dict[str, list[dict]]:
     """Every autotuned choice made so far in this process (see :func:`plugins._triton_launcher.tuned_configs`);
     the backward's weight kernel is not autotuned (it accumulates atomically) and reports its fixed blocks."""
     record = autotuned_choices(_AUTOTUNED)
-    record["_mta_bwd_weight_kernel"] = [{"key": [f"{8 * size}-bit"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j,
-                                                                              "BLOCKS": blocks, "num_warps": warps}}
-                                         for size, (block_i, block_j, blocks, warps) in _WEIGHT_BLOCKS.items()]
+    record["_mta_bwd_weight_kernel"] = [
+        {"key": [f"{8 * size}-bit"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j, "BLOCKS": blocks,
+                                               "BLOCK_T": f"min(taps, {widest})", "num_warps": warps}}
+        for size, (block_i, block_j, blocks, widest, warps) in _WEIGHT_BLOCKS.items()]
     return record
 
 
