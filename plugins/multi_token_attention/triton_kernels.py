@@ -438,14 +438,15 @@ def _mta_bwd_weight_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
             causal = (i < L) & (j <= i)
             g = tl.load(g_ptr + g_planes[:, None] + (i * L + j)[None, :],
                         mask=(outs < C_OUT)[:, None] & causal[None, :], other=0.0)
-            pcol = j[:, None] + (v - K // 2 + COL_PAD)[None, :]
-            x = tl.load(p_ptr + x_base[None, :] + (i * CHUNK)[:, None] + pcol // CHUNK * (rows * CHUNK)
-                        + pcol % CHUNK, mask=causal[:, None] & tap_ok[None, :], other=0.0)
+            # X gathered transposed, positions the fastest axis, so that a warp's lanes read neighbouring columns
+            pcol = (v - K // 2 + COL_PAD)[:, None] + j[None, :]
+            x = tl.load(p_ptr + x_base[:, None] + (i * CHUNK)[None, :] + pcol // CHUNK * (rows * CHUNK)
+                        + pcol % CHUNK, mask=tap_ok[:, None] & causal[None, :], other=0.0)
             if HAS_BIAS:
                 grad_b += tl.sum(g.to(tl.float32), axis=1)
             if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
                 g, x = g.to(tl.float32), x.to(tl.float32)
-            grad_w = tl.dot(g, x, acc=grad_w, input_precision=INPUT_PRECISION)
+            grad_w = tl.dot(g, tl.trans(x), acc=grad_w, input_precision=INPUT_PRECISION)
         replica = (pid + batch * tl.num_programs(0)) % REPLICAS
         copy = acc_ptr + replica * (C_OUT * IN_PER_GROUP * K * K + C_OUT)
         w_local = c[None, :] - (outs[:, None] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
