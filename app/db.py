@@ -10,7 +10,10 @@ rather than failing at once when a transaction that has read tries to write.
 PostgreSQL connections come from a pool (``DATABASE_MAX_CONNECTIONS`` per process,
 recycled after ``DATABASE_STALE_TIMEOUT_SECONDS``): a request borrows one instead of
 opening its own, and a connection back from a request that ended moments ago is lent
-again without a ``SELECT 1`` round trip (see :class:`PostgresqlPool`). ``app.locks``
+again without a ``SELECT 1`` round trip (see :class:`PostgresqlPool`). The driver is
+psycopg 3, which prepares a statement on the server once a connection has sent it five
+times, so a pooled connection stops planning the pages' few statements again and again
+(about half of what a read cost the server: benchmarks/README.md, "Load"). ``app.locks``
 serializes writers per comparison group.
 """
 
@@ -19,7 +22,8 @@ from pathlib import Path
 
 import peewee
 from playhouse.db_url import connect, parse
-from playhouse.pool import PooledDatabase, PooledPostgresqlDatabase
+from playhouse.pool import PooledDatabase
+from playhouse.postgres_ext import PooledPsycopg3Database
 
 from . import config as default_config
 
@@ -36,8 +40,8 @@ SQLITE_PRAGMAS = {"journal_mode": "wal", "foreign_keys": 1, "synchronous": "norm
 POSTGRESQL_SCHEMES = ("postgres", "postgresql")
 
 
-class PostgresqlPool(PooledPostgresqlDatabase):
-    """peewee's PostgreSQL pool, minus a round trip per request.
+class PostgresqlPool(PooledPsycopg3Database):
+    """peewee's PostgreSQL pool (psycopg 3), minus a round trip per request.
 
     peewee checks every connection it lends with ``SELECT 1``, so that one the server
     dropped while it sat in the pool is never handed out: a tenth of the statements a page
@@ -66,11 +70,21 @@ class PostgresqlPool(PooledPostgresqlDatabase):
             self._returned_at[self.conn_key(conn)] = time.monotonic()
 
 
+LOST_CONNECTION_STATES = ("08", "57P")
+"""SQLSTATE prefixes of a connection gone: connection exceptions, and the server shut down or restarting."""
+
+
 def lost_connection(error: BaseException) -> bool:
-    """Whether ``error`` (peewee's, or the driver's behind it) came from a connection the server had closed."""
+    """Whether ``error`` (peewee's, or the driver's behind it) came from a connection the server had closed:
+    an error the server sent as it ended the connection, or one psycopg raised without any (the line dropped)."""
+    if not is_postgres():
+        return False
+    import psycopg
+
     driver_error = getattr(error, "orig", None) or error
-    cursor = getattr(driver_error, "cursor", None)
-    return bool(cursor is not None and getattr(cursor.connection, "closed", False))
+    if not isinstance(driver_error, psycopg.OperationalError):
+        return False
+    return driver_error.sqlstate is None or driver_error.sqlstate.startswith(LOST_CONNECTION_STATES)
 
 
 def open_database(url: str, settings=None) -> peewee.Database:

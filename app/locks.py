@@ -78,7 +78,7 @@ def is_transient(error: BaseException) -> bool:
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
-        if isinstance(error, MaxConnectionsExceeded) or getattr(error, "pgcode", None) in TRANSIENT_PG_CODES:
+        if isinstance(error, MaxConnectionsExceeded) or getattr(error, "sqlstate", None) in TRANSIENT_PG_CODES:
             return True
         if any(message in str(error) for message in TRANSIENT_SQLITE_MESSAGES):
             return True

@@ -58,10 +58,9 @@ class Server:
                               capture_output=True, text=True, check=check, timeout=600)
 
     def _postgres(self, statement: str):
-        import psycopg2
+        import psycopg
 
-        admin = psycopg2.connect(self.admin_url)
-        admin.autocommit = True
+        admin = psycopg.connect(self.admin_url, autocommit=True)
         with admin.cursor() as cursor:
             cursor.execute(statement)
         admin.close()

@@ -29,11 +29,10 @@ needs_compiled_cuda = pytest.mark.skipif(
 def fresh_database_url(name: str, tmp_path: Path) -> str:
     if not POSTGRES:
         return f"sqlite:///{tmp_path / (name + '.sqlite3')}"
-    import psycopg2
+    import psycopg
 
     name = f"{name}_{os.getpid()}"  # suites running side by side on one server never share a database
-    admin = psycopg2.connect(POSTGRES.rstrip("/") + "/postgres")
-    admin.autocommit = True
+    admin = psycopg.connect(POSTGRES.rstrip("/") + "/postgres", autocommit=True)
     with admin.cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         cursor.execute(f'CREATE DATABASE "{name}"')

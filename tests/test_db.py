@@ -1,7 +1,7 @@
 """Connections: IMMEDIATE transactions with a busy timeout on SQLite, a pool on PostgreSQL (``app.db``)."""
 
 import pytest
-from playhouse.pool import PooledPostgresqlDatabase
+from playhouse.postgres_ext import PooledPsycopg3Database
 
 from app import create_app, db
 
@@ -19,7 +19,7 @@ def test_sqlite_transactions_take_the_write_lock_up_front(tmp_path):
 @pytest.mark.skipif(not POSTGRES, reason="KERNELINDEX_TEST_POSTGRES is not set")
 def test_postgresql_requests_borrow_one_pooled_connection(app, client):
     pool = db.database.obj
-    assert isinstance(pool, PooledPostgresqlDatabase)
+    assert isinstance(pool, PooledPsycopg3Database)
     assert (pool._max_connections, pool._stale_timeout) == (app.config["DATABASE_MAX_CONNECTIONS"],
                                                              app.config["DATABASE_STALE_TIMEOUT_SECONDS"])
     for _ in range(5):
@@ -48,10 +48,9 @@ def app_pinging_after(app, seconds: float):
 
 def drop_connections(url: str):
     """Have the server end every other connection to this database, as a restart or an idle timeout would."""
-    import psycopg2
+    import psycopg
 
-    admin = psycopg2.connect(url)
-    admin.autocommit = True
+    admin = psycopg.connect(url, autocommit=True)
     with admin.cursor() as cursor:
         cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                        "WHERE datname = current_database() AND pid <> pg_backend_pid()")

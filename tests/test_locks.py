@@ -51,7 +51,7 @@ def test_a_database_that_stays_busy_is_a_503_with_retry_after(small_app, client,
 
 
 class Deadlock(Exception):
-    pgcode = "40P01"
+    sqlstate = "40P01"
 
 
 @pytest.mark.parametrize("error, transient", [
