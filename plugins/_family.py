@@ -47,6 +47,10 @@ def library_revision(distribution: str, unavailable: str | None) -> str:
     return NOT_INSTALLED if unavailable else importlib.metadata.version(distribution)
 
 
+MAX_AUTOTUNE_MODE = "max-autotune-no-cudagraphs"
+"""``torch.compile``'s mode for ``torch_compile_max_autotune``: its kernel search without CUDA graphs, which would
+replay the first call's input addresses (the harness moves inputs before every call)."""
+
 TF32_SUFFIX = "+tf32"
 """How a variant that lets torch multiply fp32 in TF32 is named: ``liger+tf32``."""
 
@@ -132,6 +136,17 @@ class Family:
                                {"formulation": self.compiled.description, "compiler": "torch.compile",
                                 "mode": "default"}))
 
+    @property
+    def max_autotune_implementations(self) -> tuple[Implementation, Implementation]:
+        """``torch_compile_max_autotune`` and its ``+tf32`` variant: ``torch.compile`` of the same formulation in
+        its ``max-autotune-no-cudagraphs`` mode, which benchmarks kernel choices (matmul templates, tile sizes) for
+        the workload's shapes as it compiles. A CUDA target offers them where they are fair comparators of its
+        own kernels; each costs minutes of compilation a shape and pass."""
+        implementation = Implementation("torch_compile_max_autotune", "PyTorch", torch.__version__,
+                                        {"formulation": self.compiled.description, "compiler": "torch.compile",
+                                         "mode": MAX_AUTOTUNE_MODE})
+        return implementation, with_tf32(implementation)
+
     def implementations_with(self, *others: Implementation) -> tuple[Implementation, ...]:
         """The torch implementations, then ``others`` in order."""
         return (*self.torch_implementations, *others)
@@ -155,14 +170,16 @@ class Family:
                                               implementations=self.torch_implementations, description=description))
 
     def prepare_torch(self, implementation: Implementation, workload: Workload, pass_: str) -> PreparedPass | None:
-        """The pass of ``torch`` or ``torch_compile`` (compiled afresh, as each prepared pass is) or of their
-        ``+tf32`` variants, with the formulation's constants built here; None for other implementations."""
+        """The pass of ``torch``, ``torch_compile`` or ``torch_compile_max_autotune`` (compiled afresh, as each
+        prepared pass is) or of their ``+tf32`` variants, with the formulation's constants built here; None for
+        other implementations."""
         name, tf32 = variant_of(implementation.name)
         if name == "torch":
             return self.prepare(self.eager.function, workload, pass_, constants=self.eager.prepared_constants(workload),
                                 tf32=tf32)
-        if name == "torch_compile":
-            return self.prepare(torch.compile(self.compiled.function), workload, pass_,
+        compile_modes = {"torch_compile": "default", "torch_compile_max_autotune": MAX_AUTOTUNE_MODE}
+        if name in compile_modes:
+            return self.prepare(torch.compile(self.compiled.function, mode=compile_modes[name]), workload, pass_,
                                 constants=self.compiled.prepared_constants(workload), tf32=tf32)
         return None
 

@@ -104,7 +104,7 @@ def test_the_precise_triton_variant_runs_fp32_only_with_fp32_grade_products():
 
 
 SMALL = {"seq": 13, "batch": 1, "heads": 2, "hidden": 16, "dilation": 2, "kernel_size": 3}
-VARIANTS = ("torch+tf32", "torch_compile+tf32")
+VARIANTS = ("torch+tf32", "torch_compile+tf32", "torch_compile_max_autotune+tf32")
 
 
 def test_tf32_variants_are_offered_on_cuda_for_fp32_only():

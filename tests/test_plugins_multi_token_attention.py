@@ -79,8 +79,8 @@ def test_fp32_variants_are_offered_on_cuda_for_fp32_only():
     """TF32 is what KernelIndex's convolution multiplies fp32 in, so every comparator is offered with it; the
     precise Triton variant multiplies fp32 as three TF32 products and is held to IEEE fp32's tolerance."""
     cuda, cpu = get_registry().find(FAMILY, "cuda").record, get_registry().find(FAMILY, "cpu").record
-    variants = {"torch+tf32": "tf32", "torch_compile+tf32": "tf32", "liger+tf32": "tf32",
-                "kernelindex_triton+tf32x3": "ieee-fp32"}
+    variants = {"torch+tf32": "tf32", "torch_compile+tf32": "tf32", "torch_compile_max_autotune+tf32": "tf32",
+                "liger+tf32": "tf32", "kernelindex_triton+tf32x3": "ieee-fp32"}
     assert set(variants) <= set(cuda.implementation_names) and not set(variants) & set(cpu.implementation_names)
     for name, mode in variants.items():
         assert cuda.implementation(name).as_document()["mathModes"] == {"fp32": mode}
@@ -88,6 +88,31 @@ def test_fp32_variants_are_offered_on_cuda_for_fp32_only():
     assert cuda.implementation("kernelindex_triton").math_mode("fp32") == "tf32"
     assert cuda.implementation("kernelindex_triton+tf32x3").details["fp32_dot_precision"] == "tf32x3"
     assert cuda.implementation("torch").math_mode("fp32") == "ieee-fp32"
+
+
+@pytest.mark.parametrize("implementation, mode", [("torch_compile", "default"),
+                                                   ("torch_compile_max_autotune", "max-autotune-no-cudagraphs")])
+def test_cuda_plugin_compiles_each_torch_compile_comparator_in_its_mode(implementation, mode, monkeypatch):
+    """``torch_compile_max_autotune`` is torch.compile's kernel search (issue 18's second compiled comparator): the
+    pass is compiled in that mode, says so in its details, and computes the family (run here on the CPU)."""
+    compiled_modes = []
+    original = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda function, **options: compiled_modes.append(options.get("mode"))
+                        or original(function, **options))
+    registry = get_registry()
+    plugin = registry.find(FAMILY, "cuda")
+    parameters = {"seq": 9, "batch": 1, "heads_in": 2, "heads_out": 2, "k": 3, "groups": 1}
+    calls = _PluginCalls(registry, plugin, RerunRequest(FAMILY, "forward", parameters, "fp32", {"bias": True}), "cpu")
+    chosen = plugin.record.implementation(implementation)
+    prepared = calls.call("prepare_pass", implementation=chosen, workload=calls.workload(2), pass_="forward")
+    with prepared.context():
+        outputs = prepared.run_once()
+    expected = calls.call("reference_outputs", workload=calls.workload(2), pass_="forward")
+    assert compiled_modes == [mode] and chosen.details["mode"] == mode
+    errors = correctness.POLICY.errors(correctness.check_trial(
+        outputs, correctness.snapshot(outputs), {name: t.detach() for name, t in expected.items()}, {},
+        torch.float32))
+    assert max(errors.values()) < correctness.tolerance_for("fp32", uses_tf32=False)
 
 
 def upstream_formulation(scores, weight, bias, *, groups=1):

@@ -1,4 +1,5 @@
-"""Fused neighborhood attention on CUDA GPUs: torch, torch.compile, Liger-Kernel and KernelIndex's Triton kernels.
+"""Fused neighborhood attention on CUDA GPUs: torch, torch.compile (default and max-autotune modes), Liger-Kernel and
+KernelIndex's Triton kernels.
 
 Liger is listed as unavailable, with the reason, where ``liger_kernel`` does not import. KernelIndex's kernels multiply fp32 in
 TF32, so each comparator whose fp32 products torch can run in TF32 is also offered in that
@@ -42,11 +43,12 @@ KERNELINDEX_PRECISE = kernelindex_precise_implementation(triton_kernels)
 PLUGIN = KernelPlugin(
     family=FAMILY.definition,
     target="cuda",
-    implementations=FAMILY.implementations_with(*map(with_tf32, FAMILY.torch_implementations), LIGER, LIGER_TF32,
+    implementations=FAMILY.implementations_with(*map(with_tf32, FAMILY.torch_implementations),
+                                                *FAMILY.max_autotune_implementations, LIGER, LIGER_TF32,
                                                 KERNELINDEX, KERNELINDEX_PRECISE),
-    description="Upstream torch module, torch.compile of the gather formulation, Liger-Kernel's fused kernel "
-                "(each also with TF32 allowed, on fp32) and KernelIndex's Triton kernels (also with fp32-grade "
-                "products, on fp32).",
+    description="Upstream torch module, torch.compile of the gather formulation (default and "
+                "max-autotune-no-cudagraphs modes), Liger-Kernel's fused kernel (each also with TF32 allowed, on "
+                "fp32) and KernelIndex's Triton kernels (also with fp32-grade products, on fp32).",
 )
 
 build_workload = FAMILY.build_workload  # the family's hooks that every target registers

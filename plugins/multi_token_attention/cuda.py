@@ -1,4 +1,5 @@
-"""Multi-token attention on CUDA GPUs: torch, torch.compile, Liger-Kernel and KernelIndex's Triton kernels.
+"""Multi-token attention on CUDA GPUs: torch, torch.compile (default and max-autotune modes), Liger-Kernel and
+KernelIndex's Triton kernels.
 
 Liger is listed as unavailable, with the reason, where ``liger_kernel`` does not import. KernelIndex's convolution
 multiplies fp32 in TF32, so on fp32 workloads torch, torch.compile and Liger (whose convolutions are cuDNN's) are
@@ -35,10 +36,12 @@ KERNELINDEX_PRECISE = kernelindex_precise_implementation(triton_kernels)
 PLUGIN = KernelPlugin(
     family=FAMILY.definition,
     target="cuda",
-    implementations=FAMILY.implementations_with(*map(with_tf32, FAMILY.torch_implementations), LIGER,
-                                                with_tf32(LIGER), KERNELINDEX, KERNELINDEX_PRECISE),
-    description="Upstream torch module, torch.compile of it, Liger-Kernel's module (each also with TF32 allowed, on "
-                "fp32) and KernelIndex's Triton kernels (also with fp32-grade products, on fp32).",
+    implementations=FAMILY.implementations_with(*map(with_tf32, FAMILY.torch_implementations),
+                                                *FAMILY.max_autotune_implementations, LIGER, with_tf32(LIGER), KERNELINDEX,
+                                                KERNELINDEX_PRECISE),
+    description="Upstream torch module, torch.compile of it (default and max-autotune-no-cudagraphs modes), "
+                "Liger-Kernel's module (each also with TF32 allowed, on fp32) and KernelIndex's Triton kernels (also "
+                "with fp32-grade products, on fp32).",
 )
 
 build_workload = FAMILY.build_workload  # the family's hooks that every target registers
