@@ -13,7 +13,8 @@ from ..models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, KERNELINDEX_SOUR
 
 SOURCE_TITLES = {"liger-kernel-bench": "Liger-Kernel benchmarks", KERNELINDEX_SOURCE: "KernelIndex reruns"}
 IMPLEMENTATION_TITLES = {
-    "torch": "PyTorch", "torch_compile": "torch.compile", "huggingface": "Hugging Face", "liger": "Liger-Kernel",
+    "torch": "PyTorch", "torch_compile": "torch.compile", "torch_compile_max_autotune": "torch.compile (max-autotune)",
+    "huggingface": "Hugging Face", "liger": "Liger-Kernel",
     "liger_triton": "Liger-Kernel (Triton)", "liger_cutile": "Liger-Kernel (cuTile)",
     "liger_cutedsl": "Liger-Kernel (CuTe DSL)", "liger_tiled": "Liger-Kernel (tiled)",
     "liger_in_place": "Liger-Kernel (in place)", "kernelindex_triton": "KernelIndex Triton",
