@@ -69,8 +69,11 @@ def lock_scopes(group_shared_fields) -> None:
     """Hold the locks of these groups' workload scopes until the transaction ends (PostgreSQL only)."""
     if not is_postgres():
         return  # SQLite: the transaction already holds the database's one write lock
-    for stripe in sorted({scope_stripe(shared) for shared in group_shared_fields}):
-        database.execute_sql("SELECT pg_advisory_xact_lock(%s, %s)", (SCOPE_LOCKS, stripe))
+    stripes = sorted({scope_stripe(shared) for shared in group_shared_fields})
+    # One round trip (an import locks hundreds of scopes): unnest yields the stripes in the array's order, so
+    # writers take them in one order, as one statement a stripe did.
+    database.execute_sql("SELECT pg_advisory_xact_lock(%s, stripe) FROM unnest(%s::integer[]) AS stripe",
+                         (SCOPE_LOCKS, stripes))
 
 
 def is_transient(error: BaseException) -> bool:

@@ -4,8 +4,10 @@ import peewee
 import pytest
 
 from app import locks, registry
+from app.db import database
 from app.models import Run
 
+from .conftest import POSTGRES
 from .factories import rerun_result, stamp
 from .pages_support import reference_run
 
@@ -70,3 +72,23 @@ def test_other_errors_are_not_retried(small_app, client, token_headers, monkeypa
         client.post("/api/v1/reruns", json=[rerun_result(reference_run(small_app), observed_at=stamp())],
                     headers=token_headers)
     assert len(calls) == 1
+
+
+@pytest.mark.skipif(not POSTGRES, reason="KERNELINDEX_TEST_POSTGRES is not set")
+def test_scopes_are_locked_in_one_statement_and_held_until_the_transaction_ends(app, monkeypatch):
+    scopes = [{"kernel": f"kernel_{n}", "workload": "{}", "pass": "forward", "metric": "speed", "gpu": "H200"}
+              for n in range(40)]
+    stripes = {locks.scope_stripe(shared) for shared in scopes}
+    held_query = ("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() "
+                  "AND classid::bigint = %s")
+    with app.app_context():
+        statements, execute_sql = [], database.obj.execute_sql
+        with database.atomic():
+            monkeypatch.setattr(database.obj, "execute_sql", lambda sql, params=None: statements.append(sql)
+                                or execute_sql(sql, params))
+            locks.lock_scopes(scopes)
+            monkeypatch.undo()
+            (held,) = database.execute_sql(held_query, (locks.SCOPE_LOCKS,)).fetchone()
+        (after,) = database.execute_sql(held_query, (locks.SCOPE_LOCKS,)).fetchone()
+        database.close()
+    assert len(statements) == 1 and held == len(stripes) > 30 and after == 0
