@@ -136,10 +136,16 @@ def _causal_row_chunk(src, row, row_ok, col, L, scale: tl.constexpr, fill: tl.co
 
 
 @triton.jit
+def _chunk_major_column(pcol, ROWS, CHUNK: tl.constexpr):
+    """Offset of column ``pcol``'s element in row 0 of a chunk-major padded plane of ``ROWS`` rows: ``CHUNK``-column
+    chunks, each a contiguous ``ROWS x CHUNK`` block (see ``_padded``); row ``r`` is ``r * CHUNK`` further."""
+    return pcol // CHUNK * (ROWS * CHUNK) + pcol % CHUNK
+
+
+@triton.jit
 def _padded_offsets(prow, pcol, ROWS, CHUNK: tl.constexpr):
-    """Offsets of ``[prow, pcol]`` in a chunk-major padded plane of ``ROWS`` rows: ``CHUNK``-column chunks, each a
-    contiguous ``ROWS x CHUNK`` block (see ``_padded``)."""
-    return prow[:, None] * CHUNK + (pcol // CHUNK * (ROWS * CHUNK) + pcol % CHUNK)[None, :]
+    """Offsets of ``[prow, pcol]`` (rows by columns) in a chunk-major padded plane of ``ROWS`` rows."""
+    return prow[:, None] * CHUNK + _chunk_major_column(pcol, ROWS, CHUNK)[None, :]
 
 
 @triton.jit
@@ -440,8 +446,8 @@ def _mta_bwd_weight_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
                         mask=(outs < C_OUT)[:, None] & causal[None, :], other=0.0)
             # X gathered transposed, positions the fastest axis, so that a warp's lanes read neighbouring columns
             pcol = (v - K // 2 + COL_PAD)[:, None] + j[None, :]
-            x = tl.load(p_ptr + x_base[:, None] + (i * CHUNK)[None, :] + pcol // CHUNK * (rows * CHUNK)
-                        + pcol % CHUNK, mask=tap_ok[:, None] & causal[None, :], other=0.0)
+            x = tl.load(p_ptr + x_base[:, None] + (i * CHUNK)[None, :] + _chunk_major_column(pcol, rows, CHUNK),
+                        mask=tap_ok[:, None] & causal[None, :], other=0.0)
             if HAS_BIAS:
                 grad_b += tl.sum(g.to(tl.float32), axis=1)
             if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
