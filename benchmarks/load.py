@@ -11,6 +11,9 @@ client count, then stops gunicorn and drops the PostgreSQL database it made.
     python benchmarks/load.py [--seconds 20] [--clients 20 50] [--workers 4]
         [--databases sqlite postgresql] [--postgres postgresql://kernelindex:kernelindex@127.0.0.1:5432]
 
+``--postgres`` names the server; a query is kept (``postgresql://kernelindex:kernelindex@/?host=/var/run/postgresql``
+reaches it by its Unix socket).
+
 gunicorn must be importable (``pip install .[production]``).
 """
 
@@ -29,7 +32,7 @@ import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 LIGER = ROOT.parent / "shared" / "data" / "liger"
@@ -40,15 +43,22 @@ READ_MIX = (("run", 3), ("comparison", 2), ("family", 1), ("search", 1), ("api",
 SEARCHES = ("h100", "torch", "liger rms", "attention", "a100 triton", "nothing-matches-this")
 
 
+def database_url(server: str, name: str) -> str:
+    """The URL of database ``name`` on the PostgreSQL server at ``server``, whose query (``?host=/var/run/postgresql``
+    for a Unix socket) is kept."""
+    parts = urlsplit(server)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
 class Server:
     """A fresh database behind gunicorn, for one ``with`` block."""
 
     def __init__(self, kind: str, workers: int, postgres: str, folder: Path):
         self.kind, self.workers, self.folder = kind, workers, folder
-        self.admin_url = postgres.rstrip("/") + "/postgres"
+        self.admin_url = database_url(postgres, "postgres")
         self.pg_name = f"kernelindex_load_{os.getpid()}"
         url = (f"sqlite:///{folder / 'load.sqlite3'}" if kind == "sqlite"
-               else f"{postgres.rstrip('/')}/{self.pg_name}")
+               else database_url(postgres, self.pg_name))
         self.base = f"127.0.0.1:{PORT}"
         self.env = {**os.environ, "KERNELINDEX_DATABASE_URL": url, "KERNELINDEX_SECRET_KEY": secrets.token_hex(32),
                     "KERNELINDEX_PUBLIC_URL": f"http://{self.base}", "KERNELINDEX_POSTS_PER_MINUTE": "1000000"}
