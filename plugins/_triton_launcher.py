@@ -86,7 +86,14 @@ def device_time(kernel_call, quantiles):
     Triton's default brackets each launch with events, so on a host whose launch cost exceeds
     the kernel's run time every config measures about that cost, and the choice among them is a
     coin toss (seen on the H200 host: a 2048x1536x512 GEMM got an 18 us config in one process and
-    a 22 us one in the next)."""
+    a 22 us one in the next).
+
+    The graph runs on a stream of its own, and the candidates write into the caller's output buffers,
+    which the caching allocator may have carved from memory that kernels still queued on the caller's
+    stream read or write: so the device finishes those first. Without that wait, the first call at a new
+    large shape returned wrong gradients (H200: relative error 9.6 at 16 heads, hidden 2048, seq 2000;
+    correct from the second call on)."""
+    torch.cuda.synchronize()
     return triton.testing.do_bench_cudagraph(kernel_call, rep=20, quantiles=quantiles)
 
 

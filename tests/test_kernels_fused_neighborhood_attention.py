@@ -115,3 +115,15 @@ def test_gemm_autotuning_keeps_only_tiles_whose_accumulators_fit_in_registers():
     kept = triton_kernels._fitting_configs(candidates, {}, NUM_SPLITS=3)
     assert [(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps) for c in kept] == [(128, 64, 8), (64, 64, 4)]
     assert triton_kernels._fitting_configs(candidates, {}, NUM_SPLITS=1) == candidates
+
+
+@pytest.mark.parametrize("rows, cols, dtype", [(70, 45, torch.float32), (129, 64, torch.float16), (3, 130, torch.bfloat16)])
+def test_transpose_writes_every_element_and_sums_the_columns(poisoned_allocations, rows, cols, dtype):
+    """The backward's operands are transposed copies (K-contiguous for the tensor cores); bias gradients their sums."""
+    x = torch.randn(rows, cols).to(dtype)
+    transposed, sums = triton_kernels._transposed(x, column_sums=True)
+    assert transposed.shape == (cols, rows) and transposed.is_contiguous()
+    assert torch.equal(transposed, x.t())
+    assert sums.dtype == torch.float32
+    torch.testing.assert_close(sums, x.float().sum(0), rtol=1e-5, atol=1e-5)
+    assert triton_kernels._transposed(x)[1] is None

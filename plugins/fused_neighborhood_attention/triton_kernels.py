@@ -112,9 +112,9 @@ def _bias_and_store(acc, bias_ptr, c_ptr, rows, cols, col_offset, M, N, stride_c
                  prune_configs_by={"early_config_prune": _fitting_configs})
 @triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})
 @triton.jit
-def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, bias2_ptr, c_ptr, rowsum_ptr,
+def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, bias2_ptr, c_ptr,
                           M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                          NUM_SPLITS: tl.constexpr, HAS_BIAS: tl.constexpr, ROW_SUM: tl.constexpr,
+                          NUM_SPLITS: tl.constexpr, HAS_BIAS: tl.constexpr,
                           INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr,
                           BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
                           EVEN_K: tl.constexpr):
@@ -124,8 +124,7 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
     is just swapped strides). A program computes its ``BLOCK_M x BLOCK_N`` tile of every
     split, so the ``a`` tile it streams serves all of them: the QKV projection reads x once
     per 192 output columns instead of once per 64 or 128 (it is bound by operand traffic
-    from L2, not by the tensor cores). With ``ROW_SUM`` the first column of tiles also
-    stores ``rowsum[m] = sum_k a[m, k]`` (a bias gradient, for free while ``a`` streams by).
+    from L2, not by the tensor cores).
     Grid: ``(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N),)``, tiles ordered in groups of
     ``GROUP_M`` rows of tiles so that neighbours share B in L2.
     """
@@ -150,7 +149,6 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
     acc0 = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     acc1 = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     acc2 = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    row_sum = tl.zeros((BLOCK_M,), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         if EVEN_K:
             a = tl.load(a_ptrs)
@@ -158,8 +156,6 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
         else:
             a = tl.load(a_ptrs, mask=ks[None, :] < K - k0, other=0.0)
             b0 = tl.load(b0_ptr + b_offsets, mask=ks[:, None] < K - k0, other=0.0)
-        if ROW_SUM:
-            row_sum += tl.sum(a.to(tl.float32), axis=1)
         if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
             a = a.to(tl.float32)
         acc0 = tl.dot(a, b0.to(a.dtype), acc=acc0, input_precision=INPUT_PRECISION)
@@ -179,22 +175,24 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
     if NUM_SPLITS > 1:
         _bias_and_store(acc1, bias1_ptr, c_ptr, rows, cols, N, M, N, stride_cm, stride_cn, HAS_BIAS)
         _bias_and_store(acc2, bias2_ptr, c_ptr, rows, cols, 2 * N, M, N, stride_cm, stride_cn, HAS_BIAS)
-    if ROW_SUM:
-        if pid_n == 0:
-            tl.store(rowsum_ptr + rows, row_sum.to(rowsum_ptr.dtype.element_ty), mask=rows < M)
 
 
 _launch_matmul = Launcher(_linear_matmul_kernel)
 
 
-def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, row_sum: Optional[torch.Tensor] = None, *,
-            precision: str):
+def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, *, precision: str):
     """``out[:, s*N:(s+1)*N] = a @ bs[s] (+ biases[s])`` for 1 or 3 same-strided ``[K, N]`` views ``bs``;
-    with ``row_sum``, also ``row_sum[m] = sum_k a[m, k]``; fp32 operands multiplied as ``precision`` says."""
+    fp32 operands multiplied as ``precision`` says.
+
+    Every operand is K-contiguous (``a`` row-major, each ``b`` a transposed row-major tensor): Hopper's
+    tensor-core product reads 32-bit operands from shared memory only that way, and Triton multiplied the
+    backward's transposed views 2.3x slower than cuBLAS in fp32 and in fp16 (benchmarks/KERNELS.md).
+    """
     M, K = a.shape
     N = bs[0].shape[1]
     assert len(bs) in (1, 3) and all(b.shape == (K, N) and b.stride() == bs[0].stride() for b in bs), \
         "1 or 3 splits, sharing shape and strides"
+    assert a.stride(1) == 1 and bs[0].stride(0) == 1, "K-contiguous operands"
     has_bias = biases is not None and biases[0] is not None
     b_ptrs = list(bs) + [bs[0]] * (3 - len(bs))
     bias_ptrs = (list(biases) if has_bias else [out] * len(bs)) + [out] * (3 - len(bs))
@@ -202,12 +200,49 @@ def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, row_sum: Option
     def grid(meta):
         return (cdiv(M, meta["BLOCK_M"]) * cdiv(N, meta["BLOCK_N"]),)
 
-    _launch_matmul(grid, (a, *b_ptrs, *bias_ptrs, out, out if row_sum is None else row_sum, M, N, K, a.stride(0),
+    _launch_matmul(grid, (a, *b_ptrs, *bias_ptrs, out, M, N, K, a.stride(0),
                           a.stride(1), bs[0].stride(0), bs[0].stride(1), out.stride(0), out.stride(1)),
-                   NUM_SPLITS=len(bs), HAS_BIAS=has_bias, ROW_SUM=row_sum is not None,
+                   NUM_SPLITS=len(bs), HAS_BIAS=has_bias,
                    INPUT_PRECISION=precision,
                    UPCAST=_INTERPRET and a.dtype != torch.float32)
     return out
+
+
+_TRANSPOSE_BLOCK = 64
+
+
+@triton.jit
+def _transpose_kernel(x_ptr, out_ptr, sums_ptr, M, N, stride_xm, stride_om, COLUMN_SUMS: tl.constexpr,
+                      BLOCK: tl.constexpr):
+    """``out[n, m] = x[m, n]`` for a row-major ``[M, N]`` x; with ``COLUMN_SUMS``, also
+    ``sums[n] += sum_m x[m, n]`` (fp32, zeroed by the caller; each row block adds its part).
+    Grid: ``(cdiv(M, BLOCK), cdiv(N, BLOCK))``.
+    """
+    follow_previous_launch()
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    inside = (rows[:, None] < M) & (cols[None, :] < N)
+    tile = tl.load(x_ptr + rows[:, None] * stride_xm + cols[None, :], mask=inside, other=0.0)
+    tl.store(out_ptr + cols[:, None] * stride_om + rows[None, :], tl.trans(tile), mask=tl.trans(inside))
+    if COLUMN_SUMS:
+        tl.atomic_add(sums_ptr + cols, tl.sum(tile.to(tl.float32), axis=0), mask=cols < N, sem="relaxed")
+
+
+_launch_transpose = Launcher(_transpose_kernel)
+
+
+def _transposed(x: torch.Tensor, column_sums: bool = False):
+    """``(x^T, its row sums)`` for a row-major ``[M, N]`` x: ``x^T`` row-major ``[N, M]``, the sums (fp32,
+    ``None`` unless ``column_sums``) being the sums of x's columns. The backward's weight gradients multiply
+    over the token axis, so their operands are transposed activations; a bias gradient is the column sum
+    of the same tensor, taken as it passes."""
+    M, N = x.shape
+    out = torch.empty(N, M, device=x.device, dtype=x.dtype)
+    sums = torch.zeros(N, device=x.device, dtype=torch.float32) if column_sums else None
+    grid = (cdiv(M, _TRANSPOSE_BLOCK), cdiv(N, _TRANSPOSE_BLOCK))
+    _launch_transpose(grid, (x, out, out if sums is None else sums, M, N, x.stride(0), out.stride(0)),
+                      COLUMN_SUMS=column_sums, BLOCK=_TRANSPOSE_BLOCK)
+    return out, sums
 
 
 # ----------------------------------------------------------------------------- neighborhood attention
@@ -389,7 +424,8 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
         x2 = x.reshape(batch * seq, hidden)
         if x2.stride(1) != 1:
             x2 = x2.contiguous()
-        weights = [w if w.stride() == q_weight.stride() else w.contiguous() for w in (q_weight, k_weight, v_weight)]
+        weights = [w.contiguous() for w in (q_weight, k_weight, v_weight)]
+        out_weight = out_weight.contiguous()
         qkv = torch.empty(batch * seq, 3 * hidden, device=x.device, dtype=x.dtype)
         _matmul(x2, [w.t() for w in weights], qkv, (q_bias, k_bias, v_bias), precision=precision)
         attn, lse = _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale)
@@ -411,16 +447,19 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
         empty = dict(device=x2.device, dtype=x2.dtype)
         precision = ctx.precision
 
-        dattn = _matmul(dout, [out_weight], torch.empty(batch * seq, hidden, **empty), precision=precision)
-        d_out_bias = torch.empty(hidden, **empty) if ctx.has_bias[3] else None
-        d_out_weight = _matmul(dout.t(), [attn], torch.empty(hidden, hidden, **empty), row_sum=d_out_bias,
+        dout_t, d_out_bias = _transposed(dout, column_sums=ctx.has_bias[3])                # [H, M]
+        dattn = _matmul(dout, [_transposed(out_weight)[0].t()], torch.empty(batch * seq, hidden, **empty),
+                        precision=precision)
+        d_out_weight = _matmul(dout_t, [_transposed(attn)[0].t()], torch.empty(hidden, hidden, **empty),
                                precision=precision)
         dqkv = _attention_backward(qkv, attn, dattn, lse, batch, seq, hidden, heads, kernel_size, dilation, scale)
-        w_qkv = torch.cat([q_weight, k_weight, v_weight], dim=0)                        # [3H, H]
+        w_qkv = torch.cat([q_weight.t(), k_weight.t(), v_weight.t()], dim=1).t()          # [3H, H], K-contiguous
         dx = _matmul(dqkv, [w_qkv], torch.empty(batch * seq, hidden, **empty), precision=precision)
-        d_b_qkv = torch.empty(3 * hidden, **empty) if any(ctx.has_bias[:3]) else None
-        d_w_qkv = _matmul(dqkv.t(), [x2], torch.empty(3 * hidden, hidden, **empty), row_sum=d_b_qkv,
+        dqkv_t, d_b_qkv = _transposed(dqkv, column_sums=any(ctx.has_bias[:3]))             # [3H, M]
+        d_w_qkv = _matmul(dqkv_t, [_transposed(x2)[0].t()], torch.empty(3 * hidden, hidden, **empty),
                           precision=precision)
+        d_out_bias = None if d_out_bias is None else d_out_bias.to(x2.dtype)
+        d_b_qkv = None if d_b_qkv is None else d_b_qkv.to(x2.dtype)
 
         grads = [dx.view(batch, seq, hidden)]
         for index in range(3):
