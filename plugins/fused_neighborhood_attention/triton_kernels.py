@@ -9,14 +9,19 @@ forward, three launches::
     attn = neighborhood attention of qkv, lse per row/head    _neighborhood_attention_fwd_kernel
     out  = attn @ Wo^T + bo                                   _linear_matmul_kernel
 
-backward (``dout`` given), five launches and a concatenation::
+backward (``dout`` given), ten launches, a concatenation and two zero fills (the bias sums)::
 
-    dattn = dout @ Wo;  dWo = dout^T @ attn with dbo = its row sums    _linear_matmul_kernel x2
-    dq, dk, dv from dattn, qkv, attn and lse (no atomics: each         _neighborhood_attention_bwd_kernel
+    dout^T with dbo = its row sums;  Wo^T;  attn^T                      _transpose_kernel x3
+    dattn = dout @ Wo;  dWo = dout^T @ attn                              _linear_matmul_kernel x2
+    dq, dk, dv from dattn, qkv, attn and lse (no atomics: each           _neighborhood_attention_bwd_kernel
         key gathers from the queries that see it, the relation being symmetric)
-    dx = dqkv @ [Wq; Wk; Wv];  d[Wq; Wk; Wv] = dqkv^T @ x with db      _linear_matmul_kernel x2
+    dqkv^T with db = its row sums;  x^T                                  _transpose_kernel x2
+    dx = dqkv @ [Wq; Wk; Wv];  d[Wq; Wk; Wv] = dqkv^T @ x               _linear_matmul_kernel x2
 
-where ``M = batch * seq`` and ``H = hidden``.
+where ``M = batch * seq`` and ``H = hidden``. Every product reads its operands K-contiguous, hence the
+transposed copies: the weight gradients multiply over the token axis (see :func:`_matmul`). Measured on
+the H200 (benchmarks/KERNELS.md, "The FNA backward's products"): 92.9 us of kernels at the reference
+(products 46.7, transposes 19.6, attention 17.3, weight concatenation 7.6), 203.8 before the copies.
 
 Work and traffic (fp32, batch 2, seq 1024, hidden 512, heads 8, kernel 7; M = 2048):
 
@@ -186,7 +191,7 @@ def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, *, precision: s
 
     Every operand is K-contiguous (``a`` row-major, each ``b`` a transposed row-major tensor): Hopper's
     tensor-core product reads 32-bit operands from shared memory only that way, and Triton multiplied the
-    backward's transposed views 2.3x slower than cuBLAS in fp32 and in fp16 (benchmarks/KERNELS.md).
+    backward's transposed views 2.4x slower than cuBLAS in fp32 and 2.5x in fp16 (benchmarks/KERNELS.md).
     """
     M, K = a.shape
     N = bs[0].shape[1]
