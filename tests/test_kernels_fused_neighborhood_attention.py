@@ -117,7 +117,8 @@ def test_gemm_autotuning_keeps_only_tiles_whose_accumulators_fit_in_registers():
     assert triton_kernels._fitting_configs(candidates, {}, NUM_SPLITS=1) == candidates
 
 
-@pytest.mark.parametrize("rows, cols, dtype", [(70, 45, torch.float32), (129, 64, torch.float16), (3, 130, torch.bfloat16)])
+@pytest.mark.parametrize("rows, cols, dtype",
+                         [(70, 45, torch.float32), (129, 64, torch.float16), (3, 130, torch.bfloat16)])
 def test_transpose_writes_every_element_and_sums_the_columns(poisoned_allocations, rows, cols, dtype):
     """The backward's operands are transposed copies (K-contiguous for the tensor cores); bias gradients their sums."""
     x = torch.randn(rows, cols).to(dtype)

@@ -37,8 +37,8 @@ PLUGIN = KernelPlugin(
     family=FAMILY.definition,
     target="cuda",
     implementations=FAMILY.implementations_with(*map(with_tf32, FAMILY.torch_implementations),
-                                                *FAMILY.max_autotune_implementations, LIGER, with_tf32(LIGER), KERNELINDEX,
-                                                KERNELINDEX_PRECISE),
+                                                *FAMILY.max_autotune_implementations, LIGER, with_tf32(LIGER),
+                                                KERNELINDEX, KERNELINDEX_PRECISE),
     description="Upstream torch module, torch.compile of it (default and max-autotune-no-cudagraphs modes), "
                 "Liger-Kernel's module (each also with TF32 allowed, on fp32) and KernelIndex's Triton kernels (also "
                 "with fp32-grade products, on fp32).",
