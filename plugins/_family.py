@@ -177,10 +177,9 @@ class Family:
         if name == "torch":
             return self.prepare(self.eager.function, workload, pass_, constants=self.eager.prepared_constants(workload),
                                 tf32=tf32)
-        compile_modes = {"torch_compile": "default", "torch_compile_max_autotune": MAX_AUTOTUNE_MODE}
-        if name in compile_modes:
-            return self.prepare(torch.compile(self.compiled.function, mode=compile_modes[name]), workload, pass_,
-                                constants=self.compiled.prepared_constants(workload), tf32=tf32)
+        if name in ("torch_compile", "torch_compile_max_autotune"):  # compiled in the mode their record names
+            return self.prepare(torch.compile(self.compiled.function, mode=implementation.details["mode"]), workload,
+                                pass_, constants=self.compiled.prepared_constants(workload), tf32=tf32)
         return None
 
     @hookimpl
