@@ -82,6 +82,7 @@ def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, hi
         assert torch.isfinite(leaf.grad).all(), f"seed {seed}: non-finite gradient of {name}"
         want = leaves64[name].grad
         if name == "k_bias":  # exactly zero: a shift of every key score cancels in the softmax
+            assert not leaf.grad.any(), f"seed {seed}: the key bias's gradient is exactly zero, not summed noise"
             error = ((leaf.grad.double() - want).norm() / scale).item()
         else:
             error = relative_error(leaf.grad, want)

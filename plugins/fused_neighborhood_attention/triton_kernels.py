@@ -15,7 +15,7 @@ backward (``dout`` given), ten launches, a concatenation and two zero fills (the
     dattn = dout @ Wo;  dWo = dout^T @ attn                              _linear_matmul_kernel x2
     dq, dk, dv from dattn, qkv, attn and lse (no atomics: each           _neighborhood_attention_bwd_kernel
         key gathers from the queries that see it, the relation being symmetric)
-    dqkv^T with db = its row sums;  x^T                                  _transpose_kernel x2
+    dqkv^T with db = its row sums (the key bias's: exactly 0);  x^T       _transpose_kernel x2
     dx = dqkv @ [Wq; Wk; Wv];  d[Wq; Wk; Wv] = dqkv^T @ x               _linear_matmul_kernel x2
 
 where ``M = batch * seq`` and ``H = hidden``. Every product reads its operands K-contiguous, hence the
@@ -463,6 +463,11 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
         dqkv_t, d_b_qkv = _transposed(dqkv, column_sums=any(ctx.has_bias[:3]))             # [3H, M]
         d_w_qkv = _matmul(dqkv_t, [_transposed(x2)[0].t()], torch.empty(3 * hidden, hidden, **empty),
                           precision=precision)
+        if d_b_qkv is not None:
+            # The key bias adds q_n . b_k to every score of query n alike, and a softmax ignores a shift common
+            # to all its scores: the output does not depend on b_k, whose gradient is exactly zero. Its column
+            # sum is fp32 noise around zero, which was our largest error against float64 (KERNELS.md).
+            d_b_qkv[hidden:2 * hidden].zero_()
         d_out_bias = None if d_out_bias is None else d_out_bias.to(x2.dtype)
         d_b_qkv = None if d_b_qkv is None else d_b_qkv.to(x2.dtype)
 
