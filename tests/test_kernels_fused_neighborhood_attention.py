@@ -60,6 +60,30 @@ def test_neighborhood_mask_matches_offsets():
 @pytest.mark.parametrize("seq, hidden, heads, kernel_size, dilation, dtype, bias, precision", CASES)
 def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, hidden, heads, kernel_size,
                                                    dilation, dtype, bias, precision):
+    check_against_float64(seq, hidden, heads, kernel_size, dilation, dtype, bias, precision)
+
+
+@pytest.fixture
+def one_split_a_program(monkeypatch):
+    """The QKV GEMM's other kind of program, one split's tile each, which the autotuner picks for large
+    GEMMs on a GPU (the interpreter's one config computes every split's tile in a program)."""
+    import triton
+
+    kernel = triton_kernels._linear_matmul_kernel
+    [config] = kernel.configs
+    monkeypatch.setattr(kernel, "configs", [triton.Config({**config.kwargs, "SPLITS_TOGETHER": False},
+                                                          num_warps=config.num_warps, num_stages=config.num_stages)])
+
+
+@pytest.mark.parametrize("seq, hidden, heads, kernel_size, dilation, dtype, bias, precision",
+                         [CASES[0], CASES[2], CASES[6]])
+def test_triton_with_one_split_a_program_matches_float64(poisoned_allocations, one_split_a_program, seq, hidden,
+                                                         heads, kernel_size, dilation, dtype, bias, precision):
+    check_against_float64(seq, hidden, heads, kernel_size, dilation, dtype, bias, precision)
+
+
+def check_against_float64(seq, hidden, heads, kernel_size, dilation, dtype, bias, precision):
+    """Forward and every gradient of the Triton kernels against the float64 reference, on fresh inputs."""
     seed = fresh_seed()
     options = dict(heads=heads, kernel_size=kernel_size, dilation=dilation)
     tensors = workload(seq, hidden, dtype, bias, seed)
@@ -106,16 +130,21 @@ def test_floors():
 
 
 def test_gemm_autotuning_keeps_only_tiles_whose_accumulators_fit_in_registers():
-    """Three splits per program triple the accumulators: big tiles must not even be compiled."""
+    """Three splits per program triple the accumulators: big tiles must not even be compiled; one split a
+    program leaves room for a 128 x 256 tile at 8 warps."""
     import triton
 
-    def config(m, n, warps):
-        return triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=warps)
+    def config(m, n, warps, together):
+        return triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": 32, "GROUP_M": 8, "SPLITS_TOGETHER": together},
+                             num_warps=warps)
 
-    candidates = [config(128, 128, 8), config(128, 64, 8), config(128, 64, 4), config(64, 64, 4)]
-    kept = triton_kernels._fitting_configs(candidates, {}, NUM_SPLITS=3)
-    assert [(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps) for c in kept] == [(128, 64, 8), (64, 64, 4)]
-    assert triton_kernels._fitting_configs(candidates, {}, NUM_SPLITS=1) == candidates
+    together = [config(128, 128, 8, True), config(128, 64, 8, True), config(128, 64, 4, True), config(64, 64, 4, True)]
+    apart = [config(128, 256, 8, False), config(128, 256, 4, False), config(64, 64, 4, False)]
+    kept = triton_kernels._fitting_configs(together + apart, {}, NUM_SPLITS=3)
+    assert [(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.kwargs["SPLITS_TOGETHER"]) for c in kept] == [
+        (128, 64, 8, True), (64, 64, 4, True), (128, 256, 8, False), (64, 64, 4, False)]
+    # with one split both kinds of program are the same: only one of each is compiled
+    assert triton_kernels._fitting_configs(together + apart, {}, NUM_SPLITS=1) == together
 
 
 @pytest.mark.parametrize("rows, cols, dtype",

@@ -38,7 +38,9 @@ Work and traffic (fp32, batch 2, seq 1024, hidden 512, heads 8, kernel 7; M = 20
 * Operand traffic from L2 bounds the GEMMs, not the tensor cores: a ``BM x BN`` tile
   streams ``4 * H * (BM + BN)`` bytes. The QKV GEMM computes each tile of all three splits
   in one program (128 x 3*64: 128 programs, one per SM, 640 KB each) instead of a program
-  per split (192 programs of 128 x 128, two on some SMs: 1 MB there).
+  per split (192 programs of 128 x 128, two on some SMs: 1 MB there). Large GEMMs (hidden 2048) are
+  bound by the tensor cores instead, and there a program per split with a 128 x 256 tile is the
+  better choice; the autotuner makes it per shape (``SPLITS_TOGETHER``).
 * Measured on the H200 (benchmarks/KERNELS.md run 10): 36.5 us per call in the rerun
   protocol (L2 flushed, host launch cost hidden), 29.1 us by CUDA-graph replay with a warm
   L2 (run 9, by stage: QKV GEMM 15.9, attention 7.1, output GEMM 7.4 us; cuBLAS TF32 takes
@@ -80,25 +82,35 @@ _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 
 
 def _matmul_configs():
-    if _INTERPRET:  # the interpreter runs every config: keep one
-        return [triton.Config({"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 4}, num_warps=4, num_stages=1)]
+    """Tiles for programs that compute every split's tile (``SPLITS_TOGETHER``), and for one split a program,
+    where the large tiles of large GEMMs fit (a 128 x 256 fp32 accumulator: 128 registers a thread at 8 warps)."""
+    if _INTERPRET:  # the interpreter runs every config: keep one (the tests swap in the other kind)
+        return [triton.Config({"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 4, "SPLITS_TOGETHER": True},
+                              num_warps=4, num_stages=1)]
     shapes = [  # BLOCK_M, BLOCK_N, BLOCK_K, warps, stages
         (128, 128, 32, 8, 3), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (64, 64, 32, 4, 4),
         (128, 128, 64, 8, 2), (64, 64, 64, 4, 3), (32, 64, 64, 4, 4),
         (128, 64, 32, 8, 3), (128, 64, 32, 8, 4), (128, 64, 64, 8, 2), (64, 128, 64, 4, 3), (128, 64, 64, 4, 3),
+        (128, 256, 32, 8, 4), (256, 128, 32, 8, 4), (128, 256, 64, 8, 3), (128, 128, 32, 8, 5),
     ]
-    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, num_warps=w, num_stages=s)
-            for m, n, k, w, s in shapes]
+    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "SPLITS_TOGETHER": together},
+                          num_warps=w, num_stages=s)
+            for m, n, k, w, s in shapes for together in (True, False)]
 
 
 def _fitting_configs(configs, named_args, **kwargs):
-    """The configs whose accumulators (one per split) stay in registers: at most 128 x 192 fp32
-    values per program and, with three splits, 96 per thread (the autotuner's pruning hook)."""
+    """The configs whose accumulators stay in registers (the autotuner's pruning hook): at most 128 fp32
+    values a thread for a program of one split, 96 for a program of three (which also keeps their operands).
+    With one split, the configs that differ only in ``SPLITS_TOGETHER`` are the same: one of each is kept."""
     splits = kwargs.get("NUM_SPLITS", named_args.get("NUM_SPLITS", 1))
 
     def fits(config):
-        values = config.kwargs["BLOCK_M"] * config.kwargs["BLOCK_N"] * splits
-        return values <= 128 * 192 and (splits == 1 or values <= 96 * 32 * config.num_warps)
+        together = config.kwargs["SPLITS_TOGETHER"]
+        if splits == 1 and not together:
+            return False
+        in_program = splits if together else 1
+        per_thread = config.kwargs["BLOCK_M"] * config.kwargs["BLOCK_N"] * in_program / (32 * config.num_warps)
+        return per_thread <= (128 if in_program == 1 else 96)
 
     return [config for config in configs if fits(config)]
 
@@ -122,19 +134,25 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
                           NUM_SPLITS: tl.constexpr, HAS_BIAS: tl.constexpr,
                           INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr,
                           BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                          EVEN_K: tl.constexpr):
+                          SPLITS_TOGETHER: tl.constexpr, EVEN_K: tl.constexpr):
     """``c[:, s*N:(s+1)*N] = a @ b_s + bias_s`` for each split ``s < NUM_SPLITS`` (1 or 3).
 
     ``a [M, K]`` and each ``b_s [K, N]`` are read through their strides (a transposed weight
-    is just swapped strides). A program computes its ``BLOCK_M x BLOCK_N`` tile of every
-    split, so the ``a`` tile it streams serves all of them: the QKV projection reads x once
-    per 192 output columns instead of once per 64 or 128 (it is bound by operand traffic
-    from L2, not by the tensor cores).
-    Grid: ``(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N),)``, tiles ordered in groups of
-    ``GROUP_M`` rows of tiles so that neighbours share B in L2.
+    is just swapped strides). With ``SPLITS_TOGETHER`` a program computes its ``BLOCK_M x BLOCK_N``
+    tile of every split, so the ``a`` tile it streams serves all of them: at the reference the QKV
+    projection is bound by operand traffic from L2, and reads x once per 192 output columns instead of
+    once per 64 or 128. Otherwise a program computes one split's tile, which leaves the registers for
+    the large tiles that large GEMMs need (the autotuner chooses).
+    Grid: ``(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N) * programs per tile,)``, tiles ordered in groups of
+    ``GROUP_M`` rows of tiles so that neighbours share B in L2; a tile's split programs are neighbours.
     """
     follow_previous_launch()
     pid = tl.program_id(0)
+    if SPLITS_TOGETHER or NUM_SPLITS == 1:
+        split = 0
+    else:
+        split = pid % NUM_SPLITS
+        pid = pid // NUM_SPLITS
     num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(N, BLOCK_N)
     tiles_per_group = GROUP_M * num_n
@@ -150,6 +168,15 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
     cols_in = cols % N
     a_ptrs = a_ptr + rows_in[:, None] * stride_am + ks[None, :] * stride_ak
     b_offsets = ks[:, None] * stride_bk + cols_in[None, :] * stride_bn
+    b_ptr = b0_ptr  # the first split's, or this program's split's
+    bias_ptr = bias0_ptr
+    if not (SPLITS_TOGETHER or NUM_SPLITS == 1):
+        if split == 1:
+            b_ptr = b1_ptr
+            bias_ptr = bias1_ptr
+        elif split == 2:
+            b_ptr = b2_ptr
+            bias_ptr = bias2_ptr
 
     acc0 = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     acc1 = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
@@ -157,14 +184,14 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
     for k0 in range(0, K, BLOCK_K):
         if EVEN_K:
             a = tl.load(a_ptrs)
-            b0 = tl.load(b0_ptr + b_offsets)
+            b0 = tl.load(b_ptr + b_offsets)
         else:
             a = tl.load(a_ptrs, mask=ks[None, :] < K - k0, other=0.0)
-            b0 = tl.load(b0_ptr + b_offsets, mask=ks[:, None] < K - k0, other=0.0)
+            b0 = tl.load(b_ptr + b_offsets, mask=ks[:, None] < K - k0, other=0.0)
         if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
             a = a.to(tl.float32)
         acc0 = tl.dot(a, b0.to(a.dtype), acc=acc0, input_precision=INPUT_PRECISION)
-        if NUM_SPLITS > 1:
+        if SPLITS_TOGETHER and NUM_SPLITS > 1:
             if EVEN_K:
                 b1 = tl.load(b1_ptr + b_offsets)
                 b2 = tl.load(b2_ptr + b_offsets)
@@ -176,8 +203,8 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
         a_ptrs += BLOCK_K * stride_ak
         b_offsets += BLOCK_K * stride_bk
 
-    _bias_and_store(acc0, bias0_ptr, c_ptr, rows, cols, 0, M, N, stride_cm, stride_cn, HAS_BIAS)
-    if NUM_SPLITS > 1:
+    _bias_and_store(acc0, bias_ptr, c_ptr, rows, cols, split * N, M, N, stride_cm, stride_cn, HAS_BIAS)
+    if SPLITS_TOGETHER and NUM_SPLITS > 1:
         _bias_and_store(acc1, bias1_ptr, c_ptr, rows, cols, N, M, N, stride_cm, stride_cn, HAS_BIAS)
         _bias_and_store(acc2, bias2_ptr, c_ptr, rows, cols, 2 * N, M, N, stride_cm, stride_cn, HAS_BIAS)
 
@@ -203,7 +230,8 @@ def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, *, precision: s
     bias_ptrs = (list(biases) if has_bias else [out] * len(bs)) + [out] * (3 - len(bs))
 
     def grid(meta):
-        return (cdiv(M, meta["BLOCK_M"]) * cdiv(N, meta["BLOCK_N"]),)
+        programs_per_tile = 1 if meta["SPLITS_TOGETHER"] else len(bs)
+        return (cdiv(M, meta["BLOCK_M"]) * cdiv(N, meta["BLOCK_N"]) * programs_per_tile,)
 
     _launch_matmul(grid, (a, *b_ptrs, *bias_ptrs, out, M, N, K, a.stride(0),
                           a.stride(1), bs[0].stride(0), bs[0].stride(1), out.stride(0), out.stride(1)),
