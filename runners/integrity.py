@@ -49,6 +49,7 @@ import functools
 import importlib
 import inspect
 import random
+import sys
 import threading
 import types
 from contextlib import contextmanager
@@ -187,7 +188,14 @@ inductor's idle compile workers down (``subproc_worker_timer``, seen starting in
 
 
 def running_threads() -> set[threading.Thread]:
-    return set(threading.enumerate())
+    """The threads that may be doing work now: every thread that ``threading`` started, and any other only while
+    it runs Python code. ``threading`` lists a thread it did not start (autograd's device worker, which runs a
+    compiled backward) as a ``_DummyThread`` once it has run Python code, and alive for ever after: idle in C++
+    the caller's call has waited for, it is no work left running (seen on the H200: ``torch.compile`` in
+    max-autotune mode logging from a backward, "left a thread running (Dummy-1)")."""
+    executing = sys._current_frames()
+    return {thread for thread in threading.enumerate()
+            if not isinstance(thread, threading._DummyThread) or thread.ident in executing}
 
 
 def thread_module(thread: threading.Thread) -> str:

@@ -1,8 +1,10 @@
 """Measurement integrity: the adversarial plugins of ``tests/plugins/adversarial`` are caught, honest ones are not."""
 
+import _thread
 import functools
 import random
 import re
+import sys
 import threading
 import time
 from pathlib import Path
@@ -344,3 +346,40 @@ def test_inductors_idle_timer_may_start_during_a_timed_call():
             integrity.check_harness(threads)
     finally:
         stop.set()
+
+
+def test_a_thread_threading_did_not_start_counts_only_while_it_runs_python():
+    """Autograd's device worker is a native thread; once it has run Python code (a compiled backward that logs)
+    ``threading`` lists it as a ``_DummyThread``, alive for ever. Idle in C++ it is no work left running; a thread
+    of the implementation's own, started outside ``threading``, is while it runs Python."""
+    ran_python, stop = threading.Event(), threading.Event()
+
+    def native_worker():  # as autograd's worker, it registers with threading and returns to C++
+        threading.current_thread()
+        ran_python.set()
+
+    def implementation_work():
+        threading.current_thread()
+        ran_python.set()
+        stop.wait(5)
+
+    threads = integrity.running_threads()
+    _thread.start_new_thread(native_worker, ())
+    assert ran_python.wait(5)
+    deadline = time.monotonic() + 5
+    while any(isinstance(thread, threading._DummyThread) and thread.ident in sys._current_frames()
+              for thread in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert any(isinstance(thread, threading._DummyThread) for thread in threading.enumerate())
+    integrity.check_harness(threads)
+
+    ran_python.clear()
+    threads = integrity.running_threads()
+    _thread.start_new_thread(implementation_work, ())
+    try:
+        assert ran_python.wait(5)
+        with pytest.raises(integrity.IntegrityViolation, match=r"left a thread running \(Dummy-\d+\)"):
+            integrity.check_harness(threads)
+    finally:
+        stop.set()
+
