@@ -150,11 +150,55 @@ def test_gemm_autotuning_keeps_only_tiles_whose_accumulators_fit_in_registers():
 @pytest.mark.parametrize("rows, cols, dtype",
                          [(70, 45, torch.float32), (129, 64, torch.float16), (3, 130, torch.bfloat16)])
 def test_transpose_writes_every_element_and_sums_the_columns(poisoned_allocations, rows, cols, dtype):
-    """The backward's operands are transposed copies (K-contiguous for the tensor cores); bias gradients their sums."""
-    x = torch.randn(rows, cols).to(dtype)
-    transposed, sums = triton_kernels._transposed(x, column_sums=True)
-    assert transposed.shape == (cols, rows) and transposed.is_contiguous()
-    assert torch.equal(transposed, x.t())
+    """The backward's operands are transposed copies (K-contiguous for the tensor cores), up to four from a
+    launch, stacked or side by side; bias gradients the first one's column sums, but where known to be 0."""
+    matrices = [torch.randn(rows, cols).to(dtype) for _ in range(3)]
+    stacked, sums = triton_kernels._transposed(matrices, column_sums=True)
+    assert stacked.shape == (3 * cols, rows) and stacked.is_contiguous()
+    assert torch.equal(stacked, torch.cat([x.t() for x in matrices]))
     assert sums.dtype == torch.float32
-    torch.testing.assert_close(sums, x.float().sum(0), rtol=1e-5, atol=1e-5)
-    assert triton_kernels._transposed(x)[1] is None
+    torch.testing.assert_close(sums, matrices[0].float().sum(0), rtol=1e-5, atol=1e-5)
+
+    side_by_side, sums = triton_kernels._transposed(matrices[:2], side_by_side=True, column_sums=True,
+                                                    unsummed=range(3, 20))
+    assert side_by_side.shape == (cols, 2 * rows)
+    assert torch.equal(side_by_side, torch.cat([x.t() for x in matrices[:2]], dim=1))
+    expected = matrices[0].float().sum(0)
+    expected[3:20] = 0
+    torch.testing.assert_close(sums, expected, rtol=1e-5, atol=1e-5)
+    assert triton_kernels._transposed(matrices)[1] is None
+
+
+def test_transposes_of_one_launch_share_a_shape_and_strides():
+    x = torch.randn(8, 6)
+    with pytest.raises(AssertionError, match="one shape and strides"):
+        triton_kernels._transposed([x, torch.randn(8, 5)])
+    with pytest.raises(AssertionError, match="one shape and strides"):
+        triton_kernels._transposed([x, torch.randn(8, 12)[:, :6]])
+    with pytest.raises(AssertionError, match="one to four"):
+        triton_kernels._transposed([x] * 5)
+
+
+def test_strided_inputs_and_upstream_gradient(poisoned_allocations):
+    """Hidden states, a weight and the upstream gradient as strided views (a slice of a wider tensor, a
+    transposed weight): the kernels copy what they must, and every gradient still matches float64."""
+    seed = fresh_seed()
+    options = dict(heads=2, kernel_size=5, dilation=1)
+    tensors = workload(19, 32, torch.float32, True, seed)
+    wider = torch.randn(2, 19, 48, generator=torch.Generator().manual_seed(seed))
+    wider[..., :32] = tensors["hidden_states"]
+    tensors["hidden_states"] = wider[..., :32]
+    tensors["k_weight"] = tensors["k_weight"].t().contiguous().t()
+    leaves = {name: t.detach().requires_grad_(True) for name, t in tensors.items()}  # views keep their strides
+    assert not leaves["hidden_states"].is_contiguous() and not leaves["k_weight"].is_contiguous()
+    leaves64 = {name: t.detach().double().requires_grad_(True) for name, t in tensors.items()}
+
+    out = triton_kernels.fused_neighborhood_attention_triton(**leaves, **options)
+    expected = reference.fused_neighborhood_attention_float64(**leaves64, **options)
+    assert relative_error(out, expected) < INTERPRETER_FP32_TOLERANCE
+    upstream = torch.randn(2, 32, 19, generator=torch.Generator().manual_seed(seed + 1)).transpose(1, 2)
+    out.backward(upstream)
+    expected.backward(upstream.double())
+    for name in ("hidden_states", "q_weight", "k_weight", "v_weight", "out_weight", "q_bias", "out_bias"):
+        error = relative_error(leaves[name].grad, leaves64[name].grad)
+        assert error < INTERPRETER_FP32_TOLERANCE * 2, f"seed {seed}: gradient of {name} error {error:.2e}"

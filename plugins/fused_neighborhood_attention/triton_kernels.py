@@ -9,14 +9,16 @@ forward, three launches::
     attn = neighborhood attention of qkv, lse per row/head    _neighborhood_attention_fwd_kernel
     out  = attn @ Wo^T + bo                                   _linear_matmul_kernel
 
-backward (``dout`` given), ten launches, a concatenation and two zero fills (the bias sums)::
+backward (``dout`` given), eight launches and two zero fills (the bias sums)::
 
-    dout^T with dbo = its row sums;  Wo^T;  attn^T                      _transpose_kernel x3
+    dout^T, attn^T, x^T (stacked), dbo = dout's column sums             _transpose_kernel
+    Wo^T | Wq^T | Wk^T | Wv^T (side by side)                            _transpose_kernel
     dattn = dout @ Wo;  dWo = dout^T @ attn                              _linear_matmul_kernel x2
     dq, dk, dv from dattn, qkv, attn and lse (no atomics: each           _neighborhood_attention_bwd_kernel
         key gathers from the queries that see it, the relation being symmetric)
-    dqkv^T with db = its row sums (the key bias's: exactly 0);  x^T       _transpose_kernel x2
-    dx = dqkv @ [Wq; Wk; Wv];  d[Wq; Wk; Wv] = dqkv^T @ x               _linear_matmul_kernel x2
+    dx = dqkv @ [Wq; Wk; Wv]                                             _linear_matmul_kernel
+    dqkv^T, db = its column sums (the key bias's: exactly 0)             _transpose_kernel
+    d[Wq; Wk; Wv] = dqkv^T @ x                                           _linear_matmul_kernel
 
 where ``M = batch * seq`` and ``H = hidden``. Every product reads its operands K-contiguous, hence the
 transposed copies: the weight gradients multiply over the token axis (see :func:`_matmul`). Measured on
@@ -245,35 +247,63 @@ _TRANSPOSE_BLOCK = 64
 
 
 @triton.jit
-def _transpose_kernel(x_ptr, out_ptr, sums_ptr, M, N, stride_xm, stride_om, COLUMN_SUMS: tl.constexpr,
-                      BLOCK: tl.constexpr):
-    """``out[n, m] = x[m, n]`` for a row-major ``[M, N]`` x; with ``COLUMN_SUMS``, also
-    ``sums[n] += sum_m x[m, n]`` (fp32, zeroed by the caller; each row block adds its part).
-    Grid: ``(cdiv(M, BLOCK), cdiv(N, BLOCK))``.
+def _transpose_kernel(x0_ptr, x1_ptr, x2_ptr, x3_ptr, out_ptr, sums_ptr, M, N, stride_xm, stride_om, out_step,
+                      unsummed_from, unsummed_to, COLUMN_SUMS: tl.constexpr, BLOCK: tl.constexpr):
+    """``out[i * out_step + n * stride_om + m] = x_i[m, n]`` for the matrix ``i = program_id(2)`` of up to four
+    row-major ``[M, N]`` matrices of one shape and row stride (unused pointers repeat the first).
+
+    With ``COLUMN_SUMS``, also ``sums[n] += sum_m x_0[m, n]`` (fp32, zeroed by the caller; each row block adds its
+    part) for the columns outside ``[unsummed_from, unsummed_to)``. Grid: ``(cdiv(M, BLOCK), cdiv(N, BLOCK), i)``.
     """
     follow_previous_launch()
+    which = tl.program_id(2)
+    x_ptr = x0_ptr
+    if which == 1:
+        x_ptr = x1_ptr
+    elif which == 2:
+        x_ptr = x2_ptr
+    elif which == 3:
+        x_ptr = x3_ptr
     rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     inside = (rows[:, None] < M) & (cols[None, :] < N)
     tile = tl.load(x_ptr + rows[:, None] * stride_xm + cols[None, :], mask=inside, other=0.0)
-    tl.store(out_ptr + cols[:, None] * stride_om + rows[None, :], tl.trans(tile), mask=tl.trans(inside))
+    tl.store(out_ptr + which * out_step + cols[:, None] * stride_om + rows[None, :], tl.trans(tile),
+             mask=tl.trans(inside))
     if COLUMN_SUMS:
-        tl.atomic_add(sums_ptr + cols, tl.sum(tile.to(tl.float32), axis=0), mask=cols < N, sem="relaxed")
+        if which == 0:
+            summed = (cols < N) & ((cols < unsummed_from) | (cols >= unsummed_to))
+            tl.atomic_add(sums_ptr + cols, tl.sum(tile.to(tl.float32), axis=0), mask=summed, sem="relaxed")
 
 
 _launch_transpose = Launcher(_transpose_kernel)
 
 
-def _transposed(x: torch.Tensor, column_sums: bool = False):
-    """``(x^T, its row sums)`` for a row-major ``[M, N]`` x: ``x^T`` row-major ``[N, M]``, the sums (fp32,
-    ``None`` unless ``column_sums``) being the sums of x's columns. The backward's weight gradients multiply
-    over the token axis, so their operands are transposed activations; a bias gradient is the column sum
-    of the same tensor, taken as it passes."""
-    M, N = x.shape
-    out = torch.empty(N, M, device=x.device, dtype=x.dtype)
-    sums = torch.zeros(N, device=x.device, dtype=torch.float32) if column_sums else None
-    grid = (cdiv(M, _TRANSPOSE_BLOCK), cdiv(N, _TRANSPOSE_BLOCK))
-    _launch_transpose(grid, (x, out, out if sums is None else sums, M, N, x.stride(0), out.stride(0)),
+def _transposed(matrices, *, side_by_side: bool = False, column_sums: bool = False, unsummed: range = range(0)):
+    """``(buffer, sums)``: the transposes of up to four row-major ``[M, N]`` matrices of one shape and strides,
+    from one launch, in one row-major buffer: stacked (``[k * N, M]``, ``x_i^T`` in rows ``i * N`` on) or
+    side by side (``[N, k * M]``, in columns ``i * M`` on). With ``column_sums``, ``sums`` are the first
+    matrix's column sums (fp32; 0 for the columns in ``unsummed``), else None.
+
+    The backward's weight gradients multiply over the token axis, so their operands are transposed
+    activations, and a bias gradient is the column sum of the same tensor, taken as it passes.
+    """
+    first = matrices[0]
+    M, N = first.shape
+    assert 1 <= len(matrices) <= 4 and first.stride(1) == 1, "one to four row-major matrices"
+    assert all(x.shape == first.shape and x.stride() == first.stride() for x in matrices), "of one shape and strides"
+    count = len(matrices)
+    if side_by_side:
+        out = torch.empty(N, count * M, device=first.device, dtype=first.dtype)
+        out_step = M
+    else:
+        out = torch.empty(count * N, M, device=first.device, dtype=first.dtype)
+        out_step = N * M
+    sums = torch.zeros(N, device=first.device, dtype=torch.float32) if column_sums else None
+    pointers = list(matrices) + [first] * (4 - count)
+    grid = (cdiv(M, _TRANSPOSE_BLOCK), cdiv(N, _TRANSPOSE_BLOCK), count)
+    _launch_transpose(grid, (*pointers, out, out if sums is None else sums, M, N, first.stride(0), out.stride(0),
+                             out_step, unsummed.start, unsummed.stop),
                       COLUMN_SUMS=column_sums, BLOCK=_TRANSPOSE_BLOCK)
     return out, sums
 
@@ -454,9 +484,7 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
     def forward(ctx, x, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, out_weight, out_bias,
                 heads, kernel_size, dilation, scale, precision):
         batch, seq, hidden = x.shape
-        x2 = x.reshape(batch * seq, hidden)
-        if x2.stride(1) != 1:
-            x2 = x2.contiguous()
+        x2 = x.reshape(batch * seq, hidden).contiguous()  # the backward transposes it with attn, of one stride
         weights = [w.contiguous() for w in (q_weight, k_weight, v_weight)]
         out_weight = out_weight.contiguous()
         qkv = torch.empty(batch * seq, 3 * hidden, device=x.device, dtype=x.dtype)
@@ -464,7 +492,7 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
         attn, lse = _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale)
         out = torch.empty(batch * seq, hidden, device=x.device, dtype=x.dtype)
         _matmul(attn, [out_weight.t()], out, (out_bias,), precision=precision)
-        ctx.save_for_backward(x2, q_weight, k_weight, v_weight, out_weight, qkv, attn, lse)
+        ctx.save_for_backward(x2, *weights, out_weight, qkv, attn, lse)
         ctx.shape = (batch, seq, hidden, heads, kernel_size, dilation, scale)
         ctx.precision = precision
         ctx.has_bias = (q_bias is not None, k_bias is not None, v_bias is not None, out_bias is not None)
@@ -474,28 +502,28 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
     def backward(ctx, grad_out):
         x2, q_weight, k_weight, v_weight, out_weight, qkv, attn, lse = ctx.saved_tensors
         batch, seq, hidden, heads, kernel_size, dilation, scale = ctx.shape
-        dout = grad_out.reshape(batch * seq, hidden)
-        if dout.stride(1) != 1:
-            dout = dout.contiguous()
+        dout = grad_out.reshape(batch * seq, hidden).contiguous()  # transposed with x and attn: one stride
         empty = dict(device=x2.device, dtype=x2.dtype)
         precision = ctx.precision
 
-        dout_t, d_out_bias = _transposed(dout, column_sums=ctx.has_bias[3])                # [H, M]
-        dattn = _matmul(dout, [_transposed(out_weight)[0].t()], torch.empty(batch * seq, hidden, **empty),
+        # Two launches transpose every operand that exists before the attention's backward: the activations
+        # (stacked: dout^T, attn^T, x^T, with dbo = dout's column sums) and the weights (side by side:
+        # Wo^T | Wq^T | Wk^T | Wv^T, so that [Wq; Wk; Wv], read K-contiguous, is a slice).
+        activations_t, d_out_bias = _transposed([dout, attn, x2], column_sums=ctx.has_bias[3])      # [3H, M]
+        weights_t, _ = _transposed([out_weight, q_weight, k_weight, v_weight], side_by_side=True)  # [H, 4H]
+        dout_t, attn_t, x_t = activations_t[:hidden], activations_t[hidden:2 * hidden], activations_t[2 * hidden:]
+        dattn = _matmul(dout, [weights_t[:, :hidden].t()], torch.empty(batch * seq, hidden, **empty),
                         precision=precision)
-        d_out_weight = _matmul(dout_t, [_transposed(attn)[0].t()], torch.empty(hidden, hidden, **empty),
-                               precision=precision)
+        d_out_weight = _matmul(dout_t, [attn_t.t()], torch.empty(hidden, hidden, **empty), precision=precision)
         dqkv = _attention_backward(qkv, attn, dattn, lse, batch, seq, hidden, heads, kernel_size, dilation, scale)
-        w_qkv = torch.cat([q_weight.t(), k_weight.t(), v_weight.t()], dim=1).t()          # [3H, H], K-contiguous
-        dx = _matmul(dqkv, [w_qkv], torch.empty(batch * seq, hidden, **empty), precision=precision)
-        dqkv_t, d_b_qkv = _transposed(dqkv, column_sums=any(ctx.has_bias[:3]))             # [3H, M]
-        d_w_qkv = _matmul(dqkv_t, [_transposed(x2)[0].t()], torch.empty(3 * hidden, hidden, **empty),
-                          precision=precision)
-        if d_b_qkv is not None:
-            # The key bias adds q_n . b_k to every score of query n alike, and a softmax ignores a shift common
-            # to all its scores: the output does not depend on b_k, whose gradient is exactly zero. Its column
-            # sum is fp32 noise around zero, which was our largest error against float64 (KERNELS.md).
-            d_b_qkv[hidden:2 * hidden].zero_()
+        dx = _matmul(dqkv, [weights_t[:, hidden:].t()], torch.empty(batch * seq, hidden, **empty),
+                     precision=precision)
+        # The key bias adds q_n . b_k to every score of query n alike, and a softmax ignores a shift common to
+        # all its scores: the output does not depend on b_k, whose gradient is exactly zero. Its column sum
+        # would be fp32 noise around zero, which was our largest error against float64 (KERNELS.md).
+        dqkv_t, d_b_qkv = _transposed([dqkv], column_sums=any(ctx.has_bias[:3]),
+                                      unsummed=range(hidden, 2 * hidden))                          # [3H, M]
+        d_w_qkv = _matmul(dqkv_t, [x_t.t()], torch.empty(3 * hidden, hidden, **empty), precision=precision)
         d_out_bias = None if d_out_bias is None else d_out_bias.to(x2.dtype)
         d_b_qkv = None if d_b_qkv is None else d_b_qkv.to(x2.dtype)
 
