@@ -314,7 +314,8 @@ def _transposed(matrices, *, side_by_side: bool = False, column_sums: bool = Fal
 def _attention_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
-    return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 4), (16, 8), (32, 8), (32, 16)]]
+    return [triton.Config({"BLOCK_M": m}, num_warps=w)
+            for m, w in [(16, 4), (16, 8), (32, 8), (32, 16), (64, 4), (64, 8), (128, 8)]]
 
 
 @triton.autotune(configs=_attention_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"], do_bench=device_time)
@@ -369,7 +370,7 @@ def _neighborhood_attention_fwd_kernel(qkv_ptr, o_ptr, lse_ptr, L, HIDDEN, HEADS
 def _bwd_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
-    return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 8), (32, 16), (16, 4), (32, 8)]]
+    return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 8), (32, 16), (16, 4), (32, 8), (64, 16)]]
 
 
 @triton.autotune(configs=_bwd_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"], do_bench=device_time)
