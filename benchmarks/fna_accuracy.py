@@ -5,11 +5,11 @@ For one fp32 workload (the reference one by default) and each input scale, ``hid
 rerun draws it and multiplied by the scale; every available implementation of the CUDA plugin runs each pass
 on those inputs, and its outputs are judged by the published correctness policy against the family's float64
 reference. Prints, per pass and scale, each implementation's math mode, its largest relative error over the
-pass's outputs, the tolerance of its mode, the verdict, and the error as a multiple of Liger's (of ``liger`` in
-the same math mode where that runs, else of plain ``liger``).
+pass's outputs and the output it is found in, the tolerance of its mode, the verdict, and the error as a
+multiple of Liger's (of ``liger`` in the same math mode where that runs, else of plain ``liger``).
 
     python3 benchmarks/fna_accuracy.py [--scales 1 10] [--seeds 3] [--device cuda:0]
-        [--parameters batch=2 heads=8 hidden=512 seq=1024 kernel_size=7 dilation=2]
+        [--parameters batch=2 heads=8 hidden=512 seq=1024 kernel_size=7 dilation=2] [--without NAME ...]
 
 ``--device cpu`` runs the plugin's Triton kernels in the interpreter (``TRITON_INTERPRET=1``), for small
 parameters; the figures that matter are the GPU's.
@@ -39,8 +39,9 @@ def scaled_workload(calls: _PluginCalls, seed: int, scale: float):
     return calls.workload(seed, tensors)
 
 
-def largest_error(calls: _PluginCalls, implementation, seed: int, scale: float) -> float:
-    """The largest relative error over the pass's outputs (policy's denominators) of one call on scaled inputs."""
+def largest_error(calls: _PluginCalls, implementation, seed: int, scale: float) -> tuple[float, str]:
+    """The largest relative error over the pass's outputs (policy's denominators) of one call on scaled inputs,
+    and the output it is found in."""
     expected = calls.call("reference_outputs", workload=scaled_workload(calls, seed, scale), pass_=calls.pass_)
     expected = {name: tensor.detach() for name, tensor in expected.items()}
     prepared = calls.prepare_pass(implementation, scaled_workload(calls, seed, scale))
@@ -48,11 +49,14 @@ def largest_error(calls: _PluginCalls, implementation, seed: int, scale: float) 
         prepared.setup()
         outputs = prepared.run()
     trial = correctness.check_trial(outputs, correctness.snapshot(outputs), expected, {}, torch_dtype(calls.dtype))
-    return max(correctness.POLICY.errors(trial).values())
+    errors = correctness.POLICY.errors(trial)
+    output = max(errors, key=errors.get)
+    return errors[output], output
 
 
-def accuracy_rows(parameters: dict, scales, seeds: int, device: str, passes=PASSES) -> list[dict]:
-    """One row per pass, scale and implementation: the largest error over ``seeds`` draws, and the verdict."""
+def accuracy_rows(parameters: dict, scales, seeds: int, device: str, passes=PASSES, without=()) -> list[dict]:
+    """One row per pass, scale and implementation (but those named in ``without``): the largest error over
+    ``seeds`` draws, the output it is found in, and the verdict."""
     registry = get_registry()
     plugin = registry.find(FAMILY, "cuda")
     rows = []
@@ -60,13 +64,13 @@ def accuracy_rows(parameters: dict, scales, seeds: int, device: str, passes=PASS
         calls = _PluginCalls(registry, plugin, RerunRequest(FAMILY, pass_, parameters, "fp32"), device)
         for scale in scales:
             for implementation in plugin.record.implementations:
-                if implementation.unavailable or not implementation.runs("fp32"):
+                if implementation.unavailable or not implementation.runs("fp32") or implementation.name in without:
                     continue
-                error = max(largest_error(calls, implementation, seed, scale) for seed in range(seeds))
+                error, output = max(largest_error(calls, implementation, seed, scale) for seed in range(seeds))
                 mode = implementation.math_mode("fp32")
                 tolerance = correctness.tolerance_for("fp32", uses_tf32=implementation.uses_tf32)
                 rows.append({"pass": pass_, "scale": scale, "name": implementation.name, "mode": mode,
-                             "error": error, "tolerance": tolerance, "passed": error <= tolerance})
+                             "error": error, "output": output, "tolerance": tolerance, "passed": error <= tolerance})
     for line in rows:
         same = [other for other in rows if other["pass"] == line["pass"] and other["scale"] == line["scale"]]
         liger = next((other for other in same if other["name"].startswith("liger") and other["mode"] == line["mode"]),
@@ -76,12 +80,12 @@ def accuracy_rows(parameters: dict, scales, seeds: int, device: str, passes=PASS
 
 
 def print_rows(rows: list[dict]) -> None:
-    print("| pass | input scale | implementation | math mode | largest error | tolerance | verdict | × Liger's |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| pass | input scale | implementation | math mode | largest error | in | tolerance | verdict | × Liger's |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for line in rows:
         ratio = f"{line['vs_liger']:.2f}" if line["vs_liger"] is not None else "-"
         print(f"| {line['pass']} | {line['scale']:g} | {line['name']} | {line['mode']} | {line['error']:.2e} | "
-              f"{line['tolerance']:g} | {'passed' if line['passed'] else 'failed'} | {ratio} |")
+              f"{line['output']} | {line['tolerance']:g} | {'passed' if line['passed'] else 'failed'} | {ratio} |")
 
 
 def main() -> int:
@@ -92,10 +96,13 @@ def main() -> int:
     parser.add_argument("--passes", nargs="+", default=list(PASSES), choices=PASSES)
     parser.add_argument("--parameters", nargs="*", default=[], metavar="NAME=VALUE",
                         help="workload parameters other than the reference workload's")
+    parser.add_argument("--without", nargs="*", default=[], metavar="IMPLEMENTATION",
+                        help="implementations to leave out (torch_compile_max_autotune compiles for minutes)")
     arguments = parser.parse_args()
     parameters = {**REFERENCE, **{name: int(value) for name, value in
                                   (item.split("=", 1) for item in arguments.parameters)}}
-    print_rows(accuracy_rows(parameters, arguments.scales, arguments.seeds, arguments.device, arguments.passes))
+    print_rows(accuracy_rows(parameters, arguments.scales, arguments.seeds, arguments.device, arguments.passes,
+                             arguments.without))
     return 0
 
 

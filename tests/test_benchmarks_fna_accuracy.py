@@ -2,7 +2,7 @@
 
 import torch
 
-from benchmarks.fna_accuracy import FAMILY, largest_error, scaled_workload
+from benchmarks.fna_accuracy import FAMILY, accuracy_rows, largest_error, scaled_workload
 from runners.discovery import get_registry
 from runners.rerun import RerunRequest, _PluginCalls
 
@@ -26,5 +26,14 @@ def test_the_error_is_the_policys_largest_over_the_outputs_and_grows_with_the_sc
     rows nearer one-hot), and may exceed that tolerance: the criterion is judged per math mode."""
     calls = calls_for("full")
     torch_eager = calls.plugin.record.implementation("torch")
-    errors = [largest_error(calls, torch_eager, seed=1, scale=scale) for scale in (1.0, 10.0)]
-    assert 0 < errors[0] < 1e-4 and errors[1] > 3 * errors[0]
+    (small, _), (large, output) = [largest_error(calls, torch_eager, seed=1, scale=scale) for scale in (1.0, 10.0)]
+    assert 0 < small < 1e-4 and large > 3 * small
+    assert output in calls.call("reference_outputs", workload=calls.workload(1), pass_="full")
+
+
+def test_the_rows_leave_out_what_is_asked_and_name_the_largest_output():
+    rows = accuracy_rows(SMALL, [1.0], 1, "cpu", passes=["forward"],
+                         without=["torch_compile", "torch_compile+tf32", "torch_compile_max_autotune",
+                                  "torch_compile_max_autotune+tf32", "liger", "liger+tf32", "kernelindex_triton+tf32x3"])
+    assert [row["name"] for row in rows] == ["torch", "torch+tf32", "kernelindex_triton"]
+    assert all(row["output"] == "output" and row["passed"] for row in rows)
