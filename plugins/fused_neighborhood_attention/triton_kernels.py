@@ -22,8 +22,10 @@ backward (``dout`` given), eight launches and two zero fills (the bias sums)::
 
 where ``M = batch * seq`` and ``H = hidden``. Every product reads its operands K-contiguous, hence the
 transposed copies: the weight gradients multiply over the token axis (see :func:`_matmul`). Measured on
-the H200 (benchmarks/KERNELS.md, "The FNA backward's products"): 92.9 us of kernels at the reference
-(products 46.7, transposes 19.6, attention 17.3, weight concatenation 7.6), 203.8 before the copies.
+the H200 (benchmarks/KERNELS.md, "The FNA backward's products" and "The FNA backward in eight launches"):
+92.9 us of kernels at the reference with five transpose launches and a concatenation (products 46.7,
+transposes 19.6, attention 17.3, concatenation 7.6), 203.8 before the copies; 103.2 -> 98.4 us in the
+rerun harness with the transposes in three launches.
 
 Work and traffic (fp32, batch 2, seq 1024, hidden 512, heads 8, kernel 7; M = 2048):
 
