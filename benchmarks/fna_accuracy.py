@@ -96,8 +96,10 @@ def main() -> int:
     parser.add_argument("--passes", nargs="+", default=list(PASSES), choices=PASSES)
     parser.add_argument("--parameters", nargs="*", default=[], metavar="NAME=VALUE",
                         help="workload parameters other than the reference workload's")
-    parser.add_argument("--without", nargs="*", default=[], metavar="IMPLEMENTATION",
-                        help="implementations to leave out (torch_compile_max_autotune compiles for minutes)")
+    parser.add_argument("--without", nargs="*", metavar="IMPLEMENTATION",
+                        default=["torch_compile_max_autotune", "torch_compile_max_autotune+tf32"],
+                        help="implementations to leave out (default: the max-autotune ones, which compile for minutes "
+                             "and multiply as torch_compile's products do)")
     arguments = parser.parse_args()
     parameters = {**REFERENCE, **{name: int(value) for name, value in
                                   (item.split("=", 1) for item in arguments.parameters)}}
