@@ -125,12 +125,22 @@ def row(results: list[dict], peaks) -> dict | None:
     }
 
 
-def implementations(family: str, dtype: str, without: list[str]) -> list[str]:
-    """The names a rerun of ``family`` would run here by default, less those ``--without`` names."""
+LEFT_OUT = ["multi_token_attention:liger",
+            *(f"fused_neighborhood_attention:torch_compile_max_autotune{variant}:{pass_}"
+              for variant in ("", "+tf32") for pass_ in ("backward", "full"))]
+"""What the grid leaves out by default: Liger's multi-token attention, which does not finish compiling within its
+budget on an H200 (see h200_reruns.sh), and ``torch.compile``'s max-autotune mode on the FNA backward and full
+passes, which it does not compile within the grid's 60 s either (its forward, which it does, is kept)."""
+
+
+def implementations(family: str, dtype: str, pass_: str, without: list[str]) -> list[str]:
+    """The names a rerun of ``family``'s pass would run here by default, less those ``--without`` names
+    (``FAMILY:IMPLEMENTATION``, or ``FAMILY:IMPLEMENTATION:PASS`` for that pass only)."""
     record = get_registry().find(family, "cuda").record
     return [implementation.name for implementation in record.implementations
             if not implementation.unavailable and implementation.runs(dtype)
-            and f"{family}:{implementation.name}" not in without]
+            and f"{family}:{implementation.name}" not in without
+            and f"{family}:{implementation.name}:{pass_}" not in without]
 
 
 def describe(parameters: dict) -> str:
@@ -182,7 +192,7 @@ def measure(arguments, environment: dict) -> list[dict]:
             request = RerunRequest(family, pass_, parameters, dtype)
             try:
                 results = rerun_workload(request, target="cuda", protocol=protocol, environment=environment,
-                                         implementations=implementations(family, dtype, arguments.without),
+                                         implementations=implementations(family, dtype, pass_, arguments.without),
                                          metrics=[METRIC],
                                          progress=lambda message: print(message, file=sys.stderr, flush=True))
             except RerunError as error:
@@ -227,10 +237,9 @@ def main() -> int:
     parser.add_argument("--from-point", type=int, default=0,
                         help="skip the schedule's first points (to go on where a budgeted run stopped)")
     parser.add_argument("--out", type=Path, help="append every result as a bundle line")
-    parser.add_argument("--without", nargs="*", default=["multi_token_attention:liger"],
-                        metavar="FAMILY:IMPLEMENTATION",
-                        help="implementations left out (default: Liger's multi-token attention, which does not "
-                             "finish compiling within its budget on an H200; see h200_reruns.sh)")
+    parser.add_argument("--without", nargs="*", default=LEFT_OUT, metavar="FAMILY:IMPLEMENTATION[:PASS]",
+                        help="implementations left out, in every pass or in the one named (default: those that do "
+                             "not finish compiling within their budget on an H200, LEFT_OUT)")
     parser.add_argument("--tables", nargs="+", type=Path, metavar="BUNDLE",
                         help="measure nothing: print the tables of grid bundle files written by --out")
     arguments = parser.parse_args()

@@ -1,7 +1,7 @@
 """benchmarks/kernel_grid.py's tables, from hand-written result documents (no GPU): the ratio is to the fastest
 comparator that passed, never to one of our own variants, and a later measurement of a point replaces the earlier."""
 
-from benchmarks.kernel_grid import grid_points, print_tables, row
+from benchmarks.kernel_grid import LEFT_OUT, grid_points, implementations, print_tables, row
 
 PEAKS = {"bandwidth_gbs": 1000.0, "tf32": 100.0, "bf16": 200.0, "fp32": 50.0}
 WORKLOAD = {"dtype": "fp32", "options": {}, "parameters": {"batch": 2, "heads": 8, "hidden": 512, "seq": 1024,
@@ -41,3 +41,16 @@ def test_the_schedule_starts_with_the_reference_and_the_points_found_slow():
     assert points[0] == ({"batch": 2, "heads_in": 4, "heads_out": 4, "k": 3, "groups": 1, "seq": 1024}, "bf16")
     assert points[1][0]["heads_in"] == 8 and len(points) == 15 and len({str(point) for point in points}) == 15
     assert points == grid_points("multi_token_attention", 10, seed=18)
+
+
+def test_an_implementation_is_left_out_in_every_pass_or_in_the_one_named():
+    """max-autotune's FNA backward does not compile within the grid's budget, its forward does: by default the
+    grid leaves it out of the backward and full passes only."""
+    family = "fused_neighborhood_attention"
+    forward, backward = (implementations(family, "fp32", pass_, LEFT_OUT) for pass_ in ("forward", "backward"))
+    assert {"torch_compile_max_autotune", "torch_compile_max_autotune+tf32"} <= set(forward)
+    assert set(forward) - set(backward) == {"torch_compile_max_autotune", "torch_compile_max_autotune+tf32"}
+    assert "torch_compile" in backward and "kernelindex_triton" in backward
+    assert "torch_compile" not in implementations(family, "fp32", "backward", [f"{family}:torch_compile"])
+    assert "liger" not in implementations("multi_token_attention", "bf16", "forward", LEFT_OUT)
+
