@@ -169,12 +169,11 @@ def test_transpose_writes_every_element_and_sums_the_columns(poisoned_allocation
     assert triton_kernels._transposed(matrices)[1] is None
 
 
-def test_transposes_of_one_launch_share_a_shape_and_strides():
+def test_transposes_of_one_launch_share_a_shape_strides_and_dtype():
     x = torch.randn(8, 6)
-    with pytest.raises(AssertionError, match="one shape and strides"):
-        triton_kernels._transposed([x, torch.randn(8, 5)])
-    with pytest.raises(AssertionError, match="one shape and strides"):
-        triton_kernels._transposed([x, torch.randn(8, 12)[:, :6]])
+    for other in (torch.randn(8, 5), torch.randn(8, 12)[:, :6], torch.randn(8, 6, dtype=torch.float16)):
+        with pytest.raises(AssertionError, match="one shape, strides and dtype"):
+            triton_kernels._transposed([x, other])
     with pytest.raises(AssertionError, match="one to four"):
         triton_kernels._transposed([x] * 5)
 

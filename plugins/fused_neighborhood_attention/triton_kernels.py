@@ -282,7 +282,7 @@ _launch_transpose = Launcher(_transpose_kernel)
 
 
 def _transposed(matrices, *, side_by_side: bool = False, column_sums: bool = False, unsummed: range = range(0)):
-    """``(buffer, sums)``: the transposes of up to four row-major ``[M, N]`` matrices of one shape and strides,
+    """``(buffer, sums)``: the transposes of up to four row-major ``[M, N]`` matrices of one shape, strides and dtype,
     from one launch, in one row-major buffer: stacked (``[k * N, M]``, ``x_i^T`` in rows ``i * N`` on) or
     side by side (``[N, k * M]``, in columns ``i * M`` on). With ``column_sums``, ``sums`` are the first
     matrix's column sums (fp32; 0 for the columns in ``unsummed``), else None.
@@ -293,7 +293,8 @@ def _transposed(matrices, *, side_by_side: bool = False, column_sums: bool = Fal
     first = matrices[0]
     M, N = first.shape
     assert 1 <= len(matrices) <= 4 and first.stride(1) == 1, "one to four row-major matrices"
-    assert all(x.shape == first.shape and x.stride() == first.stride() for x in matrices), "of one shape and strides"
+    assert all(x.shape == first.shape and x.stride() == first.stride() and x.dtype == first.dtype
+               for x in matrices), "of one shape, strides and dtype"
     count = len(matrices)
     if side_by_side:
         out = torch.empty(N, count * M, device=first.device, dtype=first.dtype)
