@@ -152,9 +152,9 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
     """
     follow_previous_launch()
     pid = tl.program_id(0)
-    if SPLITS_TOGETHER or NUM_SPLITS == 1:
+    if SPLITS_TOGETHER:
         split = 0
-    else:
+    else:  # one split a program (with one split, the same as together)
         split = pid % NUM_SPLITS
         pid = pid // NUM_SPLITS
     num_m = tl.cdiv(M, BLOCK_M)
@@ -174,7 +174,7 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
     b_offsets = ks[:, None] * stride_bk + cols_in[None, :] * stride_bn
     b_ptr = b0_ptr  # the first split's, or this program's split's
     bias_ptr = bias0_ptr
-    if not (SPLITS_TOGETHER or NUM_SPLITS == 1):
+    if not SPLITS_TOGETHER:
         if split == 1:
             b_ptr = b1_ptr
             bias_ptr = bias1_ptr
