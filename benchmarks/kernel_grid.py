@@ -18,8 +18,15 @@ comparator), ours as a percentage of the floor (the larger of bytes over the dat
 bandwidth and FLOPs over the datasheet rate of its math mode) and our relative L2 error.
 ``--out`` appends every result as a bundle line, ready for ``flask import kernelindex``.
 
+Nearly all of a point's time is the comparators' compilation, which ``torch.compile`` caches on disk (inductor's
+graph and autotuning caches, Triton's kernels). Shards of the schedule run side by side with ``--only`` the
+compiled comparators and without ``--out`` fill those caches for a measuring run that follows alone (their own
+timings, taken on a shared GPU, are thrown away); a large ``--implementation-budget`` lets a slow compilation finish
+there.
+
     python3 benchmarks/kernel_grid.py --points 60 --out grid.jsonl [--family mta fna]
         [--passes forward backward full] [--seed 18] [--budget-seconds 3000] [--from-point 0]
+        [--to-point 62] [--shard 0/1] [--only NAME ...] [--implementation-budget 60]
     python3 benchmarks/kernel_grid.py --tables grid.jsonl [more.jsonl ...]
 """
 
@@ -82,8 +89,22 @@ def grid_points(family: str, count: int, seed: int) -> list[tuple[dict, str]]:
     return [*first, *random.Random(seed).sample(others, min(count, len(others)))]
 
 
-def grid_protocol() -> dict:
-    protocol = {**protocol_document("standard", "cuda"), **GRID_PROTOCOL, "name": "kernelindex-grid",
+def schedule(families: list[str], count: int, seed: int, from_point: int = 0, to_point: int | None = None,
+             shard: tuple[int, int] = (0, 1)):
+    """The points to measure, in order: each family's :func:`grid_points`, interleaved point by point (so that a
+    budget that runs out leaves every family's table sampled), from ``from_point`` up to (not including)
+    ``to_point``, and of those every ``shard[1]``-th from the ``shard[0]``-th (several processes, or GPUs, sharing
+    one schedule)."""
+    interleaved = [(family, point) for points in itertools.zip_longest(
+        *[[(family, point) for point in grid_points(family, count, seed)] for family in families])
+        for family, point in filter(None, points)][from_point:to_point]
+    index, shards = shard
+    return interleaved[index::shards]
+
+
+def grid_protocol(implementation_budget: float) -> dict:
+    protocol = {**protocol_document("standard", "cuda"), **GRID_PROTOCOL, "budgetSeconds": implementation_budget,
+                "name": "kernelindex-grid",
                 "preset": "grid", "comparabilityFamily": "kernelindex_rerun_grid"}
     protocol["hostInclusive"] = {**protocol["hostInclusive"], "samplesPerTrial": GRID_PROTOCOL["samplesPerTrial"]}
     return protocol
@@ -133,12 +154,14 @@ budget on an H200 (see h200_reruns.sh), and ``torch.compile``'s max-autotune mod
 passes, which it does not compile within the grid's 60 s either (its forward, which it does, is kept)."""
 
 
-def implementations(family: str, dtype: str, pass_: str, without: list[str]) -> list[str]:
+def implementations(family: str, dtype: str, pass_: str, without: list[str], only: list[str] | None = None) -> list[str]:
     """The names a rerun of ``family``'s pass would run here by default, less those ``--without`` names
-    (``FAMILY:IMPLEMENTATION``, or ``FAMILY:IMPLEMENTATION:PASS`` for that pass only)."""
+    (``FAMILY:IMPLEMENTATION``, or ``FAMILY:IMPLEMENTATION:PASS`` for that pass only), and of those only the
+    ``--only`` names where it gives any."""
     record = get_registry().find(family, "cuda").record
     return [implementation.name for implementation in record.implementations
             if not implementation.unavailable and implementation.runs(dtype)
+            and (only is None or implementation.name in only)
             and f"{family}:{implementation.name}" not in without
             and f"{family}:{implementation.name}:{pass_}" not in without]
 
@@ -177,22 +200,20 @@ def print_table(family: str, pass_: str, rows: list) -> None:
 
 def measure(arguments, environment: dict) -> list[dict]:
     """Rerun the scheduled points on this host's GPU; every result as a bundle line's document, in order."""
-    protocol, started = grid_protocol(), time.monotonic()
+    protocol, started = grid_protocol(arguments.implementation_budget), time.monotonic()
     out = arguments.out.open("a") if arguments.out else None
     families = [ALIASES.get(name, name) for name in arguments.family]
-    # Families interleaved point by point, so a budget that runs out leaves both tables sampled.
-    schedule = [(family, point) for points in itertools.zip_longest(
-        *[[(family, point) for point in grid_points(family, arguments.points, arguments.seed)] for family in families])
-        for family, point in filter(None, points)][arguments.from_point:]
     documents = []
-    for family, (parameters, dtype) in schedule:
+    for family, (parameters, dtype) in schedule(families, arguments.points, arguments.seed, arguments.from_point,
+                                                arguments.to_point, arguments.shard):
         for pass_ in arguments.passes:
             if arguments.budget_seconds and time.monotonic() - started > arguments.budget_seconds:
                 break
             request = RerunRequest(family, pass_, parameters, dtype)
             try:
                 results = rerun_workload(request, target="cuda", protocol=protocol, environment=environment,
-                                         implementations=implementations(family, dtype, pass_, arguments.without),
+                                         implementations=implementations(family, dtype, pass_, arguments.without,
+                                                                         arguments.only),
                                          metrics=[METRIC],
                                          progress=lambda message: print(message, file=sys.stderr, flush=True))
             except RerunError as error:
@@ -226,6 +247,18 @@ def print_tables(documents: list[dict]) -> None:
         print_table(family, pass_, rows)
 
 
+def shard(text: str) -> tuple[int, int]:
+    """``--shard``'s ``I/N``."""
+    index, _, count = text.partition("/")
+    try:
+        index, count = int(index), int(count)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not I/N") from None
+    if not 0 <= index < count:
+        raise argparse.ArgumentTypeError(f"{text!r}: I must be at least 0 and below N")
+    return index, count
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--family", nargs="+", default=["mta", "fna"], choices=[*ALIASES, *ALIASES.values()])
@@ -236,6 +269,13 @@ def main() -> int:
                         help="start no point after this many seconds; the tables cover what ran")
     parser.add_argument("--from-point", type=int, default=0,
                         help="skip the schedule's first points (to go on where a budgeted run stopped)")
+    parser.add_argument("--to-point", type=int, help="stop before this point of the schedule")
+    parser.add_argument("--shard", type=shard, default=(0, 1), metavar="I/N",
+                        help="measure only every N-th point of the schedule from the I-th (0 <= I < N)")
+    parser.add_argument("--only", nargs="+", metavar="IMPLEMENTATION",
+                        help="run only these implementations (of those --without leaves)")
+    parser.add_argument("--implementation-budget", type=float, default=GRID_PROTOCOL["budgetSeconds"],
+                        metavar="SECONDS", help="each implementation's budget at a point, compilation included")
     parser.add_argument("--out", type=Path, help="append every result as a bundle line")
     parser.add_argument("--without", nargs="*", default=LEFT_OUT, metavar="FAMILY:IMPLEMENTATION[:PASS]",
                         help="implementations left out, in every pass or in the one named (default: those that do "

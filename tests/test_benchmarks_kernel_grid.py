@@ -1,7 +1,7 @@
 """benchmarks/kernel_grid.py's tables, from hand-written result documents (no GPU): the ratio is to the fastest
 comparator that passed, never to one of our own variants, and a later measurement of a point replaces the earlier."""
 
-from benchmarks.kernel_grid import LEFT_OUT, grid_points, implementations, print_tables, row
+from benchmarks.kernel_grid import LEFT_OUT, grid_points, implementations, print_tables, row, schedule
 
 PEAKS = {"bandwidth_gbs": 1000.0, "tf32": 100.0, "bf16": 200.0, "fp32": 50.0}
 WORKLOAD = {"dtype": "fp32", "options": {}, "parameters": {"batch": 2, "heads": 8, "hidden": 512, "seq": 1024,
@@ -54,3 +54,22 @@ def test_an_implementation_is_left_out_in_every_pass_or_in_the_one_named():
     assert "torch_compile" not in implementations(family, "fp32", "backward", [f"{family}:torch_compile"])
     assert "liger" not in implementations("multi_token_attention", "bf16", "forward", LEFT_OUT)
 
+
+
+def test_shards_of_a_schedule_range_cover_it_once_each():
+    families = ["multi_token_attention", "fused_neighborhood_attention"]
+    whole = schedule(families, 30, seed=18)
+    assert len(whole) == (1 + 4 + 30) + (1 + 30) and [family for family, _ in whole[:4]] == families * 2
+    part = schedule(families, 30, seed=18, from_point=10, to_point=26)
+    assert part == whole[10:26]
+    shards = [schedule(families, 30, seed=18, from_point=10, to_point=26, shard=(index, 3)) for index in range(3)]
+    assert sorted(map(str, sum(shards, []))) == sorted(map(str, part)) and [len(one) for one in shards] == [6, 5, 5]
+
+
+def test_only_keeps_the_names_given_of_those_not_left_out():
+    family = "fused_neighborhood_attention"
+    compiled = ["torch_compile", "torch_compile+tf32", "torch_compile_max_autotune"]
+    assert implementations(family, "fp32", "forward", LEFT_OUT, compiled) == compiled
+    assert implementations(family, "fp32", "backward", LEFT_OUT, compiled) == compiled[:2]
+    assert implementations(family, "bf16", "forward", [], ["torch_compile+tf32", "kernelindex_triton"]) == [
+        "kernelindex_triton"]  # TF32 variants run in fp32 only
