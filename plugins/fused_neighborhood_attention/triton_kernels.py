@@ -96,6 +96,7 @@ def _matmul_configs():
         (128, 128, 64, 8, 2), (64, 64, 64, 4, 3), (32, 64, 64, 4, 4),
         (128, 64, 32, 8, 3), (128, 64, 32, 8, 4), (128, 64, 64, 8, 2), (64, 128, 64, 4, 3), (128, 64, 64, 4, 3),
         (128, 256, 32, 8, 4), (256, 128, 32, 8, 4), (128, 256, 64, 8, 3), (128, 128, 32, 8, 5),
+        (128, 128, 64, 8, 3), (256, 128, 64, 8, 3),  # 16-bit operands (benchmarks/KERNELS.md, "16-bit GEMMs")
     ]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "SPLITS_TOGETHER": together},
                           num_warps=w, num_stages=s)
