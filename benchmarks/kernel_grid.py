@@ -166,6 +166,21 @@ def implementations(family: str, dtype: str, pass_: str, without: list[str], onl
             and f"{family}:{implementation.name}:{pass_}" not in without]
 
 
+def unknown_names(only: list[str] | None, without: list[str]) -> list[str]:
+    """The ``--only`` and ``--without`` names that match nothing the CUDA plugins have (a typo would otherwise
+    measure every implementation, or none, without a word)."""
+    registry = get_registry()
+    known = {family: {implementation.name for implementation in registry.find(family, "cuda").record.implementations}
+             for family in GRIDS}
+    unknown = [name for name in only or [] if not any(name in names for names in known.values())]
+    for entry in without:
+        family, _, rest = entry.partition(":")
+        name, _, pass_ = rest.partition(":")
+        if name not in known.get(family, ()) or (pass_ and pass_ not in PASSES):
+            unknown.append(entry)
+    return unknown
+
+
 def describe(parameters: dict) -> str:
     skip = {"batch", "groups"}
     return " ".join(f"{name}={value}" for name, value in parameters.items() if name not in skip)
@@ -283,6 +298,9 @@ def main() -> int:
     parser.add_argument("--tables", nargs="+", type=Path, metavar="BUNDLE",
                         help="measure nothing: print the tables of grid bundle files written by --out")
     arguments = parser.parse_args()
+    unknown = unknown_names(arguments.only, arguments.without)
+    if unknown and not arguments.tables:
+        parser.error(f"no such implementation (or family, or pass) in --only or --without: {', '.join(unknown)}")
     if arguments.tables:
         print_tables([json.loads(line) for path in arguments.tables for line in path.read_text().splitlines()
                       if line.strip()])

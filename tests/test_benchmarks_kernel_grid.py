@@ -1,7 +1,7 @@
 """benchmarks/kernel_grid.py's tables, from hand-written result documents (no GPU): the ratio is to the fastest
 comparator that passed, never to one of our own variants, and a later measurement of a point replaces the earlier."""
 
-from benchmarks.kernel_grid import LEFT_OUT, grid_points, implementations, print_tables, row, schedule
+from benchmarks.kernel_grid import LEFT_OUT, grid_points, implementations, print_tables, row, schedule, unknown_names
 
 PEAKS = {"bandwidth_gbs": 1000.0, "tf32": 100.0, "bf16": 200.0, "fp32": 50.0}
 WORKLOAD = {"dtype": "fp32", "options": {}, "parameters": {"batch": 2, "heads": 8, "hidden": 512, "seq": 1024,
@@ -73,3 +73,12 @@ def test_only_keeps_the_names_given_of_those_not_left_out():
     assert implementations(family, "fp32", "backward", LEFT_OUT, compiled) == compiled[:2]
     assert implementations(family, "bf16", "forward", [], ["torch_compile+tf32", "kernelindex_triton"]) == [
         "kernelindex_triton"]  # TF32 variants run in fp32 only
+
+
+def test_names_that_match_no_implementation_are_reported():
+    assert unknown_names(["torch_compile", "kernelindex_triton+tf32x3"], LEFT_OUT) == []
+    assert unknown_names(["torch_compiled"], ["fused_neighborhood_attention:liger",
+                                              "multi_token_attention:ligger",
+                                              "fused_neighborhood_attention:torch:backwards",
+                                              "fna:torch"]) == [
+        "torch_compiled", "multi_token_attention:ligger", "fused_neighborhood_attention:torch:backwards", "fna:torch"]
