@@ -27,6 +27,7 @@ there.
     python3 benchmarks/kernel_grid.py --points 60 --out grid.jsonl [--family mta fna]
         [--passes forward backward full] [--seed 18] [--budget-seconds 3000] [--from-point 0]
         [--to-point 62] [--shard 0/1] [--only NAME ...] [--implementation-budget 60]
+    python3 benchmarks/kernel_grid.py --list [--family mta fna] [--points 60] [--from-point 0] ...
     python3 benchmarks/kernel_grid.py --tables grid.jsonl [more.jsonl ...]
 """
 
@@ -154,7 +155,8 @@ budget on an H200 (see h200_reruns.sh), and ``torch.compile``'s max-autotune mod
 passes, which it does not compile within the grid's 60 s either (its forward, which it does, is kept)."""
 
 
-def implementations(family: str, dtype: str, pass_: str, without: list[str], only: list[str] | None = None) -> list[str]:
+def implementations(family: str, dtype: str, pass_: str, without: list[str],
+                    only: list[str] | None = None) -> list[str]:
     """The names a rerun of ``family``'s pass would run here by default, less those ``--without`` names
     (``FAMILY:IMPLEMENTATION``, or ``FAMILY:IMPLEMENTATION:PASS`` for that pass only), and of those only the
     ``--only`` names where it gives any."""
@@ -283,7 +285,8 @@ def main() -> int:
     parser.add_argument("--budget-seconds", type=float, default=None,
                         help="start no point after this many seconds; the tables cover what ran")
     parser.add_argument("--from-point", type=int, default=0,
-                        help="skip the schedule's first points (to go on where a budgeted run stopped)")
+                        help="skip the schedule's first points (to go on where a budgeted run stopped); the "
+                             "schedule is that of the families given, which --list prints with its indices")
     parser.add_argument("--to-point", type=int, help="stop before this point of the schedule")
     parser.add_argument("--shard", type=shard, default=(0, 1), metavar="I/N",
                         help="measure only every N-th point of the schedule from the I-th (0 <= I < N)")
@@ -295,13 +298,23 @@ def main() -> int:
     parser.add_argument("--without", nargs="*", default=LEFT_OUT, metavar="FAMILY:IMPLEMENTATION[:PASS]",
                         help="implementations left out, in every pass or in the one named (default: those that do "
                              "not finish compiling within their budget on an H200, LEFT_OUT)")
+    parser.add_argument("--list", action="store_true", help="measure nothing: print the schedule's points")
     parser.add_argument("--tables", nargs="+", type=Path, metavar="BUNDLE",
                         help="measure nothing: print the tables of grid bundle files written by --out")
     arguments = parser.parse_args()
     unknown = unknown_names(arguments.only, arguments.without)
     if unknown and not arguments.tables:
         parser.error(f"no such implementation (or family, or pass) in --only or --without: {', '.join(unknown)}")
-    if arguments.tables:
+    if arguments.implementation_budget <= 0:
+        parser.error("--implementation-budget must be above 0 seconds")
+    if arguments.list:
+        families = [ALIASES.get(name, name) for name in arguments.family]
+        points = schedule(families, arguments.points, arguments.seed, arguments.from_point, arguments.to_point,
+                          arguments.shard)
+        first, every = arguments.from_point + arguments.shard[0], arguments.shard[1]
+        for index, (family, (parameters, dtype)) in enumerate(points):
+            print(first + index * every, family, describe(parameters), dtype)
+    elif arguments.tables:
         print_tables([json.loads(line) for path in arguments.tables for line in path.read_text().splitlines()
                       if line.strip()])
     else:

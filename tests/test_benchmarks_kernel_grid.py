@@ -1,7 +1,10 @@
 """benchmarks/kernel_grid.py's tables, from hand-written result documents (no GPU): the ratio is to the fastest
 comparator that passed, never to one of our own variants, and a later measurement of a point replaces the earlier."""
 
-from benchmarks.kernel_grid import LEFT_OUT, grid_points, implementations, print_tables, row, schedule, unknown_names
+import pytest
+
+from benchmarks.kernel_grid import (LEFT_OUT, grid_points, implementations, main, print_tables, row, schedule,
+                                    unknown_names)
 
 PEAKS = {"bandwidth_gbs": 1000.0, "tf32": 100.0, "bf16": 200.0, "fp32": 50.0}
 WORKLOAD = {"dtype": "fp32", "options": {}, "parameters": {"batch": 2, "heads": 8, "hidden": 512, "seq": 1024,
@@ -82,3 +85,25 @@ def test_names_that_match_no_implementation_are_reported():
                                               "fused_neighborhood_attention:torch:backwards",
                                               "fna:torch"]) == [
         "torch_compiled", "multi_token_attention:ligger", "fused_neighborhood_attention:torch:backwards", "fna:torch"]
+
+
+def test_list_prints_the_indices_that_from_point_takes(capsys, monkeypatch):
+    """The schedule's indices depend on the families given: --list shows them, for one family and for a shard."""
+    monkeypatch.setattr("sys.argv", ["kernel_grid.py", "--list", "--family", "fna", "--points", "30",
+                                     "--to-point", "6"])
+    assert main() == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 6 and lines[5].startswith("5 fused_neighborhood_attention heads=12 hidden=768 seq=2000")
+    monkeypatch.setattr("sys.argv", ["kernel_grid.py", "--list", "--points", "30", "--from-point", "8", "--to-point",
+                                     "14", "--shard", "1/2"])
+    main()
+    assert [line.split()[:2] for line in capsys.readouterr().out.splitlines()] == [
+        ["9", "fused_neighborhood_attention"], ["11", "fused_neighborhood_attention"],
+        ["13", "fused_neighborhood_attention"]]
+
+
+def test_a_budget_of_no_seconds_is_refused(monkeypatch):
+    monkeypatch.setattr("sys.argv", ["kernel_grid.py", "--list", "--implementation-budget", "0"])
+    with pytest.raises(SystemExit) as refused:
+        main()
+    assert refused.value.code == 2
