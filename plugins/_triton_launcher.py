@@ -5,11 +5,17 @@
 than the kernels themselves. :class:`Launcher` does the ordinary launch the first time
 it sees a *specialization key* (every integer argument's value, every tensor's dtype
 and 16-byte alignment, the constants), which autotunes and compiles as usual, then
-keeps the compiled kernel, its grid and its constexpr tail, and afterwards launches the
-compiled kernel directly. The key covers everything Triton specializes on (and the
-device), so a cached kernel is only reused where Triton would have chosen the same one.
-Measured on the H200 host (benchmarks/KERNELS.md): a neighborhood-attention forward went
-from 0.130 to 0.098 ms (two launches) and from 0.34 to 0.21 ms (three launches, slow host state).
+keeps the compiled kernel, its grid and its constexpr tail, and afterwards calls the
+compiled kernel's C launch function directly. The key covers everything Triton specializes
+on (and the device), so a cached kernel is only reused where Triton would have chosen the
+same one. Measured on the H200 host (benchmarks/KERNELS.md): a neighborhood-attention
+forward went from 0.130 to 0.098 ms (two launches) and from 0.34 to 0.21 ms (three launches,
+slow host state) with ``compiled[grid](...)`` as the cached launch. Calling the C function
+skips that runner's Python as well (the current stream looked up through Triton's driver,
+a launch-metadata object, the launcher's scratch allocation and two empty hook chains):
+on the H200 host, calls of the two ways interleaved, the neighborhood-attention forward
+issued in 118.3 instead of 137.8 us and the multi-token attention forward in 74.1 instead
+of 83.5 (medians). Triton's launch hooks (its profiler's) are not called for cached launches.
 
 Every launch is a *programmatic dependent launch* (Hopper and later): the GPU may set up
 a kernel's grid while the kernel before it in the stream is still finishing, rather than
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import os
 
 import torch
@@ -161,8 +168,8 @@ class Launcher:
         self.compiled: dict = {}
 
     @staticmethod
-    def _key(args, constants):
-        parts = [args[0].get_device()]  # compiled kernels are loaded per device
+    def _key(device, args, constants):
+        parts = [device]  # compiled kernels are loaded on the current device, and launched there
         for arg in args:
             if isinstance(arg, torch.Tensor):
                 parts.append((arg.dtype, arg.data_ptr() % 16 == 0))
@@ -184,15 +191,36 @@ class Launcher:
 
     def __call__(self, grid, args, **constants):
         if _ENABLED:
-            key = self._key(args, constants)
+            device = torch.cuda.current_device()
+            key = self._key(device, args, constants)
             hit = self.compiled.get(key)
             if hit is not None:
-                compiled, launch_grid, tail = hit
-                return compiled[launch_grid](*args, *tail)
+                launch, grid_x, grid_y, grid_z, bound, tail = hit
+                launch(grid_x, grid_y, grid_z, torch._C._cuda_getCurrentRawStream(device), *bound, *args, *tail)
+                return
         compiled = self.kernel[grid](*args, **constants, launch_pdl=True)
         if _ENABLED and isinstance(compiled, triton.compiler.CompiledKernel):
             meta, tail = self._tail(args, constants)
             launch_grid = grid(meta) if callable(grid) else grid
             launch_grid = tuple(launch_grid) + (1,) * (3 - len(launch_grid))
-            self.compiled[key] = (compiled, launch_grid, tail)
-        return compiled
+            self.compiled[key] = (*_c_launch(compiled, launch_grid), tail)
+
+
+def _c_launch(compiled, grid) -> tuple:
+    """``(launch, grid_x, grid_y, grid_z, bound)`` such that ``launch(grid_x, grid_y, grid_z, stream, *bound,
+    *arguments)`` launches ``compiled`` on ``grid``: its launcher's C function and the arguments that go
+    between the stream and the kernel's own, where that launcher has the layout of Triton 3.5 and 3.6 (checked
+    here by its call signature, not by a version number) and needs no scratch memory; otherwise the runner of
+    ``compiled[grid]``, which takes the stream as a keyword, behind a function of the same signature."""
+    launcher = compiled.run
+    try:
+        parameters = list(inspect.signature(type(launcher).__call__).parameters)
+    except (TypeError, ValueError):
+        parameters = []
+    if (parameters == ["self", "gridX", "gridY", "gridZ", "stream", "function", "args"] and hasattr(launcher, "launch")
+            and not getattr(launcher, "global_scratch_size", 1) and not getattr(launcher, "profile_scratch_size", 1)):
+        bound = (compiled.function, launcher.launch_cooperative_grid, launcher.launch_pdl, None, None,
+                 compiled.packed_metadata, None, None, None)  # no scratch; no launch metadata or hooks
+        return (launcher.launch, *grid, bound)
+    runner = compiled[grid]
+    return (lambda grid_x, grid_y, grid_z, stream, *arguments: runner(*arguments, stream=stream), *grid, ())

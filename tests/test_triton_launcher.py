@@ -3,7 +3,8 @@
 A kernel launched that way may start before the previous kernel in the stream has finished,
 so each one must wait for it (``follow_previous_launch``) before it reads anything: on every
 path through the kernel, no load, atomic or helper call comes before that wait. The host's
-integer helpers agree with Triton's.
+integer helpers agree with Triton's. A cached launch calls the launcher's C function with the
+layout it parses, and only where the launcher is one whose layout is known.
 """
 
 import ast
@@ -13,7 +14,7 @@ import textwrap
 import pytest
 import triton
 
-from plugins._triton_launcher import Launcher, cdiv, next_power_of_2
+from plugins._triton_launcher import Launcher, _c_launch, cdiv, next_power_of_2
 from plugins.fused_neighborhood_attention import triton_kernels as fused_neighborhood_attention
 from plugins.multi_token_attention import triton_kernels as multi_token_attention
 
@@ -125,3 +126,56 @@ def test_host_integer_helpers_agree_with_tritons():
         assert next_power_of_2(n) == triton.next_power_of_2(n)
         for divisor in (1, 3, 16, 64, 4096):
             assert cdiv(n, divisor) == triton.cdiv(n, divisor)
+
+
+class _LauncherOfTriton36:
+    """A stand-in for Triton 3.5's and 3.6's ``CudaLauncher``: its call signature, attributes, and a C
+    ``launch`` that records what it was given."""
+
+    launch_cooperative_grid, launch_pdl = False, True
+
+    def __init__(self, global_scratch_size=0):
+        self.global_scratch_size, self.profile_scratch_size = global_scratch_size, 0
+        self.launched = []
+
+    def __call__(self, gridX, gridY, gridZ, stream, function, *args):
+        raise AssertionError("a cached launch goes to the C function, not through this")
+
+    def launch(self, *arguments):
+        self.launched.append(arguments)
+
+
+class _LauncherOfTriton39(_LauncherOfTriton36):
+    def __call__(self, gridX, gridY, gridZ, stream, function, kernel_metadata, launch_metadata, launch_enter_hook,
+                 launch_exit_hook, *args):
+        raise AssertionError("an unknown layout goes through the runner")
+
+
+class _CompiledKernel:
+    function, packed_metadata = 0xF00, (4, 1, 1024)
+
+    def __init__(self, launcher):
+        self.run = launcher
+        self.runs = []
+
+    def __getitem__(self, grid):
+        return lambda *arguments, stream=None: self.runs.append((grid, stream, arguments))
+
+
+def test_a_cached_launch_calls_the_c_function_with_the_layout_it_parses():
+    compiled = _CompiledKernel(_LauncherOfTriton36())
+    launch, *grid, bound = _c_launch(compiled, (7, 2, 1))
+    launch(*grid, 0xBEEF, *bound, "tensor", 1024, "constexpr")
+    assert compiled.run.launched == [(7, 2, 1, 0xBEEF, 0xF00, False, True, None, None, (4, 1, 1024), None, None, None,
+                                      "tensor", 1024, "constexpr")]
+    assert compiled.runs == []
+
+
+@pytest.mark.parametrize("launcher", [_LauncherOfTriton39(), _LauncherOfTriton36(global_scratch_size=256)],
+                         ids=["another signature", "needs scratch memory"])
+def test_a_launcher_of_unknown_layout_or_needing_scratch_is_launched_through_tritons_runner(launcher):
+    compiled = _CompiledKernel(launcher)
+    launch, *grid, bound = _c_launch(compiled, (7, 2, 1))
+    launch(*grid, 0xBEEF, *bound, "tensor", 1024)
+    assert compiled.runs == [((7, 2, 1), 0xBEEF, ("tensor", 1024))]
+    assert launcher.launched == []
