@@ -195,7 +195,7 @@ class Launcher:
             key = self._key(device, args, constants)
             hit = self.compiled.get(key)
             if hit is not None:
-                launch, launch_grid, bound, tail = hit
+                launch, bound, launch_grid, tail = hit
                 launch(*launch_grid, torch._C._cuda_getCurrentRawStream(device), *bound, *args, *tail)
                 return
         compiled = self.kernel[grid](*args, **constants, launch_pdl=True)
@@ -203,11 +203,11 @@ class Launcher:
             meta, tail = self._tail(args, constants)
             launch_grid = grid(meta) if callable(grid) else grid
             launch_grid = tuple(launch_grid) + (1,) * (3 - len(launch_grid))
-            self.compiled[key] = (*_c_launch(compiled, launch_grid), tail)  # (launch, grid, bound, tail)
+            self.compiled[key] = (*_c_launch(compiled, launch_grid), launch_grid, tail)
 
 
 def _c_launch(compiled, grid) -> tuple:
-    """``(launch, grid, bound)`` such that ``launch(*grid, stream, *bound, *arguments)`` launches ``compiled`` on
+    """``(launch, bound)`` such that ``launch(*grid, stream, *bound, *arguments)`` launches ``compiled`` on
     ``grid``: its launcher's C function and the arguments that go between the stream and the kernel's own,
     where that launcher has the layout of Triton 3.5 and 3.6 (checked here by its call signature, not by a
     version number) and needs no scratch memory; otherwise the runner of ``compiled[grid]``, which takes the
@@ -221,6 +221,6 @@ def _c_launch(compiled, grid) -> tuple:
             and not getattr(launcher, "global_scratch_size", 1) and not getattr(launcher, "profile_scratch_size", 1)):
         bound = (compiled.function, launcher.launch_cooperative_grid, launcher.launch_pdl, None, None,
                  compiled.packed_metadata, None, None, None)  # no scratch; no launch metadata or hooks
-        return launcher.launch, grid, bound
+        return launcher.launch, bound
     runner = compiled[grid]
-    return (lambda grid_x, grid_y, grid_z, stream, *arguments: runner(*arguments, stream=stream)), grid, ()
+    return (lambda grid_x, grid_y, grid_z, stream, *arguments: runner(*arguments, stream=stream)), ()

@@ -164,8 +164,8 @@ class _CompiledKernel:
 
 def test_a_cached_launch_calls_the_c_function_with_the_layout_it_parses():
     compiled = _CompiledKernel(_LauncherOfTriton36())
-    launch, grid, bound = _c_launch(compiled, (7, 2, 1))
-    launch(*grid, 0xBEEF, *bound, "tensor", 1024, "constexpr")
+    launch, bound = _c_launch(compiled, (7, 2, 1))
+    launch(7, 2, 1, 0xBEEF, *bound, "tensor", 1024, "constexpr")
     assert compiled.run.launched == [(7, 2, 1, 0xBEEF, 0xF00, False, True, None, None, (4, 1, 1024), None, None, None,
                                       "tensor", 1024, "constexpr")]
     assert compiled.runs == []
@@ -175,7 +175,7 @@ def test_a_cached_launch_calls_the_c_function_with_the_layout_it_parses():
                          ids=["another signature", "needs scratch memory"])
 def test_a_launcher_of_unknown_layout_or_needing_scratch_is_launched_through_tritons_runner(launcher):
     compiled = _CompiledKernel(launcher)
-    launch, grid, bound = _c_launch(compiled, (7, 2, 1))
-    launch(*grid, 0xBEEF, *bound, "tensor", 1024)
+    launch, bound = _c_launch(compiled, (7, 2, 1))
+    launch(7, 2, 1, 0xBEEF, *bound, "tensor", 1024)
     assert compiled.runs == [((7, 2, 1), 0xBEEF, ("tensor", 1024))]
     assert launcher.launched == []
