@@ -27,7 +27,9 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (150, 3, 1, 2, 2, True, torch.bfloat16),  # three forward programs a row; zeros from column 128 by the softmax pass
     (27, 19, 1, 2, 2, True, torch.float32),  # taps past 16 columns: 32-column subtiles
     (17, 5, 1, 8, 8, True, torch.float16),
-    (13, 7, 1, 16, 16, True, torch.float32),
+    (13, 7, 1, 16, 16, True, torch.float32),  # fp32 at 16 output heads: the im2col convolution, both ways
+    (29, 3, 2, 16, 16, False, torch.float32),  # ... in groups, tiles past the diagonal, no bias
+    (37, 5, 1, 16, 8, True, torch.float32),  # the forward banded, the backward's dP (16 heads out) im2col
     (33, 7, 1, 8, 8, False, torch.bfloat16),
     (70, 5, 2, 4, 6, True, torch.float16),  # two forward head groups (the second part empty), zero tiles, groups
 ]
@@ -88,8 +90,8 @@ def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, k,
 
 def test_triton_records_its_configs():
     record = triton_kernels.implementation_record()
-    assert set(record["autotuned"]) == {"_mta_pad_kernel", "_mta_conv_fwd_kernel", "_mta_bwd_scores_kernel",
-                                        "_mta_bwd_weight_kernel"}
+    assert set(record["autotuned"]) == {"_mta_pad_kernel", "_mta_conv_fwd_kernel", "_mta_conv_im2col_kernel",
+                                        "_mta_bwd_scores_kernel", "_mta_bwd_weight_kernel"}
 
 
 def test_floors():

@@ -12,6 +12,9 @@ forward, two launches (``cp`` = ``COL_PAD``, 8 for k <= 17; ``W`` = ``OUT_W``, 1
         band[c*k+u] = w[:, c, u, :] as [2W, C_OUT*W] banded matrices
     out[o, i, j0+tW : j0+(t+1)W] = mask0(bias[o] + sum_{c,u} P_pad[c, i+u, j0+tW : j0+(t+2)W] @ band[c*k+u])
         for the four subtiles t of a program; 0 in tiles above the diagonal     _mta_conv_fwd_kernel
+    or, in fp32 with 16 or more output heads (the band then w[:, c, u, v] as rows of a [C_IN*k*k, N] matrix):
+    out[(i, j), o] = mask0(bias[o] + sum_{c,u,v} P_pad[c, i+u, j+v+cp-p] * w[c*k*k + u*k + v, o]), one
+        product a tile of positions, its left operand gathered                  _mta_conv_im2col_kernel
 
 The convolution runs on the tensor cores (fp32 in TF32, or as three TF32 products:
 ``precision``): for each (input head, tap row), the ``k`` column taps of every output head
@@ -181,7 +184,7 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
                     PAD: tl.constexpr, COL_PAD: tl.constexpr, SOFTMAX: tl.constexpr, FLIP: tl.constexpr,
                     C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr,
                     K: tl.constexpr, A_W: tl.constexpr, N: tl.constexpr, OUT_W: tl.constexpr, CHUNK: tl.constexpr,
-                    BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
+                    IM2COL: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
     """Rows ``[pid * BLOCK_R, +BLOCK_R)`` of one padded plane ``dst[pr, pc] = f(src[pr - PAD, pc - COL_PAD])``.
 
     ``f`` is the causal softmax of the row (``SOFTMAX``) or the causally masked copy. The
@@ -202,7 +205,9 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
     exists, so that ``P_pad[c, i + u, j0 : j0 + A_W] @ band[c*K + u]`` is the (c, u) share
     of output columns ``j0 .. j0 + OUT_W``. With ``FLIP`` (the backward's transposed
     convolution, given the shape constants with input and output heads swapped), the band
-    holds ``w[c, o, K - 1 - u, K - 1 - v]`` instead: G_pad convolved with it is dP. Every
+    holds ``w[c, o, K - 1 - u, K - 1 - v]`` instead: G_pad convolved with it is dP. With
+    ``IM2COL`` they write the rows ``(c*K + u)*K + v`` of the ``[C_IN*K*K, N]`` matrix of
+    :func:`_mta_conv_im2col_kernel` instead (``A_W >= K`` rows a program, ``N`` output heads). Every
     program first lets the next kernel launch (:func:`let_next_launch_start`): in the
     forward, the convolution's tiles above the diagonal then store their zeros while this
     pass runs, and its other programs are resident when it ends (benchmarks/KERNELS.md, run 15).
@@ -263,8 +268,12 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
             u = cu % K
             a = tl.arange(0, A_W)[:, None]
             n = tl.arange(0, N)[None, :]
-            o = n // OUT_W
-            v = a - n % OUT_W + PAD - COL_PAD
+            if IM2COL:
+                o = n
+                v = a
+            else:
+                o = n // OUT_W
+                v = a - n % OUT_W + PAD - COL_PAD
             if FLIP:  # c is the weight's output head, o its input head: o's index within c's group
                 w_local = o - (c // IN_PER_GROUP) * OUT_PER_GROUP
                 ok = (o < C_OUT) & (w_local >= 0) & (w_local < OUT_PER_GROUP) & (v >= 0) & (v < K)
@@ -274,7 +283,10 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
                 ok = (o < C_OUT) & (w_local >= 0) & (w_local < IN_PER_GROUP) & (v >= 0) & (v < K)
                 w_index = ((o * IN_PER_GROUP + w_local) * K + u) * K + v
             w = tl.load(w_ptr + w_index, mask=ok, other=0.0)
-            tl.store(band_ptr + cu * A_W * N + a * N + n, w.to(band_ptr.dtype.element_ty))
+            if IM2COL:
+                tl.store(band_ptr + (cu * K + a) * N + n, w.to(band_ptr.dtype.element_ty), mask=(a < K) & (n < N))
+            else:
+                tl.store(band_ptr + cu * A_W * N + a * N + n, w.to(band_ptr.dtype.element_ty))
 
 
 # ----------------------------------------------------------------------------- forward
@@ -389,6 +401,73 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
         for head in range(first_head, first_head + HEADS):
             tl.store(out_ptr + (batch * C_OUT + head).to(tl.int64) * L * L + rows[:, None] * L + cols[None, :], zeros,
                      mask=(rows[:, None] < L) & (cols < L)[None, :] & (head < C_OUT))
+
+
+def _im2col_configs():
+    """Tiles of ``BLOCK_I x BLOCK_J`` positions, ``BLOCK_T`` taps a step (a probe's best at 16 heads, k 3 and 5, fp32:
+    benchmarks/KERNELS.md)."""
+    if _INTERPRET:
+        return [triton.Config({"BLOCK_I": 4, "BLOCK_J": 16, "BLOCK_T": 16}, num_warps=4)]
+    return [triton.Config({"BLOCK_I": i, "BLOCK_J": j, "BLOCK_T": t}, num_warps=w, num_stages=stages)
+            for i, j, t, w, stages in [(8, 16, 16, 4, 3), (4, 32, 16, 4, 3), (8, 16, 32, 4, 3), (16, 16, 16, 4, 3),
+                                       (16, 16, 32, 8, 3), (8, 32, 16, 8, 2)]]
+
+
+def _uses_im2col(consts: dict, dtype: torch.dtype) -> bool:
+    """Whether a convolution runs as :func:`_mta_conv_im2col_kernel` rather than banded: in fp32 with 16 or more
+    output heads, where the banded product's ``2 * OUT_W`` products an output and tap row cost the most."""
+    return dtype == torch.float32 and consts["C_OUT"] >= 16
+
+
+@triton.autotune(configs=_im2col_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
+@triton.jit
+def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, PLANE, NEXT_CHUNK,
+                            C_IN: tl.constexpr, C_OUT: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                            SHIFT: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
+                            INPUT_PRECISION: tl.constexpr, ZERO_TILES: tl.constexpr, BLOCK_I: tl.constexpr,
+                            BLOCK_J: tl.constexpr, BLOCK_T: tl.constexpr):
+    """The convolution as one GEMM a tile: ``out[(i, j), o] = sum_t P_pad[c, i + u, j + v + SHIFT] * w[t, o]`` over
+    the taps ``t = (c*K + u)*K + v``, for ``BLOCK_I x BLOCK_J`` positions and every output head (``N`` >= 16).
+
+    Only the convolution's own products are made (the banded kernel makes ``2 * OUT_W`` an output and tap row, where
+    ``K`` are needed), but the left operand is gathered one element a (position, tap) from padded P, which neighbouring
+    tiles share in L2. ``SHIFT = COL_PAD - PAD``. Positions past the diagonal read columns P_pad may not have
+    written: only their own rows of the product see them, and they are stored as zeros. Tiles wholly above the
+    diagonal store zeros (``ZERO_TILES``) or nothing. Grid: ``(cdiv(L, BLOCK_I) * cdiv(L, BLOCK_J), batch)``.
+    """
+    TAPS: tl.constexpr = C_IN * K * K
+    M: tl.constexpr = BLOCK_I * BLOCK_J
+    pid = tl.program_id(0)
+    batch = tl.program_id(1)
+    num_j = tl.cdiv(L, BLOCK_J)
+    row_block = pid // num_j
+    col_block = pid % num_j
+    m = tl.arange(0, M)
+    i = row_block * BLOCK_I + m // BLOCK_J
+    j = col_block * BLOCK_J + m % BLOCK_J
+    o = tl.arange(0, N)
+    out_offsets = (batch * C_OUT + o).to(tl.int64)[None, :] * L * L + (i * L + j)[:, None]
+    store_ok = ((i < L) & (j < L))[:, None] & (o < C_OUT)[None, :]
+    if col_block * BLOCK_J < (row_block + 1) * BLOCK_I:  # the tile reaches the causal half
+        follow_previous_launch()  # P_pad and the weights come from the padding pass
+        acc = tl.zeros((M, N), dtype=tl.float32)
+        planes = p_ptr + (batch * C_IN).to(tl.int64) * PLANE
+        for t0 in range(0, TAPS, BLOCK_T):
+            t = t0 + tl.arange(0, BLOCK_T)
+            c = t // (K * K)
+            u = t // K % K
+            col = j[:, None] + (t % K)[None, :] + SHIFT
+            tap_ok = t < TAPS
+            a = tl.load(planes + c[None, :] * PLANE + col // CHUNK * NEXT_CHUNK + (i[:, None] + u[None, :]) * CHUNK
+                        + col % CHUNK, mask=tap_ok[None, :], other=0.0)
+            w = tl.load(w_ptr + t[:, None] * N + o[None, :], mask=tap_ok[:, None], other=0.0)
+            acc = tl.dot(a, w, acc=acc, input_precision=INPUT_PRECISION)
+        if HAS_BIAS:
+            acc += tl.load(bias_ptr + o, mask=o < C_OUT, other=0.0).to(tl.float32)[None, :]
+        acc = tl.where((j <= i)[:, None], acc, 0.0)
+        tl.store(out_ptr + out_offsets, acc.to(out_ptr.dtype.element_ty), mask=store_ok)
+    elif ZERO_TILES:
+        tl.store(out_ptr + out_offsets, tl.zeros((M, N), dtype=out_ptr.dtype.element_ty), mask=store_ok)
 
 
 # ----------------------------------------------------------------------------- backward
@@ -550,6 +629,7 @@ def _tap_block(taps: int, widest: int) -> int:
 
 _launch_pad = Launcher(_mta_pad_kernel)
 _launch_conv_fwd = Launcher(_mta_conv_fwd_kernel)
+_launch_conv_im2col = Launcher(_mta_conv_im2col_kernel)
 _launch_bwd_weight = Launcher(_mta_bwd_weight_kernel)
 _launch_bwd_scores = Launcher(_mta_bwd_scores_kernel)
 
@@ -572,10 +652,16 @@ def _band_shape(consts):
     return consts["C_IN"] * consts["K"], 2 * out_w, next_power_of_2(consts["C_OUT"]) * out_w
 
 
+def _im2col_shape(consts):
+    """``[C_IN * K, K, N]``: the im2col convolution's weights (see ``_mta_conv_im2col_kernel``), ``N >= 16``."""
+    return consts["C_IN"] * consts["K"], consts["K"], max(next_power_of_2(consts["C_OUT"]), 16)
+
+
 def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: torch.Tensor):
     """``source [batch, heads, L, L]`` -> its zero-bordered causal softmax (or masked copy), padded by
-    ``k // 2`` rows and ``COL_PAD`` columns, and the banded weights of the convolution that reads it (the
-    forward's of ``weight``, or with the masked copy G the backward's transposed one: ``consts`` swapped).
+    ``k // 2`` rows and ``COL_PAD`` columns, and the weights of the convolution that reads it, banded or for the
+    im2col kernel as :func:`_uses_im2col` says (the forward's of ``weight``, or with the masked copy G the
+    backward's transposed one: ``consts`` swapped).
 
     Both are stored chunk-major, ``[batch, heads, stride / OUT_W, rows, OUT_W]``: the
     convolution's ``[BLOCK_M, OUT_W]`` operand tiles are then contiguous 2 KB blocks, and a
@@ -586,7 +672,8 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: torch.Ten
     k, col_pad = consts["K"], consts["COL_PAD"]
     pad = k // 2
     out_w = _subtile_width(k)
-    band_shape = _band_shape(consts)
+    im2col = _uses_im2col(consts, source.dtype)
+    band_shape = _im2col_shape(consts) if im2col else _band_shape(consts)
     rows = cdiv(seq, _MAX_BLOCK_M) * _MAX_BLOCK_M + 2 * pad
     widest = max(cdiv(seq, 4 * out_w) * 4 * out_w + out_w,  # forward programs: 5 chunks from 4-subtile steps
                  cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + col_pad + pad)  # backward taps
@@ -598,17 +685,30 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: torch.Ten
         return (cdiv(rows, meta["BLOCK_R"]) + band_shape[0], batch * heads)
 
     _launch_pad(grid, (source, padded, weight, band, seq, rows, stride, rows * stride),
-                PAD=pad, SOFTMAX=softmax, FLIP=not softmax, A_W=band_shape[1], N=band_shape[2],
-                OUT_W=out_w, CHUNK=out_w, **consts)
+                PAD=pad, SOFTMAX=softmax, FLIP=not softmax, A_W=next_power_of_2(band_shape[1]), N=band_shape[2],
+                OUT_W=out_w, CHUNK=out_w, IM2COL=im2col, **consts)
     return padded, band
 
 
 def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tensor], out: torch.Tensor, consts: dict,
               precision: str = FP32_DOT_PRECISION, zero_tiles: bool = True):
-    """The forward's second launch: ``out`` from padded P and the banded weights that :func:`_padded` made, fp32
-    products as ``precision`` says (and the backward's dP from G_pad, without ``zero_tiles``). One function, so
-    that timing the stage alone launches exactly what the forward does."""
+    """The forward's second launch: ``out`` from padded P and the weights that :func:`_padded` made, banded or for
+    the im2col kernel, fp32 products as ``precision`` says (and the backward's dP from G_pad, without
+    ``zero_tiles``). One function, so that timing the stage alone launches exactly what the forward does."""
     batch, _, seq, _ = out.shape
+    stride = probs.shape[-3] * probs.shape[-1]  # P is [batch, heads, stride / OUT_W, rows, OUT_W]
+    if _uses_im2col(consts, probs.dtype):
+        chunk = probs.shape[-1]
+
+        def im2col_grid(meta):
+            return cdiv(seq, meta["BLOCK_I"]) * cdiv(seq, meta["BLOCK_J"]), batch
+
+        _launch_conv_im2col(im2col_grid, (probs, band, bias if bias is not None else band, out, seq,
+                                          probs[0, 0].numel(), probs.shape[-2] * chunk),
+                            C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], N=band.shape[2], K=consts["K"],
+                            SHIFT=consts["COL_PAD"] - consts["K"] // 2, CHUNK=chunk, HAS_BIAS=bias is not None,
+                            INPUT_PRECISION=precision, ZERO_TILES=zero_tiles)
+        return
     out_w = band.shape[1] // 2
 
     heads = _heads_per_program(consts["C_OUT"])
@@ -617,7 +717,6 @@ def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tens
         return (cdiv(seq, meta["BLOCK_M"]) * cdiv(seq, 4 * out_w) * cdiv(consts["C_OUT"], heads),
                 batch)
 
-    stride = probs.shape[-3] * probs.shape[-1]  # P is [batch, heads, stride / OUT_W, rows, OUT_W]
     _launch_conv_fwd(grid, (probs, band, bias if bias is not None else band, out, seq, stride, probs[0, 0].numel()),
                      C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=bias is not None,
                      N=band.shape[2], HEADS=heads, OUT_W=out_w,
@@ -702,6 +801,7 @@ def multi_token_attention_triton(scores: torch.Tensor, weight: torch.Tensor, bia
 _AUTOTUNED = {
     "_mta_pad_kernel": _mta_pad_kernel,
     "_mta_conv_fwd_kernel": _mta_conv_fwd_kernel,
+    "_mta_conv_im2col_kernel": _mta_conv_im2col_kernel,
     "_mta_bwd_scores_kernel": _mta_bwd_scores_kernel,
 }
 
