@@ -178,7 +178,7 @@ def _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, ROWS, CHUNK
                  mask=store_ok & (pcol < end_col)[None, :])
 
 
-@triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX"], do_bench=device_time)
+@triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX", "CHUNK"], do_bench=device_time)
 @triton.jit
 def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
                     PAD: tl.constexpr, COL_PAD: tl.constexpr, SOFTMAX: tl.constexpr, FLIP: tl.constexpr,
@@ -421,19 +421,21 @@ def _uses_im2col(consts: dict, dtype: torch.dtype) -> bool:
 
 @triton.autotune(configs=_im2col_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
 @triton.jit
-def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, PLANE, NEXT_CHUNK,
+def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
                             C_IN: tl.constexpr, C_OUT: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
-                            SHIFT: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
-                            INPUT_PRECISION: tl.constexpr, ZERO_TILES: tl.constexpr, BLOCK_I: tl.constexpr,
-                            BLOCK_J: tl.constexpr, BLOCK_T: tl.constexpr):
+                            SHIFT: tl.constexpr, HAS_BIAS: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+                            ZERO_TILES: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr,
+                            BLOCK_T: tl.constexpr):
     """The convolution as one GEMM a tile: ``out[(i, j), o] = sum_t P_pad[c, i + u, j + v + SHIFT] * w[t, o]`` over
     the taps ``t = (c*K + u)*K + v``, for ``BLOCK_I x BLOCK_J`` positions and every output head (``N`` >= 16).
 
     Only the convolution's own products are made (the banded kernel makes ``2 * OUT_W`` an output and tap row, where
     ``K`` are needed), but the left operand is gathered one element a (position, tap) from padded P, which neighbouring
-    tiles share in L2. ``SHIFT = COL_PAD - PAD``. Positions past the diagonal read columns P_pad may not have
-    written: only their own rows of the product see them, and they are stored as zeros. Tiles wholly above the
-    diagonal store zeros (``ZERO_TILES``) or nothing. Grid: ``(cdiv(L, BLOCK_I) * cdiv(L, BLOCK_J), batch)``.
+    tiles share in L2. P is row-major here (one chunk a row, see :func:`_padded`), so an element's address is the sum
+    of a position's offset and a tap's: one addition an element. ``SHIFT = COL_PAD - PAD``. Positions past the
+    diagonal read columns P_pad may not have written: only their own rows of the product see them, and they are
+    stored as zeros. Tiles wholly above the diagonal store zeros (``ZERO_TILES``) or nothing.
+    Grid: ``(cdiv(L, BLOCK_I) * cdiv(L, BLOCK_J), batch)``.
     """
     TAPS: tl.constexpr = C_IN * K * K
     M: tl.constexpr = BLOCK_I * BLOCK_J
@@ -451,16 +453,16 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, PLANE, NEXT_CHUN
     if col_block * BLOCK_J < (row_block + 1) * BLOCK_I:  # the tile reaches the causal half
         follow_previous_launch()  # P_pad and the weights come from the padding pass
         acc = tl.zeros((M, N), dtype=tl.float32)
-        planes = p_ptr + (batch * C_IN).to(tl.int64) * PLANE
+        position = p_ptr + (batch * C_IN).to(tl.int64) * PLANE + (i * STRIDE + j + SHIFT)[:, None]  # P_pad[0, i, j']
         for t0 in range(0, TAPS, BLOCK_T):
             t = t0 + tl.arange(0, BLOCK_T)
-            c = t // (K * K)
-            u = t // K % K
-            col = j[:, None] + (t % K)[None, :] + SHIFT
-            tap_ok = t < TAPS
-            a = tl.load(planes + c[None, :] * PLANE + col // CHUNK * NEXT_CHUNK + (i[:, None] + u[None, :]) * CHUNK
-                        + col % CHUNK, mask=tap_ok[None, :], other=0.0)
-            w = tl.load(w_ptr + t[:, None] * N + o[None, :], mask=tap_ok[:, None], other=0.0)
+            tap = (t // (K * K)).to(tl.int64) * PLANE + (t // K % K) * STRIDE + t % K
+            if TAPS % BLOCK_T == 0:
+                a = tl.load(position + tap[None, :])
+                w = tl.load(w_ptr + t[:, None] * N + o[None, :])
+            else:
+                a = tl.load(position + tap[None, :], mask=(t < TAPS)[None, :], other=0.0)
+                w = tl.load(w_ptr + t[:, None] * N + o[None, :], mask=(t < TAPS)[:, None], other=0.0)
             acc = tl.dot(a, w, acc=acc, input_precision=INPUT_PRECISION)
         if HAS_BIAS:
             acc += tl.load(bias_ptr + o, mask=o < C_OUT, other=0.0).to(tl.float32)[None, :]
@@ -663,10 +665,11 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: torch.Ten
     im2col kernel as :func:`_uses_im2col` says (the forward's of ``weight``, or with the masked copy G the
     backward's transposed one: ``consts`` swapped).
 
-    Both are stored chunk-major, ``[batch, heads, stride / OUT_W, rows, OUT_W]``: the
+    Both are stored chunk-major, ``[batch, heads, stride / OUT_W, rows, OUT_W]``: the banded
     convolution's ``[BLOCK_M, OUT_W]`` operand tiles are then contiguous 2 KB blocks, and a
     warp's 512-byte copy touches 4 cache lines instead of 16 (one per 32-byte row piece); the
-    convolution took 11.0 instead of 13.4 us at L 1024 (benchmarks/KERNELS.md, run 14).
+    convolution took 11.0 instead of 13.4 us at L 1024 (benchmarks/KERNELS.md, run 14). For the
+    im2col kernel, which gathers single elements, one chunk is the whole row (row-major).
     """
     batch, heads, seq, _ = source.shape
     k, col_pad = consts["K"], consts["COL_PAD"]
@@ -678,7 +681,8 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: torch.Ten
     widest = max(cdiv(seq, 4 * out_w) * 4 * out_w + out_w,  # forward programs: 5 chunks from 4-subtile steps
                  cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + col_pad + pad)  # backward taps
     stride = cdiv(widest, 64) * 64  # rows 128-byte aligned
-    padded = torch.empty(batch, heads, stride // out_w, rows, out_w, device=source.device, dtype=source.dtype)
+    chunk = stride if im2col else out_w
+    padded = torch.empty(batch, heads, stride // chunk, rows, chunk, device=source.device, dtype=source.dtype)
     band = torch.empty(band_shape, device=source.device, dtype=source.dtype)
 
     def grid(meta):
@@ -686,7 +690,7 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: torch.Ten
 
     _launch_pad(grid, (source, padded, weight, band, seq, rows, stride, rows * stride),
                 PAD=pad, SOFTMAX=softmax, FLIP=not softmax, A_W=next_power_of_2(band_shape[1]), N=band_shape[2],
-                OUT_W=out_w, CHUNK=out_w, IM2COL=im2col, **consts)
+                OUT_W=out_w, CHUNK=chunk, IM2COL=im2col, **consts)
     return padded, band
 
 
@@ -696,17 +700,15 @@ def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tens
     the im2col kernel, fp32 products as ``precision`` says (and the backward's dP from G_pad, without
     ``zero_tiles``). One function, so that timing the stage alone launches exactly what the forward does."""
     batch, _, seq, _ = out.shape
-    stride = probs.shape[-3] * probs.shape[-1]  # P is [batch, heads, stride / OUT_W, rows, OUT_W]
+    stride = probs.shape[-3] * probs.shape[-1]  # P is [batch, heads, stride / chunk, rows, chunk]
     if _uses_im2col(consts, probs.dtype):
-        chunk = probs.shape[-1]
-
         def im2col_grid(meta):
             return cdiv(seq, meta["BLOCK_I"]) * cdiv(seq, meta["BLOCK_J"]), batch
 
-        _launch_conv_im2col(im2col_grid, (probs, band, bias if bias is not None else band, out, seq,
-                                          probs[0, 0].numel(), probs.shape[-2] * chunk),
+        _launch_conv_im2col(im2col_grid, (probs, band, bias if bias is not None else band, out, seq, stride,
+                                          probs[0, 0].numel()),
                             C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], N=band.shape[2], K=consts["K"],
-                            SHIFT=consts["COL_PAD"] - consts["K"] // 2, CHUNK=chunk, HAS_BIAS=bias is not None,
+                            SHIFT=consts["COL_PAD"] - consts["K"] // 2, HAS_BIAS=bias is not None,
                             INPUT_PRECISION=precision, ZERO_TILES=zero_tiles)
         return
     out_w = band.shape[1] // 2
@@ -750,7 +752,7 @@ class _MultiTokenAttention(torch.autograd.Function):
         grads, band = _padded(grad_out, transposed, softmax=False, weight=weight)
         dprobs = torch.empty(ctx.shape, device=probs.device, dtype=torch.float32)
         _convolve(grads, band, None, dprobs, transposed, ctx.precision, zero_tiles=False)
-        stride, plane = probs.shape[-3] * probs.shape[-1], probs[0, 0].numel()  # chunk-major [.., stride / W, rows, W]
+        stride, plane = probs.shape[-3] * probs.shape[-1], probs[0, 0].numel()  # [.., stride / chunk, rows, chunk]
         chunk = probs.shape[-1]
         has_bias = bias is not None
         acc = torch.zeros(_REPLICAS * (weight.numel() + consts["C_OUT"]), device=probs.device, dtype=torch.float32)
