@@ -27,7 +27,9 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (150, 3, 1, 2, 2, True, torch.bfloat16),  # three forward programs a row; zeros from column 128 by the softmax pass
     (27, 19, 1, 2, 2, True, torch.float32),  # taps past 16 columns: 32-column subtiles
     (17, 5, 1, 8, 8, True, torch.float16),
-    (13, 7, 1, 16, 16, True, torch.float32),  # fp32 at 16 output heads: the im2col convolution, both ways
+    (13, 5, 1, 16, 16, True, torch.float32),  # fp32 at 16 output heads, k <= 5: the im2col convolution, both ways
+    (21, 3, 1, 6, 16, True, torch.float32),  # ... forward only, 54 taps: a part-filled last tap block
+    (15, 7, 1, 16, 16, False, torch.float32),  # k 7 at 16 heads: banded
     (29, 3, 2, 16, 16, False, torch.float32),  # ... in groups, tiles past the diagonal, no bias
     (37, 5, 1, 16, 8, True, torch.float32),  # the forward banded, the backward's dP (16 heads out) im2col
     (33, 7, 1, 8, 8, False, torch.bfloat16),

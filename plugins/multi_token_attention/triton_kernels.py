@@ -415,8 +415,10 @@ def _im2col_configs():
 
 def _uses_im2col(consts: dict, dtype: torch.dtype) -> bool:
     """Whether a convolution runs as :func:`_mta_conv_im2col_kernel` rather than banded: in fp32 with 16 or more
-    output heads, where the banded product's ``2 * OUT_W`` products an output and tap row cost the most."""
-    return dtype == torch.float32 and consts["C_OUT"] >= 16
+    output heads and k <= 5, where the banded product's ``2 * OUT_W`` products an output and tap row cost the most
+    (H200 forwards: k 3 and 5 at 16 heads 1.3x-2.3x faster, k 7 2.0x-2.3x slower, 8 heads slower;
+    benchmarks/KERNELS.md)."""
+    return dtype == torch.float32 and consts["C_OUT"] >= 16 and consts["K"] <= 5
 
 
 @triton.autotune(configs=_im2col_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
@@ -453,7 +455,9 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
     if col_block * BLOCK_J < (row_block + 1) * BLOCK_I:  # the tile reaches the causal half
         follow_previous_launch()  # P_pad and the weights come from the padding pass
         acc = tl.zeros((M, N), dtype=tl.float32)
-        position = p_ptr + (batch * C_IN).to(tl.int64) * PLANE + (i * STRIDE + j + SHIFT)[:, None]  # P_pad[0, i, j']
+        # P_pad[0, i, j + SHIFT]; positions past L (stored nowhere) read row or column L - 1's, inside the plane
+        first = tl.minimum(i, L - 1) * STRIDE + tl.minimum(j, L - 1) + SHIFT
+        position = p_ptr + (batch * C_IN).to(tl.int64) * PLANE + first[:, None]
         for t0 in range(0, TAPS, BLOCK_T):
             t = t0 + tl.arange(0, BLOCK_T)
             tap = (t // (K * K)).to(tl.int64) * PLANE + (t // K % K) * STRIDE + t % K
@@ -464,9 +468,12 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
                 a = tl.load(position + tap[None, :], mask=(t < TAPS)[None, :], other=0.0)
                 w = tl.load(w_ptr + t[:, None] * N + o[None, :], mask=(t < TAPS)[:, None], other=0.0)
             acc = tl.dot(a, w, acc=acc, input_precision=INPUT_PRECISION)
+        # bias added even when zero, as the banded kernel does: with tl.where straight on the product, the backward's
+        # dP (no bias) came out all zeros on the H200 with Triton 3.6; this form is not yet measured there
+        bias = tl.zeros((N,), dtype=tl.float32)
         if HAS_BIAS:
-            acc += tl.load(bias_ptr + o, mask=o < C_OUT, other=0.0).to(tl.float32)[None, :]
-        acc = tl.where((j <= i)[:, None], acc, 0.0)
+            bias = tl.load(bias_ptr + o, mask=o < C_OUT, other=0.0).to(tl.float32)
+        acc = tl.where((j <= i)[:, None], acc + bias[None, :], 0.0)
         tl.store(out_ptr + out_offsets, acc.to(out_ptr.dtype.element_ty), mask=store_ok)
     elif ZERO_TILES:
         tl.store(out_ptr + out_offsets, tl.zeros((M, N), dtype=out_ptr.dtype.element_ty), mask=store_ok)
