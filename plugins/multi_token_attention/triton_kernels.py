@@ -49,7 +49,8 @@ backward, one memset and four launches (``g = mask0(dout)``)::
 
     G_pad[o, i+p, j+cp] = g[o, i, j], as P_pad; band' of w[o, c, k-1-u, k-1-v]  _mta_pad_kernel (copy, FLIP)
     dP[c, r, s] = sum_{o,u,v} w[o,c,u,v] * g[o, r-u+p, s-v+p], fp32           _mta_conv_fwd_kernel
-        (the transposed convolution is the forward's, of G_pad with band', heads swapped; causal tiles only)
+        (the transposed convolution is the forward's, of G_pad with band', heads swapped; causal tiles only;
+        _mta_conv_im2col_kernel where the forward's would be, as _uses_im2col says for the swapped heads)
     dW[o, (c, u, v)] += g @ im2col(P_pad) over positions; dbias += sum g       _mta_bwd_weight_kernel (atomics)
     delta[c, r] = sum_s dP * P;  dscores = P * (dP - delta);                  _mta_bwd_scores_kernel
         program 0 also writes dW, dbias in their dtype
@@ -468,8 +469,9 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
                 a = tl.load(position + tap[None, :], mask=(t < TAPS)[None, :], other=0.0)
                 w = tl.load(w_ptr + t[:, None] * N + o[None, :], mask=(t < TAPS)[:, None], other=0.0)
             acc = tl.dot(a, w, acc=acc, input_precision=INPUT_PRECISION)
-        # bias added even when zero, as the banded kernel does: with tl.where straight on the product, the backward's
-        # dP (no bias) came out all zeros on the H200 with Triton 3.6; this form is not yet measured there
+        # a bias added even when there is none, as the banded kernel does: with tl.where straight on the product the
+        # backward's dP came out all zeros on the H200 (Triton 3.6; the interpreter was right), with it 8e-4 from
+        # float64 (benchmarks/KERNELS.md)
         bias = tl.zeros((N,), dtype=tl.float32)
         if HAS_BIAS:
             bias = tl.load(bias_ptr + o, mask=o < C_OUT, other=0.0).to(tl.float32)
