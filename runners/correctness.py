@@ -21,6 +21,21 @@ held to its value: returning zeros for a gradient 1e-3 the size of its peers sco
 1e-3 / 1e-2 = 0.1, twenty times the TF32 row and five times the bf16 row. Version 2
 only adds a term to version 1's denominator, so no version 1 pass becomes a failure.
 
+Version 3 closes a hole both kept. Version 1's floor, 1e-3 of the largest output of the
+pass, judged an output that is small by nature, not by cancellation, against an unrelated
+output's scale: multi-token attention's scores gradient is 1e-5 to 1e-7 of its bias
+gradient's (a sum over every position), so all zeros scored 5e-4 and passed the TF32 row,
+and a kernel of ours whose scores gradient was 46% off passed at 2.3e-3
+(benchmarks/KERNELS.md). Dropping that floor would fail honest work instead: sparse
+multi-token attention's scores gradient is ill-conditioned (sparsemax's support moves
+with rounding), and torch's IEEE fp32 lands 3e-4 to 7e-4 from float64 there, over the
+fp32 row. So version 3 caps the floor at ``OWN_SCALE_CAP`` times the output's own norm:
+zeros, or an output off by its own size, score at least 0.1 and fail every row, while
+rounding noise up to ten times the row still passes where the floor allowed it. Outputs
+whose peers are all zero in float64 (``ZERO_SCALE``) keep the floor uncapped, as they
+have no scale of their own. Version 3 only lowers denominators, so no version 2 failure
+becomes a pass.
+
 Every trial's figures (each output's shape, reference norm and distance from it) are
 recorded, so ``rejudge`` can judge a stored run again under any version without a GPU.
 Version 1 records hold only each output's worst error; ``rejudge`` recovers what it can
@@ -56,6 +71,23 @@ PEER_FLOOR = 1e-2
 Between the noise of an honest kernel on a cancelling output (Liger's TF32 key-bias
 gradient: 1.5e-5 of its peers, so 1.5e-3 against this floor, within 5e-3) and the size
 of an output that matters (one of 1e-3 of its peers returned as zeros scores 0.1).
+"""
+
+OWN_SCALE_CAP = 10.0
+"""Version 3: ``NORM_FLOOR``'s term may raise an output's denominator to at most this many times the output's own norm.
+
+Above 1 / 0.02, the bf16 row, an output's own size would pass; at 10, returning zeros scores 0.1, and the most honest
+work needed of the floor in the committed bundles (sparse multi-token attention's fp32 scores gradient: 7.2e-4 of its
+norm from float64) scores 7.2e-5, inside the fp32 row.
+"""
+
+ZERO_SCALE = 1e-12
+"""Version 3: an output whose largest peer's root-mean-square value is at most this fraction of the pass's largest is
+zero in float64, and keeps ``NORM_FLOOR`` uncapped: it has no scale of its own.
+
+Float64 leaves a cancelling output at about 1e-16 of its terms' scale (the key-bias gradient of neighborhood attention:
+1e-17 of the largest output's), far below outputs that are small by nature (multi-token attention's scores gradient:
+4e-7 of the bias gradient's at L 2048, shrinking about as 1 / L^2).
 """
 
 CORRECTNESS_SEED_BASE = 2000  # correctness trial t is built with seed CORRECTNESS_SEED_BASE + t
@@ -108,13 +140,19 @@ def trials_for(count: int, dtype: str) -> list[Trial]:
     return [*seeded, Trial(CORRECTNESS_SEED_BASE + count, precision=True)]
 
 POLICY_TEXT = """\
-KernelIndex correctness policy, version 2 (relative L2 against float64, with a floor set by an output's peers).
+KernelIndex correctness policy, version 3 (relative L2 against float64, with a floor set by an output's peers).
 Every output of the timed pass (the forward output, each gradient) is compared with the family's one
 reference formulation evaluated in float64 on the same inputs: error = ||actual - reference|| /
-max(||reference||, 1e-2 * P * sqrt(n), 1e-3 * S * sqrt(n)), where n is the output's size, P the largest
-root-mean-square value among its peers (the pass's reference outputs of the same kind, forward output or
-gradient, and of the same shape, itself included, such as the four projection-bias gradients of neighborhood
-attention) and S the largest among all the pass's reference outputs. So an output far smaller than its peers is
+max(||reference||, 1e-2 * P * sqrt(n), min(1e-3 * S * sqrt(n), 10 * ||reference||)), where n is the output's
+size, P the largest root-mean-square value among its peers (the pass's reference outputs of the same kind,
+forward output or gradient, and of the same shape, itself included, such as the four projection-bias gradients
+of neighborhood attention) and S the largest among all the pass's reference outputs; the cap at ten times the
+output's own norm is left off where P is at most 1e-12 of S (the output and its peers are zero in float64).
+Version 2 had no cap, and judged an output small by nature against an unrelated output's scale: multi-token
+attention's scores gradient, 1e-5 of its bias gradient's, passed as all zeros; capped, zeros score at least
+0.1 and fail every row, while an ill-conditioned output's honest rounding (sparse multi-token attention's
+fp32 scores gradient, 7e-4 of its norm from float64 in torch's IEEE arithmetic) still passes. So an output
+far smaller than its peers is
 judged by its absolute error at 1% of their scale: the key-bias gradient of neighborhood attention is exactly
 zero (softmax ignores a shift shared by a row's scores), and a kernel computes rounding noise there (Liger's
 TF32 kernel on an H200: 1.5e-5 of the largest bias gradient's scale, error 1.5e-3; version 1, without P, gave
@@ -180,12 +218,16 @@ class Policy:
     tolerances: Mapping[str, float]
     norm_floor: float
     peer_floor: float
+    own_scale_cap: float = math.inf  # versions 1 and 2 leave the norm floor uncapped
+    zero_scale: float = math.inf
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> "Policy":
-        """The policy a stored record was judged under (version 1 documents have no peer floor)."""
+        """The policy a stored record was judged under (version 1 documents have no peer floor, versions 1 and 2 no
+        cap)."""
         return cls(version=document["version"], tolerances=dict(document["tolerances"]),
-                   norm_floor=document["normFloor"], peer_floor=document.get("peerFloor", 0.0))
+                   norm_floor=document["normFloor"], peer_floor=document.get("peerFloor", 0.0),
+                   own_scale_cap=document.get("ownScaleCap", math.inf), zero_scale=document.get("zeroScale", math.inf))
 
     def tolerance_for(self, dtype: str, uses_tf32: bool) -> float:
         return self.tolerances["tf32"] if dtype == "fp32" and uses_tf32 else self.tolerances[dtype]
@@ -197,10 +239,15 @@ class Policy:
         for name, reference in references.items():
             key = peer_key(name, reference)
             largest_peer[key] = max(largest_peer.get(key, 0.0), reference.rms)
-        return {name: max(reference.norm, 1e-300,
-                          self.norm_floor * largest * math.sqrt(reference.size),
-                          self.peer_floor * largest_peer[peer_key(name, reference)] * math.sqrt(reference.size))
-                for name, reference in references.items()}
+        denominators = {}
+        for name, reference in references.items():
+            peer_scale = largest_peer[peer_key(name, reference)]
+            norm_floor = self.norm_floor * largest * math.sqrt(reference.size)
+            if peer_scale > self.zero_scale * largest:  # a scale of its own: the floor may not dwarf it
+                norm_floor = min(norm_floor, self.own_scale_cap * reference.norm)
+            denominators[name] = max(reference.norm, 1e-300, norm_floor,
+                                     self.peer_floor * peer_scale * math.sqrt(reference.size))
+        return denominators
 
     def errors(self, trial: Mapping[str, OutputFigures]) -> dict[str, float]:
         """Each output's error in one trial."""
@@ -208,7 +255,8 @@ class Policy:
         return {name: figures.difference_norm / denominators[name] for name, figures in trial.items()}
 
 
-POLICY = Policy(version=2, tolerances=TOLERANCES, norm_floor=NORM_FLOOR, peer_floor=PEER_FLOOR)
+POLICY = Policy(version=3, tolerances=TOLERANCES, norm_floor=NORM_FLOOR, peer_floor=PEER_FLOOR,
+                own_scale_cap=OWN_SCALE_CAP, zero_scale=ZERO_SCALE)
 """The version new reruns are judged under."""
 
 
@@ -222,6 +270,8 @@ def policy_document(trials: int) -> dict[str, Any]:
         "tolerances": dict(POLICY.tolerances),
         "normFloor": POLICY.norm_floor,
         "peerFloor": POLICY.peer_floor,
+        "ownScaleCap": POLICY.own_scale_cap,
+        "zeroScale": POLICY.zero_scale,
         "peers": "outputs of the pass of one kind (forward output or gradient) and one shape",
         "tf32": "fp32 workloads use the tf32 row only for implementations that declare tf32",
         "nonFinite": "fail",
@@ -414,10 +464,13 @@ def _bounds_from_worst_errors(stored: Policy, policy: Policy, worst: Mapping[str
     The worst error e was e_t = d_t / D_t in some trial t, with every e_t <= e. Under
     ``policy`` trial t scores d_t / D'_t, so the worst lies between e * min_t(D_t / D'_t)
     and e * max_t(D_t / D'_t), one value when the record holds one trial. Without the
-    references, D / D' is at most 1 when ``policy``'s floors are no lower than
+    references, D / D' is at most 1 when ``policy``'s floors (and cap) are no lower than
     ``stored``'s, and at least ``stored.norm_floor`` over the largest of it and
-    ``policy``'s floors, because a peer's scale never exceeds the largest output's.
+    ``policy``'s floors, because a peer's scale never exceeds the largest output's. A pass of
+    one output is exact: that output is the largest, and its own norm its denominator.
     """
+    if len(worst) == 1:
+        return {name: (error, error) for name, error in worst.items()}
     if references is not None:
         ratios: dict[str, list[float]] = {name: [] for name in worst}
         for trial in references:
@@ -427,7 +480,8 @@ def _bounds_from_worst_errors(stored: Policy, policy: Policy, worst: Mapping[str
         return {name: (error * min(ratios[name]), error * max(ratios[name])) for name, error in worst.items()}
     highest_floor = max(policy.norm_floor, policy.peer_floor, stored.norm_floor)
     low = stored.norm_floor / highest_floor if stored.norm_floor > 0 else 0.0
-    high = 1.0 if policy.norm_floor >= stored.norm_floor and policy.peer_floor >= stored.peer_floor else math.inf
+    high = 1.0 if (policy.norm_floor >= stored.norm_floor and policy.peer_floor >= stored.peer_floor
+                   and policy.own_scale_cap >= stored.own_scale_cap) else math.inf
     return {name: (error * low, error * high) for name, error in worst.items()}
 
 

@@ -29,17 +29,18 @@ def test_rejudge_stores_the_new_verdict_beside_the_recorded_one(app, runner):
     [liger] = record(app, liger_fna_backward())
     result = runner.invoke(args=["rejudge"])
     assert result.exit_code == 0, result.output
-    assert f"{liger.id} fused_neighborhood_attention/backward/liger: failed as recorded; under version 2 " \
-           "undetermined (grad_k_bias: its stored error 0.0154 does not settle it" in result.output
-    assert "rejudged 1 rerun(s) under policy version 2: 0 passed, 0 failed, 1 undetermined; 0 already" in result.output
+    assert f"{liger.id} fused_neighborhood_attention/backward/liger: failed as recorded; under version 3 " \
+           "undetermined (grad_hidden_states: its stored error 0.000988 does not settle it" in result.output
+    assert "grad_k_bias: its stored error 0.0154 does not settle it" in result.output
+    assert "rejudged 1 rerun(s) under policy version 3: 0 passed, 0 failed, 1 undetermined; 0 already" in result.output
     with app.app_context():
         run = Run.get_by_id(liger.id)
         assert (run.status, run.rank, run.digest) == ("failed", None, liger.digest)  # the recorded verdict stays
         rejudgement = Rejudgement.get(Rejudgement.run == run)
-        assert (rejudgement.policy_version, rejudgement.status) == (2, "undetermined")
+        assert (rejudgement.policy_version, rejudgement.status) == (3, "undetermined")
         assert rejudgement.verdict["trialsRecorded"] == 1 and rejudgement.verdict["trials"] == 3
         policy = Manifest.get_by_id(rejudgement.policy_digest).document
-        assert policy["kind"] == "CorrectnessPolicy" and policy["spec"]["policy"]["version"] == 2
+        assert policy["kind"] == "CorrectnessPolicy" and policy["spec"]["policy"]["version"] == 3
     again = runner.invoke(args=["rejudge", liger.id])
     assert "rejudged 0 rerun(s)" in again.output and "1 already judged under it" in again.output
 
@@ -61,11 +62,12 @@ def test_the_run_page_shows_both_verdicts(app, runner, client):
     runner.invoke(args=["rejudge"])
     text = text_of(client.get(f"/runs/{liger.id}").get_data(as_text=True))
     assert "Failed the KernelIndex correctness policy: relative L2 error 0.0154 against tolerance 0.005." in text
-    assert "Judged failed under policy v1 (digest sha256:876931bb02dba038…); under policy v2: undetermined — " \
-           "grad_k_bias: its stored error 0.0154 does not settle it" in text
+    assert "Judged failed under policy v1 (digest sha256:876931bb02dba038…); under policy v3: undetermined — " \
+           "grad_hidden_states: its stored error 0.000988 does not settle it" in text
+    assert "grad_k_bias: its stored error 0.0154 does not settle it" in text
     assert "the record covers 1 of 3 trials" in text and "It still does not rank" not in text
     [verdict] = client.get(f"/runs/{liger.id}.json").get_json()["correctness"]["rejudgements"]
-    assert verdict["status"] == "undetermined" and verdict["policy_version"] == 2 and verdict["ranking"] is None
+    assert verdict["status"] == "undetermined" and verdict["policy_version"] == 3 and verdict["ranking"] is None
 
 
 def test_a_failed_rerun_passed_by_a_later_version_still_does_not_rank(app, client):

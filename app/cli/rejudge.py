@@ -7,7 +7,7 @@ from ..verdicts import rejudge_runs, rejudgeable
 
 
 def verdict_line(run, verdict) -> str:
-    """``<id> <family>/<pass>/<implementation>: failed as recorded; under version 2 undetermined (why)``."""
+    """``<id> <family>/<pass>/<implementation>: failed as recorded; under version 3 undetermined (why)``."""
     why = f" ({'; '.join(verdict.reasons)})" if verdict.reasons else ""
     return (f"{run.id} {run.kernel_id}/{run.pass_}/{run.implementation}: {run.status} as recorded; "
             f"under version {verdict.policy.version} {verdict.status}{why}")
