@@ -1,5 +1,6 @@
 # Two commands do all set-up on a fresh machine:
-#   make serve   install, create the database, import the Liger data and reruns, serve on 127.0.0.1:5000
+#   make serve   install, create the database, import the Liger data and reruns (re-judged under the current
+#                correctness policy), serve on 127.0.0.1:5000
 #                (without ../shared: Liger-Kernel's newest CSVs from GitHub at the commit pinned in app/upstream.py)
 #   make test    install (Chromium too) and run the whole test suite
 #   make worker  consume the rerun queues beside `make serve`: one consumer per GPU, or one on the CPU
@@ -47,6 +48,7 @@ data: install $(SECRET_FILE)
 	"offline, pass a local copy: make serve LIGER_DATA=<folder of the Liger CSVs, e.g. ../shared/data/liger>"; fi
 	@bundles="$$(find benchmarks/results -name '*.jsonl' | sort)"; \
 	if [ -n "$$bundles" ]; then $(LOCAL_FLASK) import kernelindex $$bundles; fi
+	$(LOCAL_FLASK) rejudge
 
 serve: data
 	$(LOCAL_FLASK) run --host $(HOST) --port $(PORT)
