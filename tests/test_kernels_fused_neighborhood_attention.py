@@ -147,6 +147,24 @@ def test_gemm_autotuning_keeps_only_tiles_whose_accumulators_fit_in_registers():
     assert triton_kernels._fitting_configs(together + apart, {}, NUM_SPLITS=1) == together
 
 
+def test_gemm_autotuning_skips_fp32_tiles_whose_stages_overflow_shared_memory():
+    """(128 + 256) x 64 fp32 operands in three stages need 288 KB, more than Hopper's 227; in bf16, 144 KB."""
+    import triton
+
+    def config(m, n, k, stages, together=True):
+        return triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "SPLITS_TOGETHER": together},
+                             num_warps=8, num_stages=stages)
+
+    candidates = [config(128, 256, 64, 3), config(128, 256, 32, 4), config(128, 128, 64, 3)]
+    fp32 = triton_kernels._fitting_configs(candidates, {"a_ptr": torch.empty(1, dtype=torch.float32)}, NUM_SPLITS=1)
+    assert fp32 == candidates[1:]
+    bf16 = triton_kernels._fitting_configs(candidates, {"a_ptr": torch.empty(1, dtype=torch.bfloat16)}, NUM_SPLITS=1)
+    assert bf16 == candidates
+    # a program of one of three splits has the registers for 128 x 256, not the shared memory in fp32
+    apart = [config(128, 256, 64, 3, together=False), config(128, 256, 32, 4, together=False)]
+    assert triton_kernels._fitting_configs(apart, {"a_ptr": torch.empty(1)}, NUM_SPLITS=3) == apart[1:]
+
+
 @pytest.mark.parametrize("rows, cols, dtype",
                          [(70, 45, torch.float32), (129, 64, torch.float16), (3, 130, torch.bfloat16)])
 def test_transpose_writes_every_element_and_sums_the_columns(poisoned_allocations, rows, cols, dtype):

@@ -103,19 +103,33 @@ def _matmul_configs():
             for m, n, k, w, s in shapes for together in (True, False)]
 
 
+_SHARED_MEMORY_BYTES = 227 * 1024
+"""The most shared memory a program may have on Hopper: a config that needs more compiles, then fails to load."""
+
+
 def _fitting_configs(configs, named_args, **kwargs):
-    """The configs whose accumulators stay in registers (the autotuner's pruning hook): at most 128 fp32
-    values a thread for a program of one split, 96 for a program of three (which also keeps their operands).
-    With one split, the configs that differ only in ``SPLITS_TOGETHER`` are the same: one of each is kept."""
+    """The configs worth compiling (the autotuner's pruning hook): accumulators that stay in registers, at most 128
+    fp32 values a thread for a program of one split, 96 for a program of three (which also keeps their operands),
+    and, with 32-bit operands, operand stages that fit shared memory. With one split, the configs that differ only
+    in ``SPLITS_TOGETHER`` are the same: one of each is kept.
+
+    The stages need ``(BLOCK_M + BLOCK_N * splits in the program) * BLOCK_K * 4 * num_stages`` bytes in fp32: so
+    Triton's compiled kernels for sm_90 said of all 72 fp32 configs (benchmarks/KERNELS.md). Two that the register
+    rule keeps do not fit, at one split or three, and compiling each cost seconds of a cold host's budget before it
+    failed to load. In 16 bits Triton needed less than that product for some configs: the rule is not applied there."""
     splits = kwargs.get("NUM_SPLITS", named_args.get("NUM_SPLITS", 1))
+    operand = named_args.get("a_ptr")
+    word_operands = operand is not None and operand.element_size() == 4
 
     def fits(config):
+        m, n, k = config.kwargs["BLOCK_M"], config.kwargs["BLOCK_N"], config.kwargs["BLOCK_K"]
         together = config.kwargs["SPLITS_TOGETHER"]
         if splits == 1 and not together:
             return False
         in_program = splits if together else 1
-        per_thread = config.kwargs["BLOCK_M"] * config.kwargs["BLOCK_N"] * in_program / (32 * config.num_warps)
-        return per_thread <= (128 if in_program == 1 else 96)
+        if word_operands and (m + n * in_program) * k * 4 * config.num_stages > _SHARED_MEMORY_BYTES:
+            return False
+        return m * n * in_program / (32 * config.num_warps) <= (128 if in_program == 1 else 96)
 
     return [config for config in configs if fits(config)]
 
