@@ -20,9 +20,10 @@ bandwidth and FLOPs over the datasheet rate of its math mode) and our relative L
 
 Nearly all of a point's time is the comparators' compilation, which ``torch.compile`` caches on disk (inductor's
 graph and autotuning caches, Triton's kernels). Shards of the schedule run side by side with ``--only`` the
-compiled comparators and without ``--out`` fill those caches for a measuring run that follows alone (their own
-timings, taken on a shared GPU, are thrown away); a large ``--implementation-budget`` lets a slow compilation finish
-there.
+compiled comparators and our own implementations (whose Triton kernels a cold host compiles too: our FNA backward
+ran past the 60 s budget at a point where only the comparators had been warmed) and without ``--out`` fill those
+caches for a measuring run that follows alone (their own timings, taken on a shared GPU, are thrown away); a large
+``--implementation-budget`` lets a slow compilation finish there.
 
     python3 benchmarks/kernel_grid.py --points 60 --out grid.jsonl [--family mta fna]
         [--passes forward backward full] [--seed 18] [--budget-seconds 3000] [--from-point 0]
