@@ -1,6 +1,6 @@
 """The multi-token attention references and Triton kernels, checked in the Triton interpreter.
 
-Small irregular sizes (L 13..150, k 3 to 19, groups, odd head counts and 8 and 16 heads, no bias,
+Small irregular sizes (L 13..150, k 3 to 35, groups, odd head counts and 8 and 16 heads, no bias,
 fp32, bf16 and fp16), fresh
 random inputs every run (the seed is in each failure message), outputs poisoned with NaN,
 forward and every gradient compared with the float64 reference by relative L2 error.
@@ -26,6 +26,7 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (45, 3, 1, 2, 3, True, torch.float32),  # rows longer than the interpreter's 32-column chunks
     (150, 3, 1, 2, 2, True, torch.bfloat16),  # three forward programs a row; zeros from column 128 by the softmax pass
     (27, 19, 1, 2, 2, True, torch.float32),  # taps past 16 columns: 32-column subtiles
+    (23, 35, 1, 2, 2, True, torch.bfloat16),  # 64-column chunks, wider than the weight kernel's 32-column steps
     (17, 5, 1, 8, 8, True, torch.float16),
     (13, 5, 1, 16, 16, True, torch.float32),  # fp32 at 16 output heads, k <= 5: the im2col convolution, both ways
     (21, 3, 1, 6, 16, True, torch.float32),  # ... forward only, 54 taps: a part-filled last tap block

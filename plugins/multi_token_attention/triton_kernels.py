@@ -105,8 +105,9 @@ _MAX_BLOCK_N = 64
 
 
 def _col_pad(k):
-    """Zero columns left of a padded row: at least ``k // 2`` and a multiple of 8, so rows copy with 16-byte loads."""
-    return 8 * cdiv(k // 2, 8)
+    """Zero columns left of a padded row: at least ``k // 2``, and a power of two (``tl.arange`` stores them) from 8
+    up, so rows copy with 16-byte loads."""
+    return max(8, next_power_of_2(k // 2))
 
 
 def _subtile_width(k):
@@ -488,70 +489,74 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
 def _mta_bwd_weight_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
                            C_IN: tl.constexpr, C_OUT: tl.constexpr, C_OUT_P: tl.constexpr,
                            IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
-                           COL_PAD: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
-                           REPLICAS: tl.constexpr, INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
-                           BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr, BLOCKS: tl.constexpr,
+                           COL_PAD: tl.constexpr, CHUNK: tl.constexpr, ROW_MAJOR: tl.constexpr,
+                           HAS_BIAS: tl.constexpr, REPLICAS: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+                           UPCAST: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr,
                            BLOCK_T: tl.constexpr):
-    """The weight gradient's share of ``BLOCK_I`` rows x ``BLOCKS * BLOCK_J`` columns of positions and of
-    ``BLOCK_T`` (input head, tap) pairs ``t = (c * K + u) * K + v``, on the tensor cores:
-    ``dW[o, c, u, v] += sum_{i, j <= i} g[o, i, j] * P[c, i + u - p, j + v - p]`` as one product a step,
-    ``g [C_OUT_P, positions] @ X [positions, BLOCK_T]``, where ``X[(i, j), t] = P_pad[c, i + u, j + v - p + cp]``
-    gathers every tap's shifted P at once (im2col). So g is read once per step, not once per tap, and each
-    product is ``BLOCK_T`` wide: a product per tap, ``[C_OUT_P, positions] @ [positions, C_IN_P]``, reloaded g
-    for every tap and spent most of its time on the addresses of operands 16 heads wide for 4 real ones (186 of
-    ~240 us of the reference backward, 2.4 of 2.9 ms at 8 heads, k 5, L 2048 on the H200). Also
-    ``dbias[o] += sum g[o]`` (the first tap block's programs). Both go atomically into one of ``REPLICAS``
-    copies in ``acc``, chosen by program, so that programs do not queue on the same addresses. Programs wholly
-    above the diagonal return.
-    Grid: ``(cdiv(L, BLOCK_I) * cdiv(L, BLOCKS * BLOCK_J) * cdiv(C_IN * K * K, BLOCK_T), batch)``.
+    """The weight gradient's share of ``BLOCK_I`` whole causal rows of positions and of ``BLOCK_T`` (input head,
+    tap) pairs ``t = (c * K + u) * K + v``, on the tensor cores:
+    ``dW[o, c, u, v] += sum_{i, j <= i} g[o, i, j] * P[c, i + u - p, j + v - p]`` as one product a step of
+    ``BLOCK_J`` columns, ``g [C_OUT_P, positions] @ X [positions, BLOCK_T]``, where
+    ``X[(i, j), t] = P_pad[c, i + u, j + v - p + cp]`` gathers every tap's shifted P at once (im2col). So g is
+    read once per step, not once per tap, and each product is ``BLOCK_T`` wide (a product per tap reloaded g for
+    every tap: 2.4 of 2.9 ms at 8 heads, k 5, L 2048 on the H200).
+
+    X's offsets are computed once: a step ``BLOCK_J`` columns on (a whole number of chunks, or P row-major:
+    ``ROW_MAJOR``) moves every element by the same amount, so the loop adds one scalar where it computed each element's chunk-major address (that
+    integer work, not the products, bounded the kernel: KERNELS.md). A program takes whole rows, so that it
+    adds its partial dW atomically once per ``BLOCK_I`` rows rather than per few hundred positions; the longest
+    rows come first, the short ones fill the tail. Also ``dbias[o] += sum g[o]`` (the first tap block's
+    programs). Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by program, so that
+    programs do not queue on the same addresses.
+    Grid: ``(cdiv(L, BLOCK_I) * cdiv(C_IN * K * K, BLOCK_T), batch)``.
     """
     follow_previous_launch()
+    tl.static_assert(ROW_MAJOR or BLOCK_J % CHUNK == 0)
     TAPS: tl.constexpr = C_IN * K * K
     TAP_BLOCKS: tl.constexpr = (TAPS + BLOCK_T - 1) // BLOCK_T
     pid = tl.program_id(0)
     batch = tl.program_id(1)
     tap_block = pid % TAP_BLOCKS
-    segments = tl.cdiv(L, BLOCKS * BLOCK_J)
-    first_row = pid // TAP_BLOCKS // segments * BLOCK_I
-    first_col = pid // TAP_BLOCKS % segments * (BLOCKS * BLOCK_J)
-    if first_col < tl.minimum(first_row + BLOCK_I, L):  # the segment reaches the causal half
-        position = tl.arange(0, BLOCK_I * BLOCK_J)
-        i = first_row + position // BLOCK_J
-        outs = tl.arange(0, C_OUT_P)
-        g_planes = (batch * C_OUT + outs).to(tl.int64) * L * L
-        t = tap_block * BLOCK_T + tl.arange(0, BLOCK_T)
-        c = t // (K * K)
-        u = t // K % K
-        v = t % K
-        tap_ok = t < TAPS
-        x_base = (batch * C_IN + c).to(tl.int64) * PLANE + u * CHUNK  # P_pad[c, u, 0]; P is chunk-major
-        rows = PLANE // STRIDE
-        blocks = tl.minimum(tl.cdiv(tl.minimum(first_row + BLOCK_I, L) - first_col, BLOCK_J), BLOCKS)
-        grad_w = tl.zeros((C_OUT_P, BLOCK_T), dtype=tl.float32)
-        grad_b = tl.zeros((C_OUT_P,), dtype=tl.float32)
-        for block in range(blocks):
-            j = first_col + block * BLOCK_J + position % BLOCK_J
-            causal = (i < L) & (j <= i)
-            g = tl.load(g_ptr + g_planes[:, None] + (i * L + j)[None, :],
-                        mask=(outs < C_OUT)[:, None] & causal[None, :], other=0.0)
-            # X gathered transposed, positions the fastest axis, so that a warp's lanes read neighbouring columns
-            pcol = (v - K // 2 + COL_PAD)[:, None] + j[None, :]
-            x = tl.load(p_ptr + x_base[:, None] + (i * CHUNK)[None, :] + _chunk_major_column(pcol, rows, CHUNK),
-                        mask=tap_ok[:, None] & causal[None, :], other=0.0)
-            if HAS_BIAS:
-                grad_b += tl.sum(g.to(tl.float32), axis=1)
-            if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
-                g, x = g.to(tl.float32), x.to(tl.float32)
-            grad_w = tl.dot(g, tl.trans(x), acc=grad_w, input_precision=INPUT_PRECISION)
-        replica = (pid + batch * tl.num_programs(0)) % REPLICAS
-        copy = acc_ptr + replica * (C_OUT * IN_PER_GROUP * K * K + C_OUT)
-        w_local = c[None, :] - (outs[:, None] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
-        in_group = (outs < C_OUT)[:, None] & tap_ok[None, :] & (w_local >= 0) & (w_local < IN_PER_GROUP)
-        tl.atomic_add(copy + (outs[:, None] * IN_PER_GROUP + w_local) * (K * K) + (t % (K * K))[None, :], grad_w,
-                      mask=in_group)
+    first_row = (tl.cdiv(L, BLOCK_I) - 1 - pid // TAP_BLOCKS) * BLOCK_I  # the longest rows first
+    position = tl.arange(0, BLOCK_I * BLOCK_J)
+    i = first_row + position // BLOCK_J
+    column = position % BLOCK_J
+    outs = tl.arange(0, C_OUT_P)
+    g_planes = (batch * C_OUT + outs).to(tl.int64) * L * L
+    t = tap_block * BLOCK_T + tl.arange(0, BLOCK_T)
+    c = t // (K * K)
+    u = t // K % K
+    v = t % K
+    tap_ok = t < TAPS
+    rows = PLANE // STRIDE
+    planes = p_ptr + (batch * C_IN + c).to(tl.int64) * PLANE  # P_pad[c]
+    # X's offsets within its planes (32 bits) in the first step's columns
+    x_offsets = (u * CHUNK)[:, None] + (i * CHUNK)[None, :] + _chunk_major_column(
+        (v - K // 2 + COL_PAD)[:, None] + column[None, :], rows, CHUNK)
+    grad_w = tl.zeros((C_OUT_P, BLOCK_T), dtype=tl.float32)
+    grad_b = tl.zeros((C_OUT_P,), dtype=tl.float32)
+    for first_col in range(0, tl.minimum(first_row + BLOCK_I, L), BLOCK_J):
+        j = first_col + column
+        causal = (i < L) & (j <= i)
+        g = tl.load(g_ptr + g_planes[:, None] + (i * L + j)[None, :],
+                    mask=(outs < C_OUT)[:, None] & causal[None, :], other=0.0)
+        # X gathered transposed, positions the fastest axis, so that a warp's lanes read neighbouring columns
+        shift = first_col if ROW_MAJOR else first_col // CHUNK * (rows * CHUNK)
+        x = tl.load(planes[:, None] + shift + x_offsets, mask=tap_ok[:, None] & causal[None, :], other=0.0)
         if HAS_BIAS:
-            if tap_block == 0:
-                tl.atomic_add(copy + C_OUT * IN_PER_GROUP * K * K + outs, grad_b, mask=outs < C_OUT)
+            grad_b += tl.sum(g.to(tl.float32), axis=1)
+        if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
+            g, x = g.to(tl.float32), x.to(tl.float32)
+        grad_w = tl.dot(g, tl.trans(x), acc=grad_w, input_precision=INPUT_PRECISION)
+    replica = (pid + batch * tl.num_programs(0)) % REPLICAS
+    copy = acc_ptr + replica * (C_OUT * IN_PER_GROUP * K * K + C_OUT)
+    w_local = c[None, :] - (outs[:, None] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
+    in_group = (outs < C_OUT)[:, None] & tap_ok[None, :] & (w_local >= 0) & (w_local < IN_PER_GROUP)
+    tl.atomic_add(copy + (outs[:, None] * IN_PER_GROUP + w_local) * (K * K) + (t % (K * K))[None, :], grad_w,
+                  mask=in_group)
+    if HAS_BIAS:
+        if tap_block == 0:
+            tl.atomic_add(copy + C_OUT * IN_PER_GROUP * K * K + outs, grad_b, mask=outs < C_OUT)
 
 
 def _bwd_scores_configs():
@@ -625,11 +630,20 @@ def _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, L, STRIDE, PLA
 # ----------------------------------------------------------------------------- launchers
 
 _REPLICAS = 64  # copies of the dW / dbias accumulators (see _mta_bwd_weight_kernel)
-_WEIGHT_BLOCKS = {2: (2, 32, 8, 128, 4), 4: (1, 32, 16, 64, 4)}
-"""BLOCK_I, BLOCK_J, BLOCKS, the widest BLOCK_T and num_warps of the weight kernel by element size (not autotuned:
-it adds atomically): 64 positions a step in 16 bits and 32 in fp32, whose gathered operand is then 16 KB and 8 KB
+_WEIGHT_BLOCKS = {2: (2, 32, 128, 4), 4: (1, 32, 64, 4)}
+"""BLOCK_I, BLOCK_J, the widest BLOCK_T and num_warps of the weight kernel by element size (not autotuned: it adds
+atomically): 64 positions a step in 16 bits and 32 in fp32, whose gathered operand is then 16 KB and 8 KB
 (fp32 operands are split in two for three TF32 products; at 512 positions they spilled, and the tf32x3 backward
 took 320 ms at 8 heads, k 5, L 2048 on the H200)."""
+
+
+def _weight_blocks(element_size: int, chunk: int, row_major: bool) -> tuple[int, int, int, int]:
+    """:data:`_WEIGHT_BLOCKS` for P of ``element_size`` bytes, with steps of whole chunks where P is chunk-major
+    (``_mta_bwd_weight_kernel`` moves a step's offsets by one constant): as many positions, fewer rows."""
+    block_i, block_j, widest, warps = _WEIGHT_BLOCKS[element_size]
+    if not row_major and block_j % chunk:
+        block_i, block_j = max(1, block_i * block_j // chunk), chunk
+    return block_i, block_j, widest, warps
 
 
 def _tap_block(taps: int, widest: int) -> int:
@@ -765,16 +779,17 @@ class _MultiTokenAttention(torch.autograd.Function):
         chunk = probs.shape[-1]
         has_bias = bias is not None
         acc = torch.zeros(_REPLICAS * (weight.numel() + consts["C_OUT"]), device=probs.device, dtype=torch.float32)
-        block_i, block_j, blocks, widest, warps = _WEIGHT_BLOCKS[probs.element_size()]
+        row_major = chunk == stride
+        block_i, block_j, widest, warps = _weight_blocks(probs.element_size(), chunk, row_major)
         taps = heads_in * consts["K"] ** 2
         block_t = _tap_block(taps, widest)
-        _launch_bwd_weight((cdiv(seq, block_i) * cdiv(seq, blocks * block_j) * cdiv(taps, block_t), batch),
+        _launch_bwd_weight((cdiv(seq, block_i) * cdiv(taps, block_t), batch),
                            (grad_out, probs, acc, seq, stride, plane),
-                           C_OUT_P=max(next_power_of_2(consts["C_OUT"]), 16), CHUNK=chunk,
+                           C_OUT_P=max(next_power_of_2(consts["C_OUT"]), 16), CHUNK=chunk, ROW_MAJOR=row_major,
                            HAS_BIAS=has_bias, REPLICAS=_REPLICAS,
                            INPUT_PRECISION=ctx.precision if probs.dtype == torch.float32 else "tf32",
                            UPCAST=_INTERPRET and probs.dtype != torch.float32, BLOCK_I=block_i, BLOCK_J=block_j,
-                           BLOCKS=blocks, BLOCK_T=block_t, num_warps=warps, **consts)
+                           BLOCK_T=block_t, num_warps=warps, **consts)
         dscores = torch.empty(ctx.shape, device=probs.device, dtype=probs.dtype)
         dweight = torch.empty_like(weight)
         dbias = torch.empty_like(bias) if has_bias else None
@@ -822,9 +837,9 @@ def tuned_configs() -> dict[str, list[dict]]:
     the backward's weight kernel is not autotuned (it accumulates atomically) and reports its fixed blocks."""
     record = autotuned_choices(_AUTOTUNED)
     record["_mta_bwd_weight_kernel"] = [
-        {"key": [f"{8 * size}-bit"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j, "BLOCKS": blocks,
+        {"key": [f"{8 * size}-bit"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j,
                                                "BLOCK_T": f"min(taps, {widest})", "num_warps": warps}}
-        for size, (block_i, block_j, blocks, widest, warps) in _WEIGHT_BLOCKS.items()]
+        for size, (block_i, block_j, widest, warps) in _WEIGHT_BLOCKS.items()]
     return record
 
 
