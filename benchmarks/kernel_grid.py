@@ -19,10 +19,11 @@ bandwidth and FLOPs over the datasheet rate of its math mode) and our relative L
 ``--out`` appends every result as a bundle line, ready for ``flask import kernelindex``.
 
 Nearly all of a point's time is the comparators' compilation, which ``torch.compile`` caches on disk (inductor's
-graph and autotuning caches, Triton's kernels). Shards of the schedule run side by side with ``--only`` the
-compiled comparators and our own implementations (whose Triton kernels a cold host compiles too: our FNA backward
-ran past the 60 s budget at a point where only the comparators had been warmed) and without ``--out`` fill those
-caches for a measuring run that follows alone (their own timings, taken on a shared GPU, are thrown away); a large
+graph and autotuning caches, Triton's kernels). Shards of the schedule run side by side with ``--only`` our own
+implementations and the compiled comparators, ours named first (``--only`` sets the order; a cold host compiles our
+Triton kernels too: our FNA backward ran past the 60 s budget at a point where only the comparators had been warmed,
+and a shard that named ours last spent its time on the comparators) and without ``--out`` fill those caches for a
+measuring run that follows alone (their own timings, taken on a shared GPU, are thrown away); a large
 ``--implementation-budget`` lets a slow compilation finish there.
 
     python3 benchmarks/kernel_grid.py --points 60 --out grid.jsonl [--family mta fna]
@@ -160,13 +161,15 @@ def implementations(family: str, dtype: str, pass_: str, without: list[str],
                     only: list[str] | None = None) -> list[str]:
     """The names a rerun of ``family``'s pass would run here by default, less those ``--without`` names
     (``FAMILY:IMPLEMENTATION``, or ``FAMILY:IMPLEMENTATION:PASS`` for that pass only), and of those only the
-    ``--only`` names where it gives any."""
+    ``--only`` names where it gives any, in its order: the rerun prepares them in turn, so a warming shard that
+    names ours first compiles ours even when the comparators' compilation then runs past its time."""
     record = get_registry().find(family, "cuda").record
-    return [implementation.name for implementation in record.implementations
-            if not implementation.unavailable and implementation.runs(dtype)
-            and (only is None or implementation.name in only)
-            and f"{family}:{implementation.name}" not in without
-            and f"{family}:{implementation.name}:{pass_}" not in without]
+    names = [implementation.name for implementation in record.implementations
+             if not implementation.unavailable and implementation.runs(dtype)
+             and (only is None or implementation.name in only)
+             and f"{family}:{implementation.name}" not in without
+             and f"{family}:{implementation.name}:{pass_}" not in without]
+    return names if only is None else sorted(names, key=only.index)
 
 
 def unknown_names(only: list[str] | None, without: list[str]) -> list[str]:
@@ -292,7 +295,7 @@ def main() -> int:
     parser.add_argument("--shard", type=shard, default=(0, 1), metavar="I/N",
                         help="measure only every N-th point of the schedule from the I-th (0 <= I < N)")
     parser.add_argument("--only", nargs="+", metavar="IMPLEMENTATION",
-                        help="run only these implementations (of those --without leaves)")
+                        help="run only these implementations (of those --without leaves), in this order")
     parser.add_argument("--implementation-budget", type=float, default=GRID_PROTOCOL["budgetSeconds"],
                         metavar="SECONDS", help="each implementation's budget at a point, compilation included")
     parser.add_argument("--out", type=Path, help="append every result as a bundle line")

@@ -78,6 +78,13 @@ def test_only_keeps_the_names_given_of_those_not_left_out():
         "kernelindex_triton"]  # TF32 variants run in fp32 only
 
 
+def test_only_sets_the_order_so_a_warming_shard_can_compile_ours_first():
+    family = "multi_token_attention"
+    named = ["kernelindex_triton", "torch_compile_max_autotune", "torch_compile"]
+    assert implementations(family, "fp16", "forward", LEFT_OUT, named) == named
+    assert implementations(family, "fp16", "forward", LEFT_OUT, named[::-1]) == named[::-1]
+
+
 def test_names_that_match_no_implementation_are_reported():
     assert unknown_names(["torch_compile", "kernelindex_triton+tf32x3"], LEFT_OUT) == []
     assert unknown_names(["torch_compiled"], ["fused_neighborhood_attention:liger",
