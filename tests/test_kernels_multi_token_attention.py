@@ -26,7 +26,7 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (45, 3, 1, 2, 3, True, torch.float32),  # rows longer than the interpreter's 32-column chunks
     (150, 3, 1, 2, 2, True, torch.bfloat16),  # three forward programs a row; zeros from column 128 by the softmax pass
     (27, 19, 1, 2, 2, True, torch.float32),  # taps past 16 columns: 32-column subtiles
-    (23, 35, 1, 2, 2, True, torch.bfloat16),  # 64-column chunks, wider than the weight kernel's 32-column steps
+    (23, 35, 1, 2, 2, True, torch.bfloat16),  # 64-column chunks, a 64-column window of P in the weight strips
     (17, 5, 1, 8, 8, True, torch.float16),
     (13, 5, 1, 16, 16, True, torch.float32),  # fp32 at 16 output heads, k <= 5: the im2col convolution, both ways
     (21, 3, 1, 6, 16, True, torch.float32),  # ... forward only, 54 taps: a part-filled last tap block
@@ -94,7 +94,8 @@ def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, k,
 def test_triton_records_its_configs():
     record = triton_kernels.implementation_record()
     assert set(record["autotuned"]) == {"_mta_pad_kernel", "_mta_conv_fwd_kernel", "_mta_conv_im2col_kernel",
-                                        "_mta_bwd_scores_kernel", "_mta_bwd_weight_kernel"}
+                                        "_mta_bwd_scores_kernel", "_mta_bwd_weight_strips_kernel",
+                                        "_mta_bwd_weight_im2col_kernel"}
 
 
 def test_floors():

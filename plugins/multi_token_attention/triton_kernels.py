@@ -51,7 +51,10 @@ backward, one memset and four launches (``g = mask0(dout)``)::
     dP[c, r, s] = sum_{o,u,v} w[o,c,u,v] * g[o, r-u+p, s-v+p], fp32           _mta_conv_fwd_kernel
         (the transposed convolution is the forward's, of G_pad with band', heads swapped; causal tiles only;
         _mta_conv_im2col_kernel where the forward's would be, as _uses_im2col says for the swapped heads)
-    dW[o, (c, u, v)] += g @ im2col(P_pad) over positions; dbias += sum g       _mta_bwd_weight_kernel (atomics)
+    dW[o, c, u, v] += sum_jj R[(o, jj), (c, jj + v)], R = g^T @ P_pad shifted by u,
+        per strip of columns, in 16 bits; dbias += sum g                        _mta_bwd_weight_strips_kernel
+    or, in fp32: dW[o, (c, u, v)] += g @ im2col(P_pad) over positions          _mta_bwd_weight_im2col_kernel
+        (both add atomically)
     delta[c, r] = sum_s dP * P;  dscores = P * (dP - delta);                  _mta_bwd_scores_kernel
         program 0 also writes dW, dbias in their dtype
 
@@ -486,13 +489,129 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
 
 
 @triton.jit
-def _mta_bwd_weight_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
-                           C_IN: tl.constexpr, C_OUT: tl.constexpr, C_OUT_P: tl.constexpr,
-                           IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
-                           COL_PAD: tl.constexpr, CHUNK: tl.constexpr, ROW_MAJOR: tl.constexpr,
-                           HAS_BIAS: tl.constexpr, REPLICAS: tl.constexpr, INPUT_PRECISION: tl.constexpr,
-                           UPCAST: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr,
-                           BLOCK_T: tl.constexpr):
+def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L, ROWS, PLANE, STRIPS,
+                           C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
+                           OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, COL_PAD: tl.constexpr,
+                           G_CHUNK: tl.constexpr, P_CHUNK: tl.constexpr, G_ROW_MAJOR: tl.constexpr,
+                           P_ROW_MAJOR: tl.constexpr, REPLICAS: tl.constexpr, UPCAST: tl.constexpr,
+                           HEADS_OUT: tl.constexpr, HEADS_IN: tl.constexpr,
+                           BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr, WINDOW: tl.constexpr, ALIGN: tl.constexpr,
+                           OFFSET: tl.constexpr):
+    """The weight gradient's share of one tap row ``u``, a strip of ``BLOCK_J`` columns from ``j0`` (all its causal
+    rows) and blocks of ``HEADS_OUT`` output and ``HEADS_IN`` input heads, without a gather::
+
+        R[(o, jj), (c, x)] = sum_i G_pad[o, i + p, j0 + jj + cp] * P_pad[c, i + u, j0 + x - OFFSET - p + cp]
+        dW[o, c, u, v] += sum_jj R[(o, jj), (c, jj + v + OFFSET)]                         (x < WINDOW)
+
+    R is one product a step of ``BLOCK_I`` rows, ``g^T [HEADS_OUT * BLOCK_J, rows] @ P [rows, HEADS_IN * WINDOW]``,
+    and the ``K`` column taps are read off its diagonals once, at the end. Both operands are plain tiles of the
+    padded planes, and P's window starts ``OFFSET`` columns early so that both start on a 16-byte boundary (of
+    any L: G_pad rather than g). Only the strip's first step, which crosses the diagonal, is masked by column;
+    the others by row alone, so that their loads are 16-byte vectors (a mask that varies along a row splits a
+    load into single elements: what the im2col form this replaces, ``g @ X`` with X every tap's shifted P,
+    did, at 17x its memory floor; benchmarks/KERNELS.md). The products do ``WINDOW / K`` times the useful work,
+    on tensor cores that were idle. The programs after the ``STRIPS`` weight programs sum g for ``dbias``.
+    Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by program, so that programs do not
+    queue on the same addresses. Grid: ``(STRIPS + cdiv(L, BLOCK_J) * out_blocks, batch)``, ``STRIPS =
+    cdiv(L, BLOCK_J) * K * in_blocks * out_blocks``, the longest strips (first columns) first.
+    """
+    follow_previous_launch()
+    tl.static_assert(BLOCK_I >= WINDOW)  # rows past the first step read P only where the pad wrote it
+    M: tl.constexpr = HEADS_OUT * BLOCK_J
+    N: tl.constexpr = HEADS_IN * WINDOW
+    IN_BLOCKS: tl.constexpr = (C_IN + HEADS_IN - 1) // HEADS_IN
+    OUT_BLOCKS: tl.constexpr = (C_OUT + HEADS_OUT - 1) // HEADS_OUT
+    W_NUMEL: tl.constexpr = C_OUT * IN_PER_GROUP * K * K
+    pid = tl.program_id(0)
+    batch = tl.program_id(1)
+    copy = acc_ptr + (pid + batch * tl.num_programs(0)) % REPLICAS * (W_NUMEL + C_OUT)
+    strip = tl.where(pid < STRIPS, pid // (K * IN_BLOCKS), pid - STRIPS)  # (columns, output heads)
+    j0 = strip // OUT_BLOCKS * BLOCK_J
+    out_block = strip % OUT_BLOCKS
+    r = tl.arange(0, BLOCK_I)
+    m = tl.arange(0, M)
+    o = out_block * HEADS_OUT + m // BLOCK_J
+    jj = m % BLOCK_J
+    g_strip = g_ptr + _strip_columns((batch * C_OUT + o).to(tl.int64) * PLANE, j0 + COL_PAD, jj, ROWS, G_CHUNK,
+                                     G_ROW_MAJOR, BLOCK_J if BLOCK_J < 8 else 8)[None, :]
+    out_ok = (o < C_OUT)[None, :]
+    if pid >= STRIPS:
+        _bias_strip(g_strip, copy + W_NUMEL, j0, r, jj, out_ok, out_block, L, C_OUT, K, G_CHUNK, HEADS_OUT,
+                    BLOCK_I, BLOCK_J)
+        return
+    u = pid % K
+    in_block = pid // K % IN_BLOCKS
+    n = tl.arange(0, N)
+    c = in_block * HEADS_IN + n // WINDOW
+    x = n % WINDOW
+    p_strip = p_ptr + _strip_columns((batch * C_IN + c).to(tl.int64) * PLANE, j0 + COL_PAD - K // 2 - OFFSET, x,
+                                     ROWS, P_CHUNK, P_ROW_MAJOR, ALIGN)[None, :]
+    in_ok = (c < C_IN)[None, :]
+    i = (j0 + r)[:, None]
+    grad_w = _strip_product(tl.zeros((M, N), dtype=tl.float32), g_strip + (i + K // 2) * G_CHUNK,
+                            p_strip + (i + u) * P_CHUNK, out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
+                            in_ok & (i < L) & ((j0 + x)[None, :] <= i + K - 1 + OFFSET), UPCAST)
+    for i0 in range(j0 + BLOCK_I, L, BLOCK_I):
+        i = (i0 + r)[:, None]
+        grad_w = _strip_product(grad_w, g_strip + (i + K // 2) * G_CHUNK, p_strip + (i + u) * P_CHUNK,
+                                out_ok & (i < L), in_ok & (i < L), UPCAST)
+    taps = tl.reshape(grad_w, (HEADS_OUT, BLOCK_J, HEADS_IN, WINDOW))
+    diagonal = tl.arange(0, WINDOW)[None, None, None, :] - tl.arange(0, BLOCK_J)[None, :, None, None] - OFFSET
+    outs = out_block * HEADS_OUT + tl.arange(0, HEADS_OUT)[:, None]
+    ins = in_block * HEADS_IN + tl.arange(0, HEADS_IN)[None, :]
+    w_local = ins - (outs // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
+    in_group = (outs < C_OUT) & (ins < C_IN) & (w_local >= 0) & (w_local < IN_PER_GROUP)
+    w_row = copy + ((outs * IN_PER_GROUP + w_local) * K + u) * K
+    for v in tl.static_range(K):
+        tap = tl.sum(tl.sum(tl.where(diagonal == v, taps, 0.0), axis=3), axis=1)
+        tl.atomic_add(w_row + v, tap, mask=in_group)
+
+
+@triton.jit
+def _strip_columns(planes, first_col, x, ROWS, CHUNK: tl.constexpr, ROW_MAJOR: tl.constexpr, ALIGN: tl.constexpr):
+    """Offsets of columns ``first_col + x`` in row 0 of the padded planes that start at ``planes``, declared as runs
+    of ``ALIGN`` from multiples of ``ALIGN`` (the caller's columns are; Triton cannot prove it through the chunk
+    arithmetic, and without it loads one element at a time)."""
+    if ROW_MAJOR:
+        offsets = planes + first_col + x
+    else:
+        offsets = planes + _chunk_major_column(first_col + x, ROWS, CHUNK)
+    return tl.max_contiguous(tl.multiple_of(offsets, ALIGN), ALIGN)
+
+
+@triton.jit
+def _strip_product(grad_w, g_tile, p_tile, g_ok, p_ok, UPCAST: tl.constexpr):
+    """``grad_w + g^T @ P`` of one step's tiles."""
+    g = tl.load(g_tile, mask=g_ok, other=0.0)
+    p = tl.load(p_tile, mask=p_ok, other=0.0)
+    if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
+        g, p = g.to(tl.float32), p.to(tl.float32)
+    return tl.dot(tl.trans(g), p, acc=grad_w)
+
+
+@triton.jit
+def _bias_strip(g_strip, dbias_ptr, j0, r, jj, out_ok, out_block, L, C_OUT: tl.constexpr, K: tl.constexpr,
+                G_CHUNK: tl.constexpr, HEADS_OUT: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr):
+    """``dbias[o] += sum g[o]`` over one strip's causal rows, for ``HEADS_OUT`` heads, read as the weight
+    programs read g."""
+    i = (j0 + r)[:, None]
+    sums = tl.load(g_strip + (i + K // 2) * G_CHUNK, mask=out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
+                   other=0.0).to(tl.float32)
+    for i0 in range(j0 + BLOCK_I, L, BLOCK_I):
+        i = (i0 + r)[:, None]
+        sums += tl.load(g_strip + (i + K // 2) * G_CHUNK, mask=out_ok & (i < L), other=0.0).to(tl.float32)
+    heads = out_block * HEADS_OUT + tl.arange(0, HEADS_OUT)
+    tl.atomic_add(dbias_ptr + heads, tl.sum(tl.reshape(tl.sum(sums, axis=0), (HEADS_OUT, BLOCK_J)), axis=1),
+                  mask=heads < C_OUT)
+
+
+@triton.jit
+def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
+                                  C_IN: tl.constexpr, C_OUT: tl.constexpr, C_OUT_P: tl.constexpr,
+                                  IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
+                                  COL_PAD: tl.constexpr, CHUNK: tl.constexpr, ROW_MAJOR: tl.constexpr,
+                                  HAS_BIAS: tl.constexpr, REPLICAS: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+                                  BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr, BLOCK_T: tl.constexpr):
     """The weight gradient's share of ``BLOCK_I`` whole causal rows of positions and of ``BLOCK_T`` (input head,
     tap) pairs ``t = (c * K + u) * K + v``, on the tensor cores:
     ``dW[o, c, u, v] += sum_{i, j <= i} g[o, i, j] * P[c, i + u - p, j + v - p]`` as one product a step of
@@ -546,8 +665,6 @@ def _mta_bwd_weight_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
         x = tl.load(planes[:, None] + shift + x_offsets, mask=tap_ok[:, None] & causal[None, :], other=0.0)
         if HAS_BIAS:
             grad_b += tl.sum(g.to(tl.float32), axis=1)
-        if UPCAST:  # the interpreter's 16-bit dot is wrong (Triton 3.9): multiply in fp32 there
-            g, x = g.to(tl.float32), x.to(tl.float32)
         grad_w = tl.dot(g, tl.trans(x), acc=grad_w, input_precision=INPUT_PRECISION)
     replica = (pid + batch * tl.num_programs(0)) % REPLICAS
     copy = acc_ptr + replica * (C_OUT * IN_PER_GROUP * K * K + C_OUT)
@@ -630,25 +747,43 @@ def _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, L, STRIDE, PLA
 
 # ----------------------------------------------------------------------------- launchers
 
-_REPLICAS = 64  # copies of the dW / dbias accumulators (see _mta_bwd_weight_kernel)
-_WEIGHT_BLOCKS = {2: (2, 32, 128, 4), 4: (1, 32, 64, 4)}
-"""BLOCK_I, BLOCK_J, the widest BLOCK_T and num_warps of the weight kernel by element size (not autotuned: it adds
-atomically): 64 positions a step in 16 bits and 32 in fp32, whose gathered operand is then 16 KB and 8 KB
-(fp32 operands are split in two for three TF32 products; at 512 positions they spilled, and the tf32x3 backward
-took 320 ms at 8 heads, k 5, L 2048 on the H200)."""
+_REPLICAS = 64  # copies of the dW / dbias accumulators (see the weight kernels)
+_STRIP_TILES = (32, 16, 8, 4)
+"""BLOCK_I, BLOCK_J, the alignment of P's window (elements) and the fewest warps of the 16-bit weight kernel
+(:func:`_mta_bwd_weight_strips_kernel`; not autotuned, as it adds atomically): the best of three on the H200 at 8
+heads, k 3 to 7, L 256 and 2048 (benchmarks/KERNELS.md)."""
+_IM2COL_WEIGHT_BLOCKS = (1, 32, 64, 4)
+"""BLOCK_I, BLOCK_J, the widest BLOCK_T and num_warps of the fp32 weight kernel (:func:`_mta_bwd_weight_im2col_kernel`;
+not autotuned either): 32 positions a step, whose gathered operand is then 8 KB (fp32 operands are split in two
+for three TF32 products; at 512 positions they spilled, and the tf32x3 backward took 320 ms at 8 heads, k 5,
+L 2048 on the H200)."""
 
 
-def _weight_blocks(element_size: int, chunk: int, row_major: bool) -> tuple[int, int, int, int]:
-    """:data:`_WEIGHT_BLOCKS` for P of ``element_size`` bytes, with steps of whole chunks where P is chunk-major
-    (``_mta_bwd_weight_kernel`` moves a step's offsets by one constant): as many positions, fewer rows."""
-    block_i, block_j, widest, warps = _WEIGHT_BLOCKS[element_size]
+def _strip_blocks(k: int, heads_in: int, heads_out: int) -> dict:
+    """The strips kernel's blocks: :data:`_STRIP_TILES`, an aligned window of P wide enough for a strip's taps, as
+    many heads a program as keep R within 128 x 128 (``tl.dot`` wants 16 rows and columns at least), and warps for
+    R's size."""
+    block_i, block_j, align, warps = _STRIP_TILES
+    offset = (_col_pad(k) - k // 2) % align
+    window = next_power_of_2(block_j + k - 1 + offset)
+    heads_out = min(max(next_power_of_2(heads_out), 16 // block_j), 128 // block_j)
+    heads_in = min(next_power_of_2(heads_in), max(1, 128 // window))
+    return dict(BLOCK_I=max(block_i, window), BLOCK_J=block_j, WINDOW=window, ALIGN=align, OFFSET=offset,
+                HEADS_OUT=heads_out, HEADS_IN=heads_in,
+                num_warps=max(warps, heads_out * block_j * heads_in * window // 2048))
+
+
+def _im2col_weight_blocks(chunk: int, row_major: bool) -> tuple[int, int, int, int]:
+    """:data:`_IM2COL_WEIGHT_BLOCKS`, with steps of whole chunks where P is chunk-major
+    (``_mta_bwd_weight_im2col_kernel`` moves a step's offsets by one constant): as many positions, fewer rows."""
+    block_i, block_j, widest, warps = _IM2COL_WEIGHT_BLOCKS
     if not row_major and block_j % chunk:
         block_i, block_j = max(1, block_i * block_j // chunk), chunk
     return block_i, block_j, widest, warps
 
 
 def _tap_block(taps: int, widest: int) -> int:
-    """The (input head, tap) pairs one weight-kernel program takes: all of them up to ``widest``, at least 16
+    """The (input head, tap) pairs one im2col weight-kernel program takes: all of them up to ``widest``, at least 16
     (``tl.dot``'s narrowest operand)."""
     return min(max(next_power_of_2(taps), 16), widest)
 
@@ -656,7 +791,8 @@ def _tap_block(taps: int, widest: int) -> int:
 _launch_pad = Launcher(_mta_pad_kernel)
 _launch_conv_fwd = Launcher(_mta_conv_fwd_kernel)
 _launch_conv_im2col = Launcher(_mta_conv_im2col_kernel)
-_launch_bwd_weight = Launcher(_mta_bwd_weight_kernel)
+_launch_bwd_weight_strips = Launcher(_mta_bwd_weight_strips_kernel)
+_launch_bwd_weight_im2col = Launcher(_mta_bwd_weight_im2col_kernel)
 _launch_bwd_scores = Launcher(_mta_bwd_scores_kernel)
 
 
@@ -750,6 +886,34 @@ def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tens
                      UPCAST=_INTERPRET and probs.dtype != torch.float32, ZERO_TILES=zero_tiles)
 
 
+def _strips_weight_gradient(grads: torch.Tensor, probs: torch.Tensor, acc: torch.Tensor, seq: int, consts: dict,
+                            has_bias: bool):
+    """dW and dbias of 16-bit operands into ``acc`` from padded G and P (:func:`_mta_bwd_weight_strips_kernel`)."""
+    batch, heads_in, stride_chunks, rows, chunk = probs.shape
+    blocks = _strip_blocks(consts["K"], heads_in, consts["C_OUT"])
+    out_strips = cdiv(seq, blocks["BLOCK_J"]) * cdiv(consts["C_OUT"], blocks["HEADS_OUT"])
+    strips = out_strips * consts["K"] * cdiv(heads_in, blocks["HEADS_IN"])
+    _launch_bwd_weight_strips((strips + (out_strips if has_bias else 0), batch),
+                              (grads, probs, acc, seq, rows, rows * stride_chunks * chunk, strips),
+                              G_CHUNK=grads.shape[-1], P_CHUNK=chunk, G_ROW_MAJOR=grads.shape[-3] == 1,
+                              P_ROW_MAJOR=stride_chunks == 1, REPLICAS=_REPLICAS, UPCAST=_INTERPRET, **blocks, **consts)
+
+
+def _im2col_weight_gradient(grad_out: torch.Tensor, probs: torch.Tensor, acc: torch.Tensor, seq: int, consts: dict,
+                            has_bias: bool, precision: str):
+    """dW and dbias of fp32 operands into ``acc`` from g and padded P (:func:`_mta_bwd_weight_im2col_kernel`)."""
+    batch, heads_in, stride_chunks, rows, chunk = probs.shape
+    block_i, block_j, widest, warps = _im2col_weight_blocks(chunk, stride_chunks == 1)
+    taps = heads_in * consts["K"] ** 2
+    block_t = _tap_block(taps, widest)
+    _launch_bwd_weight_im2col((cdiv(seq, block_i) * cdiv(taps, block_t), batch),
+                              (grad_out, probs, acc, seq, stride_chunks * chunk, rows * stride_chunks * chunk),
+                              C_OUT_P=max(next_power_of_2(consts["C_OUT"]), 16), CHUNK=chunk,
+                              ROW_MAJOR=stride_chunks == 1, HAS_BIAS=has_bias, REPLICAS=_REPLICAS,
+                              INPUT_PRECISION=precision, BLOCK_I=block_i, BLOCK_J=block_j, BLOCK_T=block_t,
+                              num_warps=warps, **consts)
+
+
 class _MultiTokenAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, scores, weight, bias, groups, precision):
@@ -780,17 +944,10 @@ class _MultiTokenAttention(torch.autograd.Function):
         chunk = probs.shape[-1]
         has_bias = bias is not None
         acc = torch.zeros(_REPLICAS * (weight.numel() + consts["C_OUT"]), device=probs.device, dtype=torch.float32)
-        row_major = chunk == stride
-        block_i, block_j, widest, warps = _weight_blocks(probs.element_size(), chunk, row_major)
-        taps = heads_in * consts["K"] ** 2
-        block_t = _tap_block(taps, widest)
-        _launch_bwd_weight((cdiv(seq, block_i) * cdiv(taps, block_t), batch),
-                           (grad_out, probs, acc, seq, stride, plane),
-                           C_OUT_P=max(next_power_of_2(consts["C_OUT"]), 16), CHUNK=chunk, ROW_MAJOR=row_major,
-                           HAS_BIAS=has_bias, REPLICAS=_REPLICAS,
-                           INPUT_PRECISION=ctx.precision if probs.dtype == torch.float32 else "tf32",
-                           UPCAST=_INTERPRET and probs.dtype != torch.float32, BLOCK_I=block_i, BLOCK_J=block_j,
-                           BLOCK_T=block_t, num_warps=warps, **consts)
+        if probs.dtype == torch.float32:
+            _im2col_weight_gradient(grad_out, probs, acc, seq, consts, has_bias, ctx.precision)
+        else:
+            _strips_weight_gradient(grads, probs, acc, seq, consts, has_bias)
         dscores = torch.empty(ctx.shape, device=probs.device, dtype=probs.dtype)
         dweight = torch.empty_like(weight)
         dbias = torch.empty_like(bias) if has_bias else None
@@ -835,12 +992,15 @@ _AUTOTUNED = {
 
 def tuned_configs() -> dict[str, list[dict]]:
     """Every autotuned choice made so far in this process (see :func:`plugins._triton_launcher.tuned_configs`);
-    the backward's weight kernel is not autotuned (it accumulates atomically) and reports its fixed blocks."""
+    the backward's weight kernels are not autotuned (they accumulate atomically) and report their fixed blocks."""
     record = autotuned_choices(_AUTOTUNED)
-    record["_mta_bwd_weight_kernel"] = [
-        {"key": [f"{8 * size}-bit"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j,
-                                               "BLOCK_T": f"min(taps, {widest})", "num_warps": warps}}
-        for size, (block_i, block_j, widest, warps) in _WEIGHT_BLOCKS.items()]
+    block_i, block_j, align, warps = _STRIP_TILES
+    record["_mta_bwd_weight_strips_kernel"] = [
+        {"key": ["16-bit"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j, "ALIGN": align, "num_warps": warps}}]
+    block_i, block_j, widest, warps = _IM2COL_WEIGHT_BLOCKS
+    record["_mta_bwd_weight_im2col_kernel"] = [
+        {"key": ["32-bit"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j, "BLOCK_T": f"min(taps, {widest})",
+                                       "num_warps": warps}}]
     return record
 
 
