@@ -35,6 +35,8 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (37, 5, 1, 16, 8, True, torch.float32),  # the forward banded, the backward's dP (16 heads out) im2col
     (33, 7, 1, 8, 8, False, torch.bfloat16),
     (70, 5, 2, 4, 6, True, torch.float16),  # two forward head groups (the second part empty), zero tiles, groups
+    (25, 3, 1, 16, 16, True, torch.float16),  # 16-bit weight strips in two output-head and four input-head blocks
+    (41, 5, 1, 12, 10, False, torch.bfloat16),  # ... the last blocks part-filled, more rows than one step
 ]
 
 
