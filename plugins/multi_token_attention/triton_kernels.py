@@ -490,13 +490,12 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
 
 @triton.jit
 def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L, ROWS, PLANE, STRIPS,
-                           C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
-                           OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, COL_PAD: tl.constexpr,
-                           G_CHUNK: tl.constexpr, P_CHUNK: tl.constexpr, G_ROW_MAJOR: tl.constexpr,
-                           P_ROW_MAJOR: tl.constexpr, REPLICAS: tl.constexpr, UPCAST: tl.constexpr,
-                           HEADS_OUT: tl.constexpr, HEADS_IN: tl.constexpr,
-                           BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr, WINDOW: tl.constexpr, ALIGN: tl.constexpr,
-                           OFFSET: tl.constexpr):
+                                  C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
+                                  OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, COL_PAD: tl.constexpr,
+                                  G_CHUNK: tl.constexpr, P_CHUNK: tl.constexpr, REPLICAS: tl.constexpr,
+                                  UPCAST: tl.constexpr, HEADS_OUT: tl.constexpr, HEADS_IN: tl.constexpr,
+                                  BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr, WINDOW: tl.constexpr,
+                                  ALIGN: tl.constexpr, OFFSET: tl.constexpr):
     """The weight gradient's share of one tap row ``u``, a strip of ``BLOCK_J`` columns from ``j0`` (all its causal
     rows) and blocks of ``HEADS_OUT`` output and ``HEADS_IN`` input heads, without a gather::
 
@@ -505,8 +504,9 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L, ROWS, PLANE, STRIPS,
 
     R is one product a step of ``BLOCK_I`` rows, ``g^T [HEADS_OUT * BLOCK_J, rows] @ P [rows, HEADS_IN * WINDOW]``,
     and the ``K`` column taps are read off its diagonals once, at the end. Both operands are plain tiles of the
-    padded planes, and P's window starts ``OFFSET`` columns early so that both start on a 16-byte boundary (of
-    any L: G_pad rather than g). Only the strip's first step, which crosses the diagonal, is masked by column;
+    padded planes (chunk-major: 16-bit operands never take the im2col convolution's row-major layout), and P's
+    window starts ``OFFSET`` columns early so that both start on a 16-byte boundary (of any L: G_pad rather
+    than g). Only the strip's first step, which crosses the diagonal, is masked by column;
     the others by row alone, so that their loads are 16-byte vectors (a mask that varies along a row splits a
     load into single elements: what the im2col form this replaces, ``g @ X`` with X every tap's shifted P,
     did, at 17x its memory floor; benchmarks/KERNELS.md). The products do ``WINDOW / K`` times the useful work,
@@ -533,7 +533,7 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L, ROWS, PLANE, STRIPS,
     o = out_block * HEADS_OUT + m // BLOCK_J
     jj = m % BLOCK_J
     g_strip = g_ptr + _strip_columns((batch * C_OUT + o).to(tl.int64) * PLANE, j0 + COL_PAD, jj, ROWS, G_CHUNK,
-                                     G_ROW_MAJOR, BLOCK_J if BLOCK_J < 8 else 8)[None, :]
+                                     BLOCK_J if BLOCK_J < 8 else 8)[None, :]
     out_ok = (o < C_OUT)[None, :]
     if pid >= STRIPS:
         _bias_strip(g_strip, copy + W_NUMEL, j0, r, jj, out_ok, out_block, L, C_OUT, K, G_CHUNK, HEADS_OUT,
@@ -545,7 +545,7 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L, ROWS, PLANE, STRIPS,
     c = in_block * HEADS_IN + n // WINDOW
     x = n % WINDOW
     p_strip = p_ptr + _strip_columns((batch * C_IN + c).to(tl.int64) * PLANE, j0 + COL_PAD - K // 2 - OFFSET, x,
-                                     ROWS, P_CHUNK, P_ROW_MAJOR, ALIGN)[None, :]
+                                     ROWS, P_CHUNK, ALIGN)[None, :]
     in_ok = (c < C_IN)[None, :]
     i = (j0 + r)[:, None]
     grad_w = _strip_product(tl.zeros((M, N), dtype=tl.float32), g_strip + (i + K // 2) * G_CHUNK,
@@ -568,14 +568,11 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L, ROWS, PLANE, STRIPS,
 
 
 @triton.jit
-def _strip_columns(planes, first_col, x, ROWS, CHUNK: tl.constexpr, ROW_MAJOR: tl.constexpr, ALIGN: tl.constexpr):
-    """Offsets of columns ``first_col + x`` in row 0 of the padded planes that start at ``planes``, declared as runs
-    of ``ALIGN`` from multiples of ``ALIGN`` (the caller's columns are; Triton cannot prove it through the chunk
-    arithmetic, and without it loads one element at a time)."""
-    if ROW_MAJOR:
-        offsets = planes + first_col + x
-    else:
-        offsets = planes + _chunk_major_column(first_col + x, ROWS, CHUNK)
+def _strip_columns(planes, first_col, x, ROWS, CHUNK: tl.constexpr, ALIGN: tl.constexpr):
+    """Offsets of columns ``first_col + x`` in row 0 of the chunk-major padded planes that start at ``planes``,
+    declared as runs of ``ALIGN`` from multiples of ``ALIGN`` (the caller's columns are; Triton cannot prove it
+    through the chunk arithmetic, and without it loads one element at a time)."""
+    offsets = planes + _chunk_major_column(first_col + x, ROWS, CHUNK)
     return tl.max_contiguous(tl.multiple_of(offsets, ALIGN), ALIGN)
 
 
@@ -895,8 +892,8 @@ def _strips_weight_gradient(grads: torch.Tensor, probs: torch.Tensor, acc: torch
     strips = out_strips * consts["K"] * cdiv(heads_in, blocks["HEADS_IN"])
     _launch_bwd_weight_strips((strips + (out_strips if has_bias else 0), batch),
                               (grads, probs, acc, seq, rows, rows * stride_chunks * chunk, strips),
-                              G_CHUNK=grads.shape[-1], P_CHUNK=chunk, G_ROW_MAJOR=grads.shape[-3] == 1,
-                              P_ROW_MAJOR=stride_chunks == 1, REPLICAS=_REPLICAS, UPCAST=_INTERPRET, **blocks, **consts)
+                              G_CHUNK=grads.shape[-1], P_CHUNK=chunk, REPLICAS=_REPLICAS, UPCAST=_INTERPRET,
+                              **blocks, **consts)
 
 
 def _im2col_weight_gradient(grad_out: torch.Tensor, probs: torch.Tensor, acc: torch.Tensor, seq: int, consts: dict,
