@@ -492,7 +492,7 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
 def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L, ROWS, PLANE, STRIPS,
                                   C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
                                   OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, COL_PAD: tl.constexpr,
-                                  G_CHUNK: tl.constexpr, P_CHUNK: tl.constexpr, REPLICAS: tl.constexpr,
+                                  CHUNK: tl.constexpr, REPLICAS: tl.constexpr,
                                   UPCAST: tl.constexpr, HEADS_OUT: tl.constexpr, HEADS_IN: tl.constexpr,
                                   BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr, WINDOW: tl.constexpr,
                                   ALIGN: tl.constexpr, OFFSET: tl.constexpr):
@@ -504,10 +504,10 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L, ROWS, PLANE, STRIPS,
 
     R is one product a step of ``BLOCK_I`` rows, ``g^T [HEADS_OUT * BLOCK_J, rows] @ P [rows, HEADS_IN * WINDOW]``,
     and the ``K`` column taps are read off its diagonals once, at the end. Both operands are plain tiles of the
-    padded planes (chunk-major: 16-bit operands never take the im2col convolution's row-major layout), and P's
-    window starts ``OFFSET`` columns early so that both start on a 16-byte boundary (of any L: G_pad rather
-    than g). Only the strip's first step, which crosses the diagonal, is masked by column;
-    the others by row alone, so that their loads are 16-byte vectors (a mask that varies along a row splits a
+    padded planes, which share one layout (chunk-major: 16-bit operands never take the im2col convolution's
+    row-major one), and P's window starts ``OFFSET`` columns early so that both start on a 16-byte boundary (of
+    any L: G_pad rather than g). Only the strip's first step, which crosses the diagonal, is masked by column; the
+    others by row alone, so that their loads are 16-byte vectors (a mask that varies along a row splits a
     load into single elements: what the im2col form this replaces, ``g @ X`` with X every tap's shifted P,
     did, at 17x its memory floor; benchmarks/KERNELS.md). The products do ``WINDOW / K`` times the useful work,
     on tensor cores that were idle. The programs after the ``STRIPS`` weight programs sum g for ``dbias``.
@@ -532,11 +532,11 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L, ROWS, PLANE, STRIPS,
     m = tl.arange(0, M)
     o = out_block * HEADS_OUT + m // BLOCK_J
     jj = m % BLOCK_J
-    g_strip = g_ptr + _strip_columns((batch * C_OUT + o).to(tl.int64) * PLANE, j0 + COL_PAD, jj, ROWS, G_CHUNK,
+    g_strip = g_ptr + _strip_columns((batch * C_OUT + o).to(tl.int64) * PLANE, j0 + COL_PAD, jj, ROWS, CHUNK,
                                      BLOCK_J if BLOCK_J < 8 else 8)[None, :]
     out_ok = (o < C_OUT)[None, :]
     if pid >= STRIPS:
-        _bias_strip(g_strip, copy + W_NUMEL, j0, r, jj, out_ok, out_block, L, C_OUT, K, G_CHUNK, HEADS_OUT,
+        _bias_strip(g_strip, copy + W_NUMEL, j0, r, jj, out_ok, out_block, L, C_OUT, K, CHUNK, HEADS_OUT,
                     BLOCK_I, BLOCK_J)
         return
     u = pid % K
@@ -545,15 +545,15 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L, ROWS, PLANE, STRIPS,
     c = in_block * HEADS_IN + n // WINDOW
     x = n % WINDOW
     p_strip = p_ptr + _strip_columns((batch * C_IN + c).to(tl.int64) * PLANE, j0 + COL_PAD - K // 2 - OFFSET, x,
-                                     ROWS, P_CHUNK, ALIGN)[None, :]
+                                     ROWS, CHUNK, ALIGN)[None, :]
     in_ok = (c < C_IN)[None, :]
     i = (j0 + r)[:, None]
-    grad_w = _strip_product(tl.zeros((M, N), dtype=tl.float32), g_strip + (i + K // 2) * G_CHUNK,
-                            p_strip + (i + u) * P_CHUNK, out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
+    grad_w = _strip_product(tl.zeros((M, N), dtype=tl.float32), g_strip + (i + K // 2) * CHUNK,
+                            p_strip + (i + u) * CHUNK, out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
                             in_ok & (i < L) & ((j0 + x)[None, :] <= i + K - 1 + OFFSET), UPCAST)
     for i0 in range(j0 + BLOCK_I, L, BLOCK_I):
         i = (i0 + r)[:, None]
-        grad_w = _strip_product(grad_w, g_strip + (i + K // 2) * G_CHUNK, p_strip + (i + u) * P_CHUNK,
+        grad_w = _strip_product(grad_w, g_strip + (i + K // 2) * CHUNK, p_strip + (i + u) * CHUNK,
                                 out_ok & (i < L), in_ok & (i < L), UPCAST)
     taps = tl.reshape(grad_w, (HEADS_OUT, BLOCK_J, HEADS_IN, WINDOW))
     diagonal = tl.arange(0, WINDOW)[None, None, None, :] - tl.arange(0, BLOCK_J)[None, :, None, None] - OFFSET
@@ -588,15 +588,15 @@ def _strip_product(grad_w, g_tile, p_tile, g_ok, p_ok, UPCAST: tl.constexpr):
 
 @triton.jit
 def _bias_strip(g_strip, dbias_ptr, j0, r, jj, out_ok, out_block, L, C_OUT: tl.constexpr, K: tl.constexpr,
-                G_CHUNK: tl.constexpr, HEADS_OUT: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr):
+                CHUNK: tl.constexpr, HEADS_OUT: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr):
     """``dbias[o] += sum g[o]`` over one strip's causal rows, for ``HEADS_OUT`` heads, read as the weight
     programs read g."""
     i = (j0 + r)[:, None]
-    sums = tl.load(g_strip + (i + K // 2) * G_CHUNK, mask=out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
+    sums = tl.load(g_strip + (i + K // 2) * CHUNK, mask=out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
                    other=0.0).to(tl.float32)
     for i0 in range(j0 + BLOCK_I, L, BLOCK_I):
         i = (i0 + r)[:, None]
-        sums += tl.load(g_strip + (i + K // 2) * G_CHUNK, mask=out_ok & (i < L), other=0.0).to(tl.float32)
+        sums += tl.load(g_strip + (i + K // 2) * CHUNK, mask=out_ok & (i < L), other=0.0).to(tl.float32)
     heads = out_block * HEADS_OUT + tl.arange(0, HEADS_OUT)
     tl.atomic_add(dbias_ptr + heads, tl.sum(tl.reshape(tl.sum(sums, axis=0), (HEADS_OUT, BLOCK_J)), axis=1),
                   mask=heads < C_OUT)
@@ -892,8 +892,7 @@ def _strips_weight_gradient(grads: torch.Tensor, probs: torch.Tensor, acc: torch
     strips = out_strips * consts["K"] * cdiv(heads_in, blocks["HEADS_IN"])
     _launch_bwd_weight_strips((strips + (out_strips if has_bias else 0), batch),
                               (grads, probs, acc, seq, rows, rows * stride_chunks * chunk, strips),
-                              G_CHUNK=grads.shape[-1], P_CHUNK=chunk, REPLICAS=_REPLICAS, UPCAST=_INTERPRET,
-                              **blocks, **consts)
+                              CHUNK=chunk, REPLICAS=_REPLICAS, UPCAST=_INTERPRET, **blocks, **consts)
 
 
 def _im2col_weight_gradient(grad_out: torch.Tensor, probs: torch.Tensor, acc: torch.Tensor, seq: int, consts: dict,
