@@ -31,6 +31,7 @@ import torch.nn.functional as F  # noqa: E402
 import triton  # noqa: E402
 from triton.testing import do_bench  # noqa: E402
 
+from plugins._triton_launcher import launch_device  # noqa: E402
 from plugins.fused_neighborhood_attention import reference as fna_ref  # noqa: E402
 from plugins.fused_neighborhood_attention import triton_kernels as fna_tri  # noqa: E402
 from plugins.multi_token_attention import reference as mta_ref  # noqa: E402
@@ -216,32 +217,31 @@ def fna_stage_calls(t, options):
     """Each forward stage of the neighborhood attention kernels alone, on the inputs ``t``: name -> call."""
     x = t["hidden_states"].detach()
     batch, seq, hidden = x.shape
-    heads, kernel_size, dilation = options["heads"], options["kernel_size"], options["dilation"]
-    scale = 1.0 / math.sqrt(hidden // heads)
-    x2 = x.reshape(batch * seq, hidden)
-    weights = [t[f"{p}_weight"].detach() for p in ("q", "k", "v")]
-    biases = [t[f"{p}_bias"].detach() for p in ("q", "k", "v")]
-    qkv = torch.empty(batch * seq, 3 * hidden, device=x.device)
-    out = torch.empty(batch * seq, hidden, device=x.device)
-    wo, bo = t["out_weight"].detach(), t["out_bias"].detach()
-    attn, _ = fna_tri._attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale)
+    scale = 1.0 / math.sqrt(hidden // options["heads"])
+    weights = [t[f"{p}_weight"].detach() for p in ("q", "k", "v", "out")]
+    biases = [t[f"{p}_bias"].detach() for p in ("q", "k", "v", "out")]
+    plan = fna_tri._plan(x.shape, (x.dtype,) * 9, (True,) * 4, options["heads"], options["kernel_size"],
+                         options["dilation"], scale, fna_tri.FP32_DOT_PRECISION, launch_device())
+    qkv = torch.empty(batch * seq, 3 * hidden, device=x.device, dtype=x.dtype)
+    attn = torch.empty(batch * seq, hidden, device=x.device, dtype=x.dtype)
+    lse = torch.empty(batch * seq, options["heads"], device=x.device, dtype=torch.float32)
+    out = torch.empty(x.shape, device=x.device, dtype=x.dtype)
     return {
-        "stage_qkv_gemm": lambda: fna_tri._matmul(x2, [w.t() for w in weights], qkv, biases),
-        "stage_attention": lambda: fna_tri._attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation,
-                                                              scale),
-        "stage_out_gemm": lambda: fna_tri._matmul(attn, [wo.t()], out, (bo,)),
+        "stage_qkv_gemm": lambda: plan.qkv_projection(x, weights[:3], qkv, biases[:3]),
+        "stage_attention": lambda: plan.attention(qkv, attn, lse),
+        "stage_out_gemm": lambda: plan.out_projection(attn, weights[3:], out, biases[3:]),
     }
 
 
 def mta_stage_calls(t):
     """Each forward launch of the multi-token attention kernels alone, on the inputs ``t``: name -> call."""
     scores, weight, bias = t["scores"].detach(), t["weight"].detach(), t["bias"].detach()
-    batch, _, seq, _ = scores.shape
-    consts = mta_tri._shape_constants(scores, weight, 1)
-    out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
-    probs, band = mta_tri._padded(scores, consts, softmax=True, weight=weight)
-    return {"stage_softmax_pad_band": lambda: mta_tri._padded(scores, consts, softmax=True, weight=weight),
-            "stage_conv": lambda: mta_tri._convolve(probs, band, bias, out, consts)}
+    plan = mta_tri._plan(scores.shape, scores.dtype, weight.shape, weight.dtype, bias.dtype, 1,
+                         mta_tri.FP32_DOT_PRECISION, launch_device())
+    out = torch.empty(plan.out_shape, device=scores.device, dtype=scores.dtype)
+    probs, band = plan.pad_probs(scores, weight)
+    return {"stage_softmax_pad_band": lambda: plan.pad_probs(scores, weight),
+            "stage_conv": lambda: plan.convolve(probs, band, bias, out)}
 
 
 def record_stages(family, calls, size, floor):

@@ -171,29 +171,20 @@ def test_transpose_writes_every_element_and_sums_the_columns(poisoned_allocation
     """The backward's operands are transposed copies (K-contiguous for the tensor cores), up to four from a
     launch, stacked or side by side; bias gradients the first one's column sums, but where known to be 0."""
     matrices = [torch.randn(rows, cols).to(dtype) for _ in range(3)]
-    stacked, sums = triton_kernels._transposed(matrices, column_sums=True)
+    stacked, sums = triton_kernels._Transposes(3, rows, cols, dtype, column_sums=True)(matrices)
     assert stacked.shape == (3 * cols, rows) and stacked.is_contiguous()
     assert torch.equal(stacked, torch.cat([x.t() for x in matrices]))
     assert sums.dtype == torch.float32
     torch.testing.assert_close(sums, matrices[0].float().sum(0), rtol=1e-5, atol=1e-5)
 
-    side_by_side, sums = triton_kernels._transposed(matrices[:2], side_by_side=True, column_sums=True,
-                                                    unsummed=range(3, 20))
+    side_by_side, sums = triton_kernels._Transposes(2, rows, cols, dtype, side_by_side=True, column_sums=True,
+                                                    unsummed=range(3, 20))(matrices[:2])
     assert side_by_side.shape == (cols, 2 * rows)
     assert torch.equal(side_by_side, torch.cat([x.t() for x in matrices[:2]], dim=1))
     expected = matrices[0].float().sum(0)
     expected[3:20] = 0
     torch.testing.assert_close(sums, expected, rtol=1e-5, atol=1e-5)
-    assert triton_kernels._transposed(matrices)[1] is None
-
-
-def test_transposes_of_one_launch_share_a_shape_strides_and_dtype():
-    x = torch.randn(8, 6)
-    for other in (torch.randn(8, 5), torch.randn(8, 12)[:, :6], torch.randn(8, 6, dtype=torch.float16)):
-        with pytest.raises(AssertionError, match="one shape, strides and dtype"):
-            triton_kernels._transposed([x, other])
-    with pytest.raises(AssertionError, match="one to four"):
-        triton_kernels._transposed([x] * 5)
+    assert triton_kernels._Transposes(3, rows, cols, dtype)(matrices)[1] is None
 
 
 def test_strided_inputs_and_upstream_gradient(poisoned_allocations):

@@ -4,7 +4,8 @@ A kernel launched that way may start before the previous kernel in the stream ha
 so each one must wait for it (``follow_previous_launch``) before it reads anything: on every
 path through the kernel, no load, atomic or helper call comes before that wait. The host's
 integer helpers agree with Triton's. A cached launch calls the launcher's C function with the
-layout it parses, and only where the launcher is one whose layout is known.
+layout it parses, and only where the launcher is one whose layout is known; a bound launch (a per-shape
+plan's) goes there straight after its first call, and only with aligned tensors.
 """
 
 import ast
@@ -12,9 +13,11 @@ import inspect
 import textwrap
 
 import pytest
+import torch
 import triton
 
-from plugins._triton_launcher import Launcher, _c_launch, cdiv, next_power_of_2
+import plugins._triton_launcher as triton_launcher
+from plugins._triton_launcher import Launcher, _c_launch, aligned, cdiv, next_power_of_2
 from plugins.fused_neighborhood_attention import triton_kernels as fused_neighborhood_attention
 from plugins.multi_token_attention import triton_kernels as multi_token_attention
 
@@ -179,3 +182,59 @@ def test_a_launcher_of_unknown_layout_or_needing_scratch_is_launched_through_tri
     launch(7, 2, 1, 0xBEEF, *bound, "tensor", 1024)
     assert compiled.runs == [((7, 2, 1), 0xBEEF, ("tensor", 1024))]
     assert launcher.launched == []
+
+
+class _RecordingLauncher(Launcher):
+    """A :class:`Launcher` whose ordinary launch records its call and caches a recording C launch, as a compiled
+    kernel's would be cached."""
+
+    def __init__(self):
+        self.compiled, self.ordinary, self.launched = {}, [], []
+
+    def __call__(self, grid, args, **constants):
+        self.ordinary.append((grid, args, constants))
+        if triton_launcher._ENABLED:
+            key = self._key(torch.cuda.current_device(), args, constants)
+            self.compiled[key] = (lambda *arguments: self.launched.append(arguments), ("bound",), (3, 1, 1), ["tail"])
+
+
+@pytest.fixture
+def fast_launch(monkeypatch):
+    monkeypatch.setattr(triton_launcher, "_ENABLED", True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda device: 0xBEEF, raising=False)
+
+
+def test_a_bound_launch_goes_to_the_compiled_kernel_after_its_first_call(fast_launch):
+    launcher = _RecordingLauncher()
+    grid = (7,)
+    launch = launcher.bind(grid, (1024, 7), BLOCK=64)
+    first, second = torch.zeros(4), torch.zeros(4)
+    launch(first, second)
+    assert launcher.ordinary == [(grid, (first, second, 1024, 7), {"BLOCK": 64})] and launcher.launched == []
+    launch(second, first)
+    launch(first, first)
+    assert len(launcher.ordinary) == 1
+    assert launcher.launched == [(3, 1, 1, 0xBEEF, "bound", second, first, 1024, 7, "tail"),
+                                 (3, 1, 1, 0xBEEF, "bound", first, first, 1024, 7, "tail")]
+
+
+def test_a_bound_launch_under_the_interpreter_launches_the_ordinary_way_every_time(monkeypatch):
+    monkeypatch.setattr(triton_launcher, "_ENABLED", False)
+    launcher = _RecordingLauncher()
+    launch = launcher.bind((2, 2), (5,))
+    tensor = torch.zeros(2)
+    launch(tensor)
+    launch(tensor)
+    assert launcher.ordinary == [((2, 2), (tensor, 5), {})] * 2 and launcher.launched == []
+
+
+def test_aligned_copies_only_tensors_that_do_not_start_on_16_bytes():
+    storage = torch.arange(40, dtype=torch.float32)
+    whole = storage.view(5, 8)
+    assert aligned(whole) is whole
+    inside = storage[1:33].view(4, 8)  # starts 4 bytes in
+    copy = aligned(inside)
+    assert copy.data_ptr() % 16 == 0 and torch.equal(copy, inside)
+    strided = whole[:, ::2]
+    assert aligned(strided).is_contiguous() and torch.equal(aligned(strided), strided)

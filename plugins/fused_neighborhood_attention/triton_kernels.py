@@ -21,7 +21,7 @@ backward (``dout`` given), eight launches and two zero fills (the bias sums)::
     d[Wq; Wk; Wv] = dqkv^T @ x                                           _linear_matmul_kernel
 
 where ``M = batch * seq`` and ``H = hidden``. Every product reads its operands K-contiguous, hence the
-transposed copies: the weight gradients multiply over the token axis (see :func:`_matmul`). Measured on
+transposed copies: the weight gradients multiply over the token axis (see :class:`_Product`). Measured on
 the H200 (benchmarks/KERNELS.md, "The FNA backward's products" and "The FNA backward in eight launches"):
 92.9 us of kernels at the reference with five transpose launches and a concatenation (products 46.7,
 transposes 19.6, attention 17.3, concatenation 7.6), 203.8 before the copies; 103.2 -> 98.4 us in the
@@ -48,10 +48,10 @@ Work and traffic (fp32, batch 2, seq 1024, hidden 512, heads 8, kernel 7; M = 20
 * Measured on the H200 (benchmarks/KERNELS.md run 10): 36.5 us per call in the rerun
   protocol (L2 flushed, host launch cost hidden), 29.1 us by CUDA-graph replay with a warm
   L2 (run 9, by stage: QKV GEMM 15.9, attention 7.1, output GEMM 7.4 us; cuBLAS TF32 takes
-  15.7 and 7.9 us for the two GEMMs): 2.9x the TF32 floor. Each launch goes through
-  :class:`plugins._triton_launcher.Launcher`, which skips the autotuner and argument binding
-  after the first call at a shape, and is a programmatic dependent launch (2 us less
-  between the three kernels).
+  15.7 and 7.9 us for the two GEMMs): 2.9x the TF32 floor. Each launch is bound once a call
+  signature (:class:`_Plan`, :class:`plugins._triton_launcher.BoundLaunch`), so that after the
+  first call at a shape no autotuner, argument binding or shape arithmetic runs on the way to the
+  compiled kernel, and is a programmatic dependent launch (2 us less between the three kernels).
 
 Autotuned configurations are kept per shape by Triton's autotuner, which times candidates by
 CUDA-graph replay (:func:`plugins._triton_launcher.device_time`); :func:`tuned_configs` returns
@@ -60,6 +60,7 @@ those chosen so far (for the run's implementation document).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from typing import Optional
@@ -68,7 +69,8 @@ import torch
 import triton
 import triton.language as tl
 
-from plugins._triton_launcher import Launcher, cdiv, device_time, follow_previous_launch, next_power_of_2
+from plugins._triton_launcher import (Launcher, aligned, cdiv, device_time, follow_previous_launch, launch_device,
+                                      next_power_of_2)
 from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 FP32_DOT_PRECISION = "tf32"
@@ -231,33 +233,33 @@ def _linear_matmul_kernel(a_ptr, b0_ptr, b1_ptr, b2_ptr, bias0_ptr, bias1_ptr, b
 _launch_matmul = Launcher(_linear_matmul_kernel)
 
 
-def _matmul(a: torch.Tensor, bs, out: torch.Tensor, biases=None, *, precision: str):
-    """``out[:, s*N:(s+1)*N] = a @ bs[s] (+ biases[s])`` for 1 or 3 same-strided ``[K, N]`` views ``bs``;
-    fp32 operands multiplied as ``precision`` says.
+class _Product:
+    """The launch of ``_linear_matmul_kernel`` at one shape: ``out[:, s*N:(s+1)*N] = a @ b_s (+ bias_s)`` for 1 or 3
+    splits ``b_s [K, N]``, into a row-major ``out [M, splits * N]``; fp32 operands multiplied as ``precision`` says.
 
-    Every operand is K-contiguous (``a`` row-major, each ``b`` a transposed row-major tensor): Hopper's
-    tensor-core product reads 32-bit operands from shared memory only that way, and Triton multiplied the
-    backward's transposed views 2.4x slower than cuBLAS in fp32 and 2.5x in fp16 (benchmarks/KERNELS.md).
+    Every operand is K-contiguous: ``a`` row-major ``[M, K]``, each ``b_s`` a transposed row-major tensor (its
+    ``[k, n]`` element at ``n * b_row + k``; ``b_row = K`` for a whole ``[N, K]`` weight). Hopper's tensor-core
+    product reads 32-bit operands from shared memory only that way, and Triton multiplied the backward's
+    transposed views 2.4x slower than cuBLAS in fp32 and 2.5x in fp16 (benchmarks/KERNELS.md).
     """
-    M, K = a.shape
-    N = bs[0].shape[1]
-    assert len(bs) in (1, 3) and all(b.shape == (K, N) and b.stride() == bs[0].stride() for b in bs), \
-        "1 or 3 splits, sharing shape and strides"
-    assert a.stride(1) == 1 and bs[0].stride(0) == 1, "K-contiguous operands"
-    has_bias = biases is not None and biases[0] is not None
-    b_ptrs = list(bs) + [bs[0]] * (3 - len(bs))
-    bias_ptrs = (list(biases) if has_bias else [out] * len(bs)) + [out] * (3 - len(bs))
 
-    def grid(meta):
-        programs_per_tile = 1 if meta["SPLITS_TOGETHER"] else len(bs)
-        return (cdiv(M, meta["BLOCK_M"]) * cdiv(N, meta["BLOCK_N"]) * programs_per_tile,)
+    def __init__(self, M: int, N: int, K: int, dtype: torch.dtype, precision: str, splits: int = 1,
+                 has_bias: bool = False, b_row: Optional[int] = None):
+        def grid(meta):
+            programs_per_tile = 1 if meta["SPLITS_TOGETHER"] else splits
+            return (cdiv(M, meta["BLOCK_M"]) * cdiv(N, meta["BLOCK_N"]) * programs_per_tile,)
 
-    _launch_matmul(grid, (a, *b_ptrs, *bias_ptrs, out, M, N, K, a.stride(0),
-                          a.stride(1), bs[0].stride(0), bs[0].stride(1), out.stride(0), out.stride(1)),
-                   NUM_SPLITS=len(bs), HAS_BIAS=has_bias,
-                   INPUT_PRECISION=precision,
-                   UPCAST=_INTERPRET and a.dtype != torch.float32)
-    return out
+        self.has_bias = has_bias
+        self.launch = _launch_matmul.bind(grid, (M, N, K, K, 1, 1, K if b_row is None else b_row, splits * N, 1),
+                                          NUM_SPLITS=splits, HAS_BIAS=has_bias, INPUT_PRECISION=precision,
+                                          UPCAST=_INTERPRET and dtype != torch.float32)
+
+    def __call__(self, a: torch.Tensor, bs, out: torch.Tensor, biases=()) -> torch.Tensor:
+        """``bs``: the ``b_s`` as the tensors whose storage they start (a weight for its transpose)."""
+        unused = 3 - len(bs)
+        self.launch(a, *bs, *(bs[0],) * unused, *(biases if self.has_bias else (out,) * len(bs)), *(out,) * unused,
+                    out)
+        return out
 
 
 _TRANSPOSE_BLOCK = 64
@@ -296,37 +298,33 @@ def _transpose_kernel(x0_ptr, x1_ptr, x2_ptr, x3_ptr, out_ptr, sums_ptr, M, N, s
 _launch_transpose = Launcher(_transpose_kernel)
 
 
-def _transposed(matrices, *, side_by_side: bool = False, column_sums: bool = False, unsummed: range = range(0)):
-    """``(buffer, sums)``: the transposes of up to four row-major ``[M, N]`` matrices of one shape, strides and dtype,
-    from one launch, in one row-major buffer: stacked (``[k * N, M]``, ``x_i^T`` in rows ``i * N`` on) or
-    side by side (``[N, k * M]``, in columns ``i * M`` on). With ``column_sums``, ``sums`` are the first
-    matrix's column sums (fp32; 0 for the columns in ``unsummed``), else None.
+class _Transposes:
+    """The launch of ``_transpose_kernel`` at one shape: the transposes of ``count`` (up to four) contiguous
+    ``[M, N]`` matrices of ``dtype``, into one row-major buffer: stacked (``[count * N, M]``, ``x_i^T`` in rows
+    ``i * N`` on) or side by side (``[N, count * M]``, in columns ``i * M`` on). With ``column_sums``, also the first
+    matrix's column sums (fp32; 0 for the columns in ``unsummed``).
 
     The backward's weight gradients multiply over the token axis, so their operands are transposed
     activations, and a bias gradient is the column sum of the same tensor, taken as it passes.
     """
-    first = matrices[0]
-    M, N = first.shape
-    assert 1 <= len(matrices) <= 4 and first.stride(1) == 1, "one to four row-major matrices"
-    assert all(x.shape == first.shape and x.stride() == first.stride() and x.dtype == first.dtype
-               for x in matrices), "of one shape, strides and dtype"
-    count = len(matrices)
-    if side_by_side:
-        out = torch.empty(N, count * M, device=first.device, dtype=first.dtype)
-        out_step = M
-    else:
-        out = torch.empty(count * N, M, device=first.device, dtype=first.dtype)
-        out_step = N * M
-    sums = torch.zeros(N, device=first.device, dtype=torch.float32) if column_sums else None
-    pointers = list(matrices) + [first] * (4 - count)
-    grid = (cdiv(M, _TRANSPOSE_BLOCK), cdiv(N, _TRANSPOSE_BLOCK), count)
-    _launch_transpose(grid, (*pointers, out, out if sums is None else sums, M, N, first.stride(0), out.stride(0),
-                             out_step, unsummed.start, unsummed.stop),
-                      COLUMN_SUMS=column_sums, BLOCK=_TRANSPOSE_BLOCK)
-    return out, sums
 
+    def __init__(self, count: int, M: int, N: int, dtype: torch.dtype, *, side_by_side: bool = False,
+                 column_sums: bool = False, unsummed: range = range(0)):
+        assert 1 <= count <= 4, "one to four matrices"
+        self.count, self.column_sums, self.dtype, self.columns = count, column_sums, dtype, N
+        self.shape = (N, count * M) if side_by_side else (count * N, M)
+        grid = (cdiv(M, _TRANSPOSE_BLOCK), cdiv(N, _TRANSPOSE_BLOCK), count)
+        self.launch = _launch_transpose.bind(grid, (M, N, N, self.shape[1], M if side_by_side else N * M,
+                                                    unsummed.start, unsummed.stop),
+                                             COLUMN_SUMS=column_sums, BLOCK=_TRANSPOSE_BLOCK)
 
-# ----------------------------------------------------------------------------- neighborhood attention
+    def __call__(self, matrices) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """``(buffer, sums)`` for the row-major ``matrices``, with ``sums`` None without ``column_sums``."""
+        device = matrices[0].device
+        out = torch.empty(self.shape, device=device, dtype=self.dtype)
+        sums = torch.zeros(self.columns, device=device, dtype=torch.float32) if self.column_sums else None
+        self.launch(*matrices, *(matrices[0],) * (4 - self.count), out, out if sums is None else sums)
+        return out, sums
 
 
 def _attention_configs():
@@ -471,85 +469,98 @@ _launch_attention_fwd = Launcher(_neighborhood_attention_fwd_kernel)
 _launch_attention_bwd = Launcher(_neighborhood_attention_bwd_kernel)
 
 
-def _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale):
-    head_dim = hidden // heads
-    attn = torch.empty(batch * seq, hidden, device=qkv.device, dtype=qkv.dtype)
-    lse = torch.empty(batch * seq, heads, device=qkv.device, dtype=torch.float32)
+class _Plan:
+    """Every launch of one call signature (shapes, dtypes, biases, heads, kernel size, dilation, scale, precision,
+    device), worked out on its first call: a later call only allocates and launches (benchmarks/KERNELS.md,
+    "Per-shape plans")."""
 
-    def grid(meta):
-        return (cdiv(seq, meta["BLOCK_M"]), batch * heads)
+    def __init__(self, shape, dtype: torch.dtype, has_bias: tuple[bool, bool, bool, bool], heads: int,
+                 kernel_size: int, dilation: int, scale: float, precision: str):
+        batch, seq, hidden = shape
+        tokens, head_dim = batch * seq, hidden // heads
+        self.shape, self.dtype, self.has_bias = tuple(shape), dtype, has_bias
+        self.tokens, self.hidden, self.heads = tokens, hidden, heads
 
-    _launch_attention_fwd(grid, (qkv, attn, lse, seq, hidden, heads, head_dim, scale * _LOG2E, qkv.stride(0),
-                                 attn.stride(0)),
-                          KERNEL=kernel_size, DILATION=dilation, BLOCK_D=next_power_of_2(head_dim))
-    return attn, lse
+        def attention_grid(meta):
+            return cdiv(seq, meta["BLOCK_M"]), batch * heads
+
+        attention = dict(KERNEL=kernel_size, DILATION=dilation, BLOCK_D=next_power_of_2(head_dim))
+        self.qkv_projection = _Product(tokens, hidden, hidden, dtype, precision, splits=3, has_bias=has_bias[0])
+        self.attention = _launch_attention_fwd.bind(
+            attention_grid, (seq, hidden, heads, head_dim, scale * _LOG2E, 3 * hidden, hidden), **attention)
+        self.out_projection = _Product(tokens, hidden, hidden, dtype, precision, has_bias=has_bias[3])
+
+        # the backward: dout^T, attn^T, x^T stacked; Wo^T | Wq^T | Wk^T | Wv^T side by side (see backward)
+        self.transpose_activations = _Transposes(3, tokens, hidden, dtype, column_sums=has_bias[3])
+        self.transpose_weights = _Transposes(4, hidden, hidden, dtype, side_by_side=True)
+        self.d_attn = _Product(tokens, hidden, hidden, dtype, precision, b_row=4 * hidden)
+        self.d_out_weight = _Product(hidden, hidden, tokens, dtype, precision)
+        self.attention_backward = _launch_attention_bwd.bind(
+            attention_grid, (seq, hidden, heads, head_dim, scale * _LOG2E, scale, 3 * hidden, hidden, hidden,
+                             3 * hidden), **attention)
+        self.d_x = _Product(tokens, hidden, 3 * hidden, dtype, precision, b_row=4 * hidden)
+        # The key bias adds q_n . b_k to every score of query n alike, and a softmax ignores a shift common to
+        # all its scores: the output does not depend on b_k, whose gradient is exactly zero. Its column sum
+        # would be fp32 noise around zero, which was our largest error against float64 (KERNELS.md).
+        self.transpose_d_qkv = _Transposes(1, tokens, 3 * hidden, dtype, column_sums=any(has_bias[:3]),
+                                           unsummed=range(hidden, 2 * hidden))
+        self.d_qkv_weight = _Product(3 * hidden, hidden, tokens, dtype, precision)
 
 
-def _attention_backward(qkv, attn, dattn, lse, batch, seq, hidden, heads, kernel_size, dilation, scale):
-    head_dim = hidden // heads
-    dqkv = torch.empty_like(qkv)
-
-    def grid(meta):
-        return (cdiv(seq, meta["BLOCK_M"]), batch * heads)
-
-    _launch_attention_bwd(grid, (qkv, attn, dattn, lse, dqkv, seq, hidden, heads, head_dim, scale * _LOG2E, scale,
-                                 qkv.stride(0), attn.stride(0), dattn.stride(0), dqkv.stride(0)),
-                          KERNEL=kernel_size, DILATION=dilation, BLOCK_D=next_power_of_2(head_dim))
-    return dqkv
+@functools.lru_cache(maxsize=64)
+def _plan(shape, dtypes, has_bias, heads, kernel_size, dilation, scale, precision, device) -> _Plan:
+    """The plan of a call signature (every part of the key is something a launch specializes on)."""
+    return _Plan(shape, dtypes[0], has_bias, heads, kernel_size, dilation, scale, precision)
 
 
 class _FusedNeighborhoodAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, out_weight, out_bias,
                 heads, kernel_size, dilation, scale, precision):
-        batch, seq, hidden = x.shape
-        x2 = x.reshape(batch * seq, hidden).contiguous()  # the backward transposes it with attn, of one stride
-        weights = [w.contiguous() for w in (q_weight, k_weight, v_weight)]
-        out_weight = out_weight.contiguous()
-        qkv = torch.empty(batch * seq, 3 * hidden, device=x.device, dtype=x.dtype)
-        _matmul(x2, [w.t() for w in weights], qkv, (q_bias, k_bias, v_bias), precision=precision)
-        attn, lse = _attention_forward(qkv, batch, seq, hidden, heads, kernel_size, dilation, scale)
-        out = torch.empty(batch * seq, hidden, device=x.device, dtype=x.dtype)
-        _matmul(attn, [out_weight.t()], out, (out_bias,), precision=precision)
-        ctx.save_for_backward(x2, *weights, out_weight, qkv, attn, lse)
-        ctx.shape = (batch, seq, hidden, heads, kernel_size, dilation, scale)
-        ctx.precision = precision
-        ctx.has_bias = (q_bias is not None, k_bias is not None, v_bias is not None, out_bias is not None)
-        return out.view(batch, seq, hidden)
+        x = aligned(x)  # the backward transposes it with attn, of one stride
+        weights = [aligned(w) for w in (q_weight, k_weight, v_weight, out_weight)]
+        biases = [None if b is None else aligned(b) for b in (q_bias, k_bias, v_bias, out_bias)]
+        plan = _plan(x.shape, tuple(t.dtype for t in (x, *weights, *biases) if t is not None),
+                     tuple(b is not None for b in biases), heads, kernel_size, dilation, scale, precision,
+                     launch_device())
+        empty = dict(device=x.device, dtype=x.dtype)
+        qkv = plan.qkv_projection(x, weights[:3], torch.empty(plan.tokens, 3 * plan.hidden, **empty), biases[:3])
+        attn = torch.empty(plan.tokens, plan.hidden, **empty)
+        lse = torch.empty(plan.tokens, plan.heads, device=x.device, dtype=torch.float32)
+        plan.attention(qkv, attn, lse)
+        out = plan.out_projection(attn, weights[3:], torch.empty(plan.shape, **empty), biases[3:])
+        ctx.save_for_backward(x, *weights, qkv, attn, lse)
+        ctx.plan = plan
+        return out
 
     @staticmethod
     def backward(ctx, grad_out):
-        x2, q_weight, k_weight, v_weight, out_weight, qkv, attn, lse = ctx.saved_tensors
-        batch, seq, hidden, heads, kernel_size, dilation, scale = ctx.shape
-        dout = grad_out.reshape(batch * seq, hidden).contiguous()  # transposed with x and attn: one stride
-        empty = dict(device=x2.device, dtype=x2.dtype)
-        precision = ctx.precision
+        x, q_weight, k_weight, v_weight, out_weight, qkv, attn, lse = ctx.saved_tensors
+        plan = ctx.plan
+        hidden = plan.hidden
+        dout = aligned(grad_out)  # transposed with x and attn: one stride
+        empty = dict(device=x.device, dtype=x.dtype)
 
         # Two launches transpose every operand that exists before the attention's backward: the activations
         # (stacked: dout^T, attn^T, x^T, with dbo = dout's column sums) and the weights (side by side:
         # Wo^T | Wq^T | Wk^T | Wv^T, so that [Wq; Wk; Wv], read K-contiguous, is a slice).
-        activations_t, d_out_bias = _transposed([dout, attn, x2], column_sums=ctx.has_bias[3])      # [3H, M]
-        weights_t, _ = _transposed([out_weight, q_weight, k_weight, v_weight], side_by_side=True)  # [H, 4H]
-        dout_t, attn_t, x_t = activations_t[:hidden], activations_t[hidden:2 * hidden], activations_t[2 * hidden:]
-        dattn = _matmul(dout, [weights_t[:, :hidden].t()], torch.empty(batch * seq, hidden, **empty),
-                        precision=precision)
-        d_out_weight = _matmul(dout_t, [attn_t.t()], torch.empty(hidden, hidden, **empty), precision=precision)
-        dqkv = _attention_backward(qkv, attn, dattn, lse, batch, seq, hidden, heads, kernel_size, dilation, scale)
-        dx = _matmul(dqkv, [weights_t[:, hidden:].t()], torch.empty(batch * seq, hidden, **empty),
-                     precision=precision)
-        # The key bias adds q_n . b_k to every score of query n alike, and a softmax ignores a shift common to
-        # all its scores: the output does not depend on b_k, whose gradient is exactly zero. Its column sum
-        # would be fp32 noise around zero, which was our largest error against float64 (KERNELS.md).
-        dqkv_t, d_b_qkv = _transposed([dqkv], column_sums=any(ctx.has_bias[:3]),
-                                      unsummed=range(hidden, 2 * hidden))                          # [3H, M]
-        d_w_qkv = _matmul(dqkv_t, [x_t.t()], torch.empty(3 * hidden, hidden, **empty), precision=precision)
-        d_out_bias = None if d_out_bias is None else d_out_bias.to(x2.dtype)
-        d_b_qkv = None if d_b_qkv is None else d_b_qkv.to(x2.dtype)
+        activations_t, d_out_bias = plan.transpose_activations((dout, attn, x))                        # [3H, M]
+        weights_t, _ = plan.transpose_weights((out_weight, q_weight, k_weight, v_weight))             # [H, 4H]
+        dattn = plan.d_attn(dout, (weights_t,), torch.empty(plan.tokens, hidden, **empty))
+        d_out_weight = plan.d_out_weight(activations_t, (activations_t[hidden:],), torch.empty(hidden, hidden, **empty))
+        dqkv = torch.empty_like(qkv)
+        plan.attention_backward(qkv, attn, dattn, lse, dqkv)
+        dx = plan.d_x(dqkv, (weights_t[:, hidden:],), torch.empty(plan.shape, **empty))
+        dqkv_t, d_b_qkv = plan.transpose_d_qkv((dqkv,))                                                # [3H, M]
+        d_w_qkv = plan.d_qkv_weight(dqkv_t, (activations_t[2 * hidden:],), torch.empty(3 * hidden, hidden, **empty))
 
-        grads = [dx.view(batch, seq, hidden)]
+        d_out_bias = None if d_out_bias is None else d_out_bias.to(x.dtype)
+        d_b_qkv = None if d_b_qkv is None else d_b_qkv.to(x.dtype)
+
+        grads = [dx]
         for index in range(3):
             grads.append(d_w_qkv[index * hidden:(index + 1) * hidden])
-            grads.append(d_b_qkv[index * hidden:(index + 1) * hidden] if ctx.has_bias[index] else None)
+            grads.append(d_b_qkv[index * hidden:(index + 1) * hidden] if plan.has_bias[index] else None)
         grads += [d_out_weight, d_out_bias, None, None, None, None, None]
         return tuple(grads)
 

@@ -78,6 +78,8 @@ or dropped, is in ``benchmarks/KERNELS.md``.
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 from typing import Optional
 
@@ -85,8 +87,8 @@ import torch
 import triton
 import triton.language as tl
 
-from plugins._triton_launcher import (Launcher, cdiv, device_time, follow_previous_launch, let_next_launch_start,
-                                      next_power_of_2)
+from plugins._triton_launcher import (Launcher, aligned, cdiv, device_time, follow_previous_launch, launch_device,
+                                      let_next_launch_start, next_power_of_2)
 from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
@@ -146,7 +148,7 @@ def _causal_row_chunk(src, row, row_ok, col, L, scale: tl.constexpr, fill: tl.co
 @triton.jit
 def _chunk_major_column(pcol, ROWS, CHUNK: tl.constexpr):
     """Offset of column ``pcol``'s element in row 0 of a chunk-major padded plane of ``ROWS`` rows: ``CHUNK``-column
-    chunks, each a contiguous ``ROWS x CHUNK`` block (see ``_padded``); row ``r`` is ``r * CHUNK`` further."""
+    chunks, each a contiguous ``ROWS x CHUNK`` block (see :class:`_Padding`); row ``r`` is ``r * CHUNK`` further."""
     return pcol // CHUNK * (ROWS * CHUNK) + pcol % CHUNK
 
 
@@ -438,7 +440,7 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
 
     Only the convolution's own products are made (the banded kernel makes ``2 * OUT_W`` an output and tap row, where
     ``K`` are needed), but the left operand is gathered one element a (position, tap) from padded P, which neighbouring
-    tiles share in L2. P is row-major here (one chunk a row, see :func:`_padded`), so an element's address is the sum
+    tiles share in L2. P is row-major here (one chunk a row, see :class:`_Padding`), so an element's address is the sum
     of a position's offset and a tap's: one addition an element. ``SHIFT = COL_PAD - PAD``. Positions past the
     diagonal read columns P_pad may not have written: only their own rows of the product see them, and they are
     stored as zeros. Tiles wholly above the diagonal store zeros (``ZERO_TILES``) or nothing.
@@ -793,9 +795,9 @@ _launch_bwd_weight_im2col = Launcher(_mta_bwd_weight_im2col_kernel)
 _launch_bwd_scores = Launcher(_mta_bwd_scores_kernel)
 
 
-def _shape_constants(scores, weight, groups):
-    heads_out, in_per_group, k, _ = weight.shape
-    return dict(C_IN=scores.shape[1], C_OUT=heads_out, IN_PER_GROUP=in_per_group, OUT_PER_GROUP=heads_out // groups,
+def _shape_constants(heads_in: int, weight_shape, groups: int) -> dict:
+    heads_out, in_per_group, k, _ = weight_shape
+    return dict(C_IN=heads_in, C_OUT=heads_out, IN_PER_GROUP=in_per_group, OUT_PER_GROUP=heads_out // groups,
                 K=k, COL_PAD=_col_pad(k))
 
 
@@ -816,11 +818,11 @@ def _im2col_shape(consts):
     return consts["C_IN"] * consts["K"], consts["K"], max(next_power_of_2(consts["C_OUT"]), 16)
 
 
-def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: torch.Tensor):
-    """``source [batch, heads, L, L]`` -> its zero-bordered causal softmax (or masked copy), padded by
-    ``k // 2`` rows and ``COL_PAD`` columns, and the weights of the convolution that reads it, banded or for the
-    im2col kernel as :func:`_uses_im2col` says (the forward's of ``weight``, or with the masked copy G the
-    backward's transposed one: ``consts`` swapped).
+class _Padding:
+    """The launch of ``_mta_pad_kernel`` at one shape: ``source [batch, heads, L, L]`` -> its zero-bordered causal
+    softmax (or masked copy), padded by ``k // 2`` rows and ``COL_PAD`` columns, and the weights of the convolution
+    that reads it, banded or for the im2col kernel as :func:`_uses_im2col` says (the forward's of ``weight``, or
+    with the masked copy G the backward's transposed one: ``consts`` swapped).
 
     Both are stored chunk-major, ``[batch, heads, stride / OUT_W, rows, OUT_W]``: the banded
     convolution's ``[BLOCK_M, OUT_W]`` operand tiles are then contiguous 2 KB blocks, and a
@@ -828,134 +830,164 @@ def _padded(source: torch.Tensor, consts: dict, softmax: bool, weight: torch.Ten
     convolution took 11.0 instead of 13.4 us at L 1024 (benchmarks/KERNELS.md, run 14). For the
     im2col kernel, which gathers single elements, one chunk is the whole row (row-major).
     """
-    batch, heads, seq, _ = source.shape
-    k, col_pad = consts["K"], consts["COL_PAD"]
-    pad = k // 2
-    out_w = _subtile_width(k)
-    im2col = _uses_im2col(consts, source.dtype)
-    band_shape = _im2col_shape(consts) if im2col else _band_shape(consts)
-    rows = cdiv(seq, _MAX_BLOCK_M) * _MAX_BLOCK_M + 2 * pad
-    widest = max(cdiv(seq, 4 * out_w) * 4 * out_w + out_w,  # forward programs: 5 chunks from 4-subtile steps
-                 cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + col_pad + pad)  # backward taps
-    stride = cdiv(widest, 64) * 64  # rows 128-byte aligned
-    chunk = stride if im2col else out_w
-    padded = torch.empty(batch, heads, stride // chunk, rows, chunk, device=source.device, dtype=source.dtype)
-    band = torch.empty(band_shape, device=source.device, dtype=source.dtype)
 
-    def grid(meta):
-        return (cdiv(rows, meta["BLOCK_R"]) + band_shape[0], batch * heads)
+    def __init__(self, shape, dtype: torch.dtype, consts: dict, softmax: bool):
+        batch, heads, seq, _ = shape
+        k, col_pad = consts["K"], consts["COL_PAD"]
+        pad = k // 2
+        out_w = _subtile_width(k)
+        im2col = _uses_im2col(consts, dtype)
+        self.band_shape = _im2col_shape(consts) if im2col else _band_shape(consts)
+        rows = cdiv(seq, _MAX_BLOCK_M) * _MAX_BLOCK_M + 2 * pad
+        widest = max(cdiv(seq, 4 * out_w) * 4 * out_w + out_w,  # forward programs: 5 chunks from 4-subtile steps
+                     cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + col_pad + pad)  # backward taps
+        stride = cdiv(widest, 64) * 64  # rows 128-byte aligned
+        chunk = stride if im2col else out_w
+        self.padded_shape = (batch, heads, stride // chunk, rows, chunk)
+        band_rows = self.band_shape[0]
 
-    _launch_pad(grid, (source, padded, weight, band, seq, rows, stride, rows * stride),
-                PAD=pad, SOFTMAX=softmax, FLIP=not softmax, A_W=next_power_of_2(band_shape[1]), N=band_shape[2],
-                OUT_W=out_w, CHUNK=chunk, IM2COL=im2col, **consts)
-    return padded, band
+        def grid(meta):
+            return (cdiv(rows, meta["BLOCK_R"]) + band_rows, batch * heads)
 
+        self.launch = _launch_pad.bind(grid, (seq, rows, stride, rows * stride), PAD=pad, SOFTMAX=softmax,
+                                       FLIP=not softmax, A_W=next_power_of_2(self.band_shape[1]),
+                                       N=self.band_shape[2], OUT_W=out_w, CHUNK=chunk, IM2COL=im2col, **consts)
 
-def _convolve(probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tensor], out: torch.Tensor, consts: dict,
-              precision: str = FP32_DOT_PRECISION, zero_tiles: bool = True):
-    """The forward's second launch: ``out`` from padded P and the weights that :func:`_padded` made, banded or for
-    the im2col kernel, fp32 products as ``precision`` says (and the backward's dP from G_pad, without
-    ``zero_tiles``). One function, so that timing the stage alone launches exactly what the forward does."""
-    batch, _, seq, _ = out.shape
-    stride = probs.shape[-3] * probs.shape[-1]  # P is [batch, heads, stride / chunk, rows, chunk]
-    if _uses_im2col(consts, probs.dtype):
-        def im2col_grid(meta):
-            return cdiv(seq, meta["BLOCK_I"]) * cdiv(seq, meta["BLOCK_J"]), batch
-
-        _launch_conv_im2col(im2col_grid, (probs, band, bias if bias is not None else band, out, seq, stride,
-                                          probs[0, 0].numel()),
-                            C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], N=band.shape[2], K=consts["K"],
-                            SHIFT=consts["COL_PAD"] - consts["K"] // 2, HAS_BIAS=bias is not None,
-                            INPUT_PRECISION=precision, ZERO_TILES=zero_tiles)
-        return
-    out_w = band.shape[1] // 2
-
-    heads = _heads_per_program(consts["C_OUT"])
-
-    def grid(meta):
-        return (cdiv(seq, meta["BLOCK_M"]) * cdiv(seq, 4 * out_w) * cdiv(consts["C_OUT"], heads),
-                batch)
-
-    _launch_conv_fwd(grid, (probs, band, bias if bias is not None else band, out, seq, stride, probs[0, 0].numel()),
-                     C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=bias is not None,
-                     N=band.shape[2], HEADS=heads, OUT_W=out_w,
-                     INPUT_PRECISION=precision if probs.dtype == torch.float32 else "tf32",
-                     UPCAST=_INTERPRET and probs.dtype != torch.float32, ZERO_TILES=zero_tiles)
+    def __call__(self, source: torch.Tensor, weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        padded = torch.empty(self.padded_shape, device=source.device, dtype=source.dtype)
+        band = torch.empty(self.band_shape, device=source.device, dtype=source.dtype)
+        self.launch(source, padded, weight, band)
+        return padded, band
 
 
-def _strips_weight_gradient(grads: torch.Tensor, probs: torch.Tensor, acc: torch.Tensor, seq: int, consts: dict,
-                            has_bias: bool):
-    """dW and dbias of 16-bit operands into ``acc`` from padded G and P (:func:`_mta_bwd_weight_strips_kernel`)."""
-    batch, heads_in, stride_chunks, rows, chunk = probs.shape
+class _Convolution:
+    """The forward's second launch at one shape: ``out`` from padded P and the weights that :class:`_Padding` made,
+    banded or for the im2col kernel, fp32 products as ``precision`` says (and the backward's dP from G_pad, without
+    ``zero_tiles``)."""
+
+    def __init__(self, out_shape, padded_shape, dtype: torch.dtype, consts: dict, precision: str, has_bias: bool,
+                 zero_tiles: bool):
+        batch, _, seq, _ = out_shape
+        _, _, stride_chunks, rows, chunk = padded_shape
+        scalars = (seq, stride_chunks * chunk, rows * stride_chunks * chunk)
+        if _uses_im2col(consts, dtype):
+            def im2col_grid(meta):
+                return cdiv(seq, meta["BLOCK_I"]) * cdiv(seq, meta["BLOCK_J"]), batch
+
+            self.launch = _launch_conv_im2col.bind(
+                im2col_grid, scalars, C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], N=_im2col_shape(consts)[2],
+                K=consts["K"], SHIFT=consts["COL_PAD"] - consts["K"] // 2, HAS_BIAS=has_bias,
+                INPUT_PRECISION=precision, ZERO_TILES=zero_tiles)
+            return
+        _, a_w, n = _band_shape(consts)
+        out_w = a_w // 2
+        heads = _heads_per_program(consts["C_OUT"])
+
+        def grid(meta):
+            return cdiv(seq, meta["BLOCK_M"]) * cdiv(seq, 4 * out_w) * cdiv(consts["C_OUT"], heads), batch
+
+        self.launch = _launch_conv_fwd.bind(
+            grid, scalars, C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=has_bias, N=n,
+            HEADS=heads, OUT_W=out_w, INPUT_PRECISION=precision if dtype == torch.float32 else "tf32",
+            UPCAST=_INTERPRET and dtype != torch.float32, ZERO_TILES=zero_tiles)
+
+    def __call__(self, probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tensor], out: torch.Tensor):
+        self.launch(probs, band, band if bias is None else bias, out)
+
+
+def _strips_weight_gradient(padded_shape, seq: int, consts: dict, has_bias: bool):
+    """dW and dbias of 16-bit operands into ``acc`` from padded G and P (:func:`_mta_bwd_weight_strips_kernel`):
+    the launch, called with ``(G_pad, P_pad, acc)``."""
+    batch, heads_in, stride_chunks, rows, chunk = padded_shape
     blocks = _strip_blocks(consts["K"], heads_in, consts["C_OUT"])
     out_strips = cdiv(seq, blocks["BLOCK_J"]) * cdiv(consts["C_OUT"], blocks["HEADS_OUT"])
     strips = out_strips * consts["K"] * cdiv(heads_in, blocks["HEADS_IN"])
-    _launch_bwd_weight_strips((strips + (out_strips if has_bias else 0), batch),
-                              (grads, probs, acc, seq, rows, rows * stride_chunks * chunk, strips),
-                              CHUNK=chunk, REPLICAS=_REPLICAS, UPCAST=_INTERPRET, **blocks, **consts)
+    return _launch_bwd_weight_strips.bind((strips + (out_strips if has_bias else 0), batch),
+                                          (seq, rows, rows * stride_chunks * chunk, strips),
+                                          CHUNK=chunk, REPLICAS=_REPLICAS, UPCAST=_INTERPRET, **blocks, **consts)
 
 
-def _im2col_weight_gradient(grad_out: torch.Tensor, probs: torch.Tensor, acc: torch.Tensor, seq: int, consts: dict,
-                            has_bias: bool, precision: str):
-    """dW and dbias of fp32 operands into ``acc`` from g and padded P (:func:`_mta_bwd_weight_im2col_kernel`)."""
-    batch, heads_in, stride_chunks, rows, chunk = probs.shape
+def _im2col_weight_gradient(padded_shape, seq: int, consts: dict, has_bias: bool, precision: str):
+    """dW and dbias of fp32 operands into ``acc`` from g and padded P (:func:`_mta_bwd_weight_im2col_kernel`): the
+    launch, called with ``(g, P_pad, acc)``."""
+    batch, heads_in, stride_chunks, rows, chunk = padded_shape
     block_i, block_j, widest, warps = _im2col_weight_blocks(chunk, stride_chunks == 1)
     taps = heads_in * consts["K"] ** 2
     block_t = _tap_block(taps, widest)
-    _launch_bwd_weight_im2col((cdiv(seq, block_i) * cdiv(taps, block_t), batch),
-                              (grad_out, probs, acc, seq, stride_chunks * chunk, rows * stride_chunks * chunk),
-                              C_OUT_P=max(next_power_of_2(consts["C_OUT"]), 16), CHUNK=chunk,
-                              ROW_MAJOR=stride_chunks == 1, HAS_BIAS=has_bias, REPLICAS=_REPLICAS,
-                              INPUT_PRECISION=precision, BLOCK_I=block_i, BLOCK_J=block_j, BLOCK_T=block_t,
-                              num_warps=warps, **consts)
+    return _launch_bwd_weight_im2col.bind((cdiv(seq, block_i) * cdiv(taps, block_t), batch),
+                                          (seq, stride_chunks * chunk, rows * stride_chunks * chunk),
+                                          C_OUT_P=max(next_power_of_2(consts["C_OUT"]), 16), CHUNK=chunk,
+                                          ROW_MAJOR=stride_chunks == 1, HAS_BIAS=has_bias, REPLICAS=_REPLICAS,
+                                          INPUT_PRECISION=precision, BLOCK_I=block_i, BLOCK_J=block_j,
+                                          BLOCK_T=block_t, num_warps=warps, **consts)
+
+
+class _Plan:
+    """Every launch of one call signature (shapes, dtypes, groups, precision, bias or not, device), worked out on its
+    first call: a later call only allocates and launches (benchmarks/KERNELS.md, "Per-shape plans")."""
+
+    def __init__(self, shape, dtype: torch.dtype, weight_shape, groups: int, precision: str, has_bias: bool):
+        batch, heads_in, seq, _ = shape
+        consts = _shape_constants(heads_in, weight_shape, groups)
+        self.scores_shape, self.out_shape = tuple(shape), (batch, consts["C_OUT"], seq, seq)
+        self.pad_probs = _Padding(shape, dtype, consts, softmax=True)
+        self.convolve = _Convolution(self.out_shape, self.pad_probs.padded_shape, dtype, consts, precision, has_bias,
+                                     zero_tiles=True)
+        transposed = _transposed(consts)
+        self.pad_grads = _Padding(self.out_shape, dtype, transposed, softmax=False)
+        self.convolve_grads = _Convolution(self.scores_shape, self.pad_grads.padded_shape, dtype, transposed,
+                                           precision, has_bias=False, zero_tiles=False)
+        self.accumulators = _REPLICAS * (consts["C_OUT"] * consts["IN_PER_GROUP"] * consts["K"] ** 2 + consts["C_OUT"])
+        self.weight_gradient_of_padded = dtype != torch.float32  # strips read G_pad; im2col reads g
+        if self.weight_gradient_of_padded:
+            self.weight_gradient = _strips_weight_gradient(self.pad_probs.padded_shape, seq, consts, has_bias)
+        else:
+            self.weight_gradient = _im2col_weight_gradient(self.pad_probs.padded_shape, seq, consts, has_bias,
+                                                           precision)
+        _, _, stride_chunks, rows, chunk = self.pad_probs.padded_shape
+
+        def grid(meta):
+            return cdiv(seq, meta["BLOCK_M"]), batch * heads_in
+
+        self.scores_gradient = _launch_bwd_scores.bind(
+            grid, (seq, stride_chunks * chunk, rows * stride_chunks * chunk), C_IN=heads_in, C_OUT=consts["C_OUT"],
+            IN_PER_GROUP=consts["IN_PER_GROUP"], K=consts["K"], COL_PAD=consts["COL_PAD"], CHUNK=chunk,
+            HAS_BIAS=has_bias, W_NUMEL_P=next_power_of_2(math.prod(weight_shape)), REPLICAS=_REPLICAS)
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(shape, dtype, weight_shape, weight_dtype, bias_dtype, groups, precision, device) -> _Plan:
+    """The plan of a call signature (every part of the key is something a launch specializes on)."""
+    return _Plan(shape, dtype, weight_shape, groups, precision, bias_dtype is not None)
 
 
 class _MultiTokenAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, scores, weight, bias, groups, precision):
-        scores = scores.contiguous()
-        weight = weight.contiguous()
-        batch, _, seq, _ = scores.shape
-        consts = _shape_constants(scores, weight, groups)
-        out = torch.empty(batch, consts["C_OUT"], seq, seq, device=scores.device, dtype=scores.dtype)
-        probs, band = _padded(scores, consts, softmax=True, weight=weight)
-        _convolve(probs, band, bias, out, consts, precision)
+        scores, weight, bias = aligned(scores), aligned(weight), None if bias is None else aligned(bias)
+        plan = _plan(scores.shape, scores.dtype, weight.shape, weight.dtype, None if bias is None else bias.dtype,
+                     groups, precision, launch_device())
+        probs, band = plan.pad_probs(scores, weight)
+        out = torch.empty(plan.out_shape, device=scores.device, dtype=scores.dtype)
+        plan.convolve(probs, band, bias, out)
         ctx.save_for_backward(probs, weight, bias)
-        ctx.groups = groups
-        ctx.precision = precision
-        ctx.shape = scores.shape
+        ctx.plan = plan
         return out
 
     @staticmethod
     def backward(ctx, grad_out):
         probs, weight, bias = ctx.saved_tensors
-        batch, heads_in, seq, _ = ctx.shape
-        consts = _shape_constants(probs, weight, ctx.groups)
-        grad_out = grad_out.contiguous()
-        transposed = _transposed(consts)
-        grads, band = _padded(grad_out, transposed, softmax=False, weight=weight)
-        dprobs = torch.empty(ctx.shape, device=probs.device, dtype=torch.float32)
-        _convolve(grads, band, None, dprobs, transposed, ctx.precision, zero_tiles=False)
-        stride, plane = probs.shape[-3] * probs.shape[-1], probs[0, 0].numel()  # [.., stride / chunk, rows, chunk]
-        chunk = probs.shape[-1]
-        has_bias = bias is not None
-        acc = torch.zeros(_REPLICAS * (weight.numel() + consts["C_OUT"]), device=probs.device, dtype=torch.float32)
-        if probs.dtype == torch.float32:
-            _im2col_weight_gradient(grad_out, probs, acc, seq, consts, has_bias, ctx.precision)
-        else:
-            _strips_weight_gradient(grads, probs, acc, seq, consts, has_bias)
-        dscores = torch.empty(ctx.shape, device=probs.device, dtype=probs.dtype)
+        plan = ctx.plan
+        grad_out = aligned(grad_out)
+        grads, band = plan.pad_grads(grad_out, weight)
+        dprobs = torch.empty(plan.scores_shape, device=probs.device, dtype=torch.float32)
+        plan.convolve_grads(grads, band, None, dprobs)
+        acc = torch.zeros(plan.accumulators, device=probs.device, dtype=torch.float32)
+        plan.weight_gradient(grads if plan.weight_gradient_of_padded else grad_out, probs, acc)
+        dscores = torch.empty(plan.scores_shape, device=probs.device, dtype=probs.dtype)
         dweight = torch.empty_like(weight)
-        dbias = torch.empty_like(bias) if has_bias else None
-
-        def grid(meta):
-            return (cdiv(seq, meta["BLOCK_M"]), batch * heads_in)
-
-        _launch_bwd_scores(grid, (probs, dprobs, acc, dscores, dweight, dbias if has_bias else dweight, seq, stride,
-                                  plane),
-                           C_IN=heads_in, C_OUT=consts["C_OUT"], IN_PER_GROUP=consts["IN_PER_GROUP"], K=consts["K"],
-                           COL_PAD=consts["COL_PAD"], CHUNK=chunk, HAS_BIAS=has_bias,
-                           W_NUMEL_P=next_power_of_2(weight.numel()), REPLICAS=_REPLICAS)
+        dbias = None if bias is None else torch.empty_like(bias)
+        plan.scores_gradient(probs, dprobs, acc, dscores, dweight, dweight if dbias is None else dbias)
         return dscores, dweight, dbias, None, None
 
 
