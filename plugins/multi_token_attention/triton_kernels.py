@@ -71,8 +71,9 @@ On the H200, in the rerun protocol (L2 flushed, host launch cost hidden), the fo
 22.4..22.6 / 69.0..69.4 / 246.2..246.8 us at L 1024 / 2048 / 4096: 2.85 / 2.20 / 1.96 times
 its floor; at 8 -> 8 heads, k 5, L 2048, 223 us in fp16 and 786 us in fp32 (TF32). The backward
 takes 90 us at L 1024 and 0.99 ms at 8 -> 8 heads, k 5, L 2048 in fp16 (3.7 ms in fp32), the
-weight gradient about half of it. Autotuners time candidates by CUDA-graph replay
-(:func:`plugins._triton_launcher.device_time`). What was tried on the way, measured and kept
+weight gradient about half of it. Every launch is bound once a call signature (:class:`_Plan`),
+so that a later call at a shape only allocates and launches. Autotuners time candidates by
+CUDA-graph replay (:func:`plugins._triton_launcher.device_time`). What was tried on the way, measured and kept
 or dropped, is in ``benchmarks/KERNELS.md``.
 """
 
