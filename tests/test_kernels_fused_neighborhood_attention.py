@@ -210,3 +210,29 @@ def test_strided_inputs_and_upstream_gradient(poisoned_allocations):
     for name in ("hidden_states", "q_weight", "k_weight", "v_weight", "out_weight", "q_bias", "out_bias"):
         error = relative_error(leaves[name].grad, leaves64[name].grad)
         assert error < INTERPRETER_FP32_TOLERANCE * 2, f"seed {seed}: gradient of {name} error {error:.2e}"
+
+
+def test_a_plan_serves_its_call_signature_alone_and_keeps_no_data(poisoned_allocations):
+    """Shapes, grids and launches are worked out once a call signature (``_plan``): a later call at the same
+    signature reuses them with its own tensors, biases or none are signatures of their own, and hidden states
+    starting off 16 bytes in their storage are copied to aligned ones; every output and gradient matches float64."""
+    seed = fresh_seed()
+    options = dict(heads=2, kernel_size=5, dilation=1)
+    calls = [workload(17, 32, torch.float32, bias, seed + index) for index, bias in enumerate((True, False, True))]
+    shifted = torch.empty(calls[0]["hidden_states"].numel() + 1)[1:].view_as(calls[0]["hidden_states"])
+    calls.append({**calls[0], "hidden_states": shifted.copy_(calls[0]["hidden_states"])})
+    assert calls[-1]["hidden_states"].data_ptr() % 16 != 0
+    triton_kernels._plan.cache_clear()
+    for tensors in calls:
+        leaves = {name: None if t is None else t.detach().requires_grad_(True) for name, t in tensors.items()}
+        leaves64 = {name: None if t is None else t.detach().double().requires_grad_(True) for name, t in tensors.items()}
+        out = triton_kernels.fused_neighborhood_attention_triton(**leaves, **options)
+        expected = reference.fused_neighborhood_attention_float64(**leaves64, **options)
+        assert relative_error(out, expected) < INTERPRETER_FP32_TOLERANCE, f"seed {seed}"
+        backward_both(out, expected, seed)
+        for name, leaf in leaves.items():
+            if leaf is not None and name != "k_bias":  # exactly 0 here, float64 noise there
+                error = relative_error(leaf.grad, leaves64[name].grad)
+                assert error < INTERPRETER_FP32_TOLERANCE * 2, f"seed {seed}: gradient of {name} error {error:.2e}"
+    assert triton_kernels._plan.cache_info().currsize == 2  # with biases, without
+    assert triton_kernels._plan.cache_info().hits == 2

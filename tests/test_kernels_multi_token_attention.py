@@ -103,3 +103,24 @@ def test_triton_records_its_configs():
 def test_floors():
     values = {"batch": 2, "seq": 1024, "heads_in": 4, "heads_out": 4, "k": 3}
     assert reference.min_bytes(values, "bf16") == 2 * (2 * 2 * 4 * 1024 * 1024 + 4 * 4 * 9 + 4)
+
+
+def test_a_plan_serves_its_call_signature_alone_and_keeps_no_data(poisoned_allocations):
+    """Shapes, grids and launches are worked out once a call signature (``_plan``): a later call at the same
+    signature reuses them with its own tensors, and a bias or its absence, or a view starting off 16 bytes in its
+    storage (copied to an aligned one), is a signature of its own or made one."""
+    seed = fresh_seed()
+    calls = []
+    for bias in (True, False, True):
+        tensors = workload(13, 3, 1, 4, 4, bias, torch.bfloat16, seed + len(calls))
+        calls.append(tensors)
+    shifted = torch.empty(calls[0]["scores"].numel() + 1, dtype=torch.bfloat16)[1:]
+    calls.append({**calls[0], "scores": shifted.view_as(calls[0]["scores"]).copy_(calls[0]["scores"])})
+    assert calls[-1]["scores"].data_ptr() % 16 != 0
+    triton_kernels._plan.cache_clear()
+    for tensors in calls:
+        out = triton_kernels.multi_token_attention_triton(**tensors)
+        error = relative_error(out, reference.multi_token_attention_float64(**tensors))
+        assert error < TOLERANCE[torch.bfloat16], f"seed {seed}: forward error {error:.2e}"
+    assert triton_kernels._plan.cache_info().currsize == 2  # with a bias, without
+    assert triton_kernels._plan.cache_info().hits == 2
