@@ -1,9 +1,8 @@
 """The multi-token attention references and Triton kernels, checked in the Triton interpreter.
 
-Small irregular sizes (L 13..150, k 3 to 35, groups, odd head counts and 8 and 16 heads, no bias,
-fp32, bf16 and fp16), fresh
-random inputs every run (the seed is in each failure message), outputs poisoned with NaN,
-forward and every gradient compared with the float64 reference by relative L2 error.
+Small irregular sizes (L 13..150, odd or multiples of 4 and 8, k 3 to 35, groups, odd head counts and 8 and
+16 heads, no bias, fp32, bf16 and fp16), fresh random inputs every run (the seed is in each failure message),
+outputs poisoned with NaN, forward and every gradient compared with the float64 reference by relative L2 error.
 """
 
 import pytest
@@ -37,6 +36,8 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (70, 5, 2, 4, 6, True, torch.float16),  # two forward head groups (the second part empty), zero tiles, groups
     (25, 3, 1, 16, 16, True, torch.float16),  # 16-bit weight strips in two output-head and four input-head blocks
     (41, 5, 1, 12, 10, False, torch.bfloat16),  # ... the last blocks part-filled, more rows than one step
+    (40, 5, 1, 8, 8, True, torch.float16),  # L a multiple of 8, not 16: the kernels take it as 5 x 8
+    (36, 3, 1, 16, 16, True, torch.float32),  # ... of 4: the im2col kernels, both ways
 ]
 
 

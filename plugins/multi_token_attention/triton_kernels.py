@@ -186,9 +186,9 @@ def _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, ROWS, CHUNK
                  mask=store_ok & (pcol < end_col)[None, :])
 
 
-@triton.autotune(configs=_pad_configs(), key=["L", "SOFTMAX", "CHUNK"], do_bench=device_time)
+@triton.autotune(configs=_pad_configs(), key=["L_UNITS", "L_ALIGN", "SOFTMAX", "CHUNK"], do_bench=device_time)
 @triton.jit
-def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
+def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L_UNITS, ROWS, STRIDE, PLANE, L_ALIGN: tl.constexpr,
                     PAD: tl.constexpr, COL_PAD: tl.constexpr, SOFTMAX: tl.constexpr, FLIP: tl.constexpr,
                     C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr,
                     K: tl.constexpr, A_W: tl.constexpr, N: tl.constexpr, OUT_W: tl.constexpr, CHUNK: tl.constexpr,
@@ -222,6 +222,7 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L, ROWS, STRIDE, PLANE,
     Grid: ``(cdiv(ROWS, BLOCK_R) + C_IN * K, planes)``; ``ROWS`` >=
     ``L + 2 * PAD`` covers tile overhang.
     """
+    L = L_UNITS * L_ALIGN
     follow_previous_launch()
     let_next_launch_start()
     pid = tl.program_id(0)
@@ -338,9 +339,9 @@ def _heads_per_program(heads_out):
     return min(next_power_of_2(heads_out), 4)
 
 
-@triton.autotune(configs=_conv_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
+@triton.autotune(configs=_conv_configs(), key=["L_UNITS", "L_ALIGN", "C_IN", "C_OUT", "K"], do_bench=device_time)
 @triton.jit
-def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
+def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L_UNITS, STRIDE, PLANE, L_ALIGN: tl.constexpr,
                          C_IN: tl.constexpr, C_OUT: tl.constexpr, K: tl.constexpr, HAS_BIAS: tl.constexpr,
                          N: tl.constexpr, HEADS: tl.constexpr, OUT_W: tl.constexpr, INPUT_PRECISION: tl.constexpr,
                          UPCAST: tl.constexpr, ZERO_TILES: tl.constexpr, BLOCK_M: tl.constexpr):
@@ -360,6 +361,7 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
     columns. The head groups of one tile are neighbouring programs, so they share its P in L2.
     Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, 4 * OUT_W) * cdiv(C_OUT, HEADS), batch)``.
     """
+    L = L_UNITS * L_ALIGN
     NB: tl.constexpr = HEADS * OUT_W
     HEAD_GROUPS: tl.constexpr = (C_OUT + HEADS - 1) // HEADS
     pid = tl.program_id(0)
@@ -429,9 +431,9 @@ def _uses_im2col(consts: dict, dtype: torch.dtype) -> bool:
     return dtype == torch.float32 and consts["C_OUT"] >= 16 and consts["K"] <= 5
 
 
-@triton.autotune(configs=_im2col_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
+@triton.autotune(configs=_im2col_configs(), key=["L_UNITS", "L_ALIGN", "C_IN", "C_OUT", "K"], do_bench=device_time)
 @triton.jit
-def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
+def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L_UNITS, STRIDE, PLANE, L_ALIGN: tl.constexpr,
                             C_IN: tl.constexpr, C_OUT: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
                             SHIFT: tl.constexpr, HAS_BIAS: tl.constexpr, INPUT_PRECISION: tl.constexpr,
                             ZERO_TILES: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr,
@@ -447,6 +449,7 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
     stored as zeros. Tiles wholly above the diagonal store zeros (``ZERO_TILES``) or nothing.
     Grid: ``(cdiv(L, BLOCK_I) * cdiv(L, BLOCK_J), batch)``.
     """
+    L = L_UNITS * L_ALIGN
     TAPS: tl.constexpr = C_IN * K * K
     M: tl.constexpr = BLOCK_I * BLOCK_J
     pid = tl.program_id(0)
@@ -492,13 +495,13 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE,
 
 
 @triton.jit
-def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L, ROWS, PLANE, STRIPS,
+def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, STRIPS, L_ALIGN: tl.constexpr,
                                   C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
                                   OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, COL_PAD: tl.constexpr,
-                                  CHUNK: tl.constexpr, REPLICAS: tl.constexpr,
-                                  UPCAST: tl.constexpr, HEADS_OUT: tl.constexpr, HEADS_IN: tl.constexpr,
-                                  BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr, WINDOW: tl.constexpr,
-                                  ALIGN: tl.constexpr, OFFSET: tl.constexpr):
+                                  CHUNK: tl.constexpr, REPLICAS: tl.constexpr, UPCAST: tl.constexpr,
+                                  HEADS_OUT: tl.constexpr, HEADS_IN: tl.constexpr, BLOCK_I: tl.constexpr,
+                                  BLOCK_J: tl.constexpr, WINDOW: tl.constexpr, ALIGN: tl.constexpr,
+                                  OFFSET: tl.constexpr):
     """The weight gradient's share of one tap row ``u``, a strip of ``BLOCK_J`` columns from ``j0`` (all its causal
     rows) and blocks of ``HEADS_OUT`` output and ``HEADS_IN`` input heads, without a gather::
 
@@ -518,6 +521,7 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L, ROWS, PLANE, STRIPS,
     queue on the same addresses. Grid: ``(STRIPS + cdiv(L, BLOCK_J) * out_blocks, batch)``, ``STRIPS =
     cdiv(L, BLOCK_J) * K * in_blocks * out_blocks``, the longest strips (first columns) first.
     """
+    L = L_UNITS * L_ALIGN
     follow_previous_launch()
     tl.static_assert(BLOCK_I >= WINDOW)  # rows past the first step read P only where the pad wrote it
     M: tl.constexpr = HEADS_OUT * BLOCK_J
@@ -606,7 +610,7 @@ def _bias_strip(g_strip, dbias_ptr, j0, r, jj, out_ok, out_block, L, C_OUT: tl.c
 
 
 @triton.jit
-def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
+def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, STRIDE, PLANE, L_ALIGN: tl.constexpr,
                                   C_IN: tl.constexpr, C_OUT: tl.constexpr, C_OUT_P: tl.constexpr,
                                   IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
                                   COL_PAD: tl.constexpr, CHUNK: tl.constexpr, ROW_MAJOR: tl.constexpr,
@@ -630,6 +634,7 @@ def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L, STRIDE, PLANE,
     programs do not queue on the same addresses.
     Grid: ``(cdiv(L, BLOCK_I) * cdiv(C_IN * K * K, BLOCK_T), batch)``.
     """
+    L = L_UNITS * L_ALIGN
     follow_previous_launch()
     tl.static_assert(ROW_MAJOR or BLOCK_J % CHUNK == 0)
     TAPS: tl.constexpr = C_IN * K * K
@@ -684,11 +689,11 @@ def _bwd_scores_configs():
             for m, n, w in [(16, 128, 4), (16, 256, 8), (32, 128, 8), (64, 64, 8), (8, 512, 8)]]
 
 
-@triton.autotune(configs=_bwd_scores_configs(), key=["L", "C_IN"], do_bench=device_time)
+@triton.autotune(configs=_bwd_scores_configs(), key=["L_UNITS", "L_ALIGN", "C_IN"], do_bench=device_time)
 @triton.jit
-def _mta_bwd_scores_kernel(p_ptr, dp_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L, STRIDE, PLANE,
-                           C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr, K: tl.constexpr,
-                           COL_PAD: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
+def _mta_bwd_scores_kernel(p_ptr, dp_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L_UNITS, STRIDE, PLANE,
+                           L_ALIGN: tl.constexpr, C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
+                           K: tl.constexpr, COL_PAD: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
                            W_NUMEL_P: tl.constexpr, REPLICAS: tl.constexpr, BLOCK_M: tl.constexpr,
                            BLOCK_N: tl.constexpr):
     """``dscores = P * (dP - delta)``, ``delta[r] = sum_s dP * P``, for ``BLOCK_M`` rows of one input head's plane:
@@ -697,6 +702,7 @@ def _mta_bwd_scores_kernel(p_ptr, dp_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L, ST
     Program (0, 0) also converts the accumulated dW and dbias to their dtype (the weight
     kernel has finished: same stream). Grid: ``(cdiv(L, BLOCK_M), batch * C_IN)``.
     """
+    L = L_UNITS * L_ALIGN
     follow_previous_launch()
     block = tl.program_id(0)
     plane = tl.program_id(1).to(tl.int64)
@@ -796,6 +802,17 @@ _launch_bwd_weight_im2col = Launcher(_mta_bwd_weight_im2col_kernel)
 _launch_bwd_scores = Launcher(_mta_bwd_scores_kernel)
 
 
+def _length(seq: int) -> tuple[int, int]:
+    """``(L_UNITS, L_ALIGN)``, as every kernel here takes the length: ``L = L_UNITS * L_ALIGN``, ``L_ALIGN`` the
+    largest power of two up to 16 that divides it. Triton specializes an integer argument on its divisibility by 16
+    alone, so at L 3000 it took every row offset ``r * L`` for an odd number and moved the scores, the output and
+    the gradients an element at a time; as a multiple of a constexpr 8 their rows move 16 bytes at a time (sm_90
+    PTX: the softmax pass's row loads 128 ``ld.global.b16`` -> 15 ``ld.global.v4.b32``, the convolution's stores
+    160 ``st.global.b16`` -> 32 ``st.global.v4.b32``; benchmarks/KERNELS.md, "Lengths that are no multiple of 16")."""
+    align = math.gcd(seq, 16)
+    return seq // align, align
+
+
 def _shape_constants(heads_in: int, weight_shape, groups: int) -> dict:
     heads_out, in_per_group, k, _ = weight_shape
     return dict(C_IN=heads_in, C_OUT=heads_out, IN_PER_GROUP=in_per_group, OUT_PER_GROUP=heads_out // groups,
@@ -846,12 +863,13 @@ class _Padding:
         chunk = stride if im2col else out_w
         self.padded_shape = (batch, heads, stride // chunk, rows, chunk)
         band_rows = self.band_shape[0]
+        units, align = _length(seq)
 
         def grid(meta):
             return (cdiv(rows, meta["BLOCK_R"]) + band_rows, batch * heads)
 
-        self.launch = _launch_pad.bind(grid, (seq, rows, stride, rows * stride), PAD=pad, SOFTMAX=softmax,
-                                       FLIP=not softmax, A_W=next_power_of_2(self.band_shape[1]),
+        self.launch = _launch_pad.bind(grid, (units, rows, stride, rows * stride), L_ALIGN=align, PAD=pad,
+                                       SOFTMAX=softmax, FLIP=not softmax, A_W=next_power_of_2(self.band_shape[1]),
                                        N=self.band_shape[2], OUT_W=out_w, CHUNK=chunk, IM2COL=im2col, **consts)
 
     def __call__(self, source: torch.Tensor, weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -870,15 +888,16 @@ class _Convolution:
                  zero_tiles: bool):
         batch, _, seq, _ = out_shape
         _, _, stride_chunks, rows, chunk = padded_shape
-        scalars = (seq, stride_chunks * chunk, rows * stride_chunks * chunk)
+        units, align = _length(seq)
+        scalars = (units, stride_chunks * chunk, rows * stride_chunks * chunk)
         if _uses_im2col(consts, dtype):
             def im2col_grid(meta):
                 return cdiv(seq, meta["BLOCK_I"]) * cdiv(seq, meta["BLOCK_J"]), batch
 
             self.launch = _launch_conv_im2col.bind(
-                im2col_grid, scalars, C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], N=_im2col_shape(consts)[2],
-                K=consts["K"], SHIFT=consts["COL_PAD"] - consts["K"] // 2, HAS_BIAS=has_bias,
-                INPUT_PRECISION=precision, ZERO_TILES=zero_tiles)
+                im2col_grid, scalars, L_ALIGN=align, C_IN=consts["C_IN"], C_OUT=consts["C_OUT"],
+                N=_im2col_shape(consts)[2], K=consts["K"], SHIFT=consts["COL_PAD"] - consts["K"] // 2,
+                HAS_BIAS=has_bias, INPUT_PRECISION=precision, ZERO_TILES=zero_tiles)
             return
         _, a_w, n = _band_shape(consts)
         out_w = a_w // 2
@@ -888,8 +907,9 @@ class _Convolution:
             return cdiv(seq, meta["BLOCK_M"]) * cdiv(seq, 4 * out_w) * cdiv(consts["C_OUT"], heads), batch
 
         self.launch = _launch_conv_fwd.bind(
-            grid, scalars, C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=has_bias, N=n,
-            HEADS=heads, OUT_W=out_w, INPUT_PRECISION=precision if dtype == torch.float32 else "tf32",
+            grid, scalars, L_ALIGN=align, C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"],
+            HAS_BIAS=has_bias, N=n, HEADS=heads, OUT_W=out_w,
+            INPUT_PRECISION=precision if dtype == torch.float32 else "tf32",
             UPCAST=_INTERPRET and dtype != torch.float32, ZERO_TILES=zero_tiles)
 
     def __call__(self, probs: torch.Tensor, band: torch.Tensor, bias: Optional[torch.Tensor], out: torch.Tensor):
@@ -903,8 +923,9 @@ def _strips_weight_gradient(padded_shape, seq: int, consts: dict, has_bias: bool
     blocks = _strip_blocks(consts["K"], heads_in, consts["C_OUT"])
     out_strips = cdiv(seq, blocks["BLOCK_J"]) * cdiv(consts["C_OUT"], blocks["HEADS_OUT"])
     strips = out_strips * consts["K"] * cdiv(heads_in, blocks["HEADS_IN"])
+    units, align = _length(seq)
     return _launch_bwd_weight_strips.bind((strips + (out_strips if has_bias else 0), batch),
-                                          (seq, rows, rows * stride_chunks * chunk, strips),
+                                          (units, rows, rows * stride_chunks * chunk, strips), L_ALIGN=align,
                                           CHUNK=chunk, REPLICAS=_REPLICAS, UPCAST=_INTERPRET, **blocks, **consts)
 
 
@@ -915,9 +936,10 @@ def _im2col_weight_gradient(padded_shape, seq: int, consts: dict, has_bias: bool
     block_i, block_j, widest, warps = _im2col_weight_blocks(chunk, stride_chunks == 1)
     taps = heads_in * consts["K"] ** 2
     block_t = _tap_block(taps, widest)
+    units, align = _length(seq)
     return _launch_bwd_weight_im2col.bind((cdiv(seq, block_i) * cdiv(taps, block_t), batch),
-                                          (seq, stride_chunks * chunk, rows * stride_chunks * chunk),
-                                          C_OUT_P=max(next_power_of_2(consts["C_OUT"]), 16), CHUNK=chunk,
+                                          (units, stride_chunks * chunk, rows * stride_chunks * chunk),
+                                          L_ALIGN=align, C_OUT_P=max(next_power_of_2(consts["C_OUT"]), 16), CHUNK=chunk,
                                           ROW_MAJOR=stride_chunks == 1, HAS_BIAS=has_bias, REPLICAS=_REPLICAS,
                                           INPUT_PRECISION=precision, BLOCK_I=block_i, BLOCK_J=block_j,
                                           BLOCK_T=block_t, num_warps=warps, **consts)
@@ -950,8 +972,10 @@ class _Plan:
         def grid(meta):
             return cdiv(seq, meta["BLOCK_M"]), batch * heads_in
 
+        units, align = _length(seq)
         self.scores_gradient = _launch_bwd_scores.bind(
-            grid, (seq, stride_chunks * chunk, rows * stride_chunks * chunk), C_IN=heads_in, C_OUT=consts["C_OUT"],
+            grid, (units, stride_chunks * chunk, rows * stride_chunks * chunk), L_ALIGN=align, C_IN=heads_in,
+            C_OUT=consts["C_OUT"],
             IN_PER_GROUP=consts["IN_PER_GROUP"], K=consts["K"], COL_PAD=consts["COL_PAD"], CHUNK=chunk,
             HAS_BIAS=has_bias, W_NUMEL_P=next_power_of_2(math.prod(weight_shape)), REPLICAS=_REPLICAS)
 
