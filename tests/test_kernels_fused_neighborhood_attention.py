@@ -225,7 +225,8 @@ def test_a_plan_serves_its_call_signature_alone_and_keeps_no_data(poisoned_alloc
     triton_kernels._plan.cache_clear()
     for tensors in calls:
         leaves = {name: None if t is None else t.detach().requires_grad_(True) for name, t in tensors.items()}
-        leaves64 = {name: None if t is None else t.detach().double().requires_grad_(True) for name, t in tensors.items()}
+        leaves64 = {name: None if t is None else t.detach().double().requires_grad_(True)
+                    for name, t in tensors.items()}
         out = triton_kernels.fused_neighborhood_attention_triton(**leaves, **options)
         expected = reference.fused_neighborhood_attention_float64(**leaves64, **options)
         assert relative_error(out, expected) < INTERPRETER_FP32_TOLERANCE, f"seed {seed}"

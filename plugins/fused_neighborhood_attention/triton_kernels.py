@@ -478,7 +478,7 @@ class _Plan:
                  kernel_size: int, dilation: int, scale: float, precision: str):
         batch, seq, hidden = shape
         tokens, head_dim = batch * seq, hidden // heads
-        self.shape, self.dtype, self.has_bias = tuple(shape), dtype, has_bias
+        self.shape, self.has_bias = tuple(shape), has_bias
         self.tokens, self.hidden, self.heads = tokens, hidden, heads
 
         def attention_grid(meta):
