@@ -31,7 +31,6 @@ import torch.nn.functional as F  # noqa: E402
 import triton  # noqa: E402
 from triton.testing import do_bench  # noqa: E402
 
-from plugins._triton_launcher import launch_device  # noqa: E402
 from plugins.fused_neighborhood_attention import reference as fna_ref  # noqa: E402
 from plugins.fused_neighborhood_attention import triton_kernels as fna_tri  # noqa: E402
 from plugins.multi_token_attention import reference as mta_ref  # noqa: E402
@@ -220,8 +219,8 @@ def fna_stage_calls(t, options):
     scale = 1.0 / math.sqrt(hidden // options["heads"])
     weights = [t[f"{p}_weight"].detach() for p in ("q", "k", "v", "out")]
     biases = [t[f"{p}_bias"].detach() for p in ("q", "k", "v", "out")]
-    plan = fna_tri._plan(x.shape, (x.dtype,) * 9, (True,) * 4, options["heads"], options["kernel_size"],
-                         options["dilation"], scale, fna_tri.FP32_DOT_PRECISION, launch_device())
+    plan = fna_tri._plan_of(x, weights, biases, options["heads"], options["kernel_size"], options["dilation"], scale,
+                            fna_tri.FP32_DOT_PRECISION)
     qkv = torch.empty(batch * seq, 3 * hidden, device=x.device, dtype=x.dtype)
     attn = torch.empty(batch * seq, hidden, device=x.device, dtype=x.dtype)
     lse = torch.empty(batch * seq, options["heads"], device=x.device, dtype=torch.float32)
@@ -236,8 +235,7 @@ def fna_stage_calls(t, options):
 def mta_stage_calls(t):
     """Each forward launch of the multi-token attention kernels alone, on the inputs ``t``: name -> call."""
     scores, weight, bias = t["scores"].detach(), t["weight"].detach(), t["bias"].detach()
-    plan = mta_tri._plan(scores.shape, scores.dtype, weight.shape, weight.dtype, bias.dtype, 1,
-                         mta_tri.FP32_DOT_PRECISION, launch_device())
+    plan = mta_tri._plan_of(scores, weight, bias, 1, mta_tri.FP32_DOT_PRECISION)
     out = torch.empty(plan.out_shape, device=scores.device, dtype=scores.dtype)
     probs, band = plan.pad_probs(scores, weight)
     return {"stage_softmax_pad_band": lambda: plan.pad_probs(scores, weight),

@@ -513,6 +513,13 @@ def _plan(shape, dtypes, has_bias, heads, kernel_size, dilation, scale, precisio
     return _Plan(shape, dtypes[0], has_bias, heads, kernel_size, dilation, scale, precision)
 
 
+def _plan_of(x, weights, biases, heads: int, kernel_size: int, dilation: int, scale: float, precision: str) -> _Plan:
+    """The plan of a call on these tensors (contiguous and aligned, see :func:`aligned`): ``weights`` and
+    ``biases`` of q, k, v and out, in that order (None for an absent bias)."""
+    return _plan(x.shape, tuple(t.dtype for t in (x, *weights, *biases) if t is not None),
+                 tuple(b is not None for b in biases), heads, kernel_size, dilation, scale, precision, launch_device())
+
+
 class _FusedNeighborhoodAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, out_weight, out_bias,
@@ -520,9 +527,7 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
         x = aligned(x)  # the backward transposes it with attn, of one stride
         weights = [aligned(w) for w in (q_weight, k_weight, v_weight, out_weight)]
         biases = [None if b is None else aligned(b) for b in (q_bias, k_bias, v_bias, out_bias)]
-        plan = _plan(x.shape, tuple(t.dtype for t in (x, *weights, *biases) if t is not None),
-                     tuple(b is not None for b in biases), heads, kernel_size, dilation, scale, precision,
-                     launch_device())
+        plan = _plan_of(x, weights, biases, heads, kernel_size, dilation, scale, precision)
         empty = dict(device=x.device, dtype=x.dtype)
         qkv = plan.qkv_projection(x, weights[:3], torch.empty(plan.tokens, 3 * plan.hidden, **empty), biases[:3])
         attn = torch.empty(plan.tokens, plan.hidden, **empty)

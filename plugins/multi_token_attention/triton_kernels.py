@@ -986,12 +986,17 @@ def _plan(shape, dtype, weight_shape, weight_dtype, bias_dtype, groups, precisio
     return _Plan(shape, dtype, weight_shape, groups, precision, bias_dtype is not None)
 
 
+def _plan_of(scores, weight, bias, groups: int, precision: str) -> _Plan:
+    """The plan of a call on these tensors (contiguous and aligned, see :func:`aligned`)."""
+    return _plan(scores.shape, scores.dtype, weight.shape, weight.dtype, None if bias is None else bias.dtype, groups,
+                 precision, launch_device())
+
+
 class _MultiTokenAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, scores, weight, bias, groups, precision):
         scores, weight, bias = aligned(scores), aligned(weight), None if bias is None else aligned(bias)
-        plan = _plan(scores.shape, scores.dtype, weight.shape, weight.dtype, None if bias is None else bias.dtype,
-                     groups, precision, launch_device())
+        plan = _plan_of(scores, weight, bias, groups, precision)
         probs, band = plan.pad_probs(scores, weight)
         out = torch.empty(plan.out_shape, device=scores.device, dtype=scores.dtype)
         plan.convolve(probs, band, bias, out)
