@@ -28,7 +28,7 @@ measuring run that follows alone (their own timings, taken on a shared GPU, are 
 
     python3 benchmarks/kernel_grid.py --points 60 --out grid.jsonl [--family mta fna]
         [--passes forward backward full] [--seed 18] [--budget-seconds 3000] [--from-point 0]
-        [--to-point 62] [--shard 0/1] [--only NAME ...] [--implementation-budget 60]
+        [--to-point 62] [--sweep seq] [--shard 0/1] [--only NAME ...] [--implementation-budget 60]
     python3 benchmarks/kernel_grid.py --list [--family mta fna] [--points 60] [--from-point 0] ...
     python3 benchmarks/kernel_grid.py --tables grid.jsonl [more.jsonl ...]
 """
@@ -103,6 +103,27 @@ def schedule(families: list[str], count: int, seed: int, from_point: int = 0, to
         for family, point in filter(None, points)][from_point:to_point]
     index, shards = shard
     return interleaved[index::shards]
+
+
+def along(family: str, point: tuple[dict, str], axis: str | None) -> list[tuple[dict, str]]:
+    """``point``'s line through the grid along ``axis`` (one parameter: ``seq``, ``k``, ``kernel_size``,
+    ``dilation``), in the axis's order, or ``[point]`` without one: what shows whether a longer sequence (or a
+    larger kernel) ever takes less time than a shorter one (``--sweep``)."""
+    if axis is None:
+        return [point]
+    parameters, dtype = point
+    return [({**parameters, axis: value}, dtype) for value in GRIDS[family]["axes"][axis]]
+
+
+def sweep_axis(families: list[str], axis: str) -> str:
+    """``--sweep``'s axis, checked: every family given must have it, as one parameter of its points."""
+    for family in families:
+        grid = GRIDS[family]
+        if axis not in grid["axes"] or axis not in grid["point"](*(values[0] for values in grid["axes"].values())):
+            usable = [name for name in grid["axes"] if name in grid["reference"][0]]
+            raise argparse.ArgumentTypeError(f"{family} has no grid axis {axis!r} that is one parameter "
+                                             f"(it has {', '.join(usable)})")
+    return axis
 
 
 def grid_protocol(implementation_budget: float) -> dict:
@@ -224,9 +245,11 @@ def measure(arguments, environment: dict) -> list[dict]:
     protocol, started = grid_protocol(arguments.implementation_budget), time.monotonic()
     out = arguments.out.open("a") if arguments.out else None
     families = [ALIASES.get(name, name) for name in arguments.family]
+    points = [(family, swept) for family, point in schedule(families, arguments.points, arguments.seed,
+                                                            arguments.from_point, arguments.to_point, arguments.shard)
+              for swept in along(family, point, arguments.sweep)]
     documents = []
-    for family, (parameters, dtype) in schedule(families, arguments.points, arguments.seed, arguments.from_point,
-                                                arguments.to_point, arguments.shard):
+    for family, (parameters, dtype) in points:
         for pass_ in arguments.passes:
             if arguments.budget_seconds and time.monotonic() - started > arguments.budget_seconds:
                 break
@@ -292,6 +315,8 @@ def main() -> int:
                         help="skip the schedule's first points (to go on where a budgeted run stopped); the "
                              "schedule is that of the families given, which --list prints with its indices")
     parser.add_argument("--to-point", type=int, help="stop before this point of the schedule")
+    parser.add_argument("--sweep", metavar="AXIS",
+                        help="measure each scheduled point along this grid axis (seq, k, kernel_size, dilation)")
     parser.add_argument("--shard", type=shard, default=(0, 1), metavar="I/N",
                         help="measure only every N-th point of the schedule from the I-th (0 <= I < N)")
     parser.add_argument("--only", nargs="+", metavar="IMPLEMENTATION",
@@ -311,13 +336,19 @@ def main() -> int:
         parser.error(f"no such implementation (or family, or pass) in --only or --without: {', '.join(unknown)}")
     if arguments.implementation_budget <= 0:
         parser.error("--implementation-budget must be above 0 seconds")
+    families = [ALIASES.get(name, name) for name in arguments.family]
+    if arguments.sweep:
+        try:
+            sweep_axis(families, arguments.sweep)
+        except argparse.ArgumentTypeError as error:
+            parser.error(f"--sweep: {error}")
     if arguments.list:
-        families = [ALIASES.get(name, name) for name in arguments.family]
         points = schedule(families, arguments.points, arguments.seed, arguments.from_point, arguments.to_point,
                           arguments.shard)
         first, every = arguments.from_point + arguments.shard[0], arguments.shard[1]
-        for index, (family, (parameters, dtype)) in enumerate(points):
-            print(first + index * every, family, describe(parameters), dtype)
+        for index, (family, point) in enumerate(points):
+            for parameters, dtype in along(family, point, arguments.sweep):
+                print(first + index * every, family, describe(parameters), dtype)
     elif arguments.tables:
         print_tables([json.loads(line) for path in arguments.tables for line in path.read_text().splitlines()
                       if line.strip()])

@@ -3,7 +3,7 @@ comparator that passed, never to one of our own variants, and a later measuremen
 
 import pytest
 
-from benchmarks.kernel_grid import (LEFT_OUT, grid_points, implementations, main, print_tables, row, schedule,
+from benchmarks.kernel_grid import (LEFT_OUT, along, grid_points, implementations, main, print_tables, row, schedule,
                                     unknown_names)
 
 PEAKS = {"bandwidth_gbs": 1000.0, "tf32": 100.0, "bf16": 200.0, "fp32": 50.0}
@@ -107,6 +107,30 @@ def test_list_prints_the_indices_that_from_point_takes(capsys, monkeypatch):
     assert [line.split()[:2] for line in capsys.readouterr().out.splitlines()] == [
         ["9", "fused_neighborhood_attention"], ["11", "fused_neighborhood_attention"],
         ["13", "fused_neighborhood_attention"]]
+
+
+def test_sweep_measures_each_point_along_one_axis_in_its_order(capsys, monkeypatch):
+    """--sweep seq turns each scheduled point into its line along seq, every other parameter and the dtype kept,
+    under the point's own index; each family sweeps its own values."""
+    monkeypatch.setattr("sys.argv", ["kernel_grid.py", "--list", "--points", "30", "--from-point", "6", "--to-point",
+                                     "8", "--sweep", "seq"])
+    assert main() == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert [line[0] for line in lines] == ["6"] * 6 + ["7"] * 5
+    assert [line[5] for line in lines[:6]] == [f"seq={seq}" for seq in (256, 777, 1024, 2048, 3000, 4096)]
+    assert {tuple(line[2:5] + line[6:]) for line in lines[:6]} == {("heads_in=4", "heads_out=4", "k=3", "bf16")}
+    assert [line[4] for line in lines[6:]] == [f"seq={seq}" for seq in (512, 1000, 2000, 4096, 8192)]
+    family, (parameters, dtype) = schedule(["fused_neighborhood_attention"], 30, 18, 3, 4)[0]
+    assert along(family, (parameters, dtype), "dilation") == [({**parameters, "dilation": d}, dtype) for d in (1, 2, 3)]
+    assert along(family, (parameters, dtype), None) == [(parameters, dtype)]
+
+
+@pytest.mark.parametrize("family, axis", [("mta", "heads"), ("fna", "k"), ("mta", "kernel_size")])
+def test_sweep_refuses_an_axis_that_is_no_parameter_of_the_family(family, axis, capsys, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["kernel_grid.py", "--list", "--family", family, "--sweep", axis])
+    with pytest.raises(SystemExit) as refused:
+        main()
+    assert refused.value.code == 2 and f"no grid axis {axis!r}" in capsys.readouterr().err
 
 
 def test_a_budget_of_no_seconds_is_refused(monkeypatch):
