@@ -115,15 +115,25 @@ def along(family: str, point: tuple[dict, str], axis: str | None) -> list[tuple[
     return [({**parameters, axis: value}, dtype) for value in GRIDS[family]["axes"][axis]]
 
 
-def sweep_axis(families: list[str], axis: str) -> str:
-    """``--sweep``'s axis, checked: every family given must have it, as one parameter of its points."""
+def sweep_problem(families: list[str], axis: str) -> str | None:
+    """Why ``--sweep`` cannot take ``axis`` (a family given has no grid axis of that name that is one parameter of
+    its points), or None."""
     for family in families:
         grid = GRIDS[family]
-        if axis not in grid["axes"] or axis not in grid["point"](*(values[0] for values in grid["axes"].values())):
-            usable = [name for name in grid["axes"] if name in grid["reference"][0]]
-            raise argparse.ArgumentTypeError(f"{family} has no grid axis {axis!r} that is one parameter "
-                                             f"(it has {', '.join(usable)})")
-    return axis
+        usable = [name for name in grid["axes"] if name in grid["reference"][0]]
+        if axis not in usable:
+            return f"{family} has no grid axis {axis!r} that is one parameter (it has {', '.join(usable)})"
+    return None
+
+
+def scheduled(arguments) -> list[tuple[int, str, tuple[dict, str]]]:
+    """``(schedule index, family, point)`` for every point the arguments select (:func:`schedule`), each point
+    along ``--sweep``'s axis (:func:`along`) under its own index, the one ``--from-point`` takes."""
+    points = schedule(arguments.family, arguments.points, arguments.seed, arguments.from_point, arguments.to_point,
+                      arguments.shard)
+    first, every = arguments.from_point + arguments.shard[0], arguments.shard[1]
+    return [(first + index * every, family, swept) for index, (family, point) in enumerate(points)
+            for swept in along(family, point, arguments.sweep)]
 
 
 def grid_protocol(implementation_budget: float) -> dict:
@@ -244,12 +254,8 @@ def measure(arguments, environment: dict) -> list[dict]:
     """Rerun the scheduled points on this host's GPU; every result as a bundle line's document, in order."""
     protocol, started = grid_protocol(arguments.implementation_budget), time.monotonic()
     out = arguments.out.open("a") if arguments.out else None
-    families = [ALIASES.get(name, name) for name in arguments.family]
-    points = [(family, swept) for family, point in schedule(families, arguments.points, arguments.seed,
-                                                            arguments.from_point, arguments.to_point, arguments.shard)
-              for swept in along(family, point, arguments.sweep)]
     documents = []
-    for family, (parameters, dtype) in points:
+    for _, family, (parameters, dtype) in scheduled(arguments):
         for pass_ in arguments.passes:
             if arguments.budget_seconds and time.monotonic() - started > arguments.budget_seconds:
                 break
@@ -336,19 +342,13 @@ def main() -> int:
         parser.error(f"no such implementation (or family, or pass) in --only or --without: {', '.join(unknown)}")
     if arguments.implementation_budget <= 0:
         parser.error("--implementation-budget must be above 0 seconds")
-    families = [ALIASES.get(name, name) for name in arguments.family]
-    if arguments.sweep:
-        try:
-            sweep_axis(families, arguments.sweep)
-        except argparse.ArgumentTypeError as error:
-            parser.error(f"--sweep: {error}")
+    arguments.family = [ALIASES.get(name, name) for name in arguments.family]
+    problem = arguments.sweep and sweep_problem(arguments.family, arguments.sweep)
+    if problem:
+        parser.error(f"--sweep: {problem}")
     if arguments.list:
-        points = schedule(families, arguments.points, arguments.seed, arguments.from_point, arguments.to_point,
-                          arguments.shard)
-        first, every = arguments.from_point + arguments.shard[0], arguments.shard[1]
-        for index, (family, point) in enumerate(points):
-            for parameters, dtype in along(family, point, arguments.sweep):
-                print(first + index * every, family, describe(parameters), dtype)
+        for index, family, (parameters, dtype) in scheduled(arguments):
+            print(index, family, describe(parameters), dtype)
     elif arguments.tables:
         print_tables([json.loads(line) for path in arguments.tables for line in path.read_text().splitlines()
                       if line.strip()])
