@@ -89,7 +89,7 @@ import triton
 import triton.language as tl
 
 from plugins._triton_launcher import (Launcher, aligned, cdiv, device_time, follow_previous_launch, launch_device,
-                                      let_next_launch_start, next_power_of_2)
+                                      let_next_launch_start, multiprocessors, next_power_of_2)
 from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
@@ -501,11 +501,12 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, S
                                   CHUNK: tl.constexpr, REPLICAS: tl.constexpr, UPCAST: tl.constexpr,
                                   HEADS_OUT: tl.constexpr, HEADS_IN: tl.constexpr, BLOCK_I: tl.constexpr,
                                   BLOCK_J: tl.constexpr, WINDOW: tl.constexpr, ALIGN: tl.constexpr,
-                                  OFFSET: tl.constexpr):
+                                  OFFSET: tl.constexpr, PAIRED: tl.constexpr):
     """The weight gradient's share of one tap row ``u``, a strip of ``BLOCK_J`` columns from ``j0`` (all its causal
-    rows) and blocks of ``HEADS_OUT`` output and ``HEADS_IN`` input heads, without a gather::
+    rows), or with ``PAIRED`` two strips, and blocks of ``HEADS_OUT`` output and ``HEADS_IN`` input heads, without a
+    gather::
 
-        R[(o, jj), (c, x)] = sum_i G_pad[o, i + p, j0 + jj + cp] * P_pad[c, i + u, j0 + x - OFFSET - p + cp]
+        R[(o, jj), (c, x)] = sum_{j0, i} G_pad[o, i + p, j0 + jj + cp] * P_pad[c, i + u, j0 + x - OFFSET - p + cp]
         dW[o, c, u, v] += sum_jj R[(o, jj), (c, jj + v + OFFSET)]                         (x < WINDOW)
 
     R is one product a step of ``BLOCK_I`` rows, ``g^T [HEADS_OUT * BLOCK_J, rows] @ P [rows, HEADS_IN * WINDOW]``,
@@ -516,10 +517,13 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, S
     others by row alone, so that their loads are 16-byte vectors (a mask that varies along a row splits a
     load into single elements: what the im2col form this replaces, ``g @ X`` with X every tap's shifted P,
     did, at 17x its memory floor; benchmarks/KERNELS.md). The products do ``WINDOW / K`` times the useful work,
-    on tensor cores that were idle. The programs after the ``STRIPS`` weight programs sum g for ``dbias``.
-    Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by program, so that programs do not
-    queue on the same addresses. Grid: ``(STRIPS + cdiv(L, BLOCK_J) * out_blocks, batch)``, ``STRIPS =
-    cdiv(L, BLOCK_J) * K * in_blocks * out_blocks``, the longest strips (first columns) first.
+    on tensor cores that were idle. A tap sits on the same diagonal of every strip's R, so a ``PAIRED`` program
+    sums strip ``s`` and its mirror ``cdiv(L, BLOCK_J) - 1 - s`` into one R: one reading of the diagonals for
+    two strips, and every program about ``L`` rows long. The programs after the ``STRIPS`` weight programs sum g
+    for ``dbias``. Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by program, so that
+    programs do not queue on the same addresses. Grid: ``(STRIPS + cdiv(L, BLOCK_J) * out_blocks, batch)``,
+    ``STRIPS = columns * K * in_blocks * out_blocks`` where ``columns`` is ``cdiv(L, BLOCK_J)``, or half of it
+    rounded up if ``PAIRED``; without it the longest strips (first columns) go first.
     """
     L = L_UNITS * L_ALIGN
     follow_previous_launch()
@@ -529,39 +533,46 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, S
     IN_BLOCKS: tl.constexpr = (C_IN + HEADS_IN - 1) // HEADS_IN
     OUT_BLOCKS: tl.constexpr = (C_OUT + HEADS_OUT - 1) // HEADS_OUT
     W_NUMEL: tl.constexpr = C_OUT * IN_PER_GROUP * K * K
+    G_ALIGN: tl.constexpr = BLOCK_J if BLOCK_J < 8 else 8
     pid = tl.program_id(0)
     batch = tl.program_id(1)
     copy = acc_ptr + (pid + batch * tl.num_programs(0)) % REPLICAS * (W_NUMEL + C_OUT)
     strip = tl.where(pid < STRIPS, pid // (K * IN_BLOCKS), pid - STRIPS)  # (columns, output heads)
-    j0 = strip // OUT_BLOCKS * BLOCK_J
+    column = strip // OUT_BLOCKS
     out_block = strip % OUT_BLOCKS
     r = tl.arange(0, BLOCK_I)
     m = tl.arange(0, M)
     o = out_block * HEADS_OUT + m // BLOCK_J
     jj = m % BLOCK_J
-    g_strip = g_ptr + _strip_columns((batch * C_OUT + o).to(tl.int64) * PLANE, j0 + COL_PAD, jj, ROWS, CHUNK,
-                                     BLOCK_J if BLOCK_J < 8 else 8)[None, :]
+    g_planes = (batch * C_OUT + o).to(tl.int64) * PLANE
     out_ok = (o < C_OUT)[None, :]
     if pid >= STRIPS:
-        _bias_strip(g_strip, copy + W_NUMEL, j0, r, jj, out_ok, out_block, L, C_OUT, K, CHUNK, HEADS_OUT,
-                    BLOCK_I, BLOCK_J)
+        g_strip = g_ptr + _strip_columns(g_planes, column * BLOCK_J + COL_PAD, jj, ROWS, CHUNK, G_ALIGN)[None, :]
+        _bias_strip(g_strip, copy + W_NUMEL, column * BLOCK_J, r, jj, out_ok, out_block, L, C_OUT, K, CHUNK,
+                    HEADS_OUT, BLOCK_I, BLOCK_J)
         return
     u = pid % K
     in_block = pid // K % IN_BLOCKS
     n = tl.arange(0, N)
     c = in_block * HEADS_IN + n // WINDOW
     x = n % WINDOW
-    p_strip = p_ptr + _strip_columns((batch * C_IN + c).to(tl.int64) * PLANE, j0 + COL_PAD - K // 2 - OFFSET, x,
-                                     ROWS, CHUNK, ALIGN)[None, :]
+    p_planes = (batch * C_IN + c).to(tl.int64) * PLANE
     in_ok = (c < C_IN)[None, :]
-    i = (j0 + r)[:, None]
-    grad_w = _strip_product(tl.zeros((M, N), dtype=tl.float32), g_strip + (i + K // 2) * CHUNK,
-                            p_strip + (i + u) * CHUNK, out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
-                            in_ok & (i < L) & ((j0 + x)[None, :] <= i + K - 1 + OFFSET), UPCAST)
-    for i0 in range(j0 + BLOCK_I, L, BLOCK_I):
-        i = (i0 + r)[:, None]
+    grad_w = tl.zeros((M, N), dtype=tl.float32)
+    last = column
+    if PAIRED:
+        last = tl.maximum(tl.cdiv(L, BLOCK_J) - 1 - column, column)  # the mirror strip, if another
+    for j0 in range(column * BLOCK_J, last * BLOCK_J + 1, tl.maximum(last - column, 1) * BLOCK_J):
+        g_strip = g_ptr + _strip_columns(g_planes, j0 + COL_PAD, jj, ROWS, CHUNK, G_ALIGN)[None, :]
+        p_strip = p_ptr + _strip_columns(p_planes, j0 + COL_PAD - K // 2 - OFFSET, x, ROWS, CHUNK, ALIGN)[None, :]
+        i = (j0 + r)[:, None]
         grad_w = _strip_product(grad_w, g_strip + (i + K // 2) * CHUNK, p_strip + (i + u) * CHUNK,
-                                out_ok & (i < L), in_ok & (i < L), UPCAST)
+                                out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
+                                in_ok & (i < L) & ((j0 + x)[None, :] <= i + K - 1 + OFFSET), UPCAST)
+        for i0 in range(j0 + BLOCK_I, L, BLOCK_I):
+            i = (i0 + r)[:, None]
+            grad_w = _strip_product(grad_w, g_strip + (i + K // 2) * CHUNK, p_strip + (i + u) * CHUNK,
+                                    out_ok & (i < L), in_ok & (i < L), UPCAST)
     taps = tl.reshape(grad_w, (HEADS_OUT, BLOCK_J, HEADS_IN, WINDOW))
     diagonal = tl.arange(0, WINDOW)[None, None, None, :] - tl.arange(0, BLOCK_J)[None, :, None, None] - OFFSET
     outs = out_block * HEADS_OUT + tl.arange(0, HEADS_OUT)[:, None]
@@ -758,6 +769,9 @@ _STRIP_TILES = (32, 16, 8, 4)
 """BLOCK_I, BLOCK_J, the alignment of P's window (elements) and the fewest warps of the 16-bit weight kernel
 (:func:`_mta_bwd_weight_strips_kernel`; not autotuned, as it adds atomically): the best of three on the H200 at 8
 heads, k 3 to 7, L 256 and 2048 (benchmarks/KERNELS.md)."""
+_PAIRED_WAVES = 4
+"""Weight programs per multiprocessor from which the strips kernel pairs its strips (fewer programs, each one
+reading its R's diagonals for two strips): below it, single strips, longest first, fill the device better."""
 _IM2COL_WEIGHT_BLOCKS = (1, 32, 64, 4)
 """BLOCK_I, BLOCK_J, the widest BLOCK_T and num_warps of the fp32 weight kernel (:func:`_mta_bwd_weight_im2col_kernel`;
 not autotuned either): 32 positions a step, whose gathered operand is then 8 KB (fp32 operands are split in two
@@ -916,17 +930,23 @@ class _Convolution:
         self.launch(probs, band, band if bias is None else bias, out)
 
 
-def _strips_weight_gradient(padded_shape, seq: int, consts: dict, has_bias: bool):
+def _strips_weight_gradient(padded_shape, seq: int, consts: dict, has_bias: bool, paired: Optional[bool] = None):
     """dW and dbias of 16-bit operands into ``acc`` from padded G and P (:func:`_mta_bwd_weight_strips_kernel`):
-    the launch, called with ``(G_pad, P_pad, acc)``."""
+    the launch, called with ``(G_pad, P_pad, acc)``. Strips go in mirrored pairs (``paired``) where that leaves
+    the device :data:`_PAIRED_WAVES` programs per multiprocessor or more."""
     batch, heads_in, stride_chunks, rows, chunk = padded_shape
     blocks = _strip_blocks(consts["K"], heads_in, consts["C_OUT"])
-    out_strips = cdiv(seq, blocks["BLOCK_J"]) * cdiv(consts["C_OUT"], blocks["HEADS_OUT"])
-    strips = out_strips * consts["K"] * cdiv(heads_in, blocks["HEADS_IN"])
+    columns = cdiv(seq, blocks["BLOCK_J"])
+    out_blocks = cdiv(consts["C_OUT"], blocks["HEADS_OUT"])
+    per_column = out_blocks * consts["K"] * cdiv(heads_in, blocks["HEADS_IN"])
+    if paired is None:
+        paired = cdiv(columns, 2) * per_column * batch >= _PAIRED_WAVES * multiprocessors()
+    strips = (cdiv(columns, 2) if paired else columns) * per_column
     units, align = _length(seq)
-    return _launch_bwd_weight_strips.bind((strips + (out_strips if has_bias else 0), batch),
+    return _launch_bwd_weight_strips.bind((strips + (columns * out_blocks if has_bias else 0), batch),
                                           (units, rows, rows * stride_chunks * chunk, strips), L_ALIGN=align,
-                                          CHUNK=chunk, REPLICAS=_REPLICAS, UPCAST=_INTERPRET, **blocks, **consts)
+                                          CHUNK=chunk, REPLICAS=_REPLICAS, UPCAST=_INTERPRET, PAIRED=paired,
+                                          **blocks, **consts)
 
 
 def _im2col_weight_gradient(padded_shape, seq: int, consts: dict, has_bias: bool, precision: str):
