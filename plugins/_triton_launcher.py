@@ -89,12 +89,6 @@ def launch_device():
     return torch.cuda.current_device() if _ENABLED else None
 
 
-def multiprocessors() -> int:
-    """The launch device's streaming multiprocessors, for plans that size their grids by them; 1 under the
-    interpreter."""
-    return 1 if _INTERPRET else torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-
-
 def aligned(tensor: torch.Tensor) -> torch.Tensor:
     """``tensor`` contiguous and 16-byte aligned, as a bound launch's tensors must be (see :class:`BoundLaunch`):
     a copy where it is not (a view starting inside its storage)."""

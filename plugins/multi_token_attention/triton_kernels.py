@@ -89,7 +89,7 @@ import triton
 import triton.language as tl
 
 from plugins._triton_launcher import (Launcher, aligned, cdiv, device_time, follow_previous_launch, launch_device,
-                                      let_next_launch_start, multiprocessors, next_power_of_2)
+                                      let_next_launch_start, next_power_of_2)
 from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
@@ -528,6 +528,7 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, S
     L = L_UNITS * L_ALIGN
     follow_previous_launch()
     tl.static_assert(BLOCK_I >= WINDOW)  # rows past the first step read P only where the pad wrote it
+    tl.static_assert(not PAIRED or BLOCK_J % CHUNK == 0)  # a strip's mirror lies whole chunks away
     M: tl.constexpr = HEADS_OUT * BLOCK_J
     N: tl.constexpr = HEADS_IN * WINDOW
     IN_BLOCKS: tl.constexpr = (C_IN + HEADS_IN - 1) // HEADS_IN
@@ -558,21 +559,28 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, S
     x = n % WINDOW
     p_planes = (batch * C_IN + c).to(tl.int64) * PLANE
     in_ok = (c < C_IN)[None, :]
-    grad_w = tl.zeros((M, N), dtype=tl.float32)
-    last = column
+    j0 = column * BLOCK_J
+    g_strip = g_ptr + _strip_columns(g_planes, j0 + COL_PAD, jj, ROWS, CHUNK, G_ALIGN)[None, :]
+    p_strip = p_ptr + _strip_columns(p_planes, j0 + COL_PAD - K // 2 - OFFSET, x, ROWS, CHUNK, ALIGN)[None, :]
+    grad_w = _diagonal_step(tl.zeros((M, N), dtype=tl.float32), g_strip, p_strip, j0, r, jj, x, out_ok, in_ok, u, L,
+                            K, OFFSET, CHUNK, UPCAST)
+    steps = tl.cdiv(L - j0, BLOCK_I) - 1  # the strip's other steps, then its mirror's
+    j1 = j0
+    mirror = 0  # how far the mirror's columns lie from the strip's in the planes (whole chunks)
     if PAIRED:
-        last = tl.maximum(tl.cdiv(L, BLOCK_J) - 1 - column, column)  # the mirror strip, if another
-    for j0 in range(column * BLOCK_J, last * BLOCK_J + 1, tl.maximum(last - column, 1) * BLOCK_J):
-        g_strip = g_ptr + _strip_columns(g_planes, j0 + COL_PAD, jj, ROWS, CHUNK, G_ALIGN)[None, :]
-        p_strip = p_ptr + _strip_columns(p_planes, j0 + COL_PAD - K // 2 - OFFSET, x, ROWS, CHUNK, ALIGN)[None, :]
-        i = (j0 + r)[:, None]
-        grad_w = _strip_product(grad_w, g_strip + (i + K // 2) * CHUNK, p_strip + (i + u) * CHUNK,
-                                out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
-                                in_ok & (i < L) & ((j0 + x)[None, :] <= i + K - 1 + OFFSET), UPCAST)
-        for i0 in range(j0 + BLOCK_I, L, BLOCK_I):
-            i = (i0 + r)[:, None]
-            grad_w = _strip_product(grad_w, g_strip + (i + K // 2) * CHUNK, p_strip + (i + u) * CHUNK,
-                                    out_ok & (i < L), in_ok & (i < L), UPCAST)
+        j1 = tl.maximum(tl.cdiv(L, BLOCK_J) - 1 - column, column) * BLOCK_J
+        if j1 > j0:
+            mirror = (j1 - j0) // CHUNK * ROWS * CHUNK
+            grad_w = _diagonal_step(grad_w, g_strip + mirror, p_strip + mirror, j1, r, jj, x, out_ok, in_ok, u, L,
+                                    K, OFFSET, CHUNK, UPCAST)
+            steps += tl.cdiv(L - j1, BLOCK_I) - 1
+    first_steps = tl.cdiv(L - j0, BLOCK_I) - 1
+    for step in range(steps):
+        in_mirror = step >= first_steps
+        i = (tl.where(in_mirror, j1 + (step - first_steps + 1) * BLOCK_I, j0 + (step + 1) * BLOCK_I) + r)[:, None]
+        shift = tl.where(in_mirror, mirror, 0)
+        grad_w = _strip_product(grad_w, g_strip + shift + (i + K // 2) * CHUNK, p_strip + shift + (i + u) * CHUNK,
+                                out_ok & (i < L), in_ok & (i < L), UPCAST)
     taps = tl.reshape(grad_w, (HEADS_OUT, BLOCK_J, HEADS_IN, WINDOW))
     diagonal = tl.arange(0, WINDOW)[None, None, None, :] - tl.arange(0, BLOCK_J)[None, :, None, None] - OFFSET
     outs = out_block * HEADS_OUT + tl.arange(0, HEADS_OUT)[:, None]
@@ -592,6 +600,16 @@ def _strip_columns(planes, first_col, x, ROWS, CHUNK: tl.constexpr, ALIGN: tl.co
     through the chunk arithmetic, and without it loads one element at a time)."""
     offsets = planes + _chunk_major_column(first_col + x, ROWS, CHUNK)
     return tl.max_contiguous(tl.multiple_of(offsets, ALIGN), ALIGN)
+
+
+@triton.jit
+def _diagonal_step(grad_w, g_strip, p_strip, j0, r, jj, x, out_ok, in_ok, u, L, K: tl.constexpr,
+                   OFFSET: tl.constexpr, CHUNK: tl.constexpr, UPCAST: tl.constexpr):
+    """A strip's first step, rows ``j0`` on, which crosses the diagonal: the only one masked by column."""
+    i = (j0 + r)[:, None]
+    return _strip_product(grad_w, g_strip + (i + K // 2) * CHUNK, p_strip + (i + u) * CHUNK,
+                          out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
+                          in_ok & (i < L) & ((j0 + x)[None, :] <= i + K - 1 + OFFSET), UPCAST)
 
 
 @triton.jit
@@ -769,9 +787,6 @@ _STRIP_TILES = (32, 16, 8, 4)
 """BLOCK_I, BLOCK_J, the alignment of P's window (elements) and the fewest warps of the 16-bit weight kernel
 (:func:`_mta_bwd_weight_strips_kernel`; not autotuned, as it adds atomically): the best of three on the H200 at 8
 heads, k 3 to 7, L 256 and 2048 (benchmarks/KERNELS.md)."""
-_PAIRED_WAVES = 4
-"""Weight programs per multiprocessor from which the strips kernel pairs its strips (fewer programs, each one
-reading its R's diagonals for two strips): below it, single strips, longest first, fill the device better."""
 _IM2COL_WEIGHT_BLOCKS = (1, 32, 64, 4)
 """BLOCK_I, BLOCK_J, the widest BLOCK_T and num_warps of the fp32 weight kernel (:func:`_mta_bwd_weight_im2col_kernel`;
 not autotuned either): 32 positions a step, whose gathered operand is then 8 KB (fp32 operands are split in two
@@ -930,18 +945,16 @@ class _Convolution:
         self.launch(probs, band, band if bias is None else bias, out)
 
 
-def _strips_weight_gradient(padded_shape, seq: int, consts: dict, has_bias: bool, paired: Optional[bool] = None):
+def _strips_weight_gradient(padded_shape, seq: int, consts: dict, has_bias: bool):
     """dW and dbias of 16-bit operands into ``acc`` from padded G and P (:func:`_mta_bwd_weight_strips_kernel`):
-    the launch, called with ``(G_pad, P_pad, acc)``. Strips go in mirrored pairs (``paired``) where that leaves
-    the device :data:`_PAIRED_WAVES` programs per multiprocessor or more."""
+    the launch, called with ``(G_pad, P_pad, acc)``. Strips go in mirrored pairs where a strip is whole chunks
+    wide (taps up to 17)."""
     batch, heads_in, stride_chunks, rows, chunk = padded_shape
     blocks = _strip_blocks(consts["K"], heads_in, consts["C_OUT"])
     columns = cdiv(seq, blocks["BLOCK_J"])
     out_blocks = cdiv(consts["C_OUT"], blocks["HEADS_OUT"])
-    per_column = out_blocks * consts["K"] * cdiv(heads_in, blocks["HEADS_IN"])
-    if paired is None:
-        paired = cdiv(columns, 2) * per_column * batch >= _PAIRED_WAVES * multiprocessors()
-    strips = (cdiv(columns, 2) if paired else columns) * per_column
+    paired = blocks["BLOCK_J"] % chunk == 0
+    strips = (cdiv(columns, 2) if paired else columns) * out_blocks * consts["K"] * cdiv(heads_in, blocks["HEADS_IN"])
     units, align = _length(seq)
     return _launch_bwd_weight_strips.bind((strips + (columns * out_blocks if has_bias else 0), batch),
                                           (units, rows, rows * stride_chunks * chunk, strips), L_ALIGN=align,
