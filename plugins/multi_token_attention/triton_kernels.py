@@ -501,12 +501,11 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, S
                                   CHUNK: tl.constexpr, REPLICAS: tl.constexpr, UPCAST: tl.constexpr,
                                   HEADS_OUT: tl.constexpr, HEADS_IN: tl.constexpr, BLOCK_I: tl.constexpr,
                                   BLOCK_J: tl.constexpr, WINDOW: tl.constexpr, ALIGN: tl.constexpr,
-                                  OFFSET: tl.constexpr, PAIRED: tl.constexpr):
+                                  OFFSET: tl.constexpr):
     """The weight gradient's share of one tap row ``u``, a strip of ``BLOCK_J`` columns from ``j0`` (all its causal
-    rows), or with ``PAIRED`` two strips, and blocks of ``HEADS_OUT`` output and ``HEADS_IN`` input heads, without a
-    gather::
+    rows) and blocks of ``HEADS_OUT`` output and ``HEADS_IN`` input heads, without a gather::
 
-        R[(o, jj), (c, x)] = sum_{j0, i} G_pad[o, i + p, j0 + jj + cp] * P_pad[c, i + u, j0 + x - OFFSET - p + cp]
+        R[(o, jj), (c, x)] = sum_i G_pad[o, i + p, j0 + jj + cp] * P_pad[c, i + u, j0 + x - OFFSET - p + cp]
         dW[o, c, u, v] += sum_jj R[(o, jj), (c, jj + v + OFFSET)]                         (x < WINDOW)
 
     R is one product a step of ``BLOCK_I`` rows, ``g^T [HEADS_OUT * BLOCK_J, rows] @ P [rows, HEADS_IN * WINDOW]``,
@@ -517,69 +516,51 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, S
     others by row alone, so that their loads are 16-byte vectors (a mask that varies along a row splits a
     load into single elements: what the im2col form this replaces, ``g @ X`` with X every tap's shifted P,
     did, at 17x its memory floor; benchmarks/KERNELS.md). The products do ``WINDOW / K`` times the useful work,
-    on tensor cores that were idle. A tap sits on the same diagonal of every strip's R, so a ``PAIRED`` program
-    sums strip ``s`` and its mirror ``cdiv(L, BLOCK_J) - 1 - s`` into one R: one reading of the diagonals for
-    two strips, and every program about ``L`` rows long. The programs after the ``STRIPS`` weight programs sum g
-    for ``dbias``. Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by program, so that
-    programs do not queue on the same addresses. Grid: ``(STRIPS + cdiv(L, BLOCK_J) * out_blocks, batch)``,
-    ``STRIPS = columns * K * in_blocks * out_blocks`` where ``columns`` is ``cdiv(L, BLOCK_J)``, or half of it
-    rounded up if ``PAIRED``; without it the longest strips (first columns) go first.
+    on tensor cores that were idle. The programs after the ``STRIPS`` weight programs sum g for ``dbias``.
+    Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by program, so that programs do not
+    queue on the same addresses. Grid: ``(STRIPS + cdiv(L, BLOCK_J) * out_blocks, batch)``, ``STRIPS =
+    cdiv(L, BLOCK_J) * K * in_blocks * out_blocks``, the longest strips (first columns) first.
     """
     L = L_UNITS * L_ALIGN
     follow_previous_launch()
     tl.static_assert(BLOCK_I >= WINDOW)  # rows past the first step read P only where the pad wrote it
-    tl.static_assert(not PAIRED or BLOCK_J % CHUNK == 0)  # a strip's mirror lies whole chunks away
     M: tl.constexpr = HEADS_OUT * BLOCK_J
     N: tl.constexpr = HEADS_IN * WINDOW
     IN_BLOCKS: tl.constexpr = (C_IN + HEADS_IN - 1) // HEADS_IN
     OUT_BLOCKS: tl.constexpr = (C_OUT + HEADS_OUT - 1) // HEADS_OUT
     W_NUMEL: tl.constexpr = C_OUT * IN_PER_GROUP * K * K
-    G_ALIGN: tl.constexpr = BLOCK_J if BLOCK_J < 8 else 8
     pid = tl.program_id(0)
     batch = tl.program_id(1)
     copy = acc_ptr + (pid + batch * tl.num_programs(0)) % REPLICAS * (W_NUMEL + C_OUT)
     strip = tl.where(pid < STRIPS, pid // (K * IN_BLOCKS), pid - STRIPS)  # (columns, output heads)
-    column = strip // OUT_BLOCKS
+    j0 = strip // OUT_BLOCKS * BLOCK_J
     out_block = strip % OUT_BLOCKS
     r = tl.arange(0, BLOCK_I)
     m = tl.arange(0, M)
     o = out_block * HEADS_OUT + m // BLOCK_J
     jj = m % BLOCK_J
-    g_planes = (batch * C_OUT + o).to(tl.int64) * PLANE
+    g_strip = g_ptr + _strip_columns((batch * C_OUT + o).to(tl.int64) * PLANE, j0 + COL_PAD, jj, ROWS, CHUNK,
+                                     BLOCK_J if BLOCK_J < 8 else 8)[None, :]
     out_ok = (o < C_OUT)[None, :]
     if pid >= STRIPS:
-        g_strip = g_ptr + _strip_columns(g_planes, column * BLOCK_J + COL_PAD, jj, ROWS, CHUNK, G_ALIGN)[None, :]
-        _bias_strip(g_strip, copy + W_NUMEL, column * BLOCK_J, r, jj, out_ok, out_block, L, C_OUT, K, CHUNK,
-                    HEADS_OUT, BLOCK_I, BLOCK_J)
+        _bias_strip(g_strip, copy + W_NUMEL, j0, r, jj, out_ok, out_block, L, C_OUT, K, CHUNK, HEADS_OUT,
+                    BLOCK_I, BLOCK_J)
         return
     u = pid % K
     in_block = pid // K % IN_BLOCKS
     n = tl.arange(0, N)
     c = in_block * HEADS_IN + n // WINDOW
     x = n % WINDOW
-    p_planes = (batch * C_IN + c).to(tl.int64) * PLANE
+    p_strip = p_ptr + _strip_columns((batch * C_IN + c).to(tl.int64) * PLANE, j0 + COL_PAD - K // 2 - OFFSET, x,
+                                     ROWS, CHUNK, ALIGN)[None, :]
     in_ok = (c < C_IN)[None, :]
-    j0 = column * BLOCK_J
-    g_strip = g_ptr + _strip_columns(g_planes, j0 + COL_PAD, jj, ROWS, CHUNK, G_ALIGN)[None, :]
-    p_strip = p_ptr + _strip_columns(p_planes, j0 + COL_PAD - K // 2 - OFFSET, x, ROWS, CHUNK, ALIGN)[None, :]
-    grad_w = _diagonal_step(tl.zeros((M, N), dtype=tl.float32), g_strip, p_strip, j0, r, jj, x, out_ok, in_ok, u, L,
-                            K, OFFSET, CHUNK, UPCAST)
-    steps = tl.cdiv(L - j0, BLOCK_I) - 1  # the strip's other steps, then its mirror's
-    j1 = j0
-    mirror = 0  # how far the mirror's columns lie from the strip's in the planes (whole chunks)
-    if PAIRED:
-        j1 = tl.maximum(tl.cdiv(L, BLOCK_J) - 1 - column, column) * BLOCK_J
-        if j1 > j0:
-            mirror = (j1 - j0) // CHUNK * ROWS * CHUNK
-            grad_w = _diagonal_step(grad_w, g_strip + mirror, p_strip + mirror, j1, r, jj, x, out_ok, in_ok, u, L,
-                                    K, OFFSET, CHUNK, UPCAST)
-            steps += tl.cdiv(L - j1, BLOCK_I) - 1
-    first_steps = tl.cdiv(L - j0, BLOCK_I) - 1
-    for step in range(steps):
-        in_mirror = step >= first_steps
-        i = (tl.where(in_mirror, j1 + (step - first_steps + 1) * BLOCK_I, j0 + (step + 1) * BLOCK_I) + r)[:, None]
-        shift = tl.where(in_mirror, mirror, 0)
-        grad_w = _strip_product(grad_w, g_strip + shift + (i + K // 2) * CHUNK, p_strip + shift + (i + u) * CHUNK,
+    i = (j0 + r)[:, None]
+    grad_w = _strip_product(tl.zeros((M, N), dtype=tl.float32), g_strip + (i + K // 2) * CHUNK,
+                            p_strip + (i + u) * CHUNK, out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
+                            in_ok & (i < L) & ((j0 + x)[None, :] <= i + K - 1 + OFFSET), UPCAST)
+    for i0 in range(j0 + BLOCK_I, L, BLOCK_I):
+        i = (i0 + r)[:, None]
+        grad_w = _strip_product(grad_w, g_strip + (i + K // 2) * CHUNK, p_strip + (i + u) * CHUNK,
                                 out_ok & (i < L), in_ok & (i < L), UPCAST)
     taps = tl.reshape(grad_w, (HEADS_OUT, BLOCK_J, HEADS_IN, WINDOW))
     diagonal = tl.arange(0, WINDOW)[None, None, None, :] - tl.arange(0, BLOCK_J)[None, :, None, None] - OFFSET
@@ -600,16 +581,6 @@ def _strip_columns(planes, first_col, x, ROWS, CHUNK: tl.constexpr, ALIGN: tl.co
     through the chunk arithmetic, and without it loads one element at a time)."""
     offsets = planes + _chunk_major_column(first_col + x, ROWS, CHUNK)
     return tl.max_contiguous(tl.multiple_of(offsets, ALIGN), ALIGN)
-
-
-@triton.jit
-def _diagonal_step(grad_w, g_strip, p_strip, j0, r, jj, x, out_ok, in_ok, u, L, K: tl.constexpr,
-                   OFFSET: tl.constexpr, CHUNK: tl.constexpr, UPCAST: tl.constexpr):
-    """A strip's first step, rows ``j0`` on, which crosses the diagonal: the only one masked by column."""
-    i = (j0 + r)[:, None]
-    return _strip_product(grad_w, g_strip + (i + K // 2) * CHUNK, p_strip + (i + u) * CHUNK,
-                          out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
-                          in_ok & (i < L) & ((j0 + x)[None, :] <= i + K - 1 + OFFSET), UPCAST)
 
 
 @triton.jit
@@ -947,19 +918,15 @@ class _Convolution:
 
 def _strips_weight_gradient(padded_shape, seq: int, consts: dict, has_bias: bool):
     """dW and dbias of 16-bit operands into ``acc`` from padded G and P (:func:`_mta_bwd_weight_strips_kernel`):
-    the launch, called with ``(G_pad, P_pad, acc)``. Strips go in mirrored pairs where a strip is whole chunks
-    wide (taps up to 17)."""
+    the launch, called with ``(G_pad, P_pad, acc)``."""
     batch, heads_in, stride_chunks, rows, chunk = padded_shape
     blocks = _strip_blocks(consts["K"], heads_in, consts["C_OUT"])
-    columns = cdiv(seq, blocks["BLOCK_J"])
-    out_blocks = cdiv(consts["C_OUT"], blocks["HEADS_OUT"])
-    paired = blocks["BLOCK_J"] % chunk == 0
-    strips = (cdiv(columns, 2) if paired else columns) * out_blocks * consts["K"] * cdiv(heads_in, blocks["HEADS_IN"])
+    out_strips = cdiv(seq, blocks["BLOCK_J"]) * cdiv(consts["C_OUT"], blocks["HEADS_OUT"])
+    strips = out_strips * consts["K"] * cdiv(heads_in, blocks["HEADS_IN"])
     units, align = _length(seq)
-    return _launch_bwd_weight_strips.bind((strips + (columns * out_blocks if has_bias else 0), batch),
+    return _launch_bwd_weight_strips.bind((strips + (out_strips if has_bias else 0), batch),
                                           (units, rows, rows * stride_chunks * chunk, strips), L_ALIGN=align,
-                                          CHUNK=chunk, REPLICAS=_REPLICAS, UPCAST=_INTERPRET, PAIRED=paired,
-                                          **blocks, **consts)
+                                          CHUNK=chunk, REPLICAS=_REPLICAS, UPCAST=_INTERPRET, **blocks, **consts)
 
 
 def _im2col_weight_gradient(padded_shape, seq: int, consts: dict, has_bias: bool, precision: str):
