@@ -6,11 +6,11 @@ import subprocess
 
 
 def project_revision(source_file: str) -> str:
-    """The revision of KernelIndex's own code: the last git commit that changed ``source_file``, where the
-    file on disk is that commit's, else a digest of ``source_file``.
+    """The revision of KernelIndex's own code: the first git commit that gave ``source_file`` the content it
+    has at HEAD, where the file on disk is HEAD's, else a digest of ``source_file``.
 
-    The last commit that changed the file, not HEAD: an unrelated commit must not make the
-    same kernel look like a new revision (and split its reruns' implementation documents).
+    Not HEAD, nor the last commit that changed the file: neither an unrelated commit nor a change and its
+    revert may make the same kernel look like a new revision (and split its reruns' implementation documents).
 
     A GPU host may run a copy of the tree whose git metadata is missing, or older than its
     files (seen on the lent H200s: the copy's HEAD was an older commit than the code that
@@ -23,10 +23,24 @@ def project_revision(source_file: str) -> str:
         return subprocess.run(["git", "-C", folder, *args], capture_output=True, text=True, timeout=10, check=check)
 
     try:
-        git("rev-parse", f"HEAD:./{name}")  # fails where HEAD lacks the file
+        blob = git("rev-parse", f"HEAD:./{name}").stdout.strip()  # fails where HEAD lacks the file
         if git("diff", "--quiet", "HEAD", "--", name, check=False).returncode == 0:  # as committed (filters applied)
-            return git("log", "-1", "--format=%H", "--", name).stdout.strip()
+            return _first_commit_with(blob, git("log", "--format=commit %H", "--raw", "--no-abbrev", "--", name).stdout)
     except (OSError, subprocess.SubprocessError):
         pass
     with open(source_file, "rb") as source:
         return "source-sha256:" + hashlib.sha256(source.read()).hexdigest()[:16]
+
+
+def _first_commit_with(blob: str, raw_log: str) -> str:
+    """The oldest commit in ``git log --format='commit %H' --raw --no-abbrev`` output of one file that left the
+    file as ``blob``."""
+    first, commit = None, None
+    for line in raw_log.splitlines():
+        if line.startswith("commit "):
+            commit = line.split()[1]
+        elif line.startswith(":") and line.split()[3] == blob:
+            first = commit  # the log runs newest first
+    if first is None:
+        raise subprocess.SubprocessError(f"no commit in the file's history left it as {blob}")
+    return first

@@ -63,7 +63,7 @@ def test_gpu_environment_from_torch_and_nvidia_smi(monkeypatch):
     assert described["target"] == "cuda" and described["cpu"]["cores"] >= 1
 
 
-def test_project_revision_names_the_last_commit_of_the_file_only_where_it_holds_the_file(tmp_path):
+def test_project_revision_names_the_first_commit_of_the_files_content_only_where_it_holds_the_file(tmp_path):
     git = {"env": {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
                    "GIT_COMMITTER_EMAIL": "t@t"}, "cwd": tmp_path, "check": True, "capture_output": True}
     kernel = tmp_path / "kernel.py"
@@ -77,6 +77,12 @@ def test_project_revision_names_the_last_commit_of_the_file_only_where_it_holds_
     subprocess.run(["git", "add", "unrelated.py"], **git)
     subprocess.run(["git", "commit", "-qm", "unrelated"], **git)
     assert revision.project_revision(str(kernel)) == head  # the kernel's revision, not HEAD's
+    kernel.write_text("version = 1.5\n")
+    subprocess.run(["git", "commit", "-qam", "a change"], **git)
+    changed_commit = subprocess.run(["git", "rev-parse", "HEAD"], **git).stdout.decode().strip()
+    assert revision.project_revision(str(kernel)) == changed_commit
+    subprocess.run(["git", "revert", "--no-edit", "HEAD"], **git)
+    assert revision.project_revision(str(kernel)) == head  # the same content as v1: v1's revision
 
     kernel.write_text("version = 2\n")  # newer than the commit: a copy with stale git metadata
     changed = revision.project_revision(str(kernel))
