@@ -45,9 +45,10 @@ convolution's tiles wholly above the diagonal then store their zeros (~half the 
 while the pass still runs, as they read nothing it writes, and its other programs wait,
 resident, for the pass to end.
 
-backward, one memset and four launches (``g = mask0(dout)``)::
+backward, four launches (``g = mask0(dout)``)::
 
     G_pad[o, i+p, j+cp] = g[o, i, j], as P_pad; band' of w[o, c, k-1-u, k-1-v]  _mta_pad_kernel (copy, FLIP)
+        (its band programs also zero the weight kernels' accumulators)
     dP[c, r, s] = sum_{o,u,v} w[o,c,u,v] * g[o, r-u+p, s-v+p], fp32           _mta_conv_fwd_kernel
         (the transposed convolution is the forward's, of G_pad with band', heads swapped; causal tiles only;
         _mta_conv_im2col_kernel where the forward's would be, as _uses_im2col says for the swapped heads)
@@ -188,8 +189,9 @@ def _softmax_once(src, dst, prow, row, row_ok, store_ok, end_col, L, ROWS, CHUNK
 
 @triton.autotune(configs=_pad_configs(), key=["L_UNITS", "L_ALIGN", "SOFTMAX", "CHUNK"], do_bench=device_time)
 @triton.jit
-def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L_UNITS, ROWS, STRIDE, PLANE, L_ALIGN: tl.constexpr,
-                    PAD: tl.constexpr, COL_PAD: tl.constexpr, SOFTMAX: tl.constexpr, FLIP: tl.constexpr,
+def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, zeroed_ptr, L_UNITS, ROWS, STRIDE, PLANE,
+                    L_ALIGN: tl.constexpr, ZEROED: tl.constexpr, PAD: tl.constexpr, COL_PAD: tl.constexpr,
+                    SOFTMAX: tl.constexpr, FLIP: tl.constexpr,
                     C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr,
                     K: tl.constexpr, A_W: tl.constexpr, N: tl.constexpr, OUT_W: tl.constexpr, CHUNK: tl.constexpr,
                     IM2COL: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
@@ -215,7 +217,8 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L_UNITS, ROWS, STRIDE, PL
     convolution, given the shape constants with input and output heads swapped), the band
     holds ``w[c, o, K - 1 - u, K - 1 - v]`` instead: G_pad convolved with it is dP. With
     ``IM2COL`` they write the rows ``(c*K + u)*K + v`` of the ``[C_IN*K*K, N]`` matrix of
-    :func:`_mta_conv_im2col_kernel` instead (``A_W >= K`` rows a program, ``N`` output heads). Every
+    :func:`_mta_conv_im2col_kernel` instead (``A_W >= K`` rows a program, ``N`` output heads), and together
+    zero the ``ZEROED`` fp32 elements at ``zeroed_ptr`` (the backward's accumulators: no memset launch). Every
     program first lets the next kernel launch (:func:`let_next_launch_start`): in the
     forward, the convolution's tiles above the diagonal then store their zeros while this
     pass runs, and its other programs are resident when it ends (benchmarks/KERNELS.md, run 15).
@@ -296,6 +299,11 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, L_UNITS, ROWS, STRIDE, PL
                 tl.store(band_ptr + (cu * K + a) * N + n, w.to(band_ptr.dtype.element_ty), mask=(a < K) & (n < N))
             else:
                 tl.store(band_ptr + cu * A_W * N + a * N + n, w.to(band_ptr.dtype.element_ty))
+            if ZEROED > 0:  # whole 1024-element blocks a program, so that the stores are 16 bytes wide
+                share: tl.constexpr = (ZEROED + C_IN * K * 1024 - 1) // (C_IN * K * 1024) * 1024
+                for start in range(cu * share, (cu + 1) * share, 1024):
+                    offsets = start + tl.arange(0, 1024)
+                    tl.store(zeroed_ptr + offsets, tl.zeros((1024,), dtype=tl.float32), mask=offsets < ZEROED)
 
 
 # ----------------------------------------------------------------------------- forward
@@ -849,7 +857,7 @@ class _Padding:
     im2col kernel, which gathers single elements, one chunk is the whole row (row-major).
     """
 
-    def __init__(self, shape, dtype: torch.dtype, consts: dict, softmax: bool):
+    def __init__(self, shape, dtype: torch.dtype, consts: dict, softmax: bool, zeroed: int = 0):
         batch, heads, seq, _ = shape
         k, col_pad = consts["K"], consts["COL_PAD"]
         pad = k // 2
@@ -868,14 +876,17 @@ class _Padding:
         def grid(meta):
             return (cdiv(rows, meta["BLOCK_R"]) + band_rows, batch * heads)
 
-        self.launch = _launch_pad.bind(grid, (units, rows, stride, rows * stride), L_ALIGN=align, PAD=pad,
-                                       SOFTMAX=softmax, FLIP=not softmax, A_W=next_power_of_2(self.band_shape[1]),
-                                       N=self.band_shape[2], OUT_W=out_w, CHUNK=chunk, IM2COL=im2col, **consts)
+        self.launch = _launch_pad.bind(grid, (units, rows, stride, rows * stride), L_ALIGN=align, ZEROED=zeroed,
+                                       PAD=pad, SOFTMAX=softmax, FLIP=not softmax,
+                                       A_W=next_power_of_2(self.band_shape[1]), N=self.band_shape[2], OUT_W=out_w,
+                                       CHUNK=chunk, IM2COL=im2col, **consts)
 
-    def __call__(self, source: torch.Tensor, weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def __call__(self, source: torch.Tensor, weight: torch.Tensor,
+                 zeroed: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(padded, band)``; ``zeroed``, fp32 of the ``zeroed`` elements given at construction, comes back zero."""
         padded = torch.empty(self.padded_shape, device=source.device, dtype=source.dtype)
         band = torch.empty(self.band_shape, device=source.device, dtype=source.dtype)
-        self.launch(source, padded, weight, band)
+        self.launch(source, padded, weight, band, band if zeroed is None else zeroed)
         return padded, band
 
 
@@ -957,10 +968,10 @@ class _Plan:
         self.convolve = _Convolution(self.out_shape, self.pad_probs.padded_shape, dtype, consts, precision, has_bias,
                                      zero_tiles=True)
         transposed = _transposed(consts)
-        self.pad_grads = _Padding(self.out_shape, dtype, transposed, softmax=False)
+        self.accumulators = _REPLICAS * (consts["C_OUT"] * consts["IN_PER_GROUP"] * consts["K"] ** 2 + consts["C_OUT"])
+        self.pad_grads = _Padding(self.out_shape, dtype, transposed, softmax=False, zeroed=self.accumulators)
         self.convolve_grads = _Convolution(self.scores_shape, self.pad_grads.padded_shape, dtype, transposed,
                                            precision, has_bias=False, zero_tiles=False)
-        self.accumulators = _REPLICAS * (consts["C_OUT"] * consts["IN_PER_GROUP"] * consts["K"] ** 2 + consts["C_OUT"])
         self.weight_gradient_of_padded = dtype != torch.float32  # strips read G_pad; im2col reads g
         if self.weight_gradient_of_padded:
             self.weight_gradient = _strips_weight_gradient(self.pad_probs.padded_shape, seq, consts, has_bias)
@@ -1009,10 +1020,10 @@ class _MultiTokenAttention(torch.autograd.Function):
         probs, weight, bias = ctx.saved_tensors
         plan = ctx.plan
         grad_out = aligned(grad_out)
-        grads, band = plan.pad_grads(grad_out, weight)
+        acc = torch.empty(plan.accumulators, device=probs.device, dtype=torch.float32)
+        grads, band = plan.pad_grads(grad_out, weight, acc)
         dprobs = torch.empty(plan.scores_shape, device=probs.device, dtype=torch.float32)
         plan.convolve_grads(grads, band, None, dprobs)
-        acc = torch.zeros(plan.accumulators, device=probs.device, dtype=torch.float32)
         plan.weight_gradient(grads if plan.weight_gradient_of_padded else grad_out, probs, acc)
         dscores = torch.empty(plan.scores_shape, device=probs.device, dtype=probs.dtype)
         dweight = torch.empty_like(weight)
