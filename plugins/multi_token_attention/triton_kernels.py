@@ -205,7 +205,8 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, zeroed_ptr, L_UNITS, ROWS
     diagonal and in the border. A padded row ``pr`` is written up to column
     ``floor(pr / 4W) * 4W + 5W`` (``W = OUT_W``): the last that the forward's 4-subtile
     tiles read (their taps reach one subtile past a tile; the backward's convolution of G
-    reads the same, and its other kernels read P only at causal positions). Any column more
+    reads the same, its weight kernel no further, and its scores kernel P only at causal
+    positions). Any column more
     would be a line allocated, and so a write-back, for nothing. Sources are read in whole
     8-column groups (16-byte loads; ``COL_PAD`` is a multiple of 8) and masked exactly after.
     ``dst`` is chunk-major with ``CHUNK``-column chunks. The ``C_IN * K`` programs after the
@@ -520,10 +521,13 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, S
     and the ``K`` column taps are read off its diagonals once, at the end. Both operands are plain tiles of the
     padded planes, which share one layout (chunk-major: 16-bit operands never take the im2col convolution's
     row-major one), and P's window starts ``OFFSET`` columns early so that both start on a 16-byte boundary (of
-    any L: G_pad rather than g). Only the strip's first step, which crosses the diagonal, is masked by column; the
-    others by row alone, so that their loads are 16-byte vectors (a mask that varies along a row splits a
-    load into single elements: what the im2col form this replaces, ``g @ X`` with X every tap's shifted P,
-    did, at 17x its memory floor; benchmarks/KERNELS.md). The products do ``WINDOW / K`` times the useful work,
+    any L: G_pad rather than g). Steps are masked by row alone, so that their loads are 16-byte vectors (a mask
+    that varies along a row splits a load into single elements: what the im2col form this replaces, ``g @ X``
+    with X every tap's shifted P, did, at 17x its memory floor; benchmarks/KERNELS.md). The strip's first step
+    crosses the diagonal and reads past the causal part, harmlessly: G_pad is zero above the diagonal, and
+    ``_mta_pad_kernel`` writes every padded row from ``j0`` on up to ``CHUNK + BLOCK_J`` columns past ``j0``
+    (``W = CHUNK`` in its bound), which covers G's columns and, up to k 17, P's window. Where P's window
+    reaches further, that step alone is masked by column. The products do ``WINDOW / K`` times the useful work,
     on tensor cores that were idle. The programs after the ``STRIPS`` weight programs sum g for ``dbias``.
     Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by program, so that programs do not
     queue on the same addresses. Grid: ``(STRIPS + cdiv(L, BLOCK_J) * out_blocks, batch)``, ``STRIPS =
@@ -562,11 +566,15 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, S
     p_strip = p_ptr + _strip_columns((batch * C_IN + c).to(tl.int64) * PLANE, j0 + COL_PAD - K // 2 - OFFSET, x,
                                      ROWS, CHUNK, ALIGN)[None, :]
     in_ok = (c < C_IN)[None, :]
-    i = (j0 + r)[:, None]
-    grad_w = _strip_product(tl.zeros((M, N), dtype=tl.float32), g_strip + (i + K // 2) * CHUNK,
-                            p_strip + (i + u) * CHUNK, out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
-                            in_ok & (i < L) & ((j0 + x)[None, :] <= i + K - 1 + OFFSET), UPCAST)
-    for i0 in range(j0 + BLOCK_I, L, BLOCK_I):
+    grad_w = tl.zeros((M, N), dtype=tl.float32)
+    first_unmasked = j0
+    if WINDOW - OFFSET - K // 2 + COL_PAD > CHUNK + BLOCK_J:  # P's window reaches past the written columns
+        i = (j0 + r)[:, None]
+        grad_w = _strip_product(grad_w, g_strip + (i + K // 2) * CHUNK, p_strip + (i + u) * CHUNK,
+                                out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
+                                in_ok & (i < L) & ((j0 + x)[None, :] <= i + K - 1 + OFFSET), UPCAST)
+        first_unmasked += BLOCK_I
+    for i0 in range(first_unmasked, L, BLOCK_I):
         i = (i0 + r)[:, None]
         grad_w = _strip_product(grad_w, g_strip + (i + K // 2) * CHUNK, p_strip + (i + u) * CHUNK,
                                 out_ok & (i < L), in_ok & (i < L), UPCAST)
@@ -606,10 +614,8 @@ def _bias_strip(g_strip, dbias_ptr, j0, r, jj, out_ok, out_block, L, C_OUT: tl.c
                 CHUNK: tl.constexpr, HEADS_OUT: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr):
     """``dbias[o] += sum g[o]`` over one strip's causal rows, for ``HEADS_OUT`` heads, read as the weight
     programs read g."""
-    i = (j0 + r)[:, None]
-    sums = tl.load(g_strip + (i + K // 2) * CHUNK, mask=out_ok & (i < L) & ((j0 + jj)[None, :] <= i),
-                   other=0.0).to(tl.float32)
-    for i0 in range(j0 + BLOCK_I, L, BLOCK_I):
+    sums = tl.zeros((BLOCK_I, HEADS_OUT * BLOCK_J), dtype=tl.float32)
+    for i0 in range(j0, L, BLOCK_I):  # G_pad is written, and zero above the diagonal, where a strip's rows reach
         i = (i0 + r)[:, None]
         sums += tl.load(g_strip + (i + K // 2) * CHUNK, mask=out_ok & (i < L), other=0.0).to(tl.float32)
     heads = out_block * HEADS_OUT + tl.arange(0, HEADS_OUT)
