@@ -555,8 +555,8 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, S
                                      BLOCK_J if BLOCK_J < 8 else 8)[None, :]
     out_ok = (o < C_OUT)[None, :]
     if pid >= STRIPS:
-        _bias_strip(g_strip, copy + W_NUMEL, j0, r, jj, out_ok, out_block, L, C_OUT, K, CHUNK, HEADS_OUT,
-                    BLOCK_I, BLOCK_J)
+        _bias_strip(g_strip, copy + W_NUMEL, j0, r, out_ok, out_block, L, C_OUT, K, CHUNK, HEADS_OUT, BLOCK_I,
+                    BLOCK_J)
         return
     u = pid % K
     in_block = pid // K % IN_BLOCKS
@@ -610,7 +610,7 @@ def _strip_product(grad_w, g_tile, p_tile, g_ok, p_ok, UPCAST: tl.constexpr):
 
 
 @triton.jit
-def _bias_strip(g_strip, dbias_ptr, j0, r, jj, out_ok, out_block, L, C_OUT: tl.constexpr, K: tl.constexpr,
+def _bias_strip(g_strip, dbias_ptr, j0, r, out_ok, out_block, L, C_OUT: tl.constexpr, K: tl.constexpr,
                 CHUNK: tl.constexpr, HEADS_OUT: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr):
     """``dbias[o] += sum g[o]`` over one strip's causal rows, for ``HEADS_OUT`` heads, read as the weight
     programs read g."""
