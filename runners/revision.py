@@ -3,6 +3,7 @@
 import hashlib
 import os
 import subprocess
+from typing import Optional
 
 
 def project_revision(source_file: str) -> str:
@@ -25,22 +26,23 @@ def project_revision(source_file: str) -> str:
     try:
         blob = git("rev-parse", f"HEAD:./{name}").stdout.strip()  # fails where HEAD lacks the file
         if git("diff", "--quiet", "HEAD", "--", name, check=False).returncode == 0:  # as committed (filters applied)
-            return _first_commit_with(blob, git("log", "--format=commit %H", "--raw", "--no-abbrev", "--", name).stdout)
+            history = git("log", "--format=commit %H", "--raw", "--no-abbrev", "--", name).stdout
+            first = _first_commit_with(blob, history)
+            if first is not None:
+                return first
     except (OSError, subprocess.SubprocessError):
         pass
     with open(source_file, "rb") as source:
         return "source-sha256:" + hashlib.sha256(source.read()).hexdigest()[:16]
 
 
-def _first_commit_with(blob: str, raw_log: str) -> str:
+def _first_commit_with(blob: str, raw_log: str) -> Optional[str]:
     """The oldest commit in ``git log --format='commit %H' --raw --no-abbrev`` output of one file that left the
-    file as ``blob``."""
+    file as ``blob``; None where none did (a shallow history)."""
     first, commit = None, None
     for line in raw_log.splitlines():
         if line.startswith("commit "):
             commit = line.split()[1]
         elif line.startswith(":") and line.split()[3] == blob:
             first = commit  # the log runs newest first
-    if first is None:
-        raise subprocess.SubprocessError(f"no commit in the file's history left it as {blob}")
     return first
