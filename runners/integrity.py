@@ -65,7 +65,8 @@ GUARDED_FOREIGN = (
     ("torch.cuda", "Event"), ("torch.cuda", "synchronize"), ("torch.cuda", "_sleep"),
     ("torch.cuda", "current_stream"), ("torch.cuda.Event", "record"), ("torch.cuda.Event", "elapsed_time"),
     ("torch.cuda.Event", "query"), ("torch.cuda.Event", "synchronize"), ("torch", "equal"), ("torch", "isfinite"),
-    ("torch.Tensor", "clone"), ("torch.Tensor", "copy_"),
+    ("torch.Tensor", "clone"), ("torch.Tensor", "copy_"), ("torch.cuda", "mem_get_info"),
+    ("torch.cuda", "memory_reserved"), ("torch.cuda", "memory_allocated"),
 )
 """Functions of Python and torch the harness times and checks with: ``(owner, attribute)``."""
 
@@ -318,17 +319,28 @@ class AuditedCall:
 
 class AuditReservoir:
     """A uniform random sample of ``size`` timed calls (reservoir sampling): which ones is settled only when
-    the last call is in, and every call is treated alike until it returns."""
+    the last call is in, and every call is treated alike until it returns.
 
-    def __init__(self, size: int, rng: random.Random = SECRET):
-        self.size, self.rng = size, rng
+    ``max_bytes`` bounds what the kept copies may take: a call whose outputs are large keeps fewer of them
+    (at least one), so that every implementation's audit of a large workload fits beside its timed calls."""
+
+    def __init__(self, size: int, rng: random.Random = SECRET, max_bytes: int | None = None):
+        self.size, self.rng, self.max_bytes = size, rng, max_bytes
         self.seen = 0
         self.kept: list[AuditedCall] = []
 
+    def capacity(self, outputs: Mapping[str, Any]) -> int:
+        """How many calls with outputs like these the audit keeps."""
+        if self.max_bytes is None or self.size == 0:
+            return self.size
+        call_bytes = sum(tensor.numel() * tensor.element_size() for tensor in outputs.values())
+        return min(self.size, max(1, self.max_bytes // max(call_bytes, 1)))
+
     def offer(self, input_set: int, offset: int, outputs: Mapping[str, Any]) -> None:
         self.seen += 1
-        slot = len(self.kept) if len(self.kept) < self.size else self.rng.randrange(self.seen)
-        if slot < self.size:
+        size = self.capacity(outputs)
+        slot = len(self.kept) if len(self.kept) < size else self.rng.randrange(self.seen)
+        if slot < size:
             call = AuditedCall(self.seen, input_set, offset,
                                {name: tensor.detach().clone() for name, tensor in outputs.items()})
             if slot == len(self.kept):

@@ -283,8 +283,7 @@ def _prepared_contestants(calls: _PluginCalls, chosen: Mapping[str, Implementati
     for name, implementation in chosen.items():
         workload = calls.workload(seed=0)
         contestant = timing.Contestant(name=name, prepared=None, tensors=workload.tensors,
-                                       budget=timing.Budget(protocol["budgetSeconds"]),
-                                       audit=integrity.AuditReservoir(protocol["auditCalls"]))
+                                       budget=timing.Budget(protocol["budgetSeconds"]))
         contestants.append(contestant)
         try:
             with contestant.guarded(compiling=True):
@@ -405,6 +404,9 @@ def measure(calls: _PluginCalls, chosen: Mapping[str, Implementation], protocol:
     records = _check_correctness(calls, contestants, chosen, protocol["correctnessTrials"], progress)
     seeds = integrity.secret_seeds(protocol["inputSets"])
     input_sets = integrity.InputSets([calls.tensors(seed) for seed in seeds])
+    audit_bytes = timing.audit_bytes_each(target, device, len(contestants))
+    for contestant in contestants:
+        contestant.audit = integrity.AuditReservoir(protocol["auditCalls"], max_bytes=audit_bytes)
     timer = timing.make_timer(target, device)
     gpu = telemetry.open_telemetry(target, device_index, protocol["telemetry"])
     try:

@@ -46,7 +46,8 @@ workload:
    the harness's timing functions must be the ones captured before any plugin was
    imported, and no thread it started may still run; every output of a timed call must
    be a plain dense tensor; each timed batch must agree with the wall clock (``wallClock``);
-   after the trials, ``auditCalls`` timed calls drawn at random (a reservoir, settled by
+   after the trials, ``auditCalls`` timed calls drawn at random (fewer where their copies would
+   not fit in ``AUDIT_DEVICE_MEMORY``; a reservoir, settled by
    the last call) are checked against the reference on the inputs they got. A violation
    invalidates the implementation's result and names what it did.
 10. isolation (:mod:`runners.isolation`): the built-in implementations are measured as above
@@ -93,12 +94,18 @@ PROTOCOL_PRESETS: dict[str, dict[str, Any]] = {
 so its results form comparison groups of their own and never rank beside standard ones. ``smoke`` audits
 every one of its 12 timed calls."""
 
-PROTOCOL_VERSION = 4
-"""Version 4: a floating input that every seed draws alike is fed as drawn (version 3 rotated RoPE's position
+PROTOCOL_VERSION = 5
+"""Version 5: on a GPU the audit's copies take at most ``AUDIT_DEVICE_MEMORY`` of the memory left once the
+implementations and input sets are in place, shared equally, so a large workload audits fewer calls (at least
+one) where version 4 ran out of memory.
+Version 4: a floating input that every seed draws alike is fed as drawn (version 3 rotated RoPE's position
 tables too, into tables no draw makes, on which Liger's kernel, reading half of each, computes another rotation).
 Version 3: every call's inputs at a new address (version 2 copied them into the same tensors every call).
 Version 2: secret input seeds and per-call offsets (version 1 rotated published seeds), the audit of timed
 calls, the wall-clock cross-check and the tamper checks of ``integrity``."""
+AUDIT_DEVICE_MEMORY = 0.5
+"""The share of a GPU's free memory (the driver's free bytes and the caching allocator's unused ones) that the
+audits of all the implementations of a rerun may keep copies in."""
 ADDRESS_STEP_BYTES = 512
 """How far apart two calls' addresses of one input lie: the CUDA caching allocator's own alignment, so every
 alignment a kernel may specialise on (Triton's pointer divisibility by 16, 128-byte vector loads) is that of a
@@ -137,7 +144,8 @@ INTEGRITY_CHECKS = (
     "for each rerun from the OS's random source and recorded in the result; every call's floating inputs (but "
     "those every seed draws alike) are rotated by a secret offset, one element more each call, and copied to an "
     "address no earlier call had (inputAddresses; the result records how many distinct addresses its calls used). "
-    "The outputs of auditCalls timed calls, drawn at "
+    "The outputs of auditCalls timed calls (on a GPU, fewer, but at least one, where their copies would take more "
+    "than the implementation's equal share of auditDeviceMemory of the memory free before the trials), drawn at "
     "random as the run goes and settled only by its last call, are checked against the float64 reference under "
     "the correctness policy's tolerance; a wrong one invalidates the result.")
 HOST_SYNCHRONIZATION_CHECK = ("one untimed call after warm-up under torch.cuda.set_sync_debug_mode('error'); "
@@ -170,6 +178,7 @@ def protocol_document(preset: str, target: str, budget_seconds: float | None = N
         "interleaving": "round-robin by trial, first implementation rotating",
         "l2FlushBytes": L2_FLUSH_BYTES if target == "cuda" else None,
         "persistingL2Reset": PERSISTING_L2_RESET if target == "cuda" else None,
+        "auditDeviceMemory": AUDIT_DEVICE_MEMORY if target == "cuda" else None,
         "launchQueue": dict(LAUNCH_QUEUE) if target == "cuda" else None,
         "hostInclusive": {"method": HOST_INCLUSIVE_METHODS[target], "samplesPerTrial": parameters["samplesPerTrial"],
                           "statistics": ["median", "p20", "p80"]},
@@ -537,6 +546,17 @@ def _clock_rate(index: int) -> float:
 
 def make_timer(target: str, device: str):
     return CudaEventTimer(device) if target == "cuda" else PerfCounterTimer(device)
+
+
+def audit_bytes_each(target: str, device: str, implementations: int) -> int | None:
+    """What one implementation's audit may keep on a GPU: its equal share of ``AUDIT_DEVICE_MEMORY`` of the
+    memory free now (None on a CPU, whose audit keeps every call it draws)."""
+    if target != "cuda":
+        return None
+    f = integrity.harness_functions()
+    free, _ = f["torch.cuda.mem_get_info"](device)
+    unused = f["torch.cuda.memory_reserved"](device) - f["torch.cuda.memory_allocated"](device)
+    return int(AUDIT_DEVICE_MEMORY * (free + unused)) // max(implementations, 1)
 
 
 # ----------------------------------------------------------------------------- measurement

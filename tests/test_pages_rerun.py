@@ -54,7 +54,8 @@ def test_a_version_2_rerun_shows_its_telemetry_its_checks_and_its_protocol(small
                     "Integrity: 8 of 40 timed calls audited against the reference, inputs from secret seeds; "
                           "no tampering found; measured alone in a child process of its own (third-party code)",
                     "inputs", "4 sets from secret seeds (each result records its own), every floating input shifted",
-                    "audit", "8 timed calls drawn at random, checked against the reference",
+                    "audit", "8 timed calls drawn at random (fewer where their copies would take more than an equal "
+                    "share of 50% of the free GPU memory), checked against the reference",
                     "wall-clock check", "samples within 20% of each batch's wall-clock time + 20 µs per call, in all but 50% of an "
                     "implementation's batches",
                     "isolation", "harness process: the built-in implementations", "child process: each third-party "

@@ -226,6 +226,23 @@ def test_the_audit_keeps_a_uniform_sample_of_calls():
     assert min(counts) > 50 and max(counts) < 150  # 100 expected for each call
 
 
+def test_the_audit_keeps_fewer_calls_of_outputs_too_large_for_its_memory_but_always_one():
+    outputs = {"output": torch.zeros(25), "grad": torch.zeros(25, dtype=torch.float64)}  # 300 bytes a call
+    for max_bytes, kept in ((None, 5), (10_000, 5), (1_000, 3), (600, 2), (299, 1), (0, 1)):
+        reservoir = integrity.AuditReservoir(5, rng=random.Random(0), max_bytes=max_bytes)
+        for call in range(20):
+            reservoir.offer(0, call, outputs)
+        assert len(reservoir.kept) == kept and reservoir.seen == 20
+    counts = [0] * 20
+    for trial in range(400):
+        reservoir = integrity.AuditReservoir(5, rng=random.Random(trial), max_bytes=600)
+        for call in range(20):
+            reservoir.offer(0, call, outputs)
+        for kept in reservoir.kept:
+            counts[kept.call - 1] += 1
+    assert min(counts) > 15 and max(counts) < 65  # still uniform: 40 expected for each call
+
+
 def test_a_harness_function_replaced_before_capture_is_refused(monkeypatch):
     monkeypatch.setattr(timing, "percentile", lambda values, q: 1.0)
     with pytest.raises(integrity.IntegrityViolation, match=r"runners.timing.percentile is not the harness's own"):

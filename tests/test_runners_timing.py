@@ -25,8 +25,13 @@ def test_protocol_document_is_the_parameters():
     for name, value in timing.PROTOCOL_PRESETS["standard"].items():
         assert document[name] == value
     assert "inputSeeds" not in document and "OS's random source" in document["inputSeedSource"]
-    assert document["version"] == timing.PROTOCOL_VERSION == 4
+    assert document["version"] == timing.PROTOCOL_VERSION == 5
     assert document["inputAddresses"]["stepBytes"] % 256 == 0
+    assert 0 < document["auditDeviceMemory"] < 1 and protocol_document("standard", "cpu")["auditDeviceMemory"] is None
+
+
+def test_the_audit_has_no_memory_bound_on_a_cpu():
+    assert timing.audit_bytes_each("cpu", "cpu", 3) is None
 
 
 def test_smoke_preset_is_named_in_its_document_and_smaller():

@@ -60,7 +60,10 @@ def known_rows(parameters: dict) -> list:
     if "correctnessTrials" in p:
         rows.append(("correctness trials", str(p["correctnessTrials"])))
     if "auditCalls" in p:
-        rows.append(("audit", f"{p['auditCalls']} timed calls drawn at random, checked against the reference"))
+        bound = (f" (fewer where their copies would take more than an equal share of "
+                 f"{formatting.significant(p['auditDeviceMemory'] * 100)}% of the free GPU memory)"
+                 if isinstance(p.get("auditDeviceMemory"), (int, float)) else "")
+        rows.append(("audit", f"{p['auditCalls']} timed calls drawn at random{bound}, checked against the reference"))
     if isinstance(p.get("wallClock"), dict) and {"relative", "absoluteNsPerCall"} <= set(p["wallClock"]):
         rows.append(("wall-clock check", f"samples within {formatting.significant(p['wallClock']['relative'] * 100)}% "
                      f"of each batch's wall-clock time + "
@@ -76,7 +79,7 @@ def known_rows(parameters: dict) -> list:
 
 KNOWN = {"preset", "name", "warmupReps", "trials", "samplesPerTrial", "interleaving", "inputSets", "inputSeeds",
          "inputSeedSource", "perCallOffset", "inputAddresses", "l2FlushBytes", "launchQueue", "statistics",
-         "correctnessTrials", "auditCalls", "wallClock", "budgetSeconds", "isolation"}
+         "correctnessTrials", "auditCalls", "auditDeviceMemory", "wallClock", "budgetSeconds", "isolation"}
 
 
 def protocol_section(protocol: dict) -> dict:
