@@ -34,6 +34,14 @@ def test_the_audit_has_no_memory_bound_on_a_cpu():
     assert timing.audit_bytes_each("cpu", "cpu", 3) is None
 
 
+def test_on_a_gpu_each_audit_gets_an_equal_share_of_half_the_free_memory_the_allocator_s_unused_included(monkeypatch):
+    memory = {"torch.cuda.mem_get_info": lambda device: (100_000, 900_000),
+              "torch.cuda.memory_reserved": lambda device: 50_000, "torch.cuda.memory_allocated": lambda device: 30_000}
+    monkeypatch.setattr(timing.integrity, "harness_functions", lambda: memory)
+    assert timing.audit_bytes_each("cuda", "cuda:0", 4) == 15_000  # (100,000 + 20,000) / 2 / 4
+    assert timing.audit_bytes_each("cuda", "cuda:0", 0) == 60_000
+
+
 def test_smoke_preset_is_named_in_its_document_and_smaller():
     smoke, standard = protocol_document("smoke", "cpu"), protocol_document("standard", "cpu")
     assert smoke["name"] == "kernelindex-smoke" and smoke["preset"] == "smoke"
