@@ -331,7 +331,7 @@ class AuditReservoir:
 
     def capacity(self, outputs: Mapping[str, Any]) -> int:
         """How many calls with outputs like these the audit keeps."""
-        if self.max_bytes is None or self.size == 0:
+        if self.max_bytes is None:
             return self.size
         call_bytes = sum(tensor.numel() * tensor.element_size() for tensor in outputs.values())
         return min(self.size, max(1, self.max_bytes // max(call_bytes, 1)))
