@@ -768,10 +768,14 @@ def _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, L, STRIDE, PLA
 # ----------------------------------------------------------------------------- launchers
 
 _REPLICAS = 64  # copies of the dW / dbias accumulators (see the weight kernels)
-_STRIP_TILES = (32, 16, 8, 4)
-"""BLOCK_I, BLOCK_J, the alignment of P's window (elements) and the fewest warps of the 16-bit weight kernel
-(:func:`_mta_bwd_weight_strips_kernel`; not autotuned, as it adds atomically): the best of three on the H200 at 8
-heads, k 3 to 7, L 256 and 2048 (benchmarks/KERNELS.md)."""
+_STRIP_TILES = ((8, (32, 8, 4, 4)), (1, (32, 16, 8, 4)))
+"""``(fewest output heads, (BLOCK_I, BLOCK_J, ALIGN, warps))`` of the 16-bit weight kernel
+(:func:`_mta_bwd_weight_strips_kernel`; not autotuned, as it adds atomically): the first whose head count the
+output heads reach. ALIGN is that of P's window, in elements. From 8 output heads, strips of 8 columns with a
+window aligned to 4 take 16 columns of P for k 3 to 7 (16-column strips take 32: twice the products) and a program
+holds up to 16 output heads: on the H200 the weight gradient took 22-43% less time at 16 heads (k 3 to 7, L 256 to
+3000) and 7-13% less at 8; at 4 heads, where those products shrink to 32 x 64, 18% more (benchmarks/KERNELS.md,
+"Narrow strips")."""
 _IM2COL_WEIGHT_BLOCKS = (1, 32, 64, 4)
 """BLOCK_I, BLOCK_J, the widest BLOCK_T and num_warps of the fp32 weight kernel (:func:`_mta_bwd_weight_im2col_kernel`;
 not autotuned either): 32 positions a step, whose gathered operand is then 8 KB (fp32 operands are split in two
@@ -779,11 +783,16 @@ for three TF32 products; at 512 positions they spilled, and the tf32x3 backward 
 L 2048 on the H200)."""
 
 
+def _strip_tiles(heads_out: int) -> tuple[int, int, int, int]:
+    """The :data:`_STRIP_TILES` entry for ``heads_out`` output heads."""
+    return next(tiles for fewest, tiles in _STRIP_TILES if heads_out >= fewest)
+
+
 def _strip_blocks(k: int, heads_in: int, heads_out: int) -> dict:
-    """The strips kernel's blocks: :data:`_STRIP_TILES`, an aligned window of P wide enough for a strip's taps, as
+    """The strips kernel's blocks: :func:`_strip_tiles`, an aligned window of P wide enough for a strip's taps, as
     many heads a program as keep R within 128 x 128 (``tl.dot`` wants 16 rows and columns at least), and warps for
     R's size."""
-    block_i, block_j, align, warps = _STRIP_TILES
+    block_i, block_j, align, warps = _strip_tiles(heads_out)
     offset = (_col_pad(k) - k // 2) % align
     window = next_power_of_2(block_j + k - 1 + offset)
     heads_out = min(max(next_power_of_2(heads_out), 16 // block_j), 128 // block_j)
@@ -1069,9 +1078,10 @@ def tuned_configs() -> dict[str, list[dict]]:
     """Every autotuned choice made so far in this process (see :func:`plugins._triton_launcher.tuned_configs`);
     the backward's weight kernels are not autotuned (they accumulate atomically) and report their fixed blocks."""
     record = autotuned_choices(_AUTOTUNED)
-    block_i, block_j, align, warps = _STRIP_TILES
     record["_mta_bwd_weight_strips_kernel"] = [
-        {"key": ["16-bit"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j, "ALIGN": align, "num_warps": warps}}]
+        {"key": ["16-bit", f"heads_out >= {fewest}"],
+         "config": {"BLOCK_I": block_i, "BLOCK_J": block_j, "ALIGN": align, "num_warps": warps}}
+        for fewest, (block_i, block_j, align, warps) in _STRIP_TILES]
     block_i, block_j, widest, warps = _IM2COL_WEIGHT_BLOCKS
     record["_mta_bwd_weight_im2col_kernel"] = [
         {"key": ["32-bit"], "config": {"BLOCK_I": block_i, "BLOCK_J": block_j, "BLOCK_T": f"min(taps, {widest})",
