@@ -40,6 +40,8 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (41, 5, 1, 12, 10, False, torch.bfloat16),  # ... the last blocks part-filled, more rows than one step
     (40, 5, 1, 8, 8, True, torch.float16),  # L a multiple of 8, not 16: the kernels take it as 5 x 8
     (113, 9, 1, 2, 3, True, torch.float16),  # weight strips' first steps unmasked up to the pad's last column
+    (45, 13, 1, 8, 8, True, torch.float16),  # 8-column strips whose window of P reaches past it: first step masked
+    (30, 21, 1, 2, 2, True, torch.bfloat16),  # ... and 16-column ones
     (36, 3, 1, 16, 16, True, torch.float32),  # ... of 4: the im2col kernels, both ways
 ]
 

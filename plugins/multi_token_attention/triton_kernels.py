@@ -520,18 +520,18 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, S
     R is one product a step of ``BLOCK_I`` rows, ``g^T [HEADS_OUT * BLOCK_J, rows] @ P [rows, HEADS_IN * WINDOW]``,
     and the ``K`` column taps are read off its diagonals once, at the end. Both operands are plain tiles of the
     padded planes, which share one layout (chunk-major: 16-bit operands never take the im2col convolution's
-    row-major one), and P's window starts ``OFFSET`` columns early so that both start on a 16-byte boundary (of
-    any L: G_pad rather than g). Steps are masked by row alone, so that their loads are 16-byte vectors (a mask
-    that varies along a row splits a load into single elements: what the im2col form this replaces, ``g @ X``
-    with X every tap's shifted P, did, at 17x its memory floor; benchmarks/KERNELS.md). The strip's first step
-    crosses the diagonal and reads past the causal part, harmlessly: G_pad is zero above the diagonal, and
-    ``_mta_pad_kernel`` writes every padded row from ``j0`` on up to ``CHUNK + BLOCK_J`` columns past ``j0``
-    (``W = CHUNK`` in its bound), which covers G's columns and, up to k 17, P's window. Where P's window
-    reaches further, that step alone is masked by column. The products do ``WINDOW / K`` times the useful work,
-    on tensor cores that were idle. The programs after the ``STRIPS`` weight programs sum g for ``dbias``.
-    Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by program, so that programs do not
-    queue on the same addresses. Grid: ``(STRIPS + cdiv(L, BLOCK_J) * out_blocks, batch)``, ``STRIPS =
-    cdiv(L, BLOCK_J) * K * in_blocks * out_blocks``, the longest strips (first columns) first.
+    row-major one): G's strip starts on a 16-byte boundary (of any L: G_pad rather than g), and P's window
+    ``OFFSET`` columns early, on one of ``ALIGN`` elements. Steps are masked by row alone, so that their loads are
+    vectors (a mask that varies along a row splits a load into single elements: what the im2col form this replaces,
+    ``g @ X`` with X every tap's shifted P, did, at 17x its memory floor; benchmarks/KERNELS.md). The strip's first
+    step crosses the diagonal and reads past the causal part, harmlessly: G_pad is zero above the diagonal, and
+    ``_mta_pad_kernel`` writes every padded row from ``j0`` on up to ``CHUNK + BLOCK_J`` columns past ``j0`` (its
+    bound's ``W`` being ``CHUNK``), which covers G's columns and, at most k, P's window (up to k 17 in 16-column
+    strips, 9 in 8-column ones). Where P's window reaches further, that step alone is masked by column. The products
+    do ``WINDOW / K`` times the useful work, on tensor cores that were idle. The programs after the ``STRIPS``
+    weight programs sum g for ``dbias``. Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by
+    program, so that programs do not queue on the same addresses. Grid: ``(STRIPS + cdiv(L, BLOCK_J) * out_blocks,
+    batch)``, ``STRIPS = cdiv(L, BLOCK_J) * K * in_blocks * out_blocks``, the longest strips (first columns) first.
     """
     L = L_UNITS * L_ALIGN
     follow_previous_launch()
