@@ -37,6 +37,7 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (25, 3, 1, 16, 16, True, torch.float16),  # 16-bit weight strips of 8 columns, two input-head blocks
     (22, 5, 1, 6, 24, True, torch.float16),  # ... two output-head blocks, the second part-filled
     (26, 3, 1, 16, 4, True, torch.bfloat16),  # 16-column strips (4 heads out), four input-head blocks
+    (31, 5, 4, 8, 12, False, torch.float16),  # 8-column strips over four groups, no bias
     (41, 5, 1, 12, 10, False, torch.bfloat16),  # ... the last blocks part-filled, more rows than one step
     (40, 5, 1, 8, 8, True, torch.float16),  # L a multiple of 8, not 16: the kernels take it as 5 x 8
     (113, 9, 1, 2, 3, True, torch.float16),  # weight strips' first steps unmasked up to the pad's last column
