@@ -35,14 +35,14 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (33, 7, 1, 8, 8, False, torch.bfloat16),
     (70, 5, 2, 4, 6, True, torch.float16),  # two forward head groups (the second part empty), zero tiles, groups
     (25, 3, 1, 16, 16, True, torch.float16),  # 16-bit weight strips of 8 columns, two input-head blocks
-    (22, 5, 1, 6, 24, True, torch.float16),  # ... two output-head blocks, the second part-filled
-    (26, 3, 1, 16, 4, True, torch.bfloat16),  # 16-column strips (4 heads out), four input-head blocks
-    (31, 5, 4, 8, 12, False, torch.float16),  # 8-column strips over four groups, no bias
     (41, 5, 1, 12, 10, False, torch.bfloat16),  # ... the last blocks part-filled, more rows than one step
-    (40, 5, 1, 8, 8, True, torch.float16),  # L a multiple of 8, not 16: the kernels take it as 5 x 8
+    (22, 5, 1, 6, 24, True, torch.float16),  # ... two output-head blocks, the second part-filled
+    (31, 5, 4, 8, 12, False, torch.float16),  # ... over four groups, no bias
+    (26, 3, 1, 16, 4, True, torch.bfloat16),  # 16-column strips (4 heads out), four input-head blocks
     (113, 9, 1, 2, 3, True, torch.float16),  # weight strips' first steps unmasked up to the pad's last column
     (45, 13, 1, 8, 8, True, torch.float16),  # 8-column strips whose window of P reaches past it: first step masked
     (30, 21, 1, 2, 2, True, torch.bfloat16),  # ... and 16-column ones
+    (40, 5, 1, 8, 8, True, torch.float16),  # L a multiple of 8, not 16: the kernels take it as 5 x 8
     (36, 3, 1, 16, 16, True, torch.float32),  # ... of 4: the im2col kernels, both ways
 ]
 
