@@ -708,18 +708,19 @@ def _bwd_scores_configs():
 def _mta_bwd_scores_kernel(p_ptr, dp_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L_UNITS, STRIDE, PLANE,
                            L_ALIGN: tl.constexpr, C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
                            K: tl.constexpr, COL_PAD: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
-                           W_NUMEL_P: tl.constexpr, REPLICAS: tl.constexpr, BLOCK_M: tl.constexpr,
-                           BLOCK_N: tl.constexpr):
+                           REPLICAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """``dscores = P * (dP - delta)``, ``delta[r] = sum_s dP * P``, for ``BLOCK_M`` rows of one input head's plane:
     the causal columns once for delta, again (mostly from L2) for dscores, then zeros to the row's end.
 
-    Program (0, 0) also converts the accumulated dW and dbias to their dtype (the weight
-    kernel has finished: same stream). Grid: ``(cdiv(L, BLOCK_M), batch * C_IN)``.
+    First, every program sums a slice of the accumulated dW and dbias replicas and stores it in their dtype (the
+    weight kernel has finished: same stream). Grid: ``(cdiv(L, BLOCK_M), batch * C_IN)``.
     """
     L = L_UNITS * L_ALIGN
     follow_previous_launch()
     block = tl.program_id(0)
     plane = tl.program_id(1).to(tl.int64)
+    _sum_replicas(acc_ptr, dw_ptr, db_ptr, C_OUT * IN_PER_GROUP * K * K, C_OUT, HAS_BIAS,
+                  tl.program_id(1) * tl.num_programs(0) + block, tl.num_programs(0) * tl.num_programs(1), REPLICAS)
     rows = block * BLOCK_M + tl.arange(0, BLOCK_M)
     causal_end = tl.minimum((block + 1) * BLOCK_M, L)
     probs_plane = p_ptr + plane * PLANE
@@ -738,18 +739,22 @@ def _mta_bwd_scores_kernel(p_ptr, dp_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L_UNI
         cols = c0 + tl.arange(0, BLOCK_N)
         tl.store(ds_ptr + plane * L * L + rows[:, None] * L + cols[None, :], grad.to(ds_ptr.dtype.element_ty),
                  mask=(rows < L)[:, None] & (cols < L)[None, :])
-    if (block == 0) & (plane == 0):
-        w_numel = C_OUT * IN_PER_GROUP * K * K
-        index = tl.arange(0, W_NUMEL_P)
-        dw = tl.zeros((W_NUMEL_P,), dtype=tl.float32)
-        db = tl.zeros((W_NUMEL_P,), dtype=tl.float32)
-        for replica in range(REPLICAS):
-            copy = acc_ptr + replica * (w_numel + C_OUT)
-            dw += tl.load(copy + index, mask=index < w_numel, other=0.0)
-            db += tl.load(copy + w_numel + index, mask=index < C_OUT, other=0.0)
-        tl.store(dw_ptr + index, dw.to(dw_ptr.dtype.element_ty), mask=index < w_numel)
-        if HAS_BIAS:
-            tl.store(db_ptr + index, db.to(db_ptr.dtype.element_ty), mask=index < C_OUT)
+
+
+@triton.jit
+def _sum_replicas(acc_ptr, dw_ptr, db_ptr, w_numel, b_numel, HAS_BIAS: tl.constexpr, program, programs,
+                  REPLICAS: tl.constexpr):
+    """dW and dbias (if ``HAS_BIAS``) from their ``REPLICAS`` fp32 copies in ``acc`` (each ``w_numel`` weights then
+    ``b_numel`` biases), in slices of 32 spread over all ``programs``: one program summing every replica in turn
+    waited on L2 once a replica, 64 times in a row, and ended last (benchmarks/KERNELS.md, "The replicas' sum")."""
+    SLICE: tl.constexpr = 32
+    numel = w_numel + b_numel if HAS_BIAS else w_numel
+    for start in range(program * SLICE, numel, programs * SLICE):
+        index = start + tl.arange(0, SLICE)
+        copies = acc_ptr + tl.arange(0, REPLICAS)[:, None] * (w_numel + b_numel) + index[None, :]
+        total = tl.sum(tl.load(copies, mask=(index < numel)[None, :], other=0.0), axis=0)
+        tl.store(dw_ptr + index, total.to(dw_ptr.dtype.element_ty), mask=index < w_numel)
+        tl.store(db_ptr + index - w_numel, total.to(db_ptr.dtype.element_ty), mask=(index >= w_numel) & (index < numel))
 
 
 @triton.jit
@@ -1003,7 +1008,7 @@ class _Plan:
             grid, (units, stride_chunks * chunk, rows * stride_chunks * chunk), L_ALIGN=align, C_IN=heads_in,
             C_OUT=consts["C_OUT"],
             IN_PER_GROUP=consts["IN_PER_GROUP"], K=consts["K"], COL_PAD=consts["COL_PAD"], CHUNK=chunk,
-            HAS_BIAS=has_bias, W_NUMEL_P=next_power_of_2(math.prod(weight_shape)), REPLICAS=_REPLICAS)
+            HAS_BIAS=has_bias, REPLICAS=_REPLICAS)
 
 
 @functools.lru_cache(maxsize=64)
