@@ -312,12 +312,10 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, zeroed_ptr, L_UNITS, ROWS
 
 def _conv_configs():
     """2- or 3-stage pipelines at 168 registers, three programs per SM: ptxas gives some builds of the same loop
-    176..180 (two per SM), and 4 stages spill at 168 (benchmarks/KERNELS.md, runs 14 and 15). Tiles of 32 rows
-    for short sequences, where 64-row tiles leave SMs idle (16 heads, L 256: 80 programs with causal work)."""
+    176..180 (two per SM), and 4 stages spill at 168 (benchmarks/KERNELS.md, runs 14 and 15)."""
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
-    return [triton.Config({"BLOCK_M": rows}, num_warps=4, num_stages=stages, maxnreg=168)
-            for rows in (64, 32) for stages in (2, 3)]
+    return [triton.Config({"BLOCK_M": 64}, num_warps=4, num_stages=stages, maxnreg=168) for stages in (2, 3)]
 
 
 @triton.jit
