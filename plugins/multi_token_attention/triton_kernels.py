@@ -57,7 +57,7 @@ backward, four launches (``g = mask0(dout)``)::
     or, in fp32: dW[o, (c, u, v)] += g @ im2col(P_pad) over positions          _mta_bwd_weight_im2col_kernel
         (both add atomically)
     delta[c, r] = sum_s dP * P;  dscores = P * (dP - delta);                  _mta_bwd_scores_kernel
-        program 0 also writes dW, dbias in their dtype
+        (its programs first sum the accumulators' replicas into dW, dbias, in their dtype)
 
 Traffic (bf16, B 2, heads 4 -> 4, L 1024; floor = scores read once + output written
 once = 33.6 MB = 7.9 us at 4.27 TB/s): the softmax pass reads the causal half (8.4 MB)
