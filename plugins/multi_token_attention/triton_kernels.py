@@ -504,6 +504,15 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L_UNITS, STRIDE, PL
 
 
 @triton.jit
+def _program_replica(acc_ptr, W_NUMEL: tl.constexpr, C_OUT: tl.constexpr, REPLICAS: tl.constexpr):
+    """The copy of dW and dbias in ``acc`` that this program adds into: ``acc`` holds ``REPLICAS`` of them, each
+    ``W_NUMEL`` weights then ``C_OUT`` biases (:func:`_sum_replicas` adds them up), one chosen by program so that
+    programs do not queue on the same addresses."""
+    program = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)
+    return acc_ptr + program % REPLICAS * (W_NUMEL + C_OUT)
+
+
+@triton.jit
 def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, STRIPS, L_ALIGN: tl.constexpr,
                                   C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
                                   OUT_PER_GROUP: tl.constexpr, K: tl.constexpr, COL_PAD: tl.constexpr,
@@ -543,7 +552,7 @@ def _mta_bwd_weight_strips_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, ROWS, PLANE, S
     W_NUMEL: tl.constexpr = C_OUT * IN_PER_GROUP * K * K
     pid = tl.program_id(0)
     batch = tl.program_id(1)
-    copy = acc_ptr + (pid + batch * tl.num_programs(0)) % REPLICAS * (W_NUMEL + C_OUT)
+    copy = _program_replica(acc_ptr, W_NUMEL, C_OUT, REPLICAS)
     strip = tl.where(pid < STRIPS, pid // (K * IN_BLOCKS), pid - STRIPS)  # (columns, output heads)
     j0 = strip // OUT_BLOCKS * BLOCK_J
     out_block = strip % OUT_BLOCKS
@@ -685,8 +694,7 @@ def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, STRIDE, PLANE,
         if HAS_BIAS:
             grad_b += tl.sum(g.to(tl.float32), axis=1)
         grad_w = tl.dot(g, tl.trans(x), acc=grad_w, input_precision=INPUT_PRECISION)
-    replica = (pid + batch * tl.num_programs(0)) % REPLICAS
-    copy = acc_ptr + replica * (C_OUT * IN_PER_GROUP * K * K + C_OUT)
+    copy = _program_replica(acc_ptr, C_OUT * IN_PER_GROUP * K * K, C_OUT, REPLICAS)
     w_local = c[None, :] - (outs[:, None] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
     in_group = (outs < C_OUT)[:, None] & tap_ok[None, :] & (w_local >= 0) & (w_local < IN_PER_GROUP)
     tl.atomic_add(copy + (outs[:, None] * IN_PER_GROUP + w_local) * (K * K) + (t % (K * K))[None, :], grad_w,
