@@ -9,6 +9,7 @@ as does any other Unicode text. The Liger importer applies the same rule to its 
 
 from flask import request
 from werkzeug.exceptions import BadRequest
+from werkzeug.routing import IntegerConverter
 
 CONTROL_CHARACTERS = frozenset(chr(c) for c in range(32) if chr(c) not in "\n\t") | {"\x7f"}
 # The same rule as a JSON Schema pattern, for the OpenAPI document's string parameters.
@@ -35,5 +36,18 @@ def refuse_control_characters():
                                          "names, ids and filters never do")
 
 
+MAX_ROW_ID = 2 ** 31 - 1
+"""The largest integer key a row can have (PostgreSQL's ``integer``; SQLite refuses to compare past 2^63)."""
+
+
+class RowIdConverter(IntegerConverter):
+    """``<row_id:name>``: a URL's integer key of a row, 1 to :data:`MAX_ROW_ID`; any other number matches no route
+    (a 404), so that no query sees a key the database cannot compare."""
+
+    def __init__(self, url_map):
+        super().__init__(url_map, min=1, max=MAX_ROW_ID)
+
+
 def init_app(app):
+    app.url_map.converters["row_id"] = RowIdConverter
     app.before_request(refuse_control_characters)

@@ -10,7 +10,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Blueprint, current_app, jsonify
 
 from . import page_schemas, rerun_request_schemas, schemas, search
-from .inputs import TEXT_PATTERN
+from .inputs import MAX_ROW_ID, TEXT_PATTERN
 from .models import REQUEST_STATUSES
 from .pages.family_filters import FAMILY_SORTS
 from .pages.pagination import MAX_PAGE
@@ -139,7 +139,7 @@ def build_spec() -> APISpec:
 
 
 REQUEST_ID = {"in": "path", "name": "request_id", "required": True, "description": "The rerun request's id.",
-              "schema": {"type": "integer", "minimum": 0}}
+              "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ROW_ID}}
 NOT_YOURS = "The request is not (or no longer) the worker's: cancelled, finished, held by another worker, or " \
             "refused because the worker's GPU model is not the one wanted."
 

@@ -59,6 +59,15 @@ def test_pages_redirect_anonymous_readers_to_sign_in(small_app, client, path):
     assert "/maintainers/sign-in?next=" in response.headers["Location"]
 
 
+@pytest.mark.parametrize("key", ["0", str(2 ** 31), "99999999999999999999999"])
+def test_row_keys_no_database_can_hold_are_not_found(small_app, maintainer, key):
+    token = token_of(maintainer, "/maintainers/")
+    for url, form in ((f"/maintainers/issues/{key}/resolve", {}), (f"/maintainers/attestations/{key}/hidden",
+                                                                     {"hidden": "1"}), (f"/reruns/{key}/cancel", {})):
+        assert maintainer.post(url, data={"csrf_token": token, **form}).status_code == 404, url
+    assert maintainer.get(f"/api/v1/rerun-requests/{key}").status_code == 404
+
+
 def test_actions_refuse_anonymous_requests(small_app, client, posted):
     token = token_of(client)
     hide = client.post(f"/maintainers/attestations/{posted['note']}/hidden", data={"csrf_token": token, "hidden": "1"})
@@ -81,7 +90,8 @@ def test_sign_in_follows_next_but_never_off_site(small_app):
     client = small_app.test_client()
     location = sign_in(client, next_url="/maintainers/attestations").headers["Location"]
     assert location.endswith("/maintainers/attestations")
-    for hostile in ("//evil.example/x", "https://evil.example/", "/\\evil.example"):
+    for hostile in ("//evil.example/x", "https://evil.example/", "/\\evil.example", "/\t/evil.example",
+                    "/\n/evil.example", "/ /evil.example", "/\x00/evil.example"):
         other = small_app.test_client()
         location = sign_in(other, next_url=hostile).headers["Location"]
         assert "evil" not in location and location.endswith("/maintainers/")

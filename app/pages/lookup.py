@@ -29,13 +29,7 @@ def group_or_404(key: str) -> ComparisonGroup:
     return get_or_404(ComparisonGroup, ComparisonGroup.key == key, description=f"no comparison group with key {key!r}")
 
 
-MAX_ROW_ID = 2 ** 31 - 1  # an integer key beyond this is no row (PostgreSQL refuses to compare it)
-
-
 def rerun_request_or_404(request_id: int):
     from ..models import RerunRequest
 
-    description = f"no rerun request {request_id}"
-    if request_id > MAX_ROW_ID:
-        abort(404, description=description)
-    return get_or_404(RerunRequest, RerunRequest.id == request_id, description=description)
+    return get_or_404(RerunRequest, RerunRequest.id == request_id, description=f"no rerun request {request_id}")

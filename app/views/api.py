@@ -144,14 +144,14 @@ def ask_for_rerun():
     return jsonify(created_request_schema.dump(item)), 201, {"Location": item["url"]}
 
 
-@api.get("/rerun-requests/<int:request_id>")
+@api.get("/rerun-requests/<row_id:request_id>")
 def rerun_request_detail(request_id):
     from ..rerun_request_schemas import rerun_request_schema
 
     return jsonify(rerun_request_schema.dump(pages_requests.request_item(rerun_request_or_404(request_id))))
 
 
-@api.post("/rerun-requests/<int:request_id>/claim")
+@api.post("/rerun-requests/<row_id:request_id>/claim")
 def claim_rerun_request(request_id):
     """A worker takes a queued request: 200 with the request, 409 when it may not (taken, over or refused)."""
     from ..rerun_request_schemas import rerun_request_schema, worker_schema
@@ -167,7 +167,7 @@ def claim_rerun_request(request_id):
     return jsonify(rerun_request_schema.dump(pages_requests.request_item(claimed)))
 
 
-@api.post("/rerun-requests/<int:request_id>/lease")
+@api.post("/rerun-requests/<row_id:request_id>/lease")
 def renew_lease(request_id):
     """The worker still works on the request: 200, or 409 when it holds it no more (cancelled, or requeued)."""
     from ..rerun_request_schemas import renew_schema
@@ -181,7 +181,7 @@ def renew_lease(request_id):
     return jsonify(held=True)
 
 
-@api.post("/rerun-requests/<int:request_id>/results")
+@api.post("/rerun-requests/<row_id:request_id>/results")
 def record_request_results(request_id):
     """Record results of one of the request's workloads, once per implementation, as the token's host."""
     from ..importers.kernelindex_rerun import RerunConflict, RerunRejected
@@ -201,7 +201,7 @@ def record_request_results(request_id):
     return jsonify(created=created), 201
 
 
-@api.post("/rerun-requests/<int:request_id>/finish")
+@api.post("/rerun-requests/<row_id:request_id>/finish")
 def finish_rerun_request(request_id):
     """The worker is done with the request (done or failed): 200, or 409 when it held it no more."""
     from ..rerun_request_schemas import finish_schema

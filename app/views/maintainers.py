@@ -40,10 +40,13 @@ def load_maintainer():
 
 
 def safe_next(target: str | None) -> str | None:
-    """A same-site path to go back to, or None (no open redirects)."""
-    if target and target.startswith("/") and not target.startswith(("//", "/\\")) and "\n" not in target:
-        return target
-    return None
+    """A same-site path to go back to, or None (no open redirects). Browsers drop tabs and line breaks from a
+    URL and read a backslash as a slash, so ``/<tab>/evil.example`` is ``//evil.example`` to them: a target with any
+    white space or control character is refused, as is one that starts a network path either way."""
+    if (not target or not target.startswith("/") or target[1:2] in ("/", "\\")
+            or any(character.isspace() or not character.isprintable() for character in target)):
+        return None
+    return target
 
 
 def maintainer_required(view):
@@ -101,7 +104,7 @@ def issues():
     return render_template("maintainers/issues.html", **issues_page(resolved=request.args.get("state") == "resolved"))
 
 
-@maintainers.post("/issues/<int:report_id>/resolve")
+@maintainers.post("/issues/<row_id:report_id>/resolve")
 @maintainer_required
 def resolve_issue(report_id):
     """Mark a report resolved (``resolved=0`` reopens it)."""
@@ -135,7 +138,7 @@ def attestations():
                            **attestations_page(only_hidden=request.args.get("hidden") == "1", page_wanted=page))
 
 
-@maintainers.post("/attestations/<int:attestation_id>/hidden")
+@maintainers.post("/attestations/<row_id:attestation_id>/hidden")
 @maintainer_required
 def set_attestation_hidden(attestation_id):
     """Hide an attestation (``hidden=1``) or show it again (``hidden=0``)."""

@@ -77,7 +77,7 @@ def ask():
     return redirect(run_url(run.id, _anchor="reruns-requested"), code=303)
 
 
-@reruns.post("/reruns/<int:request_id>/cancel")
+@reruns.post("/reruns/<row_id:request_id>/cancel")
 @maintainer_required
 def cancel(request_id):
     """A maintainer cancels a queued or running request (a running worker stops at its next lease renewal)."""
