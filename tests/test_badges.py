@@ -1,5 +1,7 @@
 """Evidence cards: SVG badges of a run and of a family, and the Markdown to embed a run's."""
 
+import html
+
 from app.models import Run
 from app.importers.kernelindex_rerun import record_rerun_results
 
@@ -37,7 +39,10 @@ def test_run_page_offers_the_markdown_snippet(small_app, client):
     snippet = client.get(f"/runs/{run.id}.json").get_json()["badge"]["markdown"]
     assert snippet.startswith("[![KernelIndex: Source-reported · 84.6 ms]")
     assert snippet.endswith(f"(http://localhost/runs/{run.id}/badge.svg)](http://localhost/runs/{run.id})")
-    assert 'data-copy="cite-badge"' in client.get(f"/runs/{run.id}").get_data(as_text=True)
+    page = client.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert 'data-copy="cite-badge"' in page
+    assert f'<pre id="cite-badge" class="citation">{html.escape(snippet, quote=False)}</pre>' in page
+    assert f'<img src="/runs/{run.id}/badge.svg"' in page
 
 
 def test_unknown_badges_are_404(small_app, client):
