@@ -23,11 +23,13 @@ import peewee
 from flask import current_app
 
 from runners import memory
+from runners.discovery import family_definitions
 from runners.rerun import METRIC, RerunError, sweep_requests
 from runners.rerun import RerunRequest as HarnessRequest
 
 from . import queue
 from .db import database
+from .importers.rerun_submission import declared_implementations, workload_problem
 from .models import (REQUEST_CANCELLED, REQUEST_FAILED, REQUEST_PENDING, REQUEST_QUEUED, REQUEST_RUNNING,
                      SOURCE_REPORTED, ComparisonGroup, RerunRequest, RerunRequestResult, RerunWorker, Run, utcnow)
 
@@ -132,6 +134,20 @@ def resolved_work(ask: dict) -> tuple[Run | None, str | None, list[Run]]:
     return None, None, runs
 
 
+def unrunnable(family: str, swept: list[HarnessRequest], implementations: list[str]) -> str | None:
+    """Why no worker could run this request, or None: implementations its family's plugins do not declare, or a
+    swept workload whose tensors the family cannot derive (a negative length), as a result of it would be refused."""
+    declared = declared_implementations()
+    if family not in declared:
+        return f"no plugin on this server runs {family}"
+    unknown = sorted(set(implementations) - declared[family])
+    if unknown:
+        return f"{family} has no implementation {', '.join(map(repr, unknown))} " \
+               f"(declared: {', '.join(sorted(declared[family]))})"
+    definition = family_definitions()[family]
+    return next(filter(None, (workload_problem(workload_document(item), definition) for item in swept)), None)
+
+
 def ask_for_rerun(ask: dict, requested_by: str) -> RerunRequest:
     """Store a request (``ask`` loaded by ``rerun_ask_schema``) and queue it; RequestRefused if it names no work."""
     target = "cuda" if "gpu" in ask else ask["target"]
@@ -141,6 +157,9 @@ def ask_for_rerun(ask: dict, requested_by: str) -> RerunRequest:
         work = sweep_requests(harness_requests(runs, gpu), ask.get("params") or {})
     except RerunError as error:
         raise RequestRefused(str(error)) from error
+    problem = unrunnable(runs[0].kernel_id, work if ask.get("params") else [], ask.get("implementations") or [])
+    if problem:
+        raise RequestRefused(problem)
     request = RerunRequest.create(
         run=run, comparison_key=comparison_key, family=runs[0].kernel_id,
         workloads=[workload_document(item) for item in work], implementations=ask.get("implementations"),

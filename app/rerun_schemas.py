@@ -101,9 +101,12 @@ class Scalar(fields.Field):
     """A workload parameter or option: a number, a boolean or a short string, never an object or a list."""
 
     def _deserialize(self, value, attr, data, **kwargs):
-        if isinstance(value, (bool, int, float)) or (isinstance(value, str) and len(value) <= 80):
-            return value
-        raise ValidationError("must be a number, a boolean or a string of at most 80 characters")
+        if not (isinstance(value, (bool, int, float)) or (isinstance(value, str) and len(value) <= 80)):
+            raise ValidationError("must be a number, a boolean or a string of at most 80 characters")
+        problem = value_problem(value)
+        if problem:
+            raise ValidationError(f"must not be {problem}")
+        return value
 
 
 def length(most: int, least: int = 1) -> validate.Length:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -63,6 +64,11 @@ def sweep_requests(requests: Sequence[RerunRequest], sweep: Mapping[str, Sequenc
         unknown = set(sweep) - set(request.parameters)
         if unknown:
             raise RerunError(f"{request.family} has no parameter {', '.join(sorted(unknown))}")
+        for name, values in sweep.items():
+            for value in values:
+                if not _may_replace(value, request.parameters[name]):
+                    raise RerunError(f"{request.family}'s {name} is {_kind(request.parameters[name])} "
+                                     f"({request.parameters[name]!r}), not {value!r}")
         for values in itertools.product(*sweep.values()):
             changed = dataclasses.replace(request, parameters={**request.parameters, **dict(zip(sweep, values))},
                                           rerun_of={}, memory_rerun_of={})
@@ -72,6 +78,18 @@ def sweep_requests(requests: Sequence[RerunRequest], sweep: Mapping[str, Sequenc
                 seen.add(key)
                 swept.append(changed)
     return swept
+
+
+def _kind(value) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}.get(type(value), "a value")
+
+
+def _may_replace(value, published) -> bool:
+    """Whether a swept ``value`` may stand for a workload's ``published`` one: of its kind (an integer where it is
+    one, any finite number for a float, a boolean for a boolean), so that the workload stays one its family builds."""
+    if isinstance(published, float) and not isinstance(value, bool):
+        return isinstance(value, (int, float)) and math.isfinite(value)
+    return type(value) is type(published)
 
 
 def _plugin_and_implementations(registry: PluginRegistry, family: str, target: str, names: Sequence[str] | None,

@@ -256,7 +256,9 @@ def test_param_sweeps_a_workload_beyond_the_published_rows(small_app, runner, tm
     assert all(r["workload"]["parameters"]["heads_in"] == 4 for r in results)
 
 
-@pytest.mark.parametrize("assignment, message", [("seq", "NAME=VALUE"), ("colour=red", "has no parameter colour")])
+@pytest.mark.parametrize("assignment, message", [("seq", "NAME=VALUE"), ("colour=red", "has no parameter colour"),
+                                                 ("seq=Infinity", "not inf"), ("seq=1.5", "not 1.5"),
+                                                 ("seq=true", "not True"), ("seq=big", "not 'big'")])
 def test_param_usage_errors(small_app, runner, assignment, message):
     result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
                                  "--param", assignment])
