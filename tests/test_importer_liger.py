@@ -7,9 +7,12 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
+from app.importers.liger_csv import LigerCsvReader
+from app.importers.liger_rows import parse_number, parsed_config
 from app.models import Family, Manifest, Run, SourceFile
+from runners.discovery import family_definitions
 
-from .conftest import DATA, LIGER_DATA
+from .conftest import DATA, LIGER_DATA, liger_files
 from .factories import HEADER
 
 FNA_CONFIG = '"{""batch_size"": 2, ""hidden_size"": 512, ""num_heads"": 8, ""kernel_size"": 7, ""dilation"": 1, ""bias"": true, ""dtype"": ""torch.float32""}"'
@@ -298,3 +301,28 @@ def test_upstream_rope_group_ranks_each_implementation_once(liger_app):
         members = Run.current().where((Run.comparison_key == later.comparison_key) & Run.rank.is_null(False))
         assert sorted((run.rank, run.implementation) for run in members) == [(1, "liger"), (2, "huggingface")]
         assert later.comparison_key.size == 2
+
+
+def test_every_upstream_sweep_moves_its_workload():
+    """Each point of every upstream sweep of sizes, normalized as the importer does, has tensors of its own shapes:
+    a swept value the importer parked in an option (layer norm's ``T`` once, beside the unused ``seq_len`` it took for
+    the rows) left every point of a sweep the same workload."""
+    if not LIGER_DATA.is_dir():
+        pytest.skip("../shared/data/liger is not present")
+    reader = LigerCsvReader(family_definitions())
+    sweeps = {}
+    for path in liger_files():
+        with open(path, newline="") as handle:
+            for row in csv.DictReader(handle):
+                definition = reader.families.get(row["kernel_name"])
+                x_value = parse_number(row["x_value"])
+                if definition is None or isinstance(x_value, str):
+                    continue  # models by name: several share a vocabulary, so a cross-entropy workload
+                config = parsed_config(row["extra_benchmark_config_str"])
+                _, parameters, dtype, options = reader.normalize(row, config, x_value)
+                shapes = tuple(spec.shape for spec in definition.tensors({**parameters, **options}, dtype))
+                sweep = (row["kernel_name"], row["x_name"], row["extra_benchmark_config_str"])
+                sweeps.setdefault(sweep, {})[row["x_value"]] = shapes
+    assert len(sweeps) > 50
+    for sweep, points in sweeps.items():
+        assert len(set(points.values())) == len(points), sweep
