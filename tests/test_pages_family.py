@@ -1,8 +1,13 @@
 """The family page: filters in the URL, a chart per GPU/pass/metric, a sortable paginated table, twin."""
 
 import re
+from html import escape
 
 import pytest
+
+from app.models import Run
+from app.pages.family_query import config_of
+from app.pages.links import family_url_of_run
 
 from .conftest import import_csv
 from .factories import write_liger_csv
@@ -108,12 +113,37 @@ def test_pagination_of_a_large_selection(app, runner, tmp_path, client):
     ("page=two", "page must be a whole number"),
     ("page=0", "page must be 1 or more"),
     ("page=99", "past the last page"),
+    ("batch=abc", "no run here has batch 'abc'; the values are: 2, 4"),
+    ("batch=999", "no run here has batch '999'"),
+    ("dtype=fp64", "no run here has dtype 'fp64'; the values are: fp32"),
 ])
 def test_malformed_filters_are_400_with_a_message(swept, client, query, message):
     for url in (f"{URL}?{query}", f"{URL}.json?{query}"):
         response = client.get(url)
         assert response.status_code == 400
         assert message in response.get_data(as_text=True).replace("&#39;", "'")
+
+
+def test_a_fixed_number_is_read_as_the_view_lists_it(swept, client):
+    twin = client.get(URL + ".json?batch=4.0&dilation=2e0").get_json()
+    assert twin["selected"]["fixed"] == {"batch": "4", "dilation": "2"} and twin["total"] == 2 * len(SEQS)
+
+
+def test_every_run_is_on_the_family_page_its_run_page_links(liger_app, liger_client):
+    """One run of each sweep of every view of the upstream data: its run page's family link shows its line. Views
+    can hold several sweeps (rope: seq at one hidden size, hidden sizes at one seq), and a sweep can move more than
+    its own parameter (group norm's batch follows the tokens it sweeps)."""
+    with liger_app.test_request_context():
+        sweeps = {}
+        for run in Run.current():
+            key = (run.kernel_id, run.pass_, run.metric, run.gpu, run.x_name, config_of(run.kernel_id, {
+                "parameters": run.parameters, "x_name": run.x_name, "options": run.options, "dtype": run.dtype}))
+            sweeps.setdefault(key, (run.id, family_url_of_run(run)))
+    assert len(sweeps) > 300
+    for run_id, url in sweeps.values():
+        assert f'href="{escape(url)}"' in liger_client.get(f"/runs/{run_id}").get_data(as_text=True)
+        twin = liger_client.get(url.replace("?", ".json?", 1)).get_json()
+        assert run_id in {point["id"] for line in twin["series"] for point in line["points"]}, url
 
 
 def test_unknown_family_is_404(swept, client):

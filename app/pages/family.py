@@ -42,19 +42,21 @@ def family_links(name: str, state: dict, page: int, pages: int) -> dict:
     }
 
 
-def selection(rows: list, implementation: str, fixed: dict, x_name: str) -> tuple:
-    """The configuration shown; its runs (the chart's); those the filters keep (the runs table's); and those
-    of every implementation at the kept points (the fastest-per-point table's)."""
+def selection(rows: list, implementation: str, fixed: dict) -> tuple:
+    """The configuration shown and its swept parameter; its runs (the chart's); those the filters keep (the runs
+    table's); and those of every implementation at the kept points (the fastest-per-point table's)."""
     def kept_implementation(row):
         return not implementation or row["implementation"] == implementation
+
+    config = chosen_configuration([row for row in rows if kept_implementation(row)], fixed)
+    in_config = [row for row in rows if row["config"] == config]
+    x_name = in_config[0]["x_name"] if in_config else ""
 
     def kept_point(row):
         return fixed.get(x_name, row["x_value"]) == row["x_value"]
 
-    config = chosen_configuration([row for row in rows if kept_implementation(row) and kept_point(row)], fixed)
-    in_config = [row for row in rows if row["config"] == config]
     chart_rows = [row for row in in_config if kept_implementation(row)]
-    return (config, chart_rows, [row for row in chart_rows if kept_point(row)],
+    return (config, x_name, chart_rows, [row for row in chart_rows if kept_point(row)],
             [row for row in in_config if kept_point(row)])
 
 
@@ -69,8 +71,8 @@ def family_page(family: Family, args: dict) -> dict:
     implementation = chosen_implementation(family.title, view, implementations, args)
     parameters = parameter_values(rows)
     fixed = fixed_parameters(parameters, args)
-    unit, x_name = (rows[0]["unit"], rows[0]["x_name"]) if rows else ("ns", "")
-    config, chart_rows, table_rows, contenders = selection(rows, implementation, fixed, x_name)
+    unit = rows[0]["unit"] if rows else "ns"
+    config, x_name, chart_rows, table_rows, contenders = selection(rows, implementation, fixed)
     tables = {**runs_table(family.name, view, table_rows, unit, (sort, order, page)),
               **fastest_table(contenders, unit)}
     state = {**view, "implementation": implementation, **fixed, "table": table, "sort": sort, "order": order,

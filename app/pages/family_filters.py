@@ -79,18 +79,43 @@ def fixed_parameters(parameters: dict, args: dict) -> dict:
         if name not in parameters:
             raise BadFilter(f"unknown filter {name!r}: filters are {', '.join(FAMILY_CONTROLS)} and the fixed "
                             f"parameters {', '.join(by_length_then_name(parameters)) or '(none)'}")
-        fixed[name] = value
+        fixed[name] = _listed(name, value, parameters[name])
     return fixed
 
 
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _listed(name: str, value: str, values: list) -> str:
+    """``value`` as the view lists it (``1e-06`` for ``0.000001``); BadFilter where no run of the view has it."""
+    if value in values:
+        return value
+    number = _number(value)
+    for listed in values:
+        if number is not None and _number(listed) == number:
+            return listed
+    raise BadFilter(f"no run here has {name} {value!r}; the values are: {', '.join(values)}")
+
+
+def agrees(row: dict, fixed: dict) -> bool:
+    """Whether a run has each fixed value, in its configuration or as its point in the sweep."""
+    point = {**dict(row["config"]), row["x_name"]: row["x_value"]}
+    return all(point.get(name) == value for name, value in fixed.items())
+
+
 def chosen_configuration(rows: list, fixed: dict) -> tuple:
-    """The configuration shown: the most common one among the rows that agree with the fixed parameters."""
+    """The configuration shown: among those of the rows that agree with the fixed parameters, one that the fixed
+    parameters name whole (as a run's link to its family does), else the most common (a view can hold several
+    sweeps, as rope's of seq at one hidden size and of hidden sizes at one seq)."""
     counts = {}
     for row in rows:
-        config = dict(row["config"])
-        if all(config.get(name, value) == value for name, value in fixed.items()):
+        if agrees(row, fixed):
             counts[row["config"]] = counts.get(row["config"], 0) + 1
-    return max(counts, key=lambda c: (counts[c], c)) if counts else ()
+    return max(counts, key=lambda c: (dict(c).keys() <= fixed.keys(), counts[c], c)) if counts else ()
 
 
 def parameter_filters(parameters: dict, fixed: dict, configuration: tuple) -> list:

@@ -38,11 +38,24 @@ class Facets:
         return totals
 
 
-def config_of(row: dict) -> tuple:
-    """What fixes a run's point in the sweep: every parameter but the swept one, the dtype and options."""
-    items = [(name, formatting.parameter_value(value)) for name, value in row["parameters"].items()
-             if name != row["x_name"]]
-    items += [(name, formatting.parameter_value(value)) for name, value in (row["options"] or {}).items()]
+def moving_with_x(family: str, x_name: str, values: dict) -> set:
+    """The names whose values a family derives from the swept one (group norm's batch from the tokens it sweeps, a
+    named model's vocabulary): they move along the sweep with it."""
+    from runners.discovery import family_definitions
+
+    definition = family_definitions().get(family)
+    if definition is None or definition.implied is None or x_name not in values:
+        return set()
+    without_x = definition.implied({name: value for name, value in values.items() if name != x_name})
+    return {name for name, value in definition.implied(values).items() if without_x.get(name) != value}
+
+
+def config_of(family: str, row: dict) -> tuple:
+    """What fixes a run's point in its sweep: its parameters, options and dtype, but for the swept value (a parameter
+    or an option) and what moves with it."""
+    values = {**row["parameters"], **(row["options"] or {})}
+    moving = {row["x_name"], *moving_with_x(family, row["x_name"], values)}
+    items = [(name, formatting.parameter_value(value)) for name, value in values.items() if name not in moving]
     if row["dtype"]:
         items.append(("dtype", row["dtype"]))
     return tuple(sorted(items, key=lambda item: (len(item[0]), item[0])))
@@ -64,7 +77,7 @@ def view_rows(family: FamilyRef, pass_: str, metric: str, gpu: str) -> list:
     rows = [dict(zip(names, values)) for values in Run.current(*ROW_COLUMNS).where(
         (Run.kernel == family.name) & (Run.pass_ == pass_) & (Run.metric == metric) & (Run.gpu == gpu)).tuples()]
     for row in rows:
-        row["config"] = config_of(row)
+        row["config"] = config_of(family.name, row)
     return rows
 
 

@@ -28,6 +28,6 @@ def family_url(name: str, **kwargs) -> str:
 
 def family_url_of_run(run) -> str:
     """The family page as this run sees it: its GPU, pass, metric and configuration preselected, the sweep free."""
-    config = config_of({"parameters": run.parameters, "x_name": run.x_name, "options": run.options,
-                        "dtype": run.dtype})
+    config = config_of(run.kernel_id, {"parameters": run.parameters, "x_name": run.x_name, "options": run.options,
+                                       "dtype": run.dtype})
     return family_url(run.kernel_id, **{"pass": run.pass_, "metric": run.metric, "gpu": run.gpu, **dict(config)})
