@@ -12,6 +12,9 @@ from .schema_fields import UtcDateTime
 TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}  # factor to the run's ns
 MEMORY_UNITS = {"MB": 1.0, "GB": 1e3}  # factor to the run's MB, as pages show memory (formatting.py)
 ATTESTATION_UNITS = (*TIME_UNITS, *MEMORY_UNITS)
+PLAUSIBLE_FIGURES = {"time": (1e-3, 86_400e9, "from 1 ps to one day"), "memory": (1e-6, 1e9, "from 1 byte to 1 PB")}
+"""What a reproduction's figures may be, in the run's unit (ns or MB): anything outside is a typo or a prank, and
+would print as hundreds of digits."""
 UNIT_SPELLINGS = {"µs": "us", "μs": "us", "sec": "s", "mb": "MB", "gb": "GB"}
 ISSUE_REASONS = {
     "wrong-figure": "The figures look wrong",
@@ -111,6 +114,13 @@ class AttestationSchema(Schema):
                 if data.get(name) is None:
                     errors[name] = [message]
             median, p20, p80 = data.get("median"), data.get("p20"), data.get("p80")
+            unit = data.get("unit")
+            if unit is not None:
+                kind, factor = ("time", TIME_UNITS[unit]) if unit in TIME_UNITS else ("memory", MEMORY_UNITS[unit])
+                least, most, words = PLAUSIBLE_FIGURES[kind]
+                for name, value in (("median", median), ("p20", p20), ("p80", p80)):
+                    if value and not least <= value * factor <= most:
+                        errors[name] = [f"Give a {kind} {words}."]
             if median is not None and p20 is not None and p20 > median:
                 errors["p20"] = ["p20 cannot be above the median."]
             if median is not None and p80 is not None and p80 < median:

@@ -144,6 +144,9 @@ def test_reproduction_of_a_memory_run_takes_memory_units(small_app, poster):
     wrong = poster.post(f"/runs/{run.id}/attestations", data=reproduction(unit="ms"), headers=HTMX)
     assert wrong.status_code == 422
     assert field_errors(wrong.get_data(as_text=True))["unit"] == "This run measures memory; choose MB or GB."
+    huge = poster.post(f"/runs/{run.id}/attestations", data=reproduction(median="2e6", unit="GB", p20=None, p80=None),
+                       headers=HTMX)
+    assert field_errors(huge.get_data(as_text=True))["median"] == "Give a memory from 1 byte to 1 PB."
     assert counts(small_app) == (1, 0)
 
 
@@ -161,6 +164,9 @@ def test_latency_run_refuses_memory_units(small_app, poster):
     ("median", "1e400", "finite number"),
     ("median", "0", "The median must be above 0."),
     ("median", "-3", "The median must be above 0."),
+    ("median", "1e12", "Give a time from 1 ps to one day."),
+    ("median", "5e-324", "Give a time from 1 ps to one day."),
+    ("p80", "1e300", "Give a time from 1 ps to one day."),
     ("p20", "abc", "Enter p20 as a number"),
     ("p20", "90", "p20 cannot be above the median."),
     ("p80", "80", "p80 cannot be below the median."),
