@@ -14,6 +14,7 @@ plain rerun again, and the runs it agreed with are judged again without it).
 from .comparison import rerank
 from .db import database
 from .importers.kernelindex_rerun import mark_replications
+from .inputs import control_character_in, describe
 from .locks import lock_scopes, retried
 from .models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, Run, utcnow
 
@@ -34,6 +35,11 @@ def invalidate(run_id: str, reason: str, by: str) -> Run:
         raise InvalidationRefused("say who decides")
     if len(reason) > REASON_LENGTH:
         raise InvalidationRefused(f"the reason is longer than {REASON_LENGTH} characters")
+    for text in (reason, by):
+        character = control_character_in(text)
+        if character:
+            raise InvalidationRefused(f"remove the control character {describe(character)}: only text, tabs and "
+                                      "new lines are allowed")
     with database.atomic():
         run = Run.get_or_none(Run.id == run_id)
         if run is None:

@@ -67,6 +67,8 @@ def test_an_invalidated_rerun_no_longer_replicates(reference):
     ("", "alice", "say why"),
     (REASON, " ", "say who decides"),
     ("x" * 2001, "alice", "longer than 2000"),
+    ("gamed\x00 timer", "alice", "control character U\\+0000"),
+    (REASON, "al\x1bice", "control character U\\+001B"),
 ])
 def test_an_invalidation_needs_a_reason_and_a_decider(ranked, reason, by, message):
     with pytest.raises(InvalidationRefused, match=message):
