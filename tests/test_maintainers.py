@@ -97,6 +97,12 @@ def test_sign_in_follows_next_but_never_off_site(small_app):
         assert "evil" not in location and location.endswith("/maintainers/")
 
 
+def test_a_page_asked_for_without_a_session_goes_to_sign_in(small_app, client):
+    for response in (client.get("/maintainers/attestations?page=2"), client.head("/maintainers/attestations?page=2")):
+        assert response.status_code == 302
+        assert response.headers["Location"].endswith("/maintainers/sign-in?next=/maintainers/attestations?page%3D2")
+
+
 def test_sign_in_needs_the_csrf_token(small_app, client):
     response = client.post("/maintainers/sign-in", data={"username": "alice", "password": PASSWORD})
     assert response.status_code == 400

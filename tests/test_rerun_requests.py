@@ -237,6 +237,8 @@ def test_only_signed_in_maintainers_ask_or_cancel_and_csrf_is_checked(queue_app,
     bad_where = maintainer.post("/reruns", data={**form, "where": "",
                                                  "csrf_token": maintainer.csrf(f"/runs/{original.id}")})
     assert bad_where.status_code == 400
+    no_work = maintainer.post("/reruns", data={"where": "cpu", "csrf_token": maintainer.csrf(f"/runs/{original.id}")})
+    assert no_work.status_code == 400 and b"name the run" in no_work.data
     with queue_app.app_context():
         assert RerunRequest.select().count() == 0
 

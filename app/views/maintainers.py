@@ -53,7 +53,7 @@ def maintainer_required(view):
     @wraps(view)
     def guarded(*args, **kwargs):
         if g.get("maintainer") is None:
-            if request.method == "GET":
+            if request.method in ("GET", "HEAD"):
                 return redirect(url_for("maintainers.sign_in", next=request.full_path.rstrip("?")))
             abort(401, description="Sign in as a maintainer to do this.")
         return view(*args, **kwargs)

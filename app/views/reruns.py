@@ -55,7 +55,9 @@ def ask():
     """A maintainer asks for a rerun on a GPU model (or the CPU): from a run page, every implementation of the
     run's workload or (``only=1``) the run's own; from a comparison page, the group's (``comparison``)."""
     comparison = request.form.get("comparison")
-    run = None if comparison else run_or_404(request.form.get("run", ""))
+    if not comparison and not request.form.get("run"):
+        abort(400, description="name the run (run) or the comparison group (comparison) to rerun")
+    run = None if comparison else run_or_404(request.form["run"])
     where = request.form.get("where", "")
     ask = {**({"comparison": comparison} if comparison else {"run": run.id}),
            "protocol": request.form.get("protocol") or "standard",
