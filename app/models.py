@@ -100,6 +100,12 @@ EVIDENCE_LEVELS = (SOURCE_REPORTED, KERNELINDEX_RERUN, KERNELINDEX_REPLICATED)  
 KERNELINDEX_SOURCE = "kernelindex"  # the source of every run KernelIndex measured itself
 
 
+def standing(status: str, invalidated_at) -> str:
+    """The status pages show: ``invalidated`` for a result found gamed, else its status (``passed``, ``failed``,
+    ``undetermined``)."""
+    return "invalidated" if invalidated_at is not None else status
+
+
 class Run(BaseModel):
     """One observation: a BenchmarkRun document plus what the registry knows about it over time.
 
@@ -198,6 +204,10 @@ class Run(BaseModel):
         return {"superseded_by": by_id.get(self.superseded_by_id), "rerun_of": by_id.get(self.rerun_of_id),
                 "supersedes": [run for run in linked if run.superseded_by_id == self.id],
                 "reruns": [run for run in linked if run.rerun_of_id == self.id]}
+
+    @property
+    def standing(self) -> str:
+        return standing(self.status, self.invalidated_at)
 
     @property
     def invalidation(self) -> dict | None:

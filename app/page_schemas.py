@@ -90,7 +90,7 @@ class HistoryEntrySchema(Schema):
     host = fields.String(allow_none=True)
     gpu = fields.String()
     gpu_note = fields.String(metadata={"description": "reruns: where the rerun ran, against the reproduced run's GPU"})
-    status = fields.String()
+    status = fields.String(metadata={"description": "passed, failed, undetermined, or invalidated (found gamed)"})
 
 
 class RerunChoiceSchema(Schema):

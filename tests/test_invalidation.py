@@ -4,6 +4,7 @@ Runs on SQLite, and on PostgreSQL with ``KERNELINDEX_TEST_POSTGRES`` set (tests/
 """
 
 from datetime import datetime, timedelta
+from urllib.parse import urlencode
 
 import pytest
 from werkzeug.security import generate_password_hash
@@ -53,6 +54,11 @@ def test_an_invalidated_run_leaves_its_groups_ranking_and_keeps_its_page(ranked,
     assert api["invalidation"]["by"] == "alice"
     assert datetime.fromisoformat(api["invalidation"]["at"]).utcoffset() == timedelta(0)
     assert client.get(f"/api/v1/runs/{slow.id}").get_json()["invalidation"] is None
+    badge = 'title="This run was invalidated: found gamed, it does not rank.">invalidated</span>'
+    for listing in ("/", f"/search?q={fast.kernel_id}", f"/runs/{fast.rerun_of_id}",
+                    f"/families/{fast.kernel_id}?" + urlencode({"gpu": fast.gpu, "pass": fast.pass_})):
+        listed = client.get(listing).get_data(as_text=True)
+        assert listed.count(badge) == 1, listing  # beside the invalidated run, not beside the other
 
 
 def test_an_invalidated_rerun_no_longer_replicates(reference):

@@ -29,7 +29,7 @@ RUN_DIGEST_HEX = 23
 def history_row(run: Run) -> dict:
     return {"id": run.id, "url": run_url(run.id), "observed": formatting.day(run.observed_at),
             "median": formatting.quantity(run.median, run.unit), "evidence": evidence_title(run.evidence),
-            "host": run.host, "gpu": run.gpu, "status": run.status}
+            "host": run.host, "gpu": run.gpu, "status": run.standing}
 
 
 def history(run: Run, linked: dict) -> dict:
