@@ -218,6 +218,17 @@ def test_resolving_a_report_moves_it_out_of_the_open_list_and_the_run_count(smal
         assert not IssueReport.get_by_id(first).resolved
 
 
+def test_issue_reports_come_a_page_at_a_time(small_app, maintainer, posted):
+    small_app.config["MODERATION_PAGE_SIZE"] = 1
+    newest = maintainer.get("/maintainers/").get_data(as_text=True)
+    assert "It duplicates another run" in newest and "The figures look wrong" not in newest
+    assert 'href="/maintainers/?page=2" rel="next"' in newest
+    older = maintainer.get("/maintainers/?page=2").get_data(as_text=True)
+    assert "The figures look wrong" in older and 'name="next" value="/maintainers/?page=2"' in older
+    for query in ("page=abc", "page=0", "state=closed"):
+        assert maintainer.get(f"/maintainers/?{query}").status_code == 400, query
+
+
 def test_resolving_an_unknown_report_is_404(small_app, maintainer):
     token = token_of(maintainer, "/maintainers/")
     assert maintainer.post("/maintainers/issues/999/resolve", data={"csrf_token": token}).status_code == 404

@@ -27,14 +27,17 @@ def issue_row(report: IssueReport) -> dict:
     }
 
 
-def issues_page(resolved: bool) -> dict:
-    """Issue reports with their runs, newest first: the open ones, or the resolved ones."""
+def issues_page(resolved: bool, page_wanted: int) -> dict:
+    """Issue reports with their runs, newest first, a page at a time: the open ones, or the resolved ones."""
     reports = (IssueReport.select(IssueReport, Run).join(Run)
                .where(IssueReport.resolved == resolved)
                .order_by(IssueReport.created_at.desc(), IssueReport.id.desc()))
     unresolved = IssueReport.unresolved().count()
-    return {"rows": [issue_row(report) for report in reports], "state": "resolved" if resolved else "open",
-            "counts": {"open": unresolved, "resolved": IssueReport.select().count() - unresolved}}
+    counts = {"open": unresolved, "resolved": IssueReport.select().count() - unresolved}
+    state = "resolved" if resolved else "open"
+    page = Pagination(page_wanted, current_app.config["MODERATION_PAGE_SIZE"], counts[state])
+    return {"rows": [issue_row(report) for report in page.of(reports)], "state": state, "counts": counts,
+            "page": page.page, "more": page.has_next}
 
 
 def attestations_page(only_hidden: bool, page_wanted: int) -> dict:

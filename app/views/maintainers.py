@@ -101,7 +101,11 @@ def sign_out():
 @maintainer_required
 def issues():
     """Issue reports with their runs: open ones by default, ``?state=resolved`` for the others."""
-    return render_template("maintainers/issues.html", **issues_page(resolved=request.args.get("state") == "resolved"))
+    state = request.args.get("state") or "open"
+    if state not in ("open", "resolved"):
+        abort(400, description=f"state is open or resolved, not {state!r}")
+    return render_template("maintainers/issues.html",
+                           **issues_page(resolved=state == "resolved", page_wanted=requested_page()))
 
 
 @maintainers.post("/issues/<row_id:report_id>/resolve")
@@ -130,12 +134,17 @@ def invalidate_run(run_id):
 @maintainer_required
 def attestations():
     """Every attestation, newest first (``?hidden=1``: only hidden ones), to hide or show again."""
+    return render_template("maintainers/attestations.html",
+                           **attestations_page(only_hidden=request.args.get("hidden") == "1",
+                                               page_wanted=requested_page()))
+
+
+def requested_page() -> int:
+    """The ``page`` the request asks for; a 400 for one that is no page number."""
     try:
-        page = page_number(request.args.get("page"))
+        return page_number(request.args.get("page"))
     except BadPage as error:
         abort(400, description=str(error))
-    return render_template("maintainers/attestations.html",
-                           **attestations_page(only_hidden=request.args.get("hidden") == "1", page_wanted=page))
 
 
 @maintainers.post("/attestations/<row_id:attestation_id>/hidden")
