@@ -123,6 +123,10 @@ def test_memory_results_are_linked_to_the_memory_run_of_their_workload(small_app
     (["x", "--server", "http://localhost:5000"], "--server needs --token"),
     (["x", "--metric", "memory", "--target", "cpu"], "a cpu rerun measures no memory"),
     (["x", "--metric", "power"], "'power' is not one of 'speed', 'memory'"),
+    (["x", "--server", "notaurl", "--token", "t"], "--server must be an http:// or https:// address"),
+    (["x", "--budget", "0"], "--budget is a number of seconds above 0, not 0.0"),
+    (["x", "--budget", "nan"], "not nan"),
+    (["x", "--out", "/nonexistent/folder/bundle.jsonl"], "--out /nonexistent/folder/bundle.jsonl: No such file"),
 ])
 def test_usage_errors(runner, arguments, message):
     result = runner.invoke(args=["rerun", *arguments])
@@ -162,6 +166,30 @@ def test_results_posted_to_the_server_need_a_valid_token(small_app, runner, serv
     accepted = runner.invoke(args=["rerun", original.id, *small, "--token", token])
     assert accepted.exit_code == 0, accepted.output
     assert [run.rerun_of_id for run in reruns(small_app)] == [original.id]
+
+
+def test_results_are_kept_when_the_connection_breaks(small_app, runner, server, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    original = source_run(small_app, kernel="multi_token_attention", implementation="torch", pass_="forward")
+
+    def reset(request, timeout):
+        raise ConnectionResetError(104, "Connection reset by peer")
+
+    monkeypatch.setattr(urllib.request, "urlopen", reset)
+    result = runner.invoke(args=["rerun", original.id, "--target", "cpu", "--protocol", "smoke", "--implementation",
+                                 "torch", "--server", server, "--token", "t"])
+    assert result.exit_code == 1 and "could not read run" in result.output  # the run is looked up there first
+    from app.rerun_requests import harness_requests
+
+    with small_app.app_context():
+        [request] = harness_requests([original], None)
+    monkeypatch.setattr("app.cli.rerun.fetched_requests", lambda server, run_ids: [request])
+    result = runner.invoke(args=["rerun", original.id, "--target", "cpu", "--protocol", "smoke", "--implementation",
+                                 "torch", "--server", server, "--token", "t"])
+    assert result.exit_code == 1 and "could not post to http://kernelindex.test: " in result.output
+    assert "Traceback" not in result.output
+    [unsent] = tmp_path.glob("kernelindex-unsent-*.jsonl")
+    assert json.loads(unsent.read_text())["rerunOf"] == original.id
 
 
 def test_plugins_command_lists_plugins_and_broken_ones(runner, tmp_path, monkeypatch):
@@ -258,7 +286,9 @@ def test_param_sweeps_a_workload_beyond_the_published_rows(small_app, runner, tm
 
 @pytest.mark.parametrize("assignment, message", [("seq", "NAME=VALUE"), ("colour=red", "has no parameter colour"),
                                                  ("seq=Infinity", "not inf"), ("seq=1.5", "not 1.5"),
-                                                 ("seq=true", "not True"), ("seq=big", "not 'big'")])
+                                                 ("seq=true", "not True"), ("seq=big", "not 'big'"),
+                                                 ("seq=-1", "empty or impossible tensors"),
+                                                 ("seq=0", "empty or impossible tensors")])
 def test_param_usage_errors(small_app, runner, assignment, message):
     result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
                                  "--param", assignment])

@@ -61,7 +61,8 @@ def test_a_token_that_may_ask_gets_201_with_the_requests_id_and_url(queue_app, c
     ({"family": "multi_token_attention", "params": {"seq": [16, 1.5]}, "target": "cpu"}, 400,
      "seq is an integer (1024), not 1.5"),
     ({"family": "multi_token_attention", "params": {"seq": [True]}, "target": "cpu"}, 400, "not True"),
-    ({"family": "multi_token_attention", "params": {"seq": [-1]}, "target": "cpu"}, 400, "impossible shapes"),
+    ({"family": "multi_token_attention", "params": {"seq": [-1]}, "target": "cpu"}, 400, "empty or impossible tensors"),
+    ({"family": "multi_token_attention", "params": {"seq": [0]}, "target": "cpu"}, 400, "empty or impossible tensors"),
 ])
 def test_bad_asks_are_refused_with_their_reason_and_store_nothing(queue_app, client, asker, body, status, message):
     original = source_run(queue_app, external_id=FNA_REFERENCE)

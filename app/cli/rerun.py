@@ -8,7 +8,9 @@ this database, appended to an ``--out`` bundle, or posted to a ``--server``. All
 three carry the same bundle lines, and all three end in the rerun importer.
 """
 
+import http.client
 import json
+import math
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -24,8 +26,9 @@ from runners.rerun import (METRIC, METRICS, RerunError, capture_environment, che
 from runners.timing import PROTOCOL_PRESETS, protocol_document
 from runners.types import PASSES, TARGETS, RerunResult
 
+from ..importers.rerun_submission import workload_problem
 from ..models import SOURCE_REPORTED, Run
-from ..rerun_requests import family_runs, harness_request, harness_requests
+from ..rerun_requests import family_runs, harness_request, harness_requests, workload_document
 
 
 def progress(message: str) -> None:
@@ -64,20 +67,33 @@ def select_runs(run_ids, external_ids, kernels, passes) -> list[Run]:
     return selected
 
 
+def checked_server(server: str) -> str:
+    """``server`` without its trailing slash; a usage error unless it is an http(s) address."""
+    parts = urllib.parse.urlsplit(server)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise click.UsageError(f"--server must be an http:// or https:// address, not {server!r}")
+    return server.rstrip("/")
+
+
 def fetched_requests(server: str, run_ids) -> list:
     """The harness requests of runs the server holds, read from its API: no database here."""
     requests = []
     for run_id in run_ids:
-        url = f"{server.rstrip('/')}/api/v1/runs/{urllib.parse.quote(run_id, safe='')}/rerun-workload"
+        url = f"{server}/api/v1/runs/{urllib.parse.quote(run_id, safe='')}/rerun-workload"
         try:
             with urllib.request.urlopen(url, timeout=60) as response:
                 requests.append(harness_request(json.loads(response.read())))
         except urllib.error.HTTPError as error:
             message = json.loads(error.read() or b"{}").get("error", error.reason)
             raise click.ClickException(f"{server}: {message}") from error
-        except urllib.error.URLError as error:
-            raise click.ClickException(f"could not reach {server}: {error.reason}") from error
+        except (OSError, http.client.HTTPException, ValueError) as error:  # refused, reset, timed out, not HTTP
+            raise click.ClickException(f"could not read run {run_id} from {server}: {unreachable(error)}") from error
     return requests
+
+
+def unreachable(error: Exception) -> str:
+    """What went wrong talking to a server, in a few words."""
+    return str(getattr(error, "reason", None) or error) or type(error).__name__
 
 
 def parse_sweep(assignments) -> dict[str, list]:
@@ -98,7 +114,7 @@ def parse_sweep(assignments) -> dict[str, list]:
 def post_results(server: str, token: str, results: list[RerunResult]) -> str:
     body = json.dumps([result.as_document() for result in results]).encode("utf-8")
     request = urllib.request.Request(
-        server.rstrip("/") + "/api/v1/reruns", data=body, method="POST",
+        server + "/api/v1/reruns", data=body, method="POST",
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
     try:
         with urllib.request.urlopen(request, timeout=120) as response:
@@ -106,8 +122,16 @@ def post_results(server: str, token: str, results: list[RerunResult]) -> str:
     except urllib.error.HTTPError as error:
         body = error.read().decode("utf-8", "replace")
         raise click.ClickException(f"{server} refused the results ({error.code}): {body[:500]}") from error
-    except urllib.error.URLError as error:
-        raise click.ClickException(f"could not reach {server}: {error.reason}") from error
+    except (OSError, http.client.HTTPException) as error:  # refused, reset, timed out, not HTTP
+        raise click.ClickException(f"could not post to {server}: {unreachable(error)}") from error
+
+
+def check_writable(path: str) -> None:
+    """Open ``path`` for appending now, so that a bundle it cannot take fails before anything is measured."""
+    try:
+        Path(path).open("a", encoding="utf-8").close()
+    except OSError as error:
+        raise click.UsageError(f"--out {path}: {error.strerror or error}") from error
 
 
 def append_bundle(path: str, results: list[RerunResult]) -> None:
@@ -187,6 +211,12 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
         raise click.UsageError("name runs to rerun: RUN_ID..., --external-id or --kernel")
     if server and not token:
         raise click.UsageError("--server needs --token (or KERNELINDEX_RERUN_TOKEN)")
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        raise click.UsageError(f"--budget is a number of seconds above 0, not {budget}")
+    if server:
+        server = checked_server(server)
+    if out:
+        check_writable(out)
     target = chosen_target(target)
     metrics = metrics or METRICS
     try:
@@ -204,6 +234,11 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
         requests = sweep_requests(requests, parse_sweep(assignments))
     except RerunError as error:
         raise click.UsageError(str(error)) from error
+    definitions = registry.family_definitions()
+    problem = next(filter(None, (workload_problem(workload_document(request), definitions[request.family])
+                                 for request in requests if assignments)), None)
+    if problem:
+        raise click.UsageError(problem)
     try:
         check_requests(requests, target, implementations, registry)
         chosen = [[name for name in chosen_implementations(request, target, implementations or None, registry)

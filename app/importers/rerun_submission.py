@@ -103,7 +103,7 @@ def workload_problem(workload: dict, definition: FamilyDefinition) -> str | None
         tensors = definition.tensors({**workload["parameters"], **workload["options"]}, workload["dtype"])
     except (ArithmeticError, KeyError, TypeError, ValueError) as error:
         return f"{definition.name} cannot derive this workload's tensors: {error}"
-    if any(not isinstance(size, int) or not 0 <= size <= MAX_SAFE_INTEGER
+    if any(not isinstance(size, int) or not 1 <= size <= MAX_SAFE_INTEGER
            for tensor in tensors for size in tensor.shape):
-        return f"{definition.name} derives tensors of impossible shapes from this workload"
+        return f"{definition.name} derives empty or impossible tensors from this workload"
     return None
