@@ -237,3 +237,44 @@ def test_a_plan_serves_its_call_signature_alone_and_keeps_no_data(poisoned_alloc
                 assert error < INTERPRETER_FP32_TOLERANCE * 2, f"seed {seed}: gradient of {name} error {error:.2e}"
     assert triton_kernels._plan.cache_info().currsize == 2  # with biases, without
     assert triton_kernels._plan.cache_info().hits == 2
+
+
+def call(changes=None, **keywords):
+    """``fused_neighborhood_attention_triton`` on a small workload, its tensors changed as ``changes`` says."""
+    tensors = workload(9, 8, torch.float32, True, 0)
+    arguments = {name: tensor for name, tensor in tensors.items() if name != "grad_output"}
+    arguments.update(changes or {})
+    return triton_kernels.fused_neighborhood_attention_triton(
+        *arguments.values(), **{"heads": 2, "kernel_size": 3, "dilation": 1, **keywords})
+
+
+@pytest.mark.parametrize("changes, keywords, error, message", [
+    ({"q_bias": None}, {}, ValueError, "give q_bias, k_bias and v_bias all three, or none of them"),
+    ({"k_bias": None, "v_bias": None}, {}, ValueError, "all three, or none"),
+    ({"q_weight": torch.randn(16, 8)}, {}, ValueError, "q_weight must have the shape [8, 8], not [16, 8]"),
+    ({"out_weight": torch.randn(8, 4)}, {}, ValueError, "out_weight must have the shape [8, 8]"),
+    ({"out_bias": torch.randn(1)}, {}, ValueError, "out_bias must have the shape [8], not [1]"),
+    ({"v_bias": torch.randn(16)}, {}, ValueError, "v_bias must have the shape [8]"),
+    ({"out_weight": None}, {}, ValueError, "out_weight is required"),
+    ({"hidden_states": torch.randint(-3, 3, (1, 9, 8))}, {}, TypeError, "hidden_states must be float16, bfloat16"),
+    ({"out_bias": torch.randn(8, dtype=torch.float64)}, {}, TypeError, "out_bias is torch.float64"),
+    ({}, {"kernel_size": 3.0}, TypeError, "kernel_size must be an integer, not 3.0"),
+    ({}, {"heads": 2.0}, TypeError, "heads must be an integer"),
+    ({}, {"dilation": 1.5}, TypeError, "dilation must be an integer"),
+    ({}, {"precision": "bogus"}, ValueError, "precision must be one of"),
+    ({"hidden_states": torch.randn(9, 8)}, {}, ValueError, "hidden_states must be [batch, seq, hidden]"),
+])
+def test_what_the_kernels_cannot_take_is_refused_at_the_call(changes, keywords, error, message):
+    with pytest.raises(error) as refused:
+        call(changes, **keywords)
+    assert message in str(refused.value)
+
+
+def test_a_second_derivative_is_refused_not_silently_zero():
+    tensors = workload(9, 8, torch.float32, True, 0)
+    hidden = tensors["hidden_states"].requires_grad_()
+    weight = tensors["q_weight"].requires_grad_()
+    out = call({"hidden_states": hidden, "q_weight": weight})
+    (grad_hidden,) = torch.autograd.grad(out.square().sum(), (hidden,), create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        grad_hidden.sum().backward()

@@ -131,3 +131,47 @@ def test_a_plan_serves_its_call_signature_alone_and_keeps_no_data(poisoned_alloc
         assert error < TOLERANCE[torch.bfloat16], f"seed {seed}: forward error {error:.2e}"
     assert triton_kernels._plan.cache_info().currsize == 2  # with a bias, without
     assert triton_kernels._plan.cache_info().hits == 2
+
+
+def tensors(seq=9, heads_in=2, heads_out=2, k=3, dtype=torch.float32):
+    scores = torch.randn(1, heads_in, seq, seq, dtype=dtype)
+    return scores, torch.randn(heads_out, heads_in, k, k, dtype=dtype), torch.randn(heads_out, dtype=dtype)
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (lambda s, w, b: ((s.long(), w, b), {}), TypeError, "scores must be float16, bfloat16 or float32"),
+    (lambda s, w, b: ((s.double(), w.double(), b.double()), {}), TypeError, "not torch.float64"),
+    (lambda s, w, b: ((s.half(), w, b), {}), TypeError, "weight is torch.float32 and scores torch.float16"),
+    (lambda s, w, b: ((s, w, b[:1]), {}), ValueError, "bias must have the shape [2], not [1]"),
+    (lambda s, w, b: ((s, w, b[:, None]), {}), ValueError, "bias must have the shape [2]"),
+    (lambda s, w, b: ((s, w, b), {"groups": 1.0}), TypeError, "groups must be an integer, not 1.0"),
+    (lambda s, w, b: ((s, w, b), {"precision": "bogus"}), ValueError, "precision must be one of tf32, tf32x3, ieee"),
+    (lambda s, w, b: ((s, w, list(b)), {}), TypeError, "bias must be a tensor, not list"),
+    (lambda s, w, b: ((s, w.to("meta"), b), {}), ValueError, "weight is on meta and scores on cpu"),
+    (lambda s, w, b: ((s[:, :, :0, :0], w, b), {}), ValueError, "with seq >= 1"),
+    (lambda s, w, b: ((torch.randn(1, 4, 9, 9), torch.randn(3, 2, 3, 3), None), {"groups": 2}), ValueError,
+     "heads_out a multiple of groups (2)"),
+    (lambda s, w, b: ((s, torch.randn(2, 2, 4, 4), b), {}), ValueError, "k odd"),
+])
+def test_what_the_kernels_cannot_take_is_refused_at_the_call(change, error, message):
+    arguments, keywords = change(*tensors())
+    with pytest.raises(error) as refused:
+        triton_kernels.multi_token_attention_triton(*arguments, **keywords)
+    assert message in str(refused.value)
+
+
+def test_an_empty_batch_gives_an_empty_output_and_zero_weight_gradients():
+    scores, weight, bias = (tensor.requires_grad_() for tensor in tensors())
+    empty = scores[:0].detach().requires_grad_()
+    out = triton_kernels.multi_token_attention_triton(empty, weight, bias)
+    assert out.shape == (0, 2, 9, 9)
+    grads = torch.autograd.grad(out.sum(), (empty, weight, bias))
+    assert grads[0].shape == empty.shape and not grads[1].any() and not grads[2].any()
+
+
+def test_a_second_derivative_is_refused_not_silently_zero():
+    scores, weight, bias = (tensor.requires_grad_() for tensor in tensors(seq=8))
+    out = triton_kernels.multi_token_attention_triton(scores, weight, bias)
+    (grad_scores,) = torch.autograd.grad(out.square().sum(), (scores,), create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        grad_scores.sum().backward()

@@ -68,7 +68,9 @@ from typing import Optional
 import torch
 import triton
 import triton.language as tl
+from torch.autograd.function import once_differentiable
 
+from plugins._arguments import check_precision, check_shape, check_tensors, whole_number
 from plugins._triton_launcher import (Launcher, aligned, cdiv, device_time, follow_previous_launch, launch_device,
                                       next_power_of_2)
 from plugins._triton_launcher import tuned_configs as autotuned_choices
@@ -539,6 +541,7 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
         return out
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, grad_out):
         x, q_weight, k_weight, v_weight, out_weight, qkv, attn, lse = ctx.saved_tensors
         plan = ctx.plan
@@ -580,9 +583,25 @@ def fused_neighborhood_attention_triton(hidden_states, q_weight, q_bias, k_weigh
     ``PRECISE_FP32_DOT_PRECISION`` for fp32-grade results); the neighborhood softmax and weighted sums
     run in fp32. Returns ``[batch, seq, hidden]`` in the input dtype.
     """
-    batch, seq, hidden = hidden_states.shape
-    if hidden % heads or kernel_size <= 0 or kernel_size % 2 == 0 or dilation < 1:
+    heads, kernel_size, dilation = (whole_number(name, value) for name, value in
+                                    (("heads", heads), ("kernel_size", kernel_size), ("dilation", dilation)))
+    check_precision(precision)
+    weights = {"q_weight": q_weight, "k_weight": k_weight, "v_weight": v_weight, "out_weight": out_weight}
+    biases = {"q_bias": q_bias, "k_bias": k_bias, "v_bias": v_bias, "out_bias": out_bias}
+    check_tensors({"hidden_states": hidden_states, **weights, **biases})
+    if hidden_states.dim() != 3:
+        raise ValueError(f"hidden_states must be [batch, seq, hidden], got {tuple(hidden_states.shape)}")
+    hidden = hidden_states.shape[-1]
+    if heads < 1 or hidden % heads or kernel_size <= 0 or kernel_size % 2 == 0 or dilation < 1:
         raise ValueError("hidden must divide by heads; kernel_size must be positive and odd; dilation >= 1")
+    for name, weight in weights.items():
+        if weight is None:
+            raise ValueError(f"{name} is required")
+        check_shape(name, weight, (hidden, hidden))
+    for name, bias in biases.items():
+        check_shape(name, bias, (hidden,))
+    if len({q_bias is None, k_bias is None, v_bias is None}) > 1:  # one fused projection, with one bias or none
+        raise ValueError("give q_bias, k_bias and v_bias all three, or none of them")
     scale = 1.0 / math.sqrt(hidden // heads) if scale is None else float(scale)
     return _FusedNeighborhoodAttention.apply(hidden_states, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias,
                                              out_weight, out_bias, heads, kernel_size, dilation, scale, precision)

@@ -88,10 +88,13 @@ from typing import Optional
 import torch
 import triton
 import triton.language as tl
+from torch.autograd.function import once_differentiable
 
+from plugins._arguments import check_precision, check_shape, check_tensors, whole_number
 from plugins._triton_launcher import (Launcher, aligned, cdiv, device_time, follow_previous_launch, launch_device,
                                       let_next_launch_start, next_power_of_2)
 from plugins._triton_launcher import tuned_configs as autotuned_choices
+from plugins.multi_token_attention.reference import multi_token_attention_torch
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 _LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
@@ -1044,6 +1047,7 @@ class _MultiTokenAttention(torch.autograd.Function):
         return out
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, grad_out):
         probs, weight, bias = ctx.saved_tensors
         plan = ctx.plan
@@ -1069,11 +1073,18 @@ def multi_token_attention_triton(scores: torch.Tensor, weight: torch.Tensor, bia
     The forward convolution multiplies fp32 as ``precision`` says (``tl.dot``'s ``input_precision``: TF32
     by default, ``PRECISE_FP32_DOT_PRECISION`` for fp32-grade results); the backward's products are fp32 FMAs.
     """
-    if scores.dim() != 4 or scores.shape[-1] != scores.shape[-2]:
-        raise ValueError(f"scores must be [batch, heads_in, seq, seq], got {tuple(scores.shape)}")
-    k = weight.shape[-1]
-    if weight.dim() != 4 or weight.shape[-2] != k or k % 2 == 0 or weight.shape[1] * groups != scores.shape[1]:
-        raise ValueError(f"weight must be [heads_out, heads_in/groups, k, k] with k odd, got {tuple(weight.shape)}")
+    groups = whole_number("groups", groups)
+    check_precision(precision)
+    check_tensors({"scores": scores, "weight": weight, "bias": bias})
+    if scores.dim() != 4 or scores.shape[-1] != scores.shape[-2] or scores.shape[-1] == 0:
+        raise ValueError(f"scores must be [batch, heads_in, seq, seq] with seq >= 1, got {tuple(scores.shape)}")
+    if (weight.dim() != 4 or weight.shape[-2] != weight.shape[-1] or weight.shape[-1] % 2 == 0 or groups < 1
+            or weight.shape[1] * groups != scores.shape[1] or weight.shape[0] % groups):
+        raise ValueError(f"weight must be [heads_out, heads_in/groups, k, k] with k odd and heads_out a multiple of "
+                         f"groups ({groups}), got {tuple(weight.shape)} for {scores.shape[1]} input heads")
+    check_shape("bias", bias, weight.shape[:1])
+    if scores.shape[0] == 0:  # no program to launch: torch's empty result, and zero weight gradients
+        return multi_token_attention_torch(scores, weight, bias, groups=groups)
     return _MultiTokenAttention.apply(scores, weight, bias, groups, precision)
 
 
