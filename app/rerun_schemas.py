@@ -113,6 +113,15 @@ def length(most: int, least: int = 1) -> validate.Length:
     return validate.Length(min=least, max=most)
 
 
+def name_of(most: int) -> list:
+    """What a name that groups results must be (a GPU's: one more space makes another GPU and another ranking):
+    1 to ``most`` characters, no tab or line break, no white space at either end."""
+    def one_line(text: str) -> None:
+        if text != text.strip() or any(character in text for character in "\t\n\r"):
+            raise ValidationError("must be one line with no white space at either end")
+    return [length(most), one_line]
+
+
 class RerunImplementationSchema(Schema):
     name = fields.String(required=True, validate=length(80))  # Run.implementation
     project = fields.String(validate=length(100))
@@ -125,11 +134,11 @@ class RerunHardwareSchema(Schema):
     class Meta:
         unknown = INCLUDE  # clocks, memory, SM count: shown as captured
 
-    vendor = fields.String(required=True, validate=length(80))
-    product = fields.String(required=True, validate=length(120))  # Run.gpu_product
-    name = fields.String(validate=length(120))  # Run.gpu
-    formFactor = fields.String(validate=length(40))
-    architecture = fields.String(validate=length(40))
+    vendor = fields.String(required=True, validate=name_of(80))
+    product = fields.String(required=True, validate=name_of(120))  # Run.gpu_product
+    name = fields.String(validate=name_of(120))  # Run.gpu
+    formFactor = fields.String(validate=name_of(40))
+    architecture = fields.String(validate=name_of(40))
     uuid = fields.String(validate=length(100))  # tells two GPUs apart for replication
 
     @validates_schema

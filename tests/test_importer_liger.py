@@ -118,10 +118,32 @@ def test_malformed_rows_are_rejected_with_line_numbers(tmp_path, app, runner):
         assert sorted(Run.select(Run.x_value).tuples()) == [("128",), ("8192",)]
 
 
+def test_rows_no_run_can_hold_are_rejected_and_the_others_imported(tmp_path, app, runner):
+    path = write(tmp_path, "hostile.csv", ",".join(HEADER),
+                 fna_row("128"),
+                 fna_row("256", median="1e10"),  # ms: more ns than canonical JSON's integers reach
+                 fna_row("99999999999999999999999999"),
+                 fna_row("512").replace('""batch_size"": 2', '""batch_size"": 1e999'),
+                 fna_row("1024", gpu="   "),
+                 fna_row("2048").replace("fused_neighborhood_attention,", "zz/../x,", 1),
+                 fna_row("4096"),
+                 fna_row("4096", median="0.2"))
+    result = import_liger(runner, path)
+    assert result.exit_code == 0, result.output
+    assert "read 8, created 2, unchanged 0, superseded 0, rejected 6" in result.output
+    for line, reason in ((3, "a latency in ns is an integer beyond"), (4, "x_value is an integer beyond"),
+                         (5, "a number in extra_benchmark_config_str is inf"), (6, "empty gpu_name"),
+                         (7, "kernel_name contains a /"), (9, "the observation of line 8 again, with other figures")):
+        assert f"line {line}: rejected: {reason}" in result.output, result.output
+    with app.app_context():
+        assert sorted(Run.select(Run.x_value).tuples()) == [("128",), ("4096",)]
+
+
 @pytest.mark.parametrize("content, message", [
     ("", "the file is empty"),
     ("a,b,c\n1,2,3\n", "missing columns"),
     (b"\xff\xfe\x00garbage", "not UTF-8"),
+    (",".join(HEADER) + ",gpu_name\n", "the header names gpu_name more than once"),
 ])
 def test_wrong_format_files_change_nothing(tmp_path, app, runner, content, message):
     import_liger(runner, DATA / "liger_small.csv")
@@ -140,6 +162,15 @@ def test_truncated_file_keeps_its_good_rows_and_reports_the_cut_one(tmp_path, ap
     result = import_liger(runner, path)
     assert "rejected 1" in result.output and "line 7: rejected: expected 15 fields" in result.output
     assert "created 5" in result.output
+
+
+def test_arguments_that_name_nothing_to_import_are_usage_errors(app, runner, tmp_path):
+    result = import_liger(runner, tmp_path)
+    assert result.exit_code == 2 and "is a folder with no .csv file in it" in result.output
+    result = runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv"), "--commit", "main\x01"])
+    assert result.exit_code == 2 and "a commit is 7 to 40 hexadecimal digits" in result.output
+    with app.app_context():
+        assert Run.select().count() == 0
 
 
 def test_missing_file_and_failing_url(app, runner, tmp_path):

@@ -1,6 +1,7 @@
 """``flask import <source>``: one verb per importer in ``app.importers``."""
 
 import functools
+import re
 import sys
 from pathlib import Path
 
@@ -15,13 +16,24 @@ import_cli = AppGroup("import", help="Import benchmark results from a source fil
 
 
 def expand_locations(locations):
-    """Paths, URLs and folders (every *.csv below a folder, sorted) in the order given."""
+    """Paths, URLs and folders (every *.csv below a folder, sorted) in the order given; a folder holding no CSV is
+    a usage error."""
     for location in locations:
         path = Path(location)
         if not location.startswith(("http://", "https://")) and path.is_dir():
-            yield from (str(p) for p in sorted(path.rglob("*.csv")))
+            found = sorted(path.rglob("*.csv"))
+            if not found:
+                raise click.UsageError(f"{location} is a folder with no .csv file in it")
+            yield from map(str, found)
         else:
             yield location
+
+
+def checked_commit(context, parameter, commit):
+    """``--commit``: a git commit id, 7 to 40 hexadecimal digits."""
+    if commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", commit):
+        raise click.BadParameter(f"a commit is 7 to 40 hexadecimal digits, not {commit[:60]!r}")
+    return commit
 
 
 def one_import_at_a_time(command):
@@ -48,7 +60,8 @@ def report_rejected(rows):
 
 @import_cli.command("liger")
 @click.argument("locations", nargs=-1, required=True)
-@click.option("--commit", help="Upstream commit the file was taken from (read from a SOURCE.md beside it if absent).")
+@click.option("--commit", callback=checked_commit,
+              help="Upstream commit the file was taken from (read from a SOURCE.md beside it if absent).")
 @one_import_at_a_time
 def import_liger(locations, commit):
     """Import Liger-Kernel benchmark CSVs (paths, folders or URLs); exits 1 if any file imported nothing."""
@@ -57,7 +70,7 @@ def import_liger(locations, commit):
     from ..importers.liger_csv import import_file
 
     families, failures = family_definitions(), 0
-    for location in expand_locations(locations):
+    for location in list(expand_locations(locations)):
         try:
             summary = import_file(location, families=families, commit=commit,
                                   timeout=current_app.config["IMPORT_TIMEOUT_SECONDS"],
@@ -100,8 +113,15 @@ def import_kernelindex(bundles, host):
     failures = 0
     for bundle in bundles:
         try:
-            summary = record_rerun_results(read_bundle(Path(bundle).read_text(encoding="utf-8")),
-                                           submission=Submission(host=host))
+            results = read_bundle(Path(bundle).read_text(encoding="utf-8"))
+            if not results:
+                raise RerunRejected("the bundle holds no result")
+            summary = record_rerun_results(results, submission=Submission(host=host))
+        except UnicodeDecodeError as error:
+            failures += 1
+            click.echo(f"{bundle}: not imported, nothing changed: not UTF-8 text ({error.reason} at byte "
+                       f"{error.start})", err=True)
+            continue
         except RerunRejected as error:
             failures += 1
             click.echo(f"{bundle}: not imported, nothing changed: {error}", err=True)

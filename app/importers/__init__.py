@@ -1,7 +1,7 @@
 """Importers, one module per source: each reads its source into run records (``app.records``) and stores them."""
 
 import hashlib
-import urllib.error
+import http.client
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +42,7 @@ def read_location(location: str, timeout: float) -> bytes:
         try:
             with urllib.request.urlopen(location, timeout=timeout) as response:
                 return response.read()
-        except (urllib.error.URLError, OSError, ValueError) as error:
+        except (OSError, http.client.HTTPException, ValueError) as error:  # unreachable, refused, cut short
             raise ImportFailed(f"could not fetch {location}: {error}") from error
     try:
         return Path(location).read_bytes()

@@ -39,7 +39,7 @@ from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadP
 from ..registry import StoreSummary, existing_identity_keys, store_runs
 from ..schemas import MAX_EXTERNAL_ID, document_errors
 from . import ImportFailed, ImportSummary, RejectedRow, read_location, sha256_hex
-from .liger_rows import RowRejected, check_cells, csv_records, figures_of, parse_number, parsed_config
+from .liger_rows import RowRejected, check_cells, check_number, csv_records, figures_of, parse_number, parsed_config
 
 SOURCE = "liger-kernel-bench"
 LIGER = RecordSource(name=SOURCE, run_name_prefix="liger", evidence=SOURCE_REPORTED)
@@ -155,7 +155,7 @@ class LigerCsvReader:
 
     def check(self, row: dict) -> "CheckedRow":
         """Validate a row and compute its identity; cheap, so re-imports skip the rest."""
-        missing = [column for column in COLUMNS if row.get(column) in (None, "") and column != "liger_version"]
+        missing = [column for column in COLUMNS if not (row.get(column) or "").strip() and column != "liger_version"]
         if missing:
             raise RowRejected(f"empty {', '.join(missing)}")
         check_cells(row)
@@ -163,6 +163,7 @@ class LigerCsvReader:
         figures = figures_of(row)
         observed = self.observed_at(row["timestamp"].strip())
         x_value = parse_number(row["x_value"].strip())
+        check_number("x_value", x_value)
         # the config is compared as data, never as text
         measurement = [row["kernel_name"], row["kernel_provider"], row["kernel_operation_mode"],
                        row["metric_name"], row["x_name"], x_value, config, row["gpu_name"].strip()]
@@ -208,6 +209,7 @@ class LigerCsvReader:
         if metric == "speed" and unit == "ms":  # latencies are stored in ns
             unit = "ns"
             median, p20, p80 = (round(value * 1e6) for value in (median, p20, p80))
+            check_number("a latency in ns", max(median, p20, p80))
         version = row.get("liger_version") or ""
         record = RunRecord(
             source=LIGER, identity=checked.identity, kernel=kernel, family_title=title,
@@ -240,7 +242,11 @@ def parse_csv(data: bytes, reader: LigerCsvReader, progress=None):
     missing = [column for column in COLUMNS if column not in header]
     if missing:
         raise ImportFailed(f"not a Liger-Kernel benchmark CSV: missing columns {', '.join(missing)}")
+    twice = sorted({column for column in header if header.count(column) > 1})
+    if twice:
+        raise ImportFailed(f"the header names {', '.join(twice)} more than once")
     checked, rejected, read = [], [], 0
+    figures_seen = {}  # identity key -> (figures, line): one observation given twice must agree
     for cells in rows:
         if not any(cell.strip() for cell in cells):
             continue  # blank lines (upstream has a trailing one) are not rows
@@ -250,9 +256,15 @@ def parse_csv(data: bytes, reader: LigerCsvReader, progress=None):
             rejected.append(RejectedRow(line, f"expected {len(header)} fields, found {len(cells)}"))
             continue
         try:
-            checked.append((line, reader.check(dict(zip(header, cells)))))
+            row = reader.check(dict(zip(header, cells)))
         except RowRejected as error:
             rejected.append(RejectedRow(line, str(error)))
+            continue
+        figures, first_line = figures_seen.setdefault(row.identity.identity_key, (row.figures, line))
+        if figures != row.figures:
+            rejected.append(RejectedRow(line, f"the observation of line {first_line} again, with other figures"))
+            continue
+        checked.append((line, row))
         if progress and read % 1000 == 0:
             progress(read)
     return read, checked, rejected

@@ -12,6 +12,7 @@ import math
 
 from ..inputs import control_character_in, describe
 from ..models import Family, Run
+from ..rerun_schemas import value_problem
 from . import ImportFailed
 
 # Cells stored as they are, so no longer than their column: SQLite would keep a longer one, PostgreSQL refuse it.
@@ -37,7 +38,8 @@ def parse_number(text: str):
 
 
 def check_cells(row: dict):
-    """Refuse what either database would refuse or keep differently: a control character, an over-long cell."""
+    """Refuse what either database would refuse or keep differently (a control character, an over-long cell) and
+    a family name no page address can hold (a ``/``)."""
     for column, text in row.items():
         character = control_character_in(text or "")
         if character:
@@ -45,6 +47,15 @@ def check_cells(row: dict):
     for column, field in CELL_COLUMNS.items():
         if len(row[column].strip()) > field.max_length:
             raise RowRejected(f"{column} is longer than {field.max_length} characters")
+    if "/" in row["kernel_name"]:
+        raise RowRejected("kernel_name contains a /, which no family page's address can hold")
+
+
+def check_number(where: str, value) -> None:
+    """Refuse a number canonical JSON cannot hold (the manifests' digests are of canonical JSON)."""
+    problem = value_problem(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if problem:
+        raise RowRejected(f"{where} is {problem}")
 
 
 def parsed_config(text: str) -> dict:
@@ -64,6 +75,8 @@ def parsed_config(text: str) -> dict:
         character = next(filter(None, map(control_character_in, texts)), None)
         if character:
             raise RowRejected(f"extra_benchmark_config_str contains a control character ({describe(character)})")
+        for value in level:
+            check_number("a number in extra_benchmark_config_str", value)
         level = [item for value in level if isinstance(value, (dict, list))
                  for item in (value.values() if isinstance(value, dict) else value)]
         if not level:
