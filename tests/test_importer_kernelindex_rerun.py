@@ -244,3 +244,18 @@ def test_a_failed_memory_result_is_recorded_without_a_peak(app, reference):
     failed = {**memory_result(published), "status": "failed", "memory": None, "error": "memory: OutOfMemoryError"}
     run = Run.get_by_id(record_rerun_results([failed]).created[0])
     assert (run.metric, run.unit, run.status, run.median, run.rank) == ("memory", "MB", "failed", None, None)
+
+
+def test_a_result_that_says_passed_against_its_own_figures_is_refused():
+    """A bundle line's verdict must follow from its figures under the current policy it names (a committed line
+    judged under version 3 as it is, and with its output's error made 1,000 times larger)."""
+    from app.importers.kernelindex_rerun import verdict_problem
+    from app.rerun_schemas import result_schema
+
+    bundle = Path(__file__).parent.parent / "benchmarks" / "results" / "h200" / "h200-host-cost.jsonl"
+    result = result_schema.load(json.loads(bundle.read_text().splitlines()[0]))
+    assert result["status"] == "passed" and verdict_problem(result) is None
+    figures = result["correctness"]["outputFigures"]["output"]
+    figures["differenceNorms"] = [norm * 1000 for norm in figures["differenceNorms"]]
+    problem = verdict_problem(result)
+    assert problem.startswith("it says passed, but its own figures fail policy version 3: output: error at least")

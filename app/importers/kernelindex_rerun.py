@@ -23,9 +23,10 @@ from datetime import timedelta
 from flask import current_app
 from marshmallow import ValidationError
 
+from runners import memory
+from runners.correctness import POLICY, rejudge
 from runners.discovery import family_definitions
 from runners.hardware import short_name
-from runners import memory
 
 from .. import comparison
 from ..db import database
@@ -195,10 +196,27 @@ def loaded_result(result, submission: Submission, skew: timedelta, declared: dic
             result = result_schema.load(result)
         except ValidationError as error:
             problem = json.dumps(error.messages, sort_keys=True)
-    problem = problem or submission.problem(result, skew) or unknown_problem(result, declared, definitions)
+    problem = (problem or submission.problem(result, skew) or unknown_problem(result, declared, definitions)
+               or verdict_problem(result))
     if problem:
         raise RerunRejected(problem)
     return submission.vouched(result)
+
+
+def verdict_problem(result: dict) -> str | None:
+    """Why a result that says it passed cannot have, by its own figures, under the policy version it names when that
+    is the current one (older versions' results are judged again by ``flask rejudge``, beside their verdict)."""
+    correctness = result["correctness"]
+    policy = correctness.get("policy")
+    if result["status"] != "passed" or not isinstance(policy, dict) or policy.get("version") != POLICY.version:
+        return None
+    try:
+        verdict = rejudge(result)
+    except (KeyError, TypeError, ValueError, ArithmeticError) as error:
+        return f"its correctness record cannot be judged under policy version {POLICY.version} ({error!r})"
+    if verdict.status == "failed":
+        return f"it says passed, but its own figures fail policy version {POLICY.version}: {'; '.join(verdict.reasons)}"
+    return None
 
 
 def loaded_results(results: list, submission: Submission) -> list[dict]:
