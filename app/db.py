@@ -38,6 +38,7 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
 SQLITE_PRAGMAS = {"journal_mode": "wal", "foreign_keys": 1, "synchronous": "normal", "cache_size": -64000}
 POSTGRESQL_SCHEMES = ("postgres", "postgresql")
+DATABASE_SCHEMES = ("sqlite", *POSTGRESQL_SCHEMES)
 
 
 class PostgresqlPool(PooledPsycopg3Database):

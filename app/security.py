@@ -43,7 +43,7 @@ from flask import current_app, request, session
 from werkzeug.exceptions import BadRequest, RequestEntityTooLarge, SecurityError, TooManyRequests
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from .db import database
+from .db import DATABASE_SCHEMES, database
 from .models import SignInAttempt, utcnow
 
 CSRF_SESSION_KEY = "_csrf_token"
@@ -110,12 +110,18 @@ def check_configuration(app):
         problems.append("KERNELINDEX_PUBLIC_URL is not set: set it to the address readers use "
                         "(e.g. https://kernelindex.example), or list the Host: names to serve in "
                         "KERNELINDEX_TRUSTED_HOSTS (e.g. kernelindex.example,www.kernelindex.example).")
+    scheme = (app.config.get("DATABASE_URL") or "sqlite://").partition("://")[0]
+    if scheme not in DATABASE_SCHEMES:
+        problems.append(f"KERNELINDEX_DATABASE_URL names a {scheme!r} database: KernelIndex runs on SQLite "
+                        "(sqlite:///path) or PostgreSQL (postgresql://user:password@host/db).")
     if problems:
         raise ConfigurationError("KernelIndex will not start:\n" + "\n".join(f"  - {p}" for p in problems))
 
 
 def password_problem(password: str, username: str = "") -> str | None:
     """Why ``password`` may not protect a maintainer account, or None when it may."""
+    if not password.isprintable():
+        return "The password must be printable characters on one line (no tab, line break or control character)."
     if len(password) < MIN_PASSWORD_LENGTH:
         return (f"The password must have at least {MIN_PASSWORD_LENGTH} characters (this one has {len(password)}); "
                 "a few unrelated words make a good one.")

@@ -4,7 +4,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from app import create_app
 from app.models import HostToken, Maintainer
+from app.security import ConfigurationError
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 UPGRADE_IN_A_FRESH_PROCESS = """
@@ -72,3 +76,42 @@ def test_maintainer_accounts(app, runner):
         assert user.password_hash != "s3cret-passphrase" and user.password_hash.startswith(("scrypt:", "pbkdf2:"))
     again = runner.invoke(args=["users", "create", "ada"], input="x\nx\n")
     assert again.exit_code != 0 and "already exists" in again.output
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["users", "create", " ada", "--password", "s3cret-passphrase"], "a username is 1 to 80 printable characters"),
+    (["users", "create", "ada\nlovelace", "--password", "s3cret-passphrase"], "with no white space at either end"),
+    (["users", "create", "a" * 81, "--password", "s3cret-passphrase"], "1 to 80"),
+    (["users", "create", "ada", "--password", "s3cret-pass\nphrase"], "printable characters on one line"),
+    (["tokens", "create", ""], "a token's name is 1 to 80 printable characters"),
+    (["tokens", "create", "rack-8", "--host", ""], "a host is 1 to 120 printable characters"),
+    (["tokens", "create", "rack-8", "--gpu", ""], "a GPU is 1 to 120 printable characters"),
+    (["tokens", "create", "rack-8", "--gpu", "NVIDIA H200 "], "no white space at either end"),
+    (["rejudge", "--kernel", "no_such_family"], "no family named 'no_such_family' here"),
+    (["worker", "--target", "cpu", "--gpus", "abc"], "a CPU worker serves no GPU"),
+    (["worker", "--target", "cpu", "--server", "notaurl", "--token", "t"], "--server must be an http:// or https://"),
+])
+def test_names_and_arguments_that_cannot_work_are_refused(app, runner, arguments, message):
+    result = runner.invoke(args=arguments)
+    assert result.exit_code in (1, 2) and message in result.output, result.output
+    with app.app_context():
+        assert Maintainer.select().count() == 0 and HostToken.select().count() == 0
+
+
+@pytest.mark.parametrize("url, message", [
+    ("sqlite:////nonexistent-folder/kernelindex.sqlite3", "could not open the database"),
+    ("postgresql://kernelindex:secret@127.0.0.1:9/kernelindex", "could not open the database"),
+    ("file-that-is-no-database", "cannot be read: file is not a database"),
+])
+def test_db_upgrade_says_why_it_cannot_reach_the_database(tmp_path, url, message):
+    if url == "file-that-is-no-database":
+        (tmp_path / "garbage.db").write_text("not a database\n" * 100)
+        url = f"sqlite:///{tmp_path / 'garbage.db'}"
+    result = create_app({"TESTING": True, "DATABASE_URL": url, "SECRET_KEY": "test"}).test_cli_runner().invoke(
+        args=["db", "upgrade"])
+    assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
+
+
+def test_an_unknown_database_scheme_stops_the_app_at_start():
+    with pytest.raises(ConfigurationError, match="names a 'mysql' database"):
+        create_app({"TESTING": True, "DATABASE_URL": "mysql://user@host/db", "SECRET_KEY": "test"})

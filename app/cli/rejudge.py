@@ -3,6 +3,7 @@
 import click
 from flask.cli import with_appcontext
 
+from ..models import Family
 from ..verdicts import rejudge_runs, rejudgeable
 
 
@@ -22,6 +23,9 @@ def rejudge_command(run_ids, kernels):
 
     Prints each run whose verdict differs from the one it recorded, then the counts.
     """
+    unknown = [kernel for kernel in kernels if Family.get_or_none(Family.name == kernel) is None]
+    if unknown:
+        raise click.ClickException(f"no family named {', '.join(map(repr, unknown))} here")
     runs = list(rejudgeable(run_ids, kernels))
     missing = set(run_ids) - {run.id for run in runs}
     if missing:

@@ -17,13 +17,19 @@ tokens_cli = AppGroup("tokens", help="Manage rerun-host tokens.")
 def create_token(name, host, gpus, may_request):
     """Create a rerun-host token for one host and print it once (only its hash is stored)."""
     from ..importers.rerun_submission import host_problem
-    from ..models import HostToken
+    from ..inputs import name_problem
+    from ..models import HostToken, Run
 
+    if problem := name_problem("a token's name", name, HostToken.name.max_length):
+        raise click.BadParameter(problem, param_hint="NAME")
     if HostToken.get_or_none(HostToken.name == name):
         raise click.ClickException(f"a token named {name!r} already exists")
-    host = host or name
+    host = name if host is None else host
     if host_problem(host):
         raise click.BadParameter(host_problem(host), param_hint="--host")
+    for gpu in gpus:
+        if problem := name_problem("a GPU", gpu, Run.gpu.max_length):
+            raise click.BadParameter(problem, param_hint="--gpu")
     token = "kih_" + secrets.token_urlsafe(32)
     HostToken.create(name=name, token_hash=HostToken.hash(token), host=host, gpus=list(gpus) or None,
                      may_request=may_request)

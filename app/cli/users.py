@@ -12,9 +12,12 @@ users_cli = AppGroup("users", help="Manage maintainer accounts.")
 @click.password_option()
 def create_user(username, password):
     """Create a maintainer account."""
+    from ..inputs import name_problem
     from ..models import Maintainer
     from ..security import password_problem
 
+    if problem := name_problem("a username", username, Maintainer.username.max_length):
+        raise click.BadParameter(problem, param_hint="USERNAME")
     if Maintainer.get_or_none(Maintainer.username == username):
         raise click.ClickException(f"maintainer {username!r} already exists")
     if problem := password_problem(password, username):

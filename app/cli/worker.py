@@ -19,7 +19,7 @@ from flask.cli import ScriptInfo, with_appcontext
 
 from runners.types import TARGETS
 
-from .rerun import default_target
+from .rerun import checked_server, default_target
 
 SLOT_VARIABLE = "KERNELINDEX_WORKER_SLOT"  # set in a child: the slot it serves
 
@@ -105,7 +105,11 @@ def worker_command(gpus, target, cpu_workers, server, token):
     """Serve the rerun queues: one consumer per GPU, or --workers N on the CPU."""
     if server and not token:
         raise click.UsageError("--server needs --token (or KERNELINDEX_RERUN_TOKEN)")
+    if server:
+        server = checked_server(server)
     target = target or default_target()
+    if target == "cpu" and gpus != "all":
+        raise click.UsageError(f"--gpus {gpus}: a CPU worker serves no GPU (give --workers N)")
     slot = os.environ.get(SLOT_VARIABLE)
     if slot is not None:
         serve_one(slot, target, server, token)

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta, timezone
 from runners.discovery import get_registry
 from runners.types import FamilyDefinition
 
+from ..inputs import name_problem
 from ..models import utcnow
 from ..rerun_schemas import MAX_SAFE_INTEGER, gpu_name
 
@@ -33,9 +34,7 @@ def naive_utc(moment: datetime) -> datetime:
 
 def host_problem(host: str) -> str | None:
     """Why a host name given on the command line cannot be recorded, or None."""
-    if not host or len(host) > HOST_LENGTH or not host.isprintable():
-        return f"a host is 1 to {HOST_LENGTH} printable characters"
-    return None
+    return name_problem("a host", host, HOST_LENGTH)
 
 
 @dataclass(frozen=True)
