@@ -1,5 +1,10 @@
 """What KernelIndex's Triton entry points accept: a caller's mistake is a TypeError or ValueError at the call saying
-what to pass, never a crash inside Triton, a read past a tensor's end, or a wrong number returned."""
+what to pass, never a crash inside Triton, a read past a tensor's end, or a wrong number returned.
+
+The checks read what a family's per-shape plan is keyed on, so they run when a call signature is first seen (in the
+plan's constructor) and cost a later call nothing: a tensor is described by its ``(shape, dtype, device)``
+(:func:`described`), absent where None.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +17,21 @@ KERNEL_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 DOT_PRECISIONS = ("tf32", "tf32x3", "ieee")
 """``tl.dot``'s ways to multiply fp32: TF32, three TF32 products, IEEE fp32."""
 
+Described = tuple  # (shape, dtype, device)
+
+
+def described(tensor: Optional[torch.Tensor], name: str) -> Optional[Described]:
+    """``(shape, dtype, device)`` of ``tensor`` (None for None); TypeError for anything that is no tensor."""
+    if tensor is None:
+        return None
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"{name} must be a tensor, not {type(tensor).__name__}")
+    return tensor.shape, tensor.dtype, tensor.device
+
 
 def whole_number(name: str, value) -> int:
     """``value`` as an ``int``. A float equal to one (``3.0``) is refused too: it would reach the kernels' constants
-    as a float, and the per-shape plans' cache, which takes ``3.0`` and ``3`` for one key, would keep that plan."""
+    as a float, and a plan's cache takes ``3.0`` and ``3`` for one key."""
     try:
         return operator.index(value)
     except TypeError:
@@ -27,24 +43,20 @@ def check_precision(precision: str) -> None:
         raise ValueError(f"precision must be one of {', '.join(DOT_PRECISIONS)}, not {precision!r}")
 
 
-def check_tensors(tensors: Mapping[str, Optional[torch.Tensor]]) -> None:
-    """Every tensor given (None: absent) of the first one's dtype, one of :data:`KERNEL_DTYPES`, and on its device."""
+def check_tensors(tensors: Mapping[str, Optional[Described]]) -> None:
+    """Every tensor given of the first one's dtype, one of :data:`KERNEL_DTYPES`, and on its device."""
     present = {name: tensor for name, tensor in tensors.items() if tensor is not None}
-    for name, tensor in present.items():
-        if not isinstance(tensor, torch.Tensor):
-            raise TypeError(f"{name} must be a tensor, not {type(tensor).__name__}")
-    first_name, first = next(iter(present.items()))
-    if first.dtype not in KERNEL_DTYPES:
-        raise TypeError(f"{first_name} must be float16, bfloat16 or float32, not {first.dtype}")
-    for name, tensor in present.items():
-        if tensor.dtype != first.dtype:
-            raise TypeError(f"{name} is {tensor.dtype} and {first_name} {first.dtype}: give every tensor one dtype")
-        if tensor.device != first.device:
-            raise ValueError(f"{name} is on {tensor.device} and {first_name} on {first.device}: give every tensor "
-                             "one device")
+    first_name, (_, first_dtype, first_device) = next(iter(present.items()))
+    if first_dtype not in KERNEL_DTYPES:
+        raise TypeError(f"{first_name} must be float16, bfloat16 or float32, not {first_dtype}")
+    for name, (_, dtype, device) in present.items():
+        if dtype != first_dtype:
+            raise TypeError(f"{name} is {dtype} and {first_name} {first_dtype}: give every tensor one dtype")
+        if device != first_device:
+            raise ValueError(f"{name} is on {device} and {first_name} on {first_device}: give every tensor one device")
 
 
-def check_shape(name: str, tensor: Optional[torch.Tensor], shape: tuple) -> None:
-    """``tensor`` (when given) of exactly ``shape``."""
-    if tensor is not None and tuple(tensor.shape) != tuple(shape):
-        raise ValueError(f"{name} must have the shape {list(shape)}, not {list(tensor.shape)}")
+def check_shape(name: str, tensor: Optional[Described], shape: tuple) -> None:
+    """The tensor (when given) of exactly ``shape``."""
+    if tensor is not None and tuple(tensor[0]) != tuple(shape):
+        raise ValueError(f"{name} must have the shape {list(shape)}, not {list(tensor[0])}")

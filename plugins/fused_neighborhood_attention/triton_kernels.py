@@ -70,7 +70,7 @@ import triton
 import triton.language as tl
 from torch.autograd.function import once_differentiable
 
-from plugins._arguments import check_precision, check_shape, check_tensors, whole_number
+from plugins._arguments import check_precision, check_shape, check_tensors, described, whole_number
 from plugins._triton_launcher import (Launcher, aligned, cdiv, device_time, follow_previous_launch, launch_device,
                                       next_power_of_2)
 from plugins._triton_launcher import tuned_configs as autotuned_choices
@@ -509,27 +509,56 @@ class _Plan:
         self.d_qkv_weight = _Product(3 * hidden, hidden, tokens, dtype, precision)
 
 
+_WEIGHTS = ("q_weight", "k_weight", "v_weight", "out_weight")
+_BIASES = ("q_bias", "k_bias", "v_bias", "out_bias")
+
+
+def _checked_call(x, weights, biases, heads: int, kernel_size: int, dilation: int, precision: str) -> None:
+    """Refuse, with what to pass, a call the kernels cannot take (see :mod:`plugins._arguments`): tensors described
+    as ``(shape, dtype, device)``, the weights and biases of q, k, v and out."""
+    check_precision(precision)
+    check_tensors({"hidden_states": x, **dict(zip(_WEIGHTS, weights)), **dict(zip(_BIASES, biases))})
+    if len(x[0]) != 3:
+        raise ValueError(f"hidden_states must be [batch, seq, hidden], got {tuple(x[0])}")
+    hidden = x[0][-1]
+    if heads < 1 or hidden % heads or kernel_size <= 0 or kernel_size % 2 == 0 or dilation < 1:
+        raise ValueError("hidden must divide by heads; kernel_size must be positive and odd; dilation >= 1")
+    for name, weight in zip(_WEIGHTS, weights):
+        if weight is None:
+            raise ValueError(f"{name} is required")
+        check_shape(name, weight, (hidden, hidden))
+    for name, bias in zip(_BIASES, biases):
+        check_shape(name, bias, (hidden,))
+    if len({bias is None for bias in biases[:3]}) > 1:  # one fused projection, with one bias or none
+        raise ValueError("give q_bias, k_bias and v_bias all three, or none of them")
+
+
 @functools.lru_cache(maxsize=64)
-def _plan(shape, dtypes, has_bias, heads, kernel_size, dilation, scale, precision, device) -> _Plan:
-    """The plan of a call signature (every part of the key is something a launch specializes on)."""
-    return _Plan(shape, dtypes[0], has_bias, heads, kernel_size, dilation, scale, precision)
+def _plan(x, weights, biases, heads, kernel_size, dilation, scale, precision, device) -> _Plan:
+    """The plan of a call signature, its call checked first: tensors as ``(shape, dtype, device)`` (a bias None when
+    absent). Every part of the key is something a launch specializes on or a check reads."""
+    _checked_call(x, weights, biases, heads, kernel_size, dilation, precision)
+    scale = 1.0 / math.sqrt(x[0][-1] // heads) if scale is None else scale
+    return _Plan(x[0], x[1], tuple(bias is not None for bias in biases), heads, kernel_size, dilation, scale,
+                 precision)
 
 
-def _plan_of(x, weights, biases, heads: int, kernel_size: int, dilation: int, scale: float, precision: str) -> _Plan:
+def _plan_of(x, weights, biases, heads: int, kernel_size: int, dilation: int, scale: Optional[float],
+             precision: str) -> _Plan:
     """The plan of a call on these tensors (contiguous and aligned, see :func:`aligned`): ``weights`` and
     ``biases`` of q, k, v and out, in that order (None for an absent bias)."""
-    return _plan(x.shape, tuple(t.dtype for t in (x, *weights, *biases) if t is not None),
-                 tuple(b is not None for b in biases), heads, kernel_size, dilation, scale, precision, launch_device())
+    return _plan(described(x, "hidden_states"), tuple(map(described, weights, _WEIGHTS)),
+                 tuple(map(described, biases, _BIASES)), whole_number("heads", heads),
+                 whole_number("kernel_size", kernel_size), whole_number("dilation", dilation), scale, precision,
+                 launch_device())
 
 
 class _FusedNeighborhoodAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, out_weight, out_bias,
-                heads, kernel_size, dilation, scale, precision):
+    def forward(ctx, x, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, out_weight, out_bias, plan):
         x = aligned(x)  # the backward transposes it with attn, of one stride
         weights = [aligned(w) for w in (q_weight, k_weight, v_weight, out_weight)]
         biases = [None if b is None else aligned(b) for b in (q_bias, k_bias, v_bias, out_bias)]
-        plan = _plan_of(x, weights, biases, heads, kernel_size, dilation, scale, precision)
         empty = dict(device=x.device, dtype=x.dtype)
         qkv = plan.qkv_projection(x, weights[:3], torch.empty(plan.tokens, 3 * plan.hidden, **empty), biases[:3])
         attn = torch.empty(plan.tokens, plan.hidden, **empty)
@@ -569,7 +598,7 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
         for index in range(3):
             grads.append(d_w_qkv[index * hidden:(index + 1) * hidden])
             grads.append(d_b_qkv[index * hidden:(index + 1) * hidden] if plan.has_bias[index] else None)
-        grads += [d_out_weight, d_out_bias, None, None, None, None, None]
+        grads += [d_out_weight, d_out_bias, None]
         return tuple(grads)
 
 
@@ -581,30 +610,13 @@ def fused_neighborhood_attention_triton(hidden_states, q_weight, q_bias, k_weigh
 
     fp32 projections multiply as ``precision`` says (``tl.dot``'s ``input_precision``: TF32 by default,
     ``PRECISE_FP32_DOT_PRECISION`` for fp32-grade results); the neighborhood softmax and weighted sums
-    run in fp32. Returns ``[batch, seq, hidden]`` in the input dtype.
+    run in fp32. Returns ``[batch, seq, hidden]`` in the input dtype; ``scale`` is ``1 / sqrt(head_dim)`` when None.
+    A call the kernels cannot take raises TypeError or ValueError (checked once a call signature, in its plan).
     """
-    heads, kernel_size, dilation = (whole_number(name, value) for name, value in
-                                    (("heads", heads), ("kernel_size", kernel_size), ("dilation", dilation)))
-    check_precision(precision)
-    weights = {"q_weight": q_weight, "k_weight": k_weight, "v_weight": v_weight, "out_weight": out_weight}
-    biases = {"q_bias": q_bias, "k_bias": k_bias, "v_bias": v_bias, "out_bias": out_bias}
-    check_tensors({"hidden_states": hidden_states, **weights, **biases})
-    if hidden_states.dim() != 3:
-        raise ValueError(f"hidden_states must be [batch, seq, hidden], got {tuple(hidden_states.shape)}")
-    hidden = hidden_states.shape[-1]
-    if heads < 1 or hidden % heads or kernel_size <= 0 or kernel_size % 2 == 0 or dilation < 1:
-        raise ValueError("hidden must divide by heads; kernel_size must be positive and odd; dilation >= 1")
-    for name, weight in weights.items():
-        if weight is None:
-            raise ValueError(f"{name} is required")
-        check_shape(name, weight, (hidden, hidden))
-    for name, bias in biases.items():
-        check_shape(name, bias, (hidden,))
-    if len({q_bias is None, k_bias is None, v_bias is None}) > 1:  # one fused projection, with one bias or none
-        raise ValueError("give q_bias, k_bias and v_bias all three, or none of them")
-    scale = 1.0 / math.sqrt(hidden // heads) if scale is None else float(scale)
+    plan = _plan_of(hidden_states, (q_weight, k_weight, v_weight, out_weight), (q_bias, k_bias, v_bias, out_bias),
+                    heads, kernel_size, dilation, None if scale is None else float(scale), precision)
     return _FusedNeighborhoodAttention.apply(hidden_states, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias,
-                                             out_weight, out_bias, heads, kernel_size, dilation, scale, precision)
+                                             out_weight, out_bias, plan)
 
 
 # ----------------------------------------------------------------------------- records

@@ -90,7 +90,7 @@ import triton
 import triton.language as tl
 from torch.autograd.function import once_differentiable
 
-from plugins._arguments import check_precision, check_shape, check_tensors, whole_number
+from plugins._arguments import check_precision, check_shape, check_tensors, described, whole_number
 from plugins._triton_launcher import (Launcher, aligned, cdiv, device_time, follow_previous_launch, launch_device,
                                       let_next_launch_start, next_power_of_2)
 from plugins._triton_launcher import tuned_configs as autotuned_choices
@@ -1022,23 +1022,39 @@ class _Plan:
             HAS_BIAS=has_bias, REPLICAS=_REPLICAS)
 
 
+def _checked_call(scores, weight, bias, groups: int, precision: str) -> None:
+    """Refuse, with what to pass, a call the kernels cannot take (see :mod:`plugins._arguments`): tensors described
+    as ``(shape, dtype, device)``."""
+    check_precision(precision)
+    check_tensors({"scores": scores, "weight": weight, "bias": bias})
+    scores_shape, weight_shape = tuple(scores[0]), tuple(weight[0])
+    if len(scores_shape) != 4 or scores_shape[2] != scores_shape[3] or not scores_shape[2]:
+        raise ValueError(f"scores must be [batch, heads_in, seq, seq] with seq >= 1, got {scores_shape}")
+    if (len(weight_shape) != 4 or weight_shape[2] != weight_shape[3] or weight_shape[2] % 2 == 0 or groups < 1
+            or weight_shape[1] * groups != scores_shape[1] or weight_shape[0] % groups):
+        raise ValueError(f"weight must be [heads_out, heads_in/groups, k, k] with k odd and heads_out a multiple of "
+                         f"groups ({groups}), got {weight_shape} for {scores_shape[1]} input heads")
+    check_shape("bias", bias, weight_shape[:1])
+
+
 @functools.lru_cache(maxsize=64)
-def _plan(shape, dtype, weight_shape, weight_dtype, bias_dtype, groups, precision, device) -> _Plan:
-    """The plan of a call signature (every part of the key is something a launch specializes on)."""
-    return _Plan(shape, dtype, weight_shape, groups, precision, bias_dtype is not None)
+def _plan(scores, weight, bias, groups, precision, device) -> _Plan:
+    """The plan of a call signature, its call checked first: ``scores``, ``weight`` and ``bias`` as ``(shape, dtype,
+    device)`` (bias None when absent). Every part of the key is something a launch specializes on or a check reads."""
+    _checked_call(scores, weight, bias, groups, precision)
+    return _Plan(scores[0], scores[1], weight[0], groups, precision, bias is not None)
 
 
 def _plan_of(scores, weight, bias, groups: int, precision: str) -> _Plan:
     """The plan of a call on these tensors (contiguous and aligned, see :func:`aligned`)."""
-    return _plan(scores.shape, scores.dtype, weight.shape, weight.dtype, None if bias is None else bias.dtype, groups,
-                 precision, launch_device())
+    return _plan(described(scores, "scores"), described(weight, "weight"), described(bias, "bias"),
+                 whole_number("groups", groups), precision, launch_device())
 
 
 class _MultiTokenAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, scores, weight, bias, groups, precision):
+    def forward(ctx, scores, weight, bias, plan):
         scores, weight, bias = aligned(scores), aligned(weight), None if bias is None else aligned(bias)
-        plan = _plan_of(scores, weight, bias, groups, precision)
         probs, band = plan.pad_probs(scores, weight)
         out = torch.empty(plan.out_shape, device=scores.device, dtype=scores.dtype)
         plan.convolve(probs, band, bias, out)
@@ -1061,31 +1077,23 @@ class _MultiTokenAttention(torch.autograd.Function):
         dweight = torch.empty_like(weight)
         dbias = None if bias is None else torch.empty_like(bias)
         plan.scores_gradient(probs, dprobs, acc, dscores, dweight, dweight if dbias is None else dbias)
-        return dscores, dweight, dbias, None, None
+        return dscores, dweight, dbias, None
 
 
 def multi_token_attention_triton(scores: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], *,
                                  groups: int = 1, precision: str = FP32_DOT_PRECISION) -> torch.Tensor:
-    """Same contract as ``reference.multi_token_attention_torch``; differentiable.
+    """Same contract as ``reference.multi_token_attention_torch``; differentiable (once: a second derivative raises).
 
     P is rounded to the scores' dtype between the softmax and the convolution, as the
     torch formulation does; sums are fp32 inside the kernels; outputs in the scores' dtype.
     The forward convolution multiplies fp32 as ``precision`` says (``tl.dot``'s ``input_precision``: TF32
     by default, ``PRECISE_FP32_DOT_PRECISION`` for fp32-grade results); the backward's products are fp32 FMAs.
+    A call the kernels cannot take raises TypeError or ValueError (checked once a call signature, in its plan).
     """
-    groups = whole_number("groups", groups)
-    check_precision(precision)
-    check_tensors({"scores": scores, "weight": weight, "bias": bias})
-    if scores.dim() != 4 or scores.shape[-1] != scores.shape[-2] or scores.shape[-1] == 0:
-        raise ValueError(f"scores must be [batch, heads_in, seq, seq] with seq >= 1, got {tuple(scores.shape)}")
-    if (weight.dim() != 4 or weight.shape[-2] != weight.shape[-1] or weight.shape[-1] % 2 == 0 or groups < 1
-            or weight.shape[1] * groups != scores.shape[1] or weight.shape[0] % groups):
-        raise ValueError(f"weight must be [heads_out, heads_in/groups, k, k] with k odd and heads_out a multiple of "
-                         f"groups ({groups}), got {tuple(weight.shape)} for {scores.shape[1]} input heads")
-    check_shape("bias", bias, weight.shape[:1])
-    if scores.shape[0] == 0:  # no program to launch: torch's empty result, and zero weight gradients
+    plan = _plan_of(scores, weight, bias, groups, precision)
+    if not scores.shape[0]:  # no program to launch: torch's empty result, and zero weight gradients
         return multi_token_attention_torch(scores, weight, bias, groups=groups)
-    return _MultiTokenAttention.apply(scores, weight, bias, groups, precision)
+    return _MultiTokenAttention.apply(scores, weight, bias, plan)
 
 
 # ----------------------------------------------------------------------------- records
