@@ -23,13 +23,14 @@ import peewee
 from flask import current_app
 
 from runners import memory
-from runners.discovery import family_definitions
+from runners.discovery import PluginNotFound, get_registry
 from runners.rerun import METRIC, RerunError, sweep_requests
 from runners.rerun import RerunRequest as HarnessRequest
 
 from . import queue
 from .db import database
-from .importers.rerun_submission import declared_implementations, workload_problem
+from .importers.rerun_submission import workload_problem
+from .rerun_schemas import gpu_name
 from .models import (REQUEST_CANCELLED, REQUEST_FAILED, REQUEST_PENDING, REQUEST_QUEUED, REQUEST_RUNNING,
                      SOURCE_REPORTED, ComparisonGroup, RerunRequest, RerunRequestResult, RerunWorker, Run, utcnow)
 
@@ -134,17 +135,21 @@ def resolved_work(ask: dict) -> tuple[Run | None, str | None, list[Run]]:
     return None, None, runs
 
 
-def unrunnable(family: str, swept: list[HarnessRequest], implementations: list[str]) -> str | None:
-    """Why no worker could run this request, or None: implementations its family's plugins do not declare, or a
-    swept workload whose tensors the family cannot derive (a negative length), as a result of it would be refused."""
-    declared = declared_implementations()
-    if family not in declared:
-        return f"no plugin on this server runs {family}"
-    unknown = sorted(set(implementations) - declared[family])
+def unrunnable(family: str, target: str, swept: list[HarnessRequest], implementations: list[str]) -> str | None:
+    """Why no worker could run this request, or None: no plugin of its family for the target, implementations that
+    plugin does not offer, or a swept workload whose tensors the family cannot derive (a negative length), as a
+    result of it would be refused."""
+    registry = get_registry()
+    try:
+        plugin = registry.find(family, target)
+    except PluginNotFound as error:
+        return str(error)
+    offered = {implementation.name for implementation in registry.implementations(plugin)}
+    unknown = sorted(set(implementations) - offered)
     if unknown:
-        return f"{family} has no implementation {', '.join(map(repr, unknown))} " \
-               f"(declared: {', '.join(sorted(declared[family]))})"
-    definition = family_definitions()[family]
+        return (f"{family} on {target} has no implementation {', '.join(map(repr, unknown))} "
+                f"(it has: {', '.join(sorted(offered))})")
+    definition = plugin.record.family
     return next(filter(None, (workload_problem(workload_document(item), definition) for item in swept)), None)
 
 
@@ -157,7 +162,8 @@ def ask_for_rerun(ask: dict, requested_by: str) -> RerunRequest:
         work = sweep_requests(harness_requests(runs, gpu), ask.get("params") or {})
     except RerunError as error:
         raise RequestRefused(str(error)) from error
-    problem = unrunnable(runs[0].kernel_id, work if ask.get("params") else [], ask.get("implementations") or [])
+    problem = unrunnable(runs[0].kernel_id, target, work if ask.get("params") else [],
+                         ask.get("implementations") or [])
     if problem:
         raise RequestRefused(problem)
     request = RerunRequest.create(
@@ -221,9 +227,12 @@ def renew(request_id: int, worker_name: str, log_tail: str | None = None, host: 
 
 def finish(request_id: int, worker_name: str, status: str, error: str | None, log_tail: str | None,
            host: str | None = None) -> bool:
-    """Close the worker's request as done or failed; False when it held it no more."""
-    return _change(request_id, holding(worker_name, host), status=status, error=error, log_tail=log_tail,
-                   finished_at=utcnow(), lease_expires_at=None)
+    """Close the worker's request as done or failed (keeping the log tail it last sent when it sends none now);
+    False when it held it no more."""
+    changes = {"status": status, "error": error, "finished_at": utcnow(), "lease_expires_at": None}
+    if log_tail is not None:
+        changes["log_tail"] = log_tail
+    return _change(request_id, holding(worker_name, host), **changes)
 
 
 def cancel(request_id: int) -> bool:
@@ -245,8 +254,38 @@ class ResultsRefused(ValueError):
     """Results that do not belong to the request's workload: answered 400, nothing stored."""
 
 
-def record_results(request: RerunRequest, workload_index: int, results: list, submission=None) -> list[str]:
-    """Record results of one of the request's workloads, each implementation once; return the run ids created.
+class ResultsNotYours(ValueError):
+    """Results from a worker that does not hold the running request, or already recorded apart from it: answered
+    409, nothing stored."""
+
+
+def foreign_result(request: RerunRequest, workload: dict, result: dict) -> str | None:
+    """Why ``result`` is not a measurement of ``workload`` that the request asked for, or None: another workload
+    (family, pass, parameters, dtype, options), an implementation it did not ask for, another target, GPU or
+    protocol."""
+    measured = result.get("workload") if isinstance(result.get("workload"), dict) else {}
+    shown = [result.get("family"), result.get("pass")] + [measured.get(part) for part in
+                                                          ("parameters", "dtype", "options")]
+    if shown != [workload[part] for part in ("family", "pass", "parameters", "dtype", "options")]:
+        return "is not of that workload (family, pass, parameters, dtype and options)"
+    implementation = (result.get("implementation") or {}).get("name")
+    if request.implementations and implementation not in request.implementations:
+        return f"measures {implementation!r}, which the request did not ask for"
+    environment = result.get("environment") or {}
+    hardware = environment.get("hardware") or {}
+    if environment.get("target") != request.target:
+        return f"ran on {environment.get('target')!r}; the request wants {request.target}"
+    if request.gpu and request.gpu not in (gpu_name(hardware), hardware.get("product")):
+        return f"ran on {gpu_name(hardware)}; the request wants {request.gpu}"
+    if (result.get("protocol") or {}).get("preset") != request.protocol:
+        return f"was timed under another protocol than the request's {request.protocol}"
+    return None
+
+
+def record_results(request: RerunRequest, workload_index: int, results: list, worker_name: str,
+                   host: str | None = None, submission=None) -> list[str]:
+    """Record results of one of the request's workloads, from the worker that holds it (of ``host``, when a token
+    names one), each implementation once; return the run ids created.
 
     A result whose key is recorded already is skipped; two deliveries racing each other
     collide on the key's unique index and the later one stores nothing.
@@ -258,14 +297,17 @@ def record_results(request: RerunRequest, workload_index: int, results: list, su
                              f"{workload_index}")
     workload = request.workloads[workload_index]
     for result in results:
-        measured = result.get("workload")
-        shown = (result.get("family"), result.get("pass"), measured.get("parameters") if isinstance(measured, dict)
-                 else None)
-        if shown != (workload["family"], workload["pass"], workload["parameters"]):
-            raise ResultsRefused(f"a result is not of workload {workload_index} of request {request.id}")
+        problem = foreign_result(request, workload, result)
+        if problem:
+            raise ResultsRefused(f"a result {problem}: it is no result of workload {workload_index} of request "
+                                 f"{request.id}")
     created = []
     try:
         with database.atomic():
+            if not RerunRequest.select().where((RerunRequest.id == request.id)
+                                               & holding(worker_name, host)).exists():
+                raise ResultsNotYours(f"worker {worker_name} does not hold request {request.id} (only the worker "
+                                      "running a request records its results)")
             done = set(recorded_keys(request))
             for result in results:
                 implementation = result.get("implementation")
@@ -274,8 +316,9 @@ def record_results(request: RerunRequest, workload_index: int, results: list, su
                 if key in done:
                     continue
                 summary = record_rerun_results([result], submission=submission)
-                run_id = summary.created[0] if summary.created else None
-                RerunRequestResult.create(request=request, key=key, run=run_id)
+                if not summary.created:
+                    raise ResultsNotYours(f"the {name} result was recorded already, apart from request {request.id}")
+                RerunRequestResult.create(request=request, key=key, run=summary.created[0])
                 done.add(key)
                 created.extend(summary.created)
     except peewee.IntegrityError:  # another delivery recorded them first

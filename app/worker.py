@@ -63,7 +63,8 @@ class LocalCoordinator:
     def record(self, request_id: int, worker_name: str, workload_index: int, results: list) -> list:
         from .models import RerunRequest
 
-        return self._in_database(lambda: record_results(RerunRequest.get_by_id(request_id), workload_index, results))
+        return self._in_database(lambda: record_results(RerunRequest.get_by_id(request_id), workload_index, results,
+                                                        worker_name))
 
     def finish(self, request_id: int, worker_name: str, status: str, error: str | None, log_tail: str) -> bool:
         return self._in_database(lambda: finish(request_id, worker_name, status, error, log_tail))
@@ -116,6 +117,12 @@ class ServerCoordinator:
     def check_in(self, worker: Worker) -> list:
         return self._post("/api/v1/rerun-workers",
                           {"worker": worker.name, "target": worker.target, "gpu": worker.gpu})["requeued"]
+
+
+def storable(text: str | None) -> str | None:
+    """``text`` as a request stores it: its first ``MAX_LOG_TAIL`` characters, a control character as "?" (a
+    compiler's message can be long and carry any byte)."""
+    return None if text is None else FORBIDDEN.sub("?", text[:MAX_LOG_TAIL])
 
 
 class LogTail:
@@ -178,7 +185,7 @@ class RerunJob:
             log.add(f"request {request_id}: no longer this worker's (cancelled or requeued); stopped")
             return
         log.add(f"request {request_id}: {status}" + (f": {error}" if error else ""))
-        self.coordinator.finish(request_id, self.worker.name, status, error, log.text())
+        self.coordinator.finish(request_id, self.worker.name, status, storable(error), log.text())
 
     def run(self, document: dict, heartbeat: Heartbeat, log: LogTail) -> tuple[str | None, str | None]:
         """Run every workload not yet recorded: ``(status, error)``, or ``(None, None)`` once the request is lost."""

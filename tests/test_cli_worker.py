@@ -2,6 +2,7 @@
 (the consumers themselves run end to end in tests/test_rerun_service.py)."""
 
 import os
+import signal
 import subprocess
 
 import pytest
@@ -9,17 +10,29 @@ import pytest
 
 @pytest.fixture
 def started(monkeypatch):
-    """The consumers the command would start: (arguments, environment) each; none is started."""
-    calls = []
+    """The consumers the command would start: (arguments, environment) each; none is started. Each runs until a
+    signal stops it, and the first one looked at sends this process a SIGTERM (the operator stops the worker)."""
+    calls, stopped = [], []
 
     class Consumer:
         def __init__(self, command, env):
             calls.append((command, env))
+            self.returncode = None
+
+        def poll(self):
+            if not stopped:
+                stopped.append(True)
+                os.kill(os.getpid(), signal.SIGTERM)
+            return self.returncode
+
+        def send_signal(self, signum):
+            self.returncode = -signum
 
         def wait(self):
-            return 0
+            return self.returncode
 
     monkeypatch.setattr(subprocess, "Popen", Consumer)
+    monkeypatch.setattr("app.cli.worker.time.sleep", lambda seconds: None)
     return calls
 
 
@@ -48,3 +61,30 @@ def test_cpu_consumers(runner, started):
 def test_usage_errors(runner, started, arguments, message):
     result = runner.invoke(args=["worker", *arguments])
     assert result.exit_code == 2 and message in result.output and not started
+
+
+def test_a_consumer_that_ends_unasked_stops_the_worker_with_status_1(runner, monkeypatch):
+    consumers = []
+
+    class Consumer:
+        def __init__(self, command, env):
+            self.slot, self.returncode, self.signals = env["KERNELINDEX_WORKER_SLOT"], None, []
+            consumers.append(self)
+
+        def poll(self):
+            if self.slot == "cpu1" and self.returncode is None:
+                self.returncode = -9  # killed
+            return self.returncode
+
+        def send_signal(self, signum):
+            self.signals.append(signum)
+            self.returncode = -signum
+
+        def wait(self):
+            return self.returncode
+
+    monkeypatch.setattr(subprocess, "Popen", Consumer)
+    monkeypatch.setattr("app.cli.worker.time.sleep", lambda seconds: None)
+    result = runner.invoke(args=["worker", "--target", "cpu", "--workers", "2"])
+    assert result.exit_code == 1 and "consumer cpu1 ended with status -9; stopped the others" in result.output
+    assert [consumer.signals for consumer in consumers] == [[signal.SIGTERM], []]

@@ -1,6 +1,8 @@
 """Rerun requests (issue 22) without a worker: asking through the API and the web, the request's document,
 claims that only one worker wins, leases that expire into a requeue, results recorded once, cancellation."""
 
+import json
+
 import pytest
 
 from app.models import RerunRequest, Run
@@ -63,6 +65,10 @@ def test_a_token_that_may_ask_gets_201_with_the_requests_id_and_url(queue_app, c
     ({"family": "multi_token_attention", "params": {"seq": [True]}, "target": "cpu"}, 400, "not True"),
     ({"family": "multi_token_attention", "params": {"seq": [-1]}, "target": "cpu"}, 400, "empty or impossible tensors"),
     ({"family": "multi_token_attention", "params": {"seq": [0]}, "target": "cpu"}, 400, "empty or impossible tensors"),
+    ({"run": "RUN", "target": "cpu", "implementations": ["kernelindex_triton"]}, 400,
+     "fused_neighborhood_attention on cpu has no implementation 'kernelindex_triton'"),
+    ({"run": "RUN", "gpu": " NVIDIA H200"}, 400, "no white space at either end"),
+    ({"run": "RUN", "gpu": "   "}, 400, "no white space at either end"),
 ])
 def test_bad_asks_are_refused_with_their_reason_and_store_nothing(queue_app, client, asker, body, status, message):
     original = source_run(queue_app, external_id=FNA_REFERENCE)
@@ -133,6 +139,13 @@ def test_a_worker_whose_gpu_model_differs_refuses_the_request(queue_app, client,
     assert "runs on NVIDIA H100" in shown["error"] and "wants NVIDIA H200" in shown["error"]
 
 
+def result_for_h100(result: dict) -> dict:
+    """``result`` (a factory's) as measured on the H100 a request wants, under the standard protocol."""
+    result["environment"]["hardware"].update(name="NVIDIA H100 80GB HBM3", product="NVIDIA H100 80GB HBM3")
+    result["protocol"]["preset"] = "standard"
+    return result
+
+
 def test_a_result_delivered_twice_is_recorded_once(queue_app, client, asker, runner):
     from .factories import rerun_result, stamp
 
@@ -143,7 +156,7 @@ def test_a_result_delivered_twice_is_recorded_once(queue_app, client, asker, run
     claimed = client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker, headers=bearer(host))
     assert claimed.status_code == 200
     with queue_app.app_context():
-        result = rerun_result(original, observed_at=stamp(-30))
+        result = result_for_h100(rerun_result(original, "torch", observed_at=stamp(-30)))
     body = {"worker": "h100-a/0", "workload": 0, "results": [result]}
     first = client.post(f"/api/v1/rerun-requests/{request_id}/results", json=body, headers=bearer(host))
     again = client.post(f"/api/v1/rerun-requests/{request_id}/results", json=body, headers=bearer(host))
@@ -327,3 +340,66 @@ def test_a_request_queued_too_long_is_put_on_the_queue_again(queue_app, client, 
         RerunRequest.update(queued_at=utcnow() - timedelta(hours=2)).execute()  # its message was lost
     assert client.post("/api/v1/rerun-workers", json=check_in, headers=bearer(host)).json == {"requeued": [request_id]}
     assert huey.pending_count() == 2 and client.get(f"/api/v1/rerun-requests/{request_id}").json["status"] == "queued"
+
+
+def test_results_come_only_from_the_worker_running_the_request_and_of_what_it_asked(queue_app, client, asker,
+                                                                                     runner):
+    from .factories import rerun_result, stamp
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, implementations=["torch"], gpu="NVIDIA H100 80GB HBM3").json["id"]
+    host, other = token_for(runner, "h100-a"), token_for(runner, "h100-b")
+    with queue_app.app_context():
+        result = result_for_h100(rerun_result(original, "torch", observed_at=stamp(-30)))
+    url = f"/api/v1/rerun-requests/{request_id}/results"
+    body = {"worker": "h100-a/0", "workload": 0, "results": [result]}
+    queued = client.post(url, json=body, headers=bearer(host))  # nobody holds it yet
+    assert queued.status_code == 409 and "does not hold request" in queued.json["error"]
+    claimed = client.post(f"/api/v1/rerun-requests/{request_id}/claim",
+                          json=worker_body("h100-a/0", "NVIDIA H100 80GB HBM3"), headers=bearer(host))
+    assert claimed.status_code == 200
+    assert client.post(url, json=body, headers=bearer(other)).status_code == 409  # another host, same worker name
+    assert client.post(url, json={**body, "worker": "h100-a/1"}, headers=bearer(host)).status_code == 409
+    for change, message in ((("workload", "dtype"), "bf16"), (("workload", "options"), {"bias": False}),
+                            (("implementation", "name"), "torch_compile"), (("environment", "target"), "cpu"),
+                            (("environment", "hardware"), {"vendor": "nvidia", "product": "NVIDIA H200",
+                                                           "name": "NVIDIA H200"}),
+                            (("protocol", "preset"), "smoke")):
+        changed = json.loads(json.dumps(result))
+        changed[change[0]][change[1]] = message
+        refused = client.post(url, json={**body, "results": [changed]}, headers=bearer(host))
+        assert refused.status_code == 400 and f"no result of workload 0 of request {request_id}" in \
+            refused.json["error"], change
+    with queue_app.app_context():
+        assert Run.select().where(Run.source == "kernelindex").count() == 0
+    assert client.post(url, json=body, headers=bearer(host)).status_code == 201
+
+
+def test_a_token_for_some_gpus_claims_no_cpu_request(queue_app, client, asker, runner):
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, target="cpu").json["id"]
+    h200_only = token_for(runner, "h200-only", "--gpu", "NVIDIA H200")
+    claim = client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker_body("h200-only/0", "cpu", "cpu"),
+                        headers=bearer(h200_only))
+    assert claim.status_code == 403 and "serves NVIDIA H200 only" in claim.json["error"]
+    assert client.get(f"/api/v1/rerun-requests/{request_id}").json["status"] == "queued"
+
+
+def test_finishing_keeps_the_log_tail_last_sent_and_a_worker_stores_long_errors_cut(queue_app, client, asker, runner):
+    from app.worker import storable
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, target="cpu").json["id"]
+    host = token_for(runner, "cpu-a")
+    client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=worker_body("cpu-a/0", "AMD EPYC", "cpu"),
+                headers=bearer(host))
+    lease = client.post(f"/api/v1/rerun-requests/{request_id}/lease", json={"worker": "cpu-a/0", "log_tail": "hello"},
+                        headers=bearer(host))
+    assert lease.status_code == 200
+    error = storable("Triton compile error \x1b[31m" + "E" * 5000)
+    assert len(error) == 4000 and "\x1b" not in error
+    finished = client.post(f"/api/v1/rerun-requests/{request_id}/finish",
+                           json={"worker": "cpu-a/0", "status": "failed", "error": error}, headers=bearer(host))
+    assert finished.status_code == 200, finished.json
+    shown = client.get(f"/api/v1/rerun-requests/{request_id}").json
+    assert (shown["status"], shown["log_tail"], shown["error"]) == ("failed", "hello", error)

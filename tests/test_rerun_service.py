@@ -1,7 +1,7 @@
 """The rerun service end to end (issue 22), on both queue back-ends: a served app, real ``flask worker``
 consumers on the CPU (one recording through the database, one through the server's API), requests made
-through the maintainers' web form and through the API, cancellation, a family no plugin declares, and a
-consumer killed with SIGKILL mid-job. Every rerun is a small one (the ``smoke`` protocol)."""
+through the maintainers' web form and through the API, cancellation, a family no plugin here declares (refused
+when asked for; failed by the worker when queued), and a consumer killed with SIGKILL mid-job. Every rerun is a small one (the ``smoke`` protocol)."""
 
 import signal
 import socket
@@ -45,6 +45,23 @@ def web_client(service):
     return client
 
 
+def queued_directly(app, family: str) -> int:
+    """A CPU request for ``family``'s published runs, queued as a server whose plugins implement it would queue it
+    (this one refuses to): a worker whose host lacks the plugin fails it, saying why."""
+    from app import queue
+    from app.models import RerunRequest
+    from app.rerun_requests import harness_requests, workload_document
+
+    with app.app_context():
+        runs = list(Run.select().where(Run.kernel == family))
+        request = RerunRequest.create(family=family, workloads=[workload_document(item) for item in
+                                                                harness_requests(runs, None)],
+                                      target="cpu", queue=queue.queue_name("cpu", None), protocol="smoke",
+                                      requested_by="test")
+        queue.enqueue(request.id, request.queue, app.config)
+        return request.id
+
+
 def test_web_and_api_requests_are_rerun_once_by_cpu_workers_and_shown_on_the_run_page(service, tmp_path):
     reference = run_id_of(service, FNA_REFERENCE)
     service.flask("import", "liger", str(write_liger_csv(tmp_path / "unplugged.csv", [UNPLUGGED_ROW])))
@@ -67,9 +84,10 @@ def test_web_and_api_requests_are_rerun_once_by_cpu_workers_and_shown_on_the_run
     status, created = service.api("/api/v1/rerun-requests", {"run": reference, "implementations": ["torch"],
                                                              "target": "cpu", "protocol": "smoke"}, asker)
     assert status == 201, created
-    status, undeclared = service.api("/api/v1/rerun-requests", {"family": "kernelindex_unplugged", "target": "cpu"},
-                                     asker)
-    assert status == 201, undeclared
+    status, refused = service.api("/api/v1/rerun-requests", {"family": "kernelindex_unplugged", "target": "cpu"},
+                                  asker)
+    assert status == 400 and "no plugin implements the family 'kernelindex_unplugged'" in refused["error"]
+    undeclared = {"id": queued_directly(maintainer.application, "kernelindex_unplugged")}
 
     service.consumer("cpu0")  # records through the database
     service.consumer("cpu1", "--server", service.base, "--token", host)  # no database: the server's API

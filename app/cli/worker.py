@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 import click
 from flask import current_app
@@ -50,17 +51,32 @@ def child_command(arguments: list[str]) -> list[str]:
     return [sys.executable, "-m", "flask", *app_option, "worker", *arguments]
 
 
-def supervise(children: list[subprocess.Popen]) -> None:
-    """Wait for the consumers; a signal to this process is passed on to each of them."""
+def supervise(children: dict[str, subprocess.Popen], poll_seconds: float = 1.0) -> None:
+    """Wait for the consumers (slot -> process); a signal to this process is passed on to each of them. A consumer
+    that ends unasked (killed, crashed) stops the others and this command with exit status 1, saying which, so that
+    the service manager that runs it starts it again."""
+    stopping = []
+
     def forward(signum, _frame):
-        for child in children:
+        stopping.append(signum)
+        for child in children.values():
             if child.poll() is None:
                 child.send_signal(signum)
 
     previous = {signum: signal.signal(signum, forward) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
-        for child in children:
+        ended = {}
+        while not stopping and not ended:
+            time.sleep(poll_seconds)
+            ended = {slot: child.poll() for slot, child in children.items() if child.poll() is not None}
+        asked = bool(stopping)
+        if not asked:
+            forward(signal.SIGTERM, None)
+        for child in children.values():
             child.wait()
+        if not asked:
+            raise click.ClickException("consumer " + ", ".join(f"{slot} ended with status {code}"
+                                                             for slot, code in ended.items()) + "; stopped the others")
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
@@ -117,11 +133,11 @@ def worker_command(gpus, target, cpu_workers, server, token):
     slots = ([f"cpu{number}" for number in range(cpu_workers)] if target == "cpu"
              else [f"gpu{index}" for index in visible_gpus(gpus)])
     arguments = ["--target", target, *(["--server", server] if server else [])]
-    children = []
+    children = {}
     for slot in slots:
         environment = {**os.environ, SLOT_VARIABLE: slot, **({"KERNELINDEX_RERUN_TOKEN": token} if token else {})}
         if target == "cuda":
             environment["CUDA_VISIBLE_DEVICES"] = slot.removeprefix("gpu")
-        children.append(subprocess.Popen(child_command(arguments), env=environment))
+        children[slot] = subprocess.Popen(child_command(arguments), env=environment)
     progress(f"started {len(children)} consumer(s): {', '.join(slots)}")
     supervise(children)

@@ -118,9 +118,9 @@ def token_worker(token, body: dict):
     """The worker a body names, recorded as its token's host; 403 for a GPU model the token may not post for."""
     from ..rerun_requests import Worker
 
-    if token.gpus and body["target"] == "cuda" and body["gpu"] not in token.gpus:
+    if token.gpus and (body["target"] != "cuda" or body["gpu"] not in token.gpus):
         abort(403, description=f"the token for host {token.host!r} serves {', '.join(token.gpus)} only, "
-                               f"not {body['gpu']}")
+                               f"not {body['gpu']} ({body['target']})")
     return Worker(name=body["worker"], host=token.host, target=body["target"], gpu=body["gpu"])
 
 
@@ -187,14 +187,16 @@ def record_request_results(request_id):
     from ..importers.kernelindex_rerun import RerunConflict, RerunRejected
     from ..importers.rerun_submission import Submission
     from ..rerun_request_schemas import request_results_schema
-    from ..rerun_requests import ResultsRefused, record_results
+    from ..rerun_requests import ResultsNotYours, ResultsRefused, record_results
 
-    submission = Submission.from_token(authenticated_host())
+    token = authenticated_host()
+    submission = Submission.from_token(token)
     request.max_content_length = current_app.config["RERUN_MAX_CONTENT_LENGTH"]
     body = loaded_body(request_results_schema)
     try:
-        created = record_results(rerun_request_or_404(request_id), body["workload"], body["results"], submission)
-    except RerunConflict as error:
+        created = record_results(rerun_request_or_404(request_id), body["workload"], body["results"], body["worker"],
+                                 host=token.host, submission=submission)
+    except (RerunConflict, ResultsNotYours) as error:
         abort(409, description=str(error))
     except (RerunRejected, ResultsRefused) as error:
         abort(400, description=str(error))
