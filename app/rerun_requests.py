@@ -30,9 +30,9 @@ from runners.rerun import RerunRequest as HarnessRequest
 from . import queue
 from .db import database
 from .importers.rerun_submission import workload_problem
-from .rerun_schemas import gpu_name
 from .models import (REQUEST_CANCELLED, REQUEST_FAILED, REQUEST_PENDING, REQUEST_QUEUED, REQUEST_RUNNING,
                      SOURCE_REPORTED, ComparisonGroup, RerunRequest, RerunRequestResult, RerunWorker, Run, utcnow)
+from .rerun_schemas import gpu_name
 
 
 class RequestRefused(ValueError):

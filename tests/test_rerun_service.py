@@ -1,7 +1,8 @@
 """The rerun service end to end (issue 22), on both queue back-ends: a served app, real ``flask worker``
 consumers on the CPU (one recording through the database, one through the server's API), requests made
-through the maintainers' web form and through the API, cancellation, a family no plugin here declares (refused
-when asked for; failed by the worker when queued), and a consumer killed with SIGKILL mid-job. Every rerun is a small one (the ``smoke`` protocol)."""
+through the maintainers' web form and through the API, cancellation, a family no plugin here declares
+(refused when asked for; failed by the worker when queued), and a consumer killed with SIGKILL mid-job.
+Every rerun is a small one (the ``smoke`` protocol)."""
 
 import signal
 import socket
