@@ -146,6 +146,18 @@ def test_every_run_is_on_the_family_page_its_run_page_links(liger_app, liger_cli
         assert run_id in {point["id"] for line in twin["series"] for point in line["points"]}, url
 
 
+def test_a_view_of_two_sweeps_filters_on_either_ones_values(liger_app, liger_client):
+    """Upstream's rope rows sweep seq at hidden 8192 and hidden at seq 2048, in one view: a parameter's filter offers
+    the values of both, and fixing one picks the sweep that has it."""
+    twin = liger_client.get("/families/rope.json").get_json()
+    assert twin["options"]["parameters"]["seq"] == ["1024", "2048", "4096", "8192", "16384"]
+    by_seq = liger_client.get("/families/rope.json?seq=4096").get_json()
+    assert by_seq["x_name"] == "seq" and by_seq["selected"]["configuration"]["hidden"] == "8192"
+    assert by_seq["total"] == len({item["implementation"] for item in by_seq["items"]})  # one point a line
+    by_hidden = liger_client.get("/families/rope.json?hidden=512").get_json()
+    assert by_hidden["x_name"] == "hidden" and by_hidden["selected"]["configuration"]["seq"] == "2048"
+
+
 def test_unknown_family_is_404(swept, client):
     assert client.get("/families/no_such_kernel").status_code == 404
     assert client.get("/families/no_such_kernel.json").get_json()["status"] == 404

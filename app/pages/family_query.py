@@ -82,14 +82,23 @@ def view_rows(family: FamilyRef, pass_: str, metric: str, gpu: str) -> list:
 
 
 def parameter_values(rows: list) -> dict:
-    """Each parameter of these rows and its values: the swept one first, then the others as the run page
-    lists them."""
-    values = {}
-    swept = {}
+    """Each parameter of these rows and its values: the swept ones first, then the others as the run page lists
+    them. A name one sweep sweeps and another fixes (rope's seq) has the values of both."""
+    swept, fixed = {}, {}
     for row in rows:
         swept.setdefault(row["x_name"], {})[row["x_value"]] = x_order(row)
-    for row in rows:
         for name, value in row["config"]:
-            values.setdefault(name, set()).add(value)
+            fixed.setdefault(name, set()).add(value)
+    for name, found in swept.items():
+        for value in fixed.pop(name, ()):
+            found.setdefault(value, value_order(value))
     return {**{name: sorted(found, key=found.get) for name, found in swept.items()},
-            **{name: sorted(values[name], key=lambda v: (len(v), v)) for name in by_length_then_name(values)}}
+            **{name: sorted(fixed[name], key=lambda v: (len(v), v)) for name in by_length_then_name(fixed)}}
+
+
+def value_order(text: str) -> tuple:
+    """A value's place among a swept parameter's, as :func:`x_order` places the sweep's own points."""
+    try:
+        return 0, float(text), ""
+    except ValueError:
+        return 1, 0, text
