@@ -48,7 +48,7 @@ class RerunAskSchema(Schema):
     params = fields.Dict(keys=text(80), values=fields.List(Scalar(), validate=validate.Length(1, MAX_SWEEP_VALUES)),
                          metadata={"description": "parameter values to sweep, e.g. {\"seq\": [2048, 4096]}"})
     implementations = fields.List(text(80), validate=validate.Length(1, MAX_IMPLEMENTATIONS))
-    gpu = fields.String(validate=[*name_of(120), printable],
+    gpu = fields.String(validate=name_of(120),
                         metadata={"description": "the GPU model to rerun on, e.g. NVIDIA H200"})
     target = fields.String(validate=validate.OneOf(TARGETS), metadata={"description": "`cpu` for a CPU rerun"})
     protocol = fields.String(load_default="standard", validate=validate.OneOf(list(PROTOCOL_PRESETS)))

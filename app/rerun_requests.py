@@ -149,8 +149,14 @@ def unrunnable(family: str, target: str, swept: list[HarnessRequest], implementa
     if unknown:
         return (f"{family} on {target} has no implementation {', '.join(map(repr, unknown))} "
                 f"(it has: {', '.join(sorted(offered))})")
-    definition = plugin.record.family
-    return next(filter(None, (workload_problem(workload_document(item), definition) for item in swept)), None)
+    return workloads_problem(swept, {family: plugin.record.family})
+
+
+def workloads_problem(requests: list[HarnessRequest], definitions) -> str | None:
+    """Why the first of these workloads cannot be run (its family derives empty or impossible tensors from it), or
+    None: what the rerun importer would refuse of a result of it."""
+    return next(filter(None, (workload_problem(workload_document(request), definitions[request.family])
+                              for request in requests)), None)
 
 
 def ask_for_rerun(ask: dict, requested_by: str) -> RerunRequest:

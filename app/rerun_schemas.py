@@ -20,6 +20,8 @@ from runners import memory
 from runners.isolation import CHILD_PROCESS, HARNESS_PROCESS
 from runners.types import DTYPE_NAMES, MATH_MODES, PASSES, TARGETS
 
+from .inputs import name_problem
+
 MAX_DEPTH = 16  # a bundle line nests 6 deep
 MAX_STRING = 100_000  # characters in any one string (the policy text has 2,500)
 MAX_SAFE_INTEGER = 2 ** 53 - 1  # canonical JSON holds no larger integer
@@ -113,13 +115,14 @@ def length(most: int, least: int = 1) -> validate.Length:
     return validate.Length(min=least, max=most)
 
 
-def name_of(most: int) -> list:
-    """What a name that groups results must be (a GPU's: one more space makes another GPU and another ranking):
-    1 to ``most`` characters, no tab or line break, no white space at either end."""
+def name_of(most: int):
+    """The validator of a name that groups results (a GPU's: one more space makes another GPU and another ranking):
+    :func:`app.inputs.name_problem`'s rule."""
     def one_line(text: str) -> None:
-        if text != text.strip() or any(character in text for character in "\t\n\r"):
-            raise ValidationError("must be one line with no white space at either end")
-    return [length(most), one_line]
+        problem = name_problem("a name", text, most)
+        if problem:
+            raise ValidationError(problem)
+    return one_line
 
 
 class RerunImplementationSchema(Schema):

@@ -23,8 +23,8 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import Any, Iterable, Sequence
+from types import MappingProxyType, ModuleType
+from typing import Any, Iterable, Mapping, Sequence
 
 import pluggy
 
@@ -196,6 +196,10 @@ class PluginRegistry:
         for plugin in self.plugins:
             for added in plugin.added:
                 self.added.setdefault((added.family, added.target), []).append((added, plugin))
+        definitions: dict[str, FamilyDefinition] = {}
+        for plugin in self.kernel_plugins:
+            definitions.setdefault(plugin.record.family.name, plugin.record.family)
+        self._definitions = MappingProxyType(definitions)
 
     @property
     def kernel_plugins(self) -> tuple[LoadedPlugin, ...]:
@@ -257,11 +261,9 @@ class PluginRegistry:
             documents.append(document)
         return {"plugins": documents, "broken": [plugin.as_document() for plugin in self.broken]}
 
-    def family_definitions(self) -> dict[str, FamilyDefinition]:
-        definitions: dict[str, FamilyDefinition] = {}
-        for plugin in self.kernel_plugins:
-            definitions.setdefault(plugin.record.family.name, plugin.record.family)
-        return definitions
+    def family_definitions(self) -> Mapping[str, FamilyDefinition]:
+        """Every family a plugin declares, by name: worked out once (pages ask for a definition per row)."""
+        return self._definitions
 
 
 def _import_file(path: Path) -> ModuleType:
@@ -412,7 +414,7 @@ def get_registry() -> PluginRegistry:
         return _registry_for(os.environ.get(PLUGINS_DIR_VARIABLE) or None)
 
 
-def family_definitions() -> dict[str, FamilyDefinition]:
+def family_definitions() -> Mapping[str, FamilyDefinition]:
     """Every family some plugin declares, by name. Needs no GPU."""
     return get_registry().family_definitions()
 

@@ -26,9 +26,8 @@ from runners.rerun import (METRIC, METRICS, RerunError, capture_environment, che
 from runners.timing import PROTOCOL_PRESETS, protocol_document
 from runners.types import PASSES, TARGETS, RerunResult
 
-from ..importers.rerun_submission import workload_problem
 from ..models import SOURCE_REPORTED, Run
-from ..rerun_requests import family_runs, harness_request, harness_requests, workload_document
+from ..rerun_requests import family_runs, harness_request, harness_requests, workloads_problem
 
 
 def progress(message: str) -> None:
@@ -234,9 +233,7 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
         requests = sweep_requests(requests, parse_sweep(assignments))
     except RerunError as error:
         raise click.UsageError(str(error)) from error
-    definitions = registry.family_definitions()
-    problem = next(filter(None, (workload_problem(workload_document(request), definitions[request.family])
-                                 for request in requests if assignments)), None)
+    problem = workloads_problem(requests if assignments else [], registry.family_definitions())
     if problem:
         raise click.UsageError(problem)
     try:

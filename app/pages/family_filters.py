@@ -7,7 +7,7 @@ parameter can be fixed, the swept one too; the parameters left free take the val
 the most common configuration, so the chart and the table always show one configuration.
 """
 
-from .family_query import VIEW_FIELDS, Facets
+from .family_query import VIEW_FIELDS, Facets, number_in
 from .pagination import BadPage, page_number
 from .titles import by_length_then_name
 
@@ -83,20 +83,13 @@ def fixed_parameters(parameters: dict, args: dict) -> dict:
     return fixed
 
 
-def _number(text: str) -> float | None:
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
 def _listed(name: str, value: str, values: list) -> str:
     """``value`` as the view lists it (``1e-06`` for ``0.000001``); BadFilter where no run of the view has it."""
     if value in values:
         return value
-    number = _number(value)
+    number = number_in(value)
     for listed in values:
-        if number is not None and _number(listed) == number:
+        if number is not None and number_in(listed) == number:
             return listed
     raise BadFilter(f"no run here has {name} {value!r}; the values are: {', '.join(values)}")
 

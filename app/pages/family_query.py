@@ -98,7 +98,13 @@ def parameter_values(rows: list) -> dict:
 
 def value_order(text: str) -> tuple:
     """A value's place among a swept parameter's, as :func:`x_order` places the sweep's own points."""
+    number = number_in(text)
+    return (0, number, "") if number is not None else (1, 0, text)
+
+
+def number_in(text: str) -> float | None:
+    """The number a value's text spells (``1e-06``, ``4096``), or None for a name."""
     try:
-        return 0, float(text), ""
+        return float(text)
     except ValueError:
-        return 1, 0, text
+        return None
