@@ -63,6 +63,19 @@ def test_a_version_2_rerun_shows_its_telemetry_its_checks_and_its_protocol(small
                     "(deadline: 120 s to start, then 2× the time budget)")
 
 
+def test_a_cpu_rerun_page_says_what_its_protocol_did_and_leaves_out_what_only_gpus_do(small_app, client):
+    """A CPU protocol states no L2 flush, launch queue or GPU telemetry (its fields are null there)."""
+    result = rerun_result(reference_run(small_app), trials=2)
+    result["protocol"] = {**protocol_document("smoke", "cpu"), "samplesPerTrial": 4}
+    with small_app.app_context():
+        rerun = Run.get_by_id(record_rerun_results([result], families={}).created[0])
+    page = client.get(f"/runs/{rerun.id}")
+    assert page.status_code == 200 and client.get(f"/runs/{rerun.id}.json").status_code == 200
+    text = text_of(page.get_data(as_text=True))
+    assert in_order(text, "Protocol", "preset", "smoke (kernelindex-smoke)", "warm-up", "trials")
+    assert "L2 flush" not in text and "launch queue" not in text and "None" not in text
+
+
 def test_autotuned_configs_are_small_tables_and_empty_values_are_left_out(small_app, client):
     rerun = record(small_app)
     page = client.get(f"/runs/{rerun.id}").get_data(as_text=True)

@@ -4,7 +4,8 @@ A rerun protocol's ``measurement.parameters`` repeats the harness, timer, primar
 statistic, comparability family and notes the protocol already states; those are shown
 once. The rest read as sentences with units (``256 MiB before each call``,
 ``2× the call's time, 50 µs – 10 ms``). A parameter this module does not know is still
-shown, under its own name, so nothing in the digested document is hidden.
+shown, under its own name, so nothing in the digested document is hidden; one that is null (a
+CPU protocol's GPU-only steps: no L2 flush, no telemetry) is a step not taken, and is left out.
 """
 
 from .. import formatting
@@ -51,7 +52,7 @@ def known_rows(parameters: dict) -> list:
     if isinstance(p.get("inputAddresses"), dict):  # version 3
         rows.append(("input addresses", f"a new address for every call ({p['inputAddresses']['addresses']} per "
                                         f"input, {p['inputAddresses']['stepBytes']} bytes apart)"))
-    if "l2FlushBytes" in p:
+    if isinstance(p.get("l2FlushBytes"), (int, float)):  # None on a CPU: no cache is flushed there
         rows.append(("L2 flush", f"{formatting.significant(p['l2FlushBytes'] / MIB)} MiB written before each call"))
     if isinstance(p.get("launchQueue"), dict):
         rows.append(("launch queue", launch_queue(p["launchQueue"])))
@@ -91,7 +92,7 @@ def protocol_section(protocol: dict) -> dict:
     rows = formatting.flatten(measurement)
     rows += known_rows(parameters)
     rows += formatting.flatten({name: value for name, value in parameters.items()
-                     if name not in KNOWN and name not in STATED_ELSEWHERE})
+                                if name not in KNOWN and name not in STATED_ELSEWHERE and value is not None})
     rows.append(("comparabilityFamily", comparability.get("family", "")))
     return {"harness": harness.get("name", ""), "repository": harness.get("repository"),
             "rows": [(name, text) for name, text in rows if text != ""],
