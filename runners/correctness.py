@@ -288,6 +288,11 @@ def tolerance_for(dtype: str, uses_tf32: bool) -> float:
     return POLICY.tolerance_for(dtype, uses_tf32)
 
 
+def worst_output(errors: Mapping[str, float]) -> str:
+    """The output with the largest error, a NaN error first (``max`` alone would pass over it)."""
+    return max(errors, key=lambda name: (math.isnan(errors[name]), errors[name]))
+
+
 class IncorrectOutput(Exception):
     """An implementation's output broke the policy; the message says how."""
 
@@ -331,6 +336,11 @@ def check_trial(outputs: Mapping[str, Any], copied: Mapping[str, Any], expected:
     """
     import torch
 
+    for name, reference in expected.items():
+        bad = int((~torch.isfinite(reference)).sum())
+        if bad:
+            raise IncorrectOutput(f"the reference's {name} has {bad} NaN or Inf values of {reference.numel()}: the "
+                                  "family's reference_outputs hook is broken, and nothing can be judged against it")
     reference_storages = {_storage(tensor) for tensor in expected.values()}
     input_storages = {_storage(tensor) for tensor in inputs.values()}
     for name, reference in expected.items():
@@ -380,13 +390,15 @@ class CorrectnessRecord:
         worst: dict[str, float] = {}
         for trial in self.figures:
             for name, error in POLICY.errors(trial).items():
-                worst[name] = max(error, worst.get(name, 0.0))
+                previous = worst.get(name, 0.0)
+                worst[name] = previous if math.isnan(previous) else max(error, previous)  # a NaN stays
         return worst
 
     @property
     def error(self) -> float | None:
-        """The largest of ``output_errors``; None when no trial completed."""
-        return max(self.output_errors.values(), default=None)
+        """The largest of ``output_errors`` (NaN where one is); None when no trial completed."""
+        errors = self.output_errors
+        return errors[worst_output(errors)] if errors else None
 
     @property
     def passed(self) -> bool:
@@ -396,8 +408,8 @@ class CorrectnessRecord:
         """The first trial whose error exceeds the tolerance, in words; None when none does."""
         for trial, figures in enumerate(self.figures, start=1):
             errors = POLICY.errors(figures)
-            worst = max(errors, key=errors.get)
-            if errors[worst] > self.tolerance:
+            worst = worst_output(errors)
+            if not errors[worst] <= self.tolerance:  # a NaN error fails too
                 return (f"correctness trial {trial}: relative L2 error {errors[worst]:.3g} of {worst} exceeds the "
                         f"{self.tolerance:g} tolerance")
         return None

@@ -121,6 +121,26 @@ def test_policy_document_is_version_3_and_reads_back():
     assert "min(1e-3 * S * sqrt(n), 10 * ||reference||)" in correctness.POLICY_TEXT
 
 
+def test_a_nan_error_fails_wherever_it_stands_among_the_outputs():
+    """NaN compares false with everything, so ``error > tolerance`` and ``max`` would both pass it by."""
+    for outputs in ([("grad_a", BIAS, 1.0, 0.0), ("grad_b", BIAS, math.nan, 0.0)],
+                    [("grad_b", BIAS, math.nan, 0.0), ("grad_a", BIAS, 1.0, 1e-6)]):
+        trial = figures(*outputs)
+        assert correctness.worst_output(POLICY.errors(trial)) == "grad_b"
+        record = correctness.CorrectnessRecord(tolerance=1e-4, trials=1, uses_tf32=False, figures=[trial])
+        assert not record.passed and "relative L2 error nan of grad_b" in record.tolerance_failure()
+
+
+def test_a_reference_that_is_not_finite_judges_nothing():
+    import torch
+
+    expected = {"output": torch.tensor([1.0, math.nan, math.inf], dtype=torch.float64)}
+    outputs = {"output": torch.zeros(3)}
+    with pytest.raises(correctness.IncorrectOutput, match="the reference's output has 2 NaN or Inf values of 3: the "
+                                                          "family's reference_outputs hook is broken"):
+        correctness.check_trial(outputs, correctness.snapshot(outputs), expected, {}, torch.float32)
+
+
 # ----------------------------------------------------------------------------- through the harness
 
 
