@@ -39,8 +39,9 @@ def current_rows(chunk: int = CHUNK):
             if superseded_by is not None:
                 continue
             row = dict(zip(COLUMNS, values))
-            if isinstance(row["observed_at"], datetime):
-                row["observed_at"] = row["observed_at"].isoformat() + "Z"
+            for name in ("observed_at", "invalidated_at"):
+                if isinstance(row[name], datetime):
+                    row[name] = row[name].isoformat() + "Z"
             yield row
         if count < chunk:
             return

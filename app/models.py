@@ -100,6 +100,11 @@ EVIDENCE_LEVELS = (SOURCE_REPORTED, KERNELINDEX_RERUN, KERNELINDEX_REPLICATED)  
 KERNELINDEX_SOURCE = "kernelindex"  # the source of every run KernelIndex measured itself
 
 
+def invalidation(reason: str | None, by: str | None, at) -> dict | None:
+    """Why, by whom and when a result was invalidated (None when it stands), as the API and twins give it."""
+    return None if at is None else {"reason": reason, "by": by, "at": at}
+
+
 def standing(status: str, invalidated_at) -> str:
     """The status pages show: ``invalidated`` for a result found gamed, else its status (``passed``, ``failed``,
     ``undetermined``)."""
@@ -211,10 +216,7 @@ class Run(BaseModel):
 
     @property
     def invalidation(self) -> dict | None:
-        """Why, by whom and when this result was invalidated (None when it stands)."""
-        if self.invalidated_at is None:
-            return None
-        return {"reason": self.invalidated_reason, "by": self.invalidated_by, "at": self.invalidated_at}
+        return invalidation(self.invalidated_reason, self.invalidated_by, self.invalidated_at)
 
     @classmethod
     def matching(cls, filters: dict):

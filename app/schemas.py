@@ -176,6 +176,14 @@ class RunFilterSchema(Schema):
     per_page = fields.Integer(validate=validate.Range(min=1))  # default and maximum: API_PAGE_SIZE, API_MAX_PAGE_SIZE
 
 
+class InvalidationSchema(Schema):
+    """Why a result cannot be trusted: it keeps its page and leaves every ranking."""
+
+    reason = fields.String(metadata={"description": "what the harness caught, or the maintainer's reason"})
+    by = fields.String(metadata={"description": "the rerun harness at run time, or the maintainer who decided"})
+    at = UtcDateTime()
+
+
 class RunItemSchema(Schema):
     id = fields.String()
     external_id = fields.String()
@@ -192,6 +200,8 @@ class RunItemSchema(Schema):
     group_size = fields.Integer()
     evidence = fields.String()
     status = fields.String()
+    invalidation = fields.Nested(InvalidationSchema, allow_none=True,
+                                 metadata={"description": "null unless the result was found gamed"})
     observed_at = UtcDateTime()
     url = fields.String()
 
@@ -208,14 +218,6 @@ class ComparisonSummarySchema(Schema):
     size = fields.Integer()
     leader = fields.String(allow_none=True)
     kind = fields.String()
-
-
-class InvalidationSchema(Schema):
-    """Why a result cannot be trusted: it keeps its page and leaves every ranking."""
-
-    reason = fields.String(metadata={"description": "what the harness caught, or the maintainer's reason"})
-    by = fields.String(metadata={"description": "the rerun harness at run time, or the maintainer who decided"})
-    at = UtcDateTime()
 
 
 class RunDetailSchema(Schema):
@@ -288,6 +290,11 @@ class BulkRunSchema(Schema):
     observed_at = fields.String(metadata={"description": "ISO 8601, UTC"})
     source = fields.String()
     rerun_of = fields.String(allow_none=True)
+    invalidated_at = fields.String(allow_none=True, metadata={
+        "description": "ISO 8601, UTC: when the result was found gamed (it keeps its status and ranks nowhere); "
+                       "null while it stands"})
+    invalidated_by = fields.String(allow_none=True, metadata={"description": "the rerun harness or the maintainer"})
+    invalidated_reason = fields.String(allow_none=True)
 
 
 class ErrorSchema(Schema):

@@ -3,6 +3,9 @@
 Runs on SQLite, and on PostgreSQL with ``KERNELINDEX_TEST_POSTGRES`` set (tests/conftest.py).
 """
 
+import csv
+import io
+import json
 from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
@@ -59,6 +62,25 @@ def test_an_invalidated_run_leaves_its_groups_ranking_and_keeps_its_page(ranked,
                     f"/families/{fast.kernel_id}?" + urlencode({"gpu": fast.gpu, "pass": fast.pass_})):
         listed = client.get(listing).get_data(as_text=True)
         assert listed.count(badge) == 1, listing  # beside the invalidated run, not beside the other
+
+
+def test_the_lists_twins_and_bulk_downloads_say_a_run_was_invalidated(ranked, client):
+    fast, slow = ranked
+    invalidate(fast.id, REASON, "alice")
+    for listing in (f"/api/v1/runs?kernel={fast.kernel_id}", f"/search.json?q={fast.kernel_id}",
+                    f"/families/{fast.kernel_id}.json?" + urlencode({"gpu": fast.gpu, "pass": fast.pass_})):
+        items = {item["id"]: item for item in client.get(listing).get_json()["items"]}
+        assert items[fast.id]["invalidation"]["reason"] == REASON, listing
+        assert items[fast.id]["invalidation"]["by"] == "alice" and items[fast.id]["rank"] is None, listing
+        assert items[slow.id]["invalidation"] is None, listing
+    lines = client.get("/downloads/runs.jsonl").get_data(as_text=True).splitlines()
+    rows = {row["id"]: row for row in map(json.loads, lines)}
+    assert (rows[fast.id]["invalidated_by"], rows[fast.id]["invalidated_reason"]) == ("alice", REASON)
+    assert datetime.fromisoformat(rows[fast.id]["invalidated_at"]).utcoffset() == timedelta(0)
+    assert rows[slow.id]["invalidated_at"] is None
+    table = {row["id"]: row for row in csv.DictReader(io.StringIO(client.get("/downloads/runs.csv").get_data(
+        as_text=True)))}
+    assert table[fast.id]["invalidated_reason"] == REASON and table[slow.id]["invalidated_by"] == ""
 
 
 def test_an_invalidated_rerun_no_longer_replicates(reference):

@@ -21,7 +21,8 @@ def run_item(run: Run) -> dict:
     group_size = getattr(run, "size", None)
     if group_size is None:
         group_size = run.comparison_key.size
-    return {**run.__data__, "kernel_id": run.kernel_id, "group_size": group_size, "url": run_api_url(run.id)}
+    return {**run.__data__, "kernel_id": run.kernel_id, "group_size": group_size, "invalidation": run.invalidation,
+            "url": run_api_url(run.id)}
 
 
 def run_list(filters: dict, args: dict) -> dict:

@@ -14,7 +14,8 @@ from .titles import FamilyRef, by_length_then_name
 VIEW_FIELDS = ("pass", "metric", "gpu")
 ROW_COLUMNS = (Run.id, Run.implementation, Run.x_name, Run.x_value, Run.x_number, Run.parameters, Run.dtype,
                Run.options, Run.median, Run.p20, Run.p80, Run.unit, Run.evidence, Run.observed_at, Run.rank,
-               Run.status, Run.external_id, Run.comparison_key, Run.invalidated_at)
+               Run.status, Run.external_id, Run.comparison_key, Run.invalidated_at, Run.invalidated_by,
+               Run.invalidated_reason)
 
 
 class Facets:

@@ -7,7 +7,7 @@ them; the CSV twin (``/families/<name>.csv``) writes the same rows, every page o
 from flask import current_app
 
 from .. import formatting
-from ..models import standing
+from ..models import invalidation, standing
 from .family_filters import BadFilter
 from .family_query import config_text, x_order
 from .links import comparison_url, run_twin_url, run_url
@@ -36,6 +36,7 @@ def table_row(row: dict, kernel: str, view: dict, shown_unit) -> dict:
         "spread": formatting.spread_in_unit(row["p20"], row["p80"], shown_unit),
         "evidence_title": evidence_title(row["evidence"]), "observed": formatting.day(row["observed_at"]),
         "standing": standing(row["status"], row["invalidated_at"]),
+        "invalidation": invalidation(row["invalidated_reason"], row["invalidated_by"], row["invalidated_at"]),
     }
 
 

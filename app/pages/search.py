@@ -24,7 +24,7 @@ def result_row(run: Run) -> dict:
         "implementation_title": implementation_title(run.implementation),
         "workload": workload_summary(run.parameters, run.dtype),
         "median_text": f"{metric_name(run.unit, run.metric)} {formatting.quantity(run.median, run.unit)}",
-        "observed": formatting.day(run.observed_at), "standing": run.standing,
+        "observed": formatting.day(run.observed_at), "standing": run.standing, "invalidation": run.invalidation,
     }
 
 
