@@ -96,3 +96,26 @@ def test_008_links_source_rows_by_their_normalized_workload(app, runner, tmp_pat
         migration.canonical_measurements(db.database)
         assert {run.id: (run.measurement_key, run.superseded_by_id, run.rank) for run in Run.select()} == fresh
         assert ComparisonGroup.get().size == 1
+
+
+def test_011_gives_a_rerun_charted_along_its_first_parameter_that_parameters_value(small_app):
+    """A rerun of a workload without ``seq`` is charted along its first parameter; stored before the importer took
+    that parameter's value, its point was blank."""
+    import importlib
+
+    from app.importers.kernelindex_rerun import record_rerun_results
+    from app.models import Run
+
+    from .factories import rerun_result
+    from .pages_support import reference_run
+
+    result = {**rerun_result(reference_run(small_app), "torch"), "rerunOf": None, "family": "rms_norm",
+              "workload": {"parameters": {"tokens": 512, "hidden": 4096}, "dtype": "bf16", "options": {}}}
+    migration = importlib.import_module("migrations.011_rerun_swept_values")
+    with small_app.app_context():
+        run = Run.get_by_id(record_rerun_results([result], families={}).created[0])
+        assert (run.x_name, run.x_value, run.x_number) == ("tokens", "512", 512.0)  # as the importer now stores it
+        Run.update(x_value="", x_number=None).where(Run.id == run.id).execute()  # as it did before
+        migration.fill_swept_values(db.database)
+        run = Run.get_by_id(run.id)
+        assert (run.x_value, run.x_number) == ("512", 512.0)

@@ -162,9 +162,9 @@ def rerun_record(result: dict, families: dict, rerun_of: Run | None, received_at
     family = families.get(family_name)
     title = family_title(family_name, family)
     gpu, host = gpu_name(environment["hardware"]), environment.get("host") or "unknown"
+    x_name = "seq" if "seq" in parameters else next(iter(parameters), "")
     point = WorkloadPoint(family=family_name, parameters=parameters, dtype=dtype, options=options,
-                          x_name="seq" if "seq" in parameters else next(iter(parameters), ""),
-                          x_value=parameters.get("seq", ""))
+                          x_name=x_name, x_value=parameters.get(x_name, ""))
     figures, unit = (result["memory"], memory.UNIT) if result["metric"] == memory.METRIC else (timing, "ns")
     measured = result["status"] == "passed" and figures
     median, p20, p80 = (figures["median"], figures["p20"], figures["p80"]) if measured else (None, None, None)
