@@ -4,6 +4,8 @@ import csv
 import io
 import json
 
+import pytest
+
 from app import bulk
 from app.models import Run
 
@@ -11,8 +13,9 @@ from .conftest import import_small
 
 
 def current_ids(app) -> list:
+    """The current runs' ids in the downloads' order: by measurement, each measurement's one current run."""
     with app.app_context():
-        return sorted(run.id for run in Run.current())
+        return [run.id for run in Run.current().order_by(Run.measurement_key)]
 
 
 def test_csv_lists_every_current_run_once_with_the_documented_columns(small_app, runner, client):
@@ -38,6 +41,19 @@ def test_rows_are_read_in_chunks_across_chunk_boundaries_skipping_superseded_run
     with small_app.app_context():
         assert Run.select().count() > len(current_ids(small_app))
         assert [row["id"] for row in bulk.current_rows(chunk=2)] == current_ids(small_app)
+
+
+@pytest.mark.parametrize("read_before", [1, 3, 5])
+def test_an_import_during_a_download_gives_each_measurement_once(small_app, runner, read_before):
+    """The later file supersedes runs while chunks are being read: each measurement comes out once, old or new."""
+    with small_app.app_context():
+        before = {run.measurement_key for run in Run.current()}
+        rows = bulk.current_rows(chunk=2)
+        ids = [next(rows)["id"] for _ in range(read_before)]
+        import_small(runner, "liger_small_later.csv")
+        ids += [row["id"] for row in rows]
+        keys = [Run.get_by_id(run_id).measurement_key for run_id in ids]
+    assert len(keys) == len(set(keys)) and before <= set(keys)
 
 
 def test_downloads_are_linked_from_home_and_described_in_openapi(small_app, client):
