@@ -143,6 +143,15 @@ def migration_router():
     return Router(database, migrate_dir=str(MIGRATIONS_DIR), ignore=["basemodel"])
 
 
+class UnknownMigrations(Exception):
+    """The database records migrations this code does not have: a newer KernelIndex migrated it."""
+
+
 def upgrade() -> list[str]:
-    """Apply every pending migration; return the names applied."""
-    return migration_router().run()
+    """Apply every pending migration; return the names applied. UnknownMigrations, changing nothing, where the
+    database was migrated further than this code knows (peewee-migrate would replay their missing files)."""
+    router = migration_router()
+    unknown = sorted(set(router.done) - set(router.todo))
+    if unknown:
+        raise UnknownMigrations(", ".join(unknown))
+    return router.run()

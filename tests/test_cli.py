@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app import create_app
+from app import create_app, db
 from app.models import HostToken, Maintainer
 from app.security import ConfigurationError
 
@@ -110,6 +110,44 @@ def test_db_upgrade_says_why_it_cannot_reach_the_database(tmp_path, url, message
     result = create_app({"TESTING": True, "DATABASE_URL": url, "SECRET_KEY": "test"}).test_cli_runner().invoke(
         args=["db", "upgrade"])
     assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
+
+
+def test_db_upgrade_refuses_a_database_a_newer_version_migrated(app, runner):
+    with app.app_context():
+        db.database.obj.execute_sql("INSERT INTO migratehistory (name, migrated_at) VALUES ('099_from_the_future', "
+                                    "CURRENT_TIMESTAMP)")
+    result = runner.invoke(args=["db", "upgrade"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "migrated by a newer KernelIndex (099_from_the_future are not in this version's migrations/)" in (
+        result.output)
+
+
+def test_db_upgrade_waits_for_a_running_upgrade_or_import(app, runner):
+    """Two upgrades at once both applied the pending migrations; the second now waits, then gives up saying why."""
+    import threading
+
+    from app.locks import import_lock
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold():  # in a thread of its own: a connection (on PostgreSQL a session) other than the command's
+        with app.app_context(), import_lock(wait_seconds=0):
+            held.set()
+            release.wait(timeout=30)
+        db.database.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(timeout=30)
+    app.config["IMPORT_LOCK_WAIT_SECONDS"] = 0.5
+    try:
+        result = runner.invoke(args=["db", "upgrade"])
+    finally:
+        release.set()
+        holder.join()
+    assert result.exit_code == 1 and "not upgraded: another upgrade or import still holds the database" in (
+        result.output)
+    assert runner.invoke(args=["db", "upgrade"]).exit_code == 0
 
 
 def test_an_unknown_database_scheme_stops_the_app_at_start():
