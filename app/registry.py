@@ -58,9 +58,13 @@ def _existing(column, values) -> set:
     return found
 
 
-def existing_identity_keys(keys) -> set:
-    """Which of these identity keys are stored already."""
-    return _existing(Run.identity_key, keys)
+def stored_figures(keys) -> dict:
+    """``identity key -> (run id, median, p20, p80)`` of those of these identity keys stored already."""
+    found = {}
+    for chunk in _chunks(keys, 500):
+        query = Run.select(Run.identity_key, Run.id, Run.median, Run.p20, Run.p80).where(Run.identity_key.in_(chunk))
+        found.update((key, tuple(figures)) for key, *figures in query.tuples())
+    return found
 
 
 @retried

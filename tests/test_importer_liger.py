@@ -139,6 +139,19 @@ def test_rows_no_run_can_hold_are_rejected_and_the_others_imported(tmp_path, app
         assert sorted(Run.select(Run.x_value).tuples()) == [("128",), ("4096",)]
 
 
+def test_a_stored_observation_given_other_figures_is_rejected_and_kept(tmp_path, app, runner):
+    """A corrected or tampered file: the same observation (kernel, provider, x, config, GPU, timestamp) with another
+    median is reported, and the stored run keeps its figures; the same figures again are unchanged."""
+    import_liger(runner, write(tmp_path, "first.csv", ",".join(HEADER), fna_row("128"), fna_row("256")))
+    result = import_liger(runner, write(tmp_path, "edited.csv", ",".join(HEADER), fna_row("128"),
+                                        fna_row("256", median="0.9999"), fna_row("512")))
+    assert "read 3, created 1, unchanged 1, superseded 0, rejected 1" in result.output, result.output
+    with app.app_context():
+        stored = Run.get(Run.x_value == "256")
+        assert f"line 3: rejected: the observation run {stored.id} holds, with other figures" in result.output
+        assert stored.median == 100_000 and Run.select().count() == 3
+
+
 @pytest.mark.parametrize("content, message", [
     ("", "the file is empty"),
     ("a,b,c\n1,2,3\n", "missing columns"),

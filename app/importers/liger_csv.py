@@ -23,6 +23,7 @@ field over its 128 KiB limit), or when it has no row to import.
 
 import csv
 import io
+import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,7 +37,7 @@ from ..manifests.documents import environment_document, implementation_document,
 from ..models import SOURCE_REPORTED, Run, SourceFile, utcnow
 from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, family_title, prepare, slug,
                        workload_document_for)
-from ..registry import StoreSummary, existing_identity_keys, store_runs
+from ..registry import StoreSummary, store_runs, stored_figures
 from ..schemas import MAX_EXTERNAL_ID, document_errors
 from . import ImportFailed, ImportSummary, RejectedRow, read_location, sha256_hex
 from .liger_rows import RowRejected, check_cells, check_number, csv_records, figures_of, parse_number, parsed_config
@@ -197,19 +198,26 @@ class LigerCsvReader:
                                         revision=revision))),
         }
 
-    def record(self, checked: "CheckedRow") -> RunRecord:
+    @staticmethod
+    def stored_figures(checked: "CheckedRow") -> tuple:
+        """``(unit, median, p20, p80)`` as a run stores them: latencies in ns."""
         row, figures = checked.row, checked.figures
-        kernel, metric, unit, gpu = row["kernel_name"], row["metric_name"], row["metric_unit"], row["gpu_name"].strip()
+        unit, median, p20, p80 = row["metric_unit"], figures["50"], figures["20"], figures["80"]
+        if row["metric_name"] == "speed" and unit == "ms":
+            unit = "ns"
+            median, p20, p80 = (round(value * 1e6) for value in (median, p20, p80))
+            check_number("a latency in ns", max(median, p20, p80))
+        return unit, median, p20, p80
+
+    def record(self, checked: "CheckedRow") -> RunRecord:
+        row = checked.row
+        kernel, metric, gpu = row["kernel_name"], row["metric_name"], row["gpu_name"].strip()
         family, parameters, dtype, options = self.normalize(row, checked.config, checked.x_value)
         title = family_title(kernel, family)
         point = WorkloadPoint(family=kernel, parameters=parameters, dtype=dtype, options=options,
                               x_name=self.swept_parameter(row), x_value=checked.x_value,
                               defaults=dict(family.defaults) if family else {})
-        median, p20, p80 = figures["50"], figures["20"], figures["80"]
-        if metric == "speed" and unit == "ms":  # latencies are stored in ns
-            unit = "ns"
-            median, p20, p80 = (round(value * 1e6) for value in (median, p20, p80))
-            check_number("a latency in ns", max(median, p20, p80))
+        unit, median, p20, p80 = self.stored_figures(checked)
         version = row.get("liger_version") or ""
         record = RunRecord(
             source=LIGER, identity=checked.identity, kernel=kernel, family_title=title,
@@ -222,7 +230,7 @@ class LigerCsvReader:
             raise RowRejected(f"the external id is longer than {MAX_EXTERNAL_ID} characters")
         native_unit = re.sub(r"[^a-z0-9]+", "_", row["metric_unit"].lower())
         record.sections = {"sourceNative": {
-            "source": SOURCE, "metrics": {f"{native_unit}_{q}": figures[q] for q in ("20", "50", "80")},
+            "source": SOURCE, "metrics": {f"{native_unit}_{q}": checked.figures[q] for q in ("20", "50", "80")},
             "benchmark": f"{kernel}/{row['kernel_operation_mode']}", "externalId": record.external_id}}
         return record
 
@@ -270,6 +278,11 @@ def parse_csv(data: bytes, reader: LigerCsvReader, progress=None):
     return read, checked, rejected
 
 
+def same_figures(stored, read) -> bool:
+    """Whether a row's figures are those stored for its observation (up to a float's last digits)."""
+    return all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(stored, read))
+
+
 def upstream_provenance(location: str, sha256: str) -> dict:
     """Upstream path and commit of a local file, from a SOURCE.md beside it (or one folder up) listing its sha256."""
     if location.startswith(("http://", "https://")):
@@ -300,10 +313,14 @@ def import_file(location: str, *, families: dict, commit: str | None = None, tim
     reader = LigerCsvReader(families)
     read, checked, rejected = parse_csv(data, reader, progress)
     summary = ImportSummary(location=location, read=read, rejected=rejected)
-    stored_keys = existing_identity_keys([row.identity.identity_key for _, row in checked])
+    stored = stored_figures([row.identity.identity_key for _, row in checked])
     prepared = []
     for line, row in checked:
-        if row.identity.identity_key in stored_keys:
+        if row.identity.identity_key in stored:
+            run_id, *figures = stored[row.identity.identity_key]
+            if not same_figures(figures, reader.stored_figures(row)[1:]):
+                rejected.append(RejectedRow(line, f"the observation run {run_id} holds, with other figures (a run "
+                                                  "is never overwritten)"))
             continue
         try:
             prepared.append(prepare(reader.record(row)))
