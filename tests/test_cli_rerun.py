@@ -284,6 +284,28 @@ def test_param_sweeps_a_workload_beyond_the_published_rows(small_app, runner, tm
     assert all(r["workload"]["parameters"]["heads_in"] == 4 for r in results)
 
 
+def test_a_family_nothing_published_is_measured_from_its_parameters(small_app, runner, tmp_path, monkeypatch):
+    """A family plugin just dropped in has no published run to rerun: --param gives its workloads."""
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(TEST_PLUGINS))
+    refused = runner.invoke(args=["rerun", "--kernel", "toy_linear", *SMOKE])
+    assert refused.exit_code == 1 and ("no source-reported speed runs of toy_linear; to measure it afresh, give each "
+                                       "of its parameters: --param rows=... --param features=...") in refused.output
+    bundle = tmp_path / "toy.jsonl"
+    result = runner.invoke(args=["rerun", "--kernel", "toy_linear", "--pass", "forward", "--param", "rows=8",
+                                 "--param", "features=4", "--param", "features=8", "--dtype", "bf16", *SMOKE,
+                                 "--out", str(bundle)])
+    assert result.exit_code == 0, result.output
+    assert "2 workload(s) from 0 run(s) and --param for toy_linear" in result.output
+    documents = [json.loads(line) for line in bundle.read_text().splitlines()]
+    assert sorted(d["workload"]["parameters"]["features"] for d in documents) == [4, 8]
+    assert all(d["workload"]["dtype"] == "bf16" and d["workload"]["options"] == {"bias": True} and d["pass"] ==
+               "forward" and d["rerunOf"] is None and d["status"] == "passed" for d in documents)
+    loaded = runner.invoke(args=["import", "kernelindex", str(bundle)])
+    assert loaded.exit_code == 0 and "created 2" in loaded.output, loaded.output
+    dtype_alone = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--dtype", "fp16", *SMOKE])
+    assert dtype_alone.exit_code == 2 and "--dtype is the dtype of workloads made from --param" in dtype_alone.output
+
+
 @pytest.mark.parametrize("assignment, message", [("seq", "NAME=VALUE"), ("colour=red", "has no parameter colour"),
                                                  ("seq=Infinity", "not inf"), ("seq=1.5", "not 1.5"),
                                                  ("seq=true", "not True"), ("seq=big", "not 'big'"),

@@ -21,10 +21,11 @@ import click
 from flask.cli import with_appcontext
 
 from runners.discovery import get_registry
-from runners.rerun import (METRIC, METRICS, RerunError, capture_environment, check_metrics, check_requests,
-                           chosen_implementations, device_for, rerun_workload, sweep_requests)
+from runners.rerun import (METRIC, METRICS, RerunError, RerunRequest as HarnessRequest, capture_environment,
+                           check_metrics, check_requests, chosen_implementations, device_for, rerun_workload,
+                           sweep_requests)
 from runners.timing import PROTOCOL_PRESETS, protocol_document
-from runners.types import PASSES, TARGETS, RerunResult
+from runners.types import PASSES, TARGETS, WORKLOAD_DTYPES, RerunResult
 
 from ..models import SOURCE_REPORTED, Run
 from ..rerun_requests import family_runs, harness_request, harness_requests, workloads_problem
@@ -41,7 +42,8 @@ def default_target() -> str:
 
 
 def select_runs(run_ids, external_ids, kernels, passes) -> list[Run]:
-    """The runs named on the command line; every source-reported speed run of ``kernels`` (and ``passes``)."""
+    """The runs named on the command line; every source-reported speed run of ``kernels`` (and ``passes``): a
+    kernel with none is the caller's to measure afresh (:func:`fresh_requests`)."""
     selected = []
     for run_id in run_ids:
         run = Run.get_or_none(Run.id == run_id)
@@ -54,16 +56,30 @@ def select_runs(run_ids, external_ids, kernels, passes) -> list[Run]:
             raise click.ClickException(f"no run with external id {external_id!r}")
         selected.extend(runs)
     for kernel in kernels:
-        runs = family_runs(kernel, passes)
-        if not runs:
-            raise click.ClickException(f"no {SOURCE_REPORTED} {METRIC} runs of {kernel}"
-                                       + (f" for pass {', '.join(passes)}" if passes else ""))
-        selected.extend(runs)
+        selected.extend(family_runs(kernel, passes))
     for run in selected:
         if run.metric != METRIC:
             raise click.ClickException(f"run {run.id} measures {run.metric}; name the {METRIC} run of its workload "
                                        "(a CUDA rerun measures memory beside speed)")
     return selected
+
+
+def fresh_requests(kernel: str, passes, sweep: dict, dtype: str | None, definitions) -> list[HarnessRequest]:
+    """Workloads of a family no published run has (one just dropped in), from ``--param`` alone: every parameter
+    given (its first value; :func:`sweep_requests` makes the rest), the family's defaults as its options, in every
+    pass asked for (all three by default)."""
+    definition = definitions.get(kernel)
+    missing = [name for name in definition.parameters if name not in sweep] if definition else []
+    if definition is None or missing:
+        hint = (f"; to measure it afresh, give each of its parameters: "
+                + " ".join(f"--param {name}=..." for name in missing)) if definition else ""
+        raise click.ClickException(f"no {SOURCE_REPORTED} {METRIC} runs of {kernel}"
+                                   + (f" for pass {', '.join(passes)}" if passes else "") + hint)
+    options = {name: value for name, value in definition.defaults.items() if name not in definition.parameters}
+    return [HarnessRequest(family=kernel, pass_=pass_, parameters={name: sweep[name][0] for name in
+                                                                   definition.parameters},
+                           dtype=dtype or definition.default_dtype or WORKLOAD_DTYPES[0], options=options)
+            for pass_ in passes or PASSES]
 
 
 def checked_server(server: str) -> str:
@@ -182,7 +198,11 @@ def chosen_target(target: str | None) -> str:
 @click.option("--pass", "passes", multiple=True, type=click.Choice(PASSES), help="With --kernel: only this pass.")
 @click.option("--param", "assignments", multiple=True, metavar="NAME=VALUE",
               help="Re-measure the selected workloads with this parameter changed (repeatable; several values "
-                   "of one name make a sweep). Such results reproduce no published run.")
+                   "of one name make a sweep). Such results reproduce no published run. For a --kernel with no "
+                   "published run, give every parameter: the workloads are made from them.")
+@click.option("--dtype", type=click.Choice(WORKLOAD_DTYPES),
+              help="With --kernel and --param, for a family with no published run: the workloads' dtype "
+                   "(default: the family's, else fp32).")
 @click.option("--implementation", "implementations", multiple=True,
               help="Time only this implementation (repeatable; default: all the plugin has).")
 @click.option("--without", "left_out", multiple=True,
@@ -201,11 +221,14 @@ def chosen_target(target: str | None) -> str:
                                "there (no local database needed).")
 @click.option("--token", envvar="KERNELINDEX_RERUN_TOKEN", help="Rerun-host token for --server.")
 @with_appcontext
-def rerun_command(run_ids, external_ids, kernels, passes, assignments, implementations, left_out, metrics, target,
-                  device_index, preset, budget, out, server, token):
+def rerun_command(run_ids, external_ids, kernels, passes, assignments, dtype, implementations, left_out, metrics,
+                  target, device_index, preset, budget, out, server, token):
     """Re-measure runs on this host and record KernelIndex reruns."""
     if passes and not kernels:
         raise click.UsageError("--pass selects among --kernel runs; give --kernel too")
+    if dtype and not (kernels and assignments):
+        raise click.UsageError("--dtype is the dtype of workloads made from --param for a --kernel no run has; "
+                               "give --kernel and --param too")
     if not (run_ids or external_ids or kernels):
         raise click.UsageError("name runs to rerun: RUN_ID..., --external-id or --kernel")
     if server and not token:
@@ -224,13 +247,19 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
         raise click.UsageError(str(error)) from error
     runs = select_runs([] if server else run_ids, external_ids, kernels, passes)  # --server: its RUN_IDs
     registry = get_registry()
+    sweep = parse_sweep(assignments)
+    unpublished = [kernel for kernel in dict.fromkeys(kernels) if not any(run.kernel_id == kernel for run in runs)]
+    fresh = [request for kernel in unpublished
+             for request in fresh_requests(kernel, passes, sweep, dtype, registry.family_definitions())]
+    if dtype and not fresh:
+        raise click.UsageError("--dtype is for a --kernel no run has; the published runs have their own dtypes")
     protocol = protocol_document(preset, target, budget)
     environment = capture_environment(target, device_for(target, device_index), registry)
-    requests = harness_requests(runs, (environment.get("hardware") or {}).get("product"))
+    requests = harness_requests(runs, (environment.get("hardware") or {}).get("product")) + fresh
     if server:
         requests += fetched_requests(server, run_ids)
     try:
-        requests = sweep_requests(requests, parse_sweep(assignments))
+        requests = sweep_requests(requests, sweep)
     except RerunError as error:
         raise click.UsageError(str(error)) from error
     problem = workloads_problem(requests if assignments else [], registry.family_definitions())
@@ -249,8 +278,8 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, implement
         raise click.UsageError(f"--without {', '.join(unknown)}: no selected workload's family has that implementation")
     if not all(chosen):
         raise click.UsageError("--without leaves no implementation to rerun")
-    progress(f"{len(requests)} workload(s) from {len(runs) + (len(run_ids) if server else 0)} run(s), "
-             f"protocol {protocol['name']}, "
+    progress(f"{len(requests)} workload(s) from {len(runs) + (len(run_ids) if server else 0)} run(s)"
+             + (f" and --param for {', '.join(unpublished)}" if fresh else "") + f", protocol {protocol['name']}, "
              f"on {environment['hardware'].get('product', 'unknown')} ({target})")
 
     passed = failed = 0
