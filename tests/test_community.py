@@ -222,6 +222,51 @@ def test_refused_post_without_javascript_rerenders_the_section_as_a_page(small_a
     assert counts(small_app) == (0, 0)
 
 
+def refusal_alert(html: str) -> str:
+    """The message in the attestation form's alert slot, "" when it is empty."""
+    slot = re.search(r'id="attestations-body-alert"[^>]*>(.*?)</div>', html, re.S).group(1)
+    return re.sub(r"<[^>]+>", "", slot).strip()
+
+
+def test_a_stale_token_without_javascript_reshows_the_form_with_the_input_and_why(small_app, poster):
+    run = reference_run(small_app)
+    response = poster.post(f"/runs/{run.id}/attestations", data=reproduction(csrf_token="stale", gpu="RTX 4090"))
+    assert response.status_code == 400
+    html = response.get_data(as_text=True)
+    assert "security token is missing or out of date" in refusal_alert(html)
+    assert 'value="RTX 4090"' in html and 'value="88"' in html and "Same script, ten runs." in html
+    assert '<details class="add-attestation" open>\n  <summary>Add a reproduction' in html
+    assert f'name="csrf_token" value="{TOKEN}"' in html  # the form carries the session's token: posting again works
+    assert f'href="/runs/{run.id}#attestations-body"' in html and "Your note or reproduction was not posted" in html
+    assert counts(small_app) == (0, 0)
+
+
+def test_a_rate_limited_post_without_javascript_keeps_its_status_and_the_input(small_app, poster):
+    small_app.config["POSTS_PER_MINUTE"] = 1
+    run = reference_run(small_app)
+    assert poster.post(f"/runs/{run.id}/attestations", data=note("first")).status_code == 303
+    refused = poster.post(f"/runs/{run.id}/attestations", data=note("second, typed with care"))
+    assert refused.status_code == 429 and "Retry-After" in refused.headers
+    html = refused.get_data(as_text=True)
+    assert "at most 1 a minute" in refusal_alert(html) and ">second, typed with care</textarea>" in html
+    report = poster.post(f"/runs/{run.id}/issues", data={"csrf_token": TOKEN, "reason": "other", "body": "kept"})
+    assert report.status_code == 429
+    assert ">kept</textarea>" in report.get_data(as_text=True)
+    assert '<option value="other" selected>' in report.get_data(as_text=True)
+    assert counts(small_app) == (1, 0)
+
+
+def test_a_post_too_large_to_read_without_javascript_says_so_beside_the_form_and_links_back(small_app, poster):
+    run = reference_run(small_app)
+    limit = small_app.config["MAX_CONTENT_LENGTH"]
+    response = poster.post(f"/runs/{run.id}/attestations", data=note("x" * (limit + 1)))
+    assert response.status_code == 413
+    html = response.get_data(as_text=True)
+    assert "The post is too large" in refusal_alert(html) and 'id="note-body"' in html
+    assert f'href="/runs/{run.id}#attestations-body"' in html
+    assert counts(small_app) == (0, 0)
+
+
 def test_json_clients_get_201_or_422_with_details(small_app, poster):
     run = reference_run(small_app)
     accept = {"Accept": "application/json"}

@@ -124,6 +124,45 @@ def test_malformed_filters_are_400_with_a_message(swept, client, query, message)
         assert message in response.get_data(as_text=True).replace("&#39;", "'")
 
 
+CLEARED = "Filters this view has no runs for were cleared:"
+
+
+def test_a_swap_from_the_filters_clears_what_a_new_gpu_leaves_stale_and_says_so(small_app, client):
+    """The form sends every select: on B200 the only implementation is liger_triton and a model is fixed; A100 has
+    neither, so picking it clears both instead of failing (a URL loaded whole still refuses them)."""
+    stale = "/families/cross_entropy?gpu=NVIDIA+A100-SXM4-80GB&implementation=liger_triton&model_config=llama_2_7b"
+    swapped = client.get(stale, headers=HTMX)
+    assert swapped.status_code == 200
+    assert swapped.headers["HX-Push-Url"] == "/families/cross_entropy?pass=forward&metric=speed&gpu=NVIDIA+A100-SXM4-80GB"
+    text = text_of(swapped.get_data(as_text=True))
+    assert in_order(text, CLEARED, "Cross-entropy has no 'liger_triton' runs on NVIDIA A100-SXM4-80GB (forward, speed); "
+                    "it has: liger", "unknown filter 'model_config'", "Median latency on NVIDIA A100-SXM4-80GB")
+    implementations = re.search(r'<select id="f-implementation".*?</select>', swapped.get_data(as_text=True)).group()
+    assert " selected" not in implementations  # "all"
+    for whole in (stale, stale.replace("?", ".json?", 1)):
+        assert client.get(whole).status_code == 400
+
+
+def test_a_swap_from_the_filters_clears_a_gpu_or_value_the_new_metric_lacks(small_app, client):
+    url = "/families/fused_neighborhood_attention?metric=memory&gpu=NVIDIA+H100+PCIe&batch=3"
+    swapped = client.get(url, headers=HTMX)
+    assert swapped.status_code == 200 and swapped.headers["HX-Push-Url"].endswith("&gpu=NVIDIA+H100+80GB+HBM3")
+    assert in_order(text_of(swapped.get_data(as_text=True)), CLEARED,
+                    "has no runs with gpu 'NVIDIA H100 PCIe' among its forward memory runs; it has: NVIDIA H100 80GB HBM3",
+                    "no run here has batch '3'; the values are: 2", "Median memory on NVIDIA H100 80GB HBM3")
+    refused = client.get(url)
+    assert refused.status_code == 400 and "among its forward memory runs" in text_of(refused.get_data(as_text=True))
+
+
+def test_a_refused_swap_answers_its_message_alone_for_the_results_region(small_app, client):
+    html = client.get("/families/cross_entropy").get_data(as_text=True)
+    assert '<div id="family-results" data-swap-statuses="400">' in html
+    refused = client.get("/families/cross_entropy?sort=price", headers=HTMX)
+    assert refused.status_code == 400 and refused.headers["HX-Push-Url"] == "false"
+    assert refused.get_data(as_text=True).startswith('<p class="form-error">sort must be one of')
+    assert CLEARED not in client.get("/families/cross_entropy?gpu=NVIDIA+B200", headers=HTMX).get_data(as_text=True)
+
+
 def test_a_fixed_number_is_read_as_the_view_lists_it(swept, client):
     twin = client.get(URL + ".json?batch=4.0&dilation=2e0").get_json()
     assert twin["selected"]["fixed"] == {"batch": "4", "dilation": "2"} and twin["total"] == 2 * len(SEQS)

@@ -1,5 +1,6 @@
 """Home, live search and the plugin listing: pages, fragments and JSON twins."""
 
+import re
 import shutil
 from pathlib import Path
 
@@ -99,10 +100,37 @@ def test_search_orders_ties_the_same_whether_few_or_many_combinations_match(smal
 
 @pytest.mark.parametrize("query, message", [("q=x&page=0", "page must be 1 or more"),
                                             ("q=x&page=a", "page must be a whole number"),
-                                            ("q=" + "x" * 201, "longer than 200")])
+                                            ("q=" + "x" * 201, "longer than 200"),
+                                            ("q=nvidia&page=2", "page 2 is past the last page (1)"),
+                                            ("q=liger&page=9999", "page 9999 is past the last page (1)")])
 def test_bad_search_input_is_400(small_app, client, query, message):
     response = client.get("/search?" + query)
     assert response.status_code == 400 and message in response.get_data(as_text=True)
+    assert message in client.get("/search.json?" + query).get_json()["error"]
+
+
+def test_a_search_matching_nothing_is_its_first_and_last_page(small_app, client):
+    response = client.get("/search?q=no+such+kernel")
+    assert response.status_code == 200 and "No runs match" in response.get_data(as_text=True)
+
+
+def test_search_boxes_take_no_longer_query_than_search_does(small_app, client):
+    from app.search import MAX_QUERY
+
+    for url in ("/", "/search?q=liger"):
+        html = client.get(url).get_data(as_text=True)
+        for box in ("q", "site-search-q"):
+            assert re.search(rf'<input id="{box}" [^>]*maxlength="{MAX_QUERY}"', html), (url, box)
+        assert re.search(r'<section id="search-results"[^>]* data-swap-statuses="400"', html)
+
+
+def test_a_refused_live_search_answers_its_message_alone_and_keeps_the_address(small_app, client):
+    from app.search import MAX_QUERY
+
+    refused = client.get("/search?q=" + "x" * (MAX_QUERY + 1), headers=HTMX)
+    assert refused.status_code == 400 and refused.headers["HX-Push-Url"] == "false"
+    assert refused.get_data(as_text=True) == f'<p class="form-error">the search is longer than {MAX_QUERY} characters</p>'
+    assert "HX-Request" in refused.headers["Vary"]
 
 
 def test_plugins_page_lists_plugins_and_broken_ones(client, monkeypatch):

@@ -257,6 +257,44 @@ def test_only_signed_in_maintainers_ask_or_cancel_and_csrf_is_checked(queue_app,
         assert RerunRequest.select().count() == 0
 
 
+def test_a_refused_ask_or_cancel_from_the_run_page_shows_its_message_in_the_section(queue_app, client, maintainer):
+    from app.rerun_requests import Worker, check_in
+
+    from .pages_support import find_run, token_of
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    memory_run = find_run(queue_app, metric="memory")
+    with queue_app.app_context():
+        check_in(Worker("h200-a/gpu0", "h200-a", "cuda", "NVIDIA H200"))
+    page = maintainer.get(f"/runs/{original.id}").get_data(as_text=True)
+    assert '<div id="rerun-requests" class="rerun-requests" data-swap-statuses="400,401,503">' in page
+    assert '<div id="rerun-requests-alert" class="form-alert" role="alert"></div>' in page
+    form = {"csrf_token": maintainer.csrf(f"/runs/{original.id}"), "run": original.id, "where": "NVIDIA H200",
+            "protocol": "smoke"}
+    assert maintainer.post("/reruns", data=form, headers={"HX-Request": "true"}).status_code == 201
+    [request_id] = [item["id"] for item in maintainer.get("/reruns.json").json["items"]]
+    refusals = [
+        (maintainer, "/reruns", {**form, "run": memory_run.id}, 400, "KernelIndex reruns measure speed"),
+        (maintainer, "/reruns", {**form, "csrf_token": "stale"}, 400, "security token is missing or out of date"),
+        (maintainer, f"/reruns/{request_id}/cancel", {"csrf_token": "stale"}, 400, "security token"),
+        (client, "/reruns", {**form, "csrf_token": token_of(client)}, 401, "Sign in as a maintainer"),
+    ]
+    for poster, path, data, status, message in refusals:
+        refused = poster.post(path, data=data, headers={"HX-Request": "true"})
+        assert refused.status_code == status, (path, data)
+        assert refused.headers["HX-Retarget"] == "#rerun-requests-alert" and refused.headers["HX-Reswap"] == "innerHTML"
+        assert refused.get_data(as_text=True).startswith('<p class="form-error">') and message in refused.text
+        plain = poster.post(path, data=data)
+        assert plain.status_code == status and "<html" in plain.text and message in plain.text
+    queue_app.config["QUEUE_URL"] = "redis://127.0.0.1:1/0"  # nothing listens there
+    down = maintainer.post("/reruns", data=form, headers={"HX-Request": "true"})
+    assert down.status_code == 503 and down.headers["HX-Retarget"] == "#rerun-requests-alert"
+    assert "queue is unreachable" in down.text
+    assert maintainer.post("/reruns", data=form).status_code == 503
+    with queue_app.app_context():
+        assert RerunRequest.select().count() == 1
+
+
 def test_the_reruns_list_filters_and_has_a_json_twin(queue_app, client, asker):
     original = source_run(queue_app, external_id=FNA_REFERENCE)
     ask(client, asker, run=original.id, target="cpu")

@@ -92,7 +92,7 @@ def unit_choices(run: Run, chosen: str | None) -> list[dict]:
 
 
 def attestation_section(run: Run, form: dict | None = None, attestations: list | None = None) -> dict:
-    """The visible attestations and the two forms; ``form`` is a post's ``{kind, values, errors, notice}``,
+    """The visible attestations and the two forms; ``form`` is a post's ``{kind, values, errors, notice, refusal}``,
     ``attestations`` the run's visible attestations when the caller has read them already."""
     form = form or {}
     values = form.get("values", {})
@@ -111,11 +111,12 @@ def attestation_section(run: Run, form: dict | None = None, attestations: list |
         "submitted": values,
         "errors": form.get("errors", {}),
         "notice": form.get("notice"),
+        "refusal": form.get("refusal"),
     }
 
 
 def report_issue_section(run: Run, form: dict | None = None) -> dict:
-    """The open-report count and the report form; ``form`` is a post's ``{values, errors, notice}``."""
+    """The open-report count and the report form; ``form`` is a post's ``{values, errors, notice, refusal}``."""
     form = form or {}
     issue_count = run.open_issue_count()
     return {
@@ -130,4 +131,5 @@ def report_issue_section(run: Run, form: dict | None = None) -> dict:
         "submitted": form.get("values", {}),
         "errors": form.get("errors", {}),
         "notice": form.get("notice"),
+        "refusal": form.get("refusal"),
     }

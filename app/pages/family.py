@@ -10,8 +10,8 @@ from flask import url_for
 
 from ..models import Family
 from .family_chart import family_chart
-from .family_filters import (FAMILY_DEFAULTS, FAMILY_SORTS, FAMILY_TABLES, BadFilter, chosen_configuration,
-                             chosen_implementation, chosen_view, fixed_parameters, parameter_filters, table_order)
+from .family_filters import (FAMILY_DEFAULTS, FAMILY_SORTS, FAMILY_TABLES, chosen_configuration, chosen_implementation,
+                             chosen_view, fixed_parameters, parameter_filters, table_order)
 from .family_query import Facets, config_text, parameter_values, view_rows
 from .family_table import fastest_table, runs_table
 from .links import family_url
@@ -60,17 +60,20 @@ def selection(rows: list, implementation: str, fixed: dict) -> tuple:
             [row for row in in_config if kept_point(row)])
 
 
-def family_page(family: Family, args: dict) -> dict:
-    """One view of ``family`` as the query arguments ``args`` choose it; a bad argument raises BadFilter."""
+def family_page(family: Family, args: dict, *, clear_stale: bool = False) -> dict:
+    """One view of ``family`` as the query arguments ``args`` choose it; a bad argument raises BadFilter (BadPage for
+    a page past the last). With ``clear_stale`` (a request from the page's own filters, which send every select's
+    value) a filter the chosen view lacks is dropped instead, and ``cleared`` says why."""
     family = family_ref(family)
     facets = Facets(family)
-    view = chosen_view(family.title, facets, args)
+    cleared = [] if clear_stale else None
+    view = chosen_view(family.title, facets, args, cleared)
     table, sort, order, page = table_order(args)
     rows = view_rows(family, view["pass"], view["metric"], view["gpu"])
     implementations = sorted({row["implementation"] for row in rows})
-    implementation = chosen_implementation(family.title, view, implementations, args)
+    implementation = chosen_implementation(family.title, view, implementations, args, cleared)
     parameters = parameter_values(rows)
-    fixed = fixed_parameters(parameters, args)
+    fixed = fixed_parameters(parameters, args, cleared)
     unit = rows[0]["unit"] if rows else "ns"
     config, x_name, chart_rows, table_rows, contenders = selection(rows, implementation, fixed)
     tables = {**runs_table(family.name, view, table_rows, unit, (sort, order, page)),
@@ -81,6 +84,7 @@ def family_page(family: Family, args: dict) -> dict:
     return {
         "family": family,
         "title": f"All results for {family.title}",
+        "cleared": cleared or [],
         "selected": {**view, "implementation": implementation, "fixed": fixed, "configuration": dict(config)},
         "options": {"pass": sorted(facets.counts("pass")),
                     "metric": sorted(facets.counts("metric", {"pass": view["pass"]})),

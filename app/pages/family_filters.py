@@ -5,6 +5,12 @@ Every argument is checked against what the family has; a value it does not have 
 its default (``FAMILY_DEFAULTS``), or for the view the most telling value present. Every
 parameter can be fixed, the swept one too; the parameters left free take the values of
 the most common configuration, so the chart and the table always show one configuration.
+
+The filters depend on one another: the metrics offered depend on the pass, the GPUs on both,
+the implementations and parameter values on the view. The page's form sends every select's
+value, so a new GPU, pass or metric can come with an implementation or a fixed value the new
+view lacks. A ``cleared`` list, passed for such a request, turns those refusals into notes:
+the value is dropped (its default taken) and the message kept for the page to show.
 """
 
 from .family_query import VIEW_FIELDS, Facets, number_in
@@ -23,6 +29,14 @@ class BadFilter(ValueError):
     """A family-page filter that names nothing the family has; the message says what it does have."""
 
 
+def refuse(message: str, cleared: list | None) -> None:
+    """Raise BadFilter with ``message``; or, for a request from the page's own filters (``cleared`` is a list), note
+    the message there: the filter is dropped and the page says why."""
+    if cleared is None:
+        raise BadFilter(message)
+    cleared.append(message)
+
+
 def _prefer(counts: dict, wanted, preferred=None):
     """The requested value, else the preferred one if present, else the most common."""
     if wanted:
@@ -32,16 +46,18 @@ def _prefer(counts: dict, wanted, preferred=None):
     return max(counts, key=lambda value: (counts[value], value)) if counts else None
 
 
-def chosen_view(title: str, facets: Facets, args: dict) -> dict:
-    """``{"pass", "metric", "gpu"}``: each as asked, else preferred or most common given the ones before."""
-    for name in VIEW_FIELDS:
-        value = args.get(name)
-        if value and value not in facets.values(name):
-            raise BadFilter(f"{title} has no runs with {name} {value!r}; it has: "
-                            + ", ".join(sorted(facets.values(name))))
+def chosen_view(title: str, facets: Facets, args: dict, cleared: list | None = None) -> dict:
+    """``{"pass", "metric", "gpu"}``: each as asked, else preferred or most common given the ones before; one asked
+    for that has no runs given the ones before is refused (or cleared)."""
     view = {}
     for name in VIEW_FIELDS:
-        view[name] = _prefer(facets.counts(name, view), args.get(name), PREFERRED.get(name))
+        counts = facets.counts(name, view)
+        wanted = args.get(name)
+        if wanted and wanted not in counts:
+            among = f" among its {' '.join(view.values())} runs" if view else ""
+            refuse(f"{title} has no runs with {name} {wanted!r}{among}; it has: {', '.join(sorted(counts))}", cleared)
+            wanted = None
+        view[name] = _prefer(counts, wanted, PREFERRED.get(name))
     return view
 
 
@@ -62,36 +78,43 @@ def table_order(args: dict) -> tuple[str, str, str, int]:
         raise BadFilter(str(error)) from None
 
 
-def chosen_implementation(title: str, view: dict, implementations: list, args: dict) -> str:
+def chosen_implementation(title: str, view: dict, implementations: list, args: dict,
+                          cleared: list | None = None) -> str:
+    """The implementation asked for ("" for all); one the view lacks is refused (or cleared)."""
     implementation = args.get("implementation") or ""
     if implementation and implementation not in implementations:
-        raise BadFilter(f"{title} has no {implementation!r} runs on {view['gpu']} ({view['pass']}, "
-                        f"{view['metric']}); it has: " + ", ".join(implementations))
+        refuse(f"{title} has no {implementation!r} runs on {view['gpu']} ({view['pass']}, {view['metric']}); "
+               f"it has: " + ", ".join(implementations), cleared)
+        return ""
     return implementation
 
 
-def fixed_parameters(parameters: dict, args: dict) -> dict:
-    """The parameters the arguments fix (``heads=8``, ``seq=1024``); any other argument name is refused."""
+def fixed_parameters(parameters: dict, args: dict, cleared: list | None = None) -> dict:
+    """The parameters the arguments fix (``heads=8``, ``seq=1024``); any other argument name, or a value no run of
+    the view has, is refused (or cleared)."""
     fixed = {}
     for name, value in args.items():
         if name in FAMILY_CONTROLS or value in ("", None):
             continue
         if name not in parameters:
-            raise BadFilter(f"unknown filter {name!r}: filters are {', '.join(FAMILY_CONTROLS)} and the fixed "
-                            f"parameters {', '.join(by_length_then_name(parameters)) or '(none)'}")
-        fixed[name] = _listed(name, value, parameters[name])
+            refuse(f"unknown filter {name!r}: filters are {', '.join(FAMILY_CONTROLS)} and the fixed "
+                   f"parameters {', '.join(by_length_then_name(parameters)) or '(none)'}", cleared)
+        elif (listed := _listed(value, parameters[name])) is None:
+            refuse(f"no run here has {name} {value!r}; the values are: {', '.join(parameters[name])}", cleared)
+        else:
+            fixed[name] = listed
     return fixed
 
 
-def _listed(name: str, value: str, values: list) -> str:
-    """``value`` as the view lists it (``1e-06`` for ``0.000001``); BadFilter where no run of the view has it."""
+def _listed(value: str, values: list) -> str | None:
+    """``value`` as the view lists it (``1e-06`` for ``0.000001``); None where no run of the view has it."""
     if value in values:
         return value
     number = number_in(value)
     for listed in values:
         if number is not None and number_in(listed) == number:
             return listed
-    raise BadFilter(f"no run here has {name} {value!r}; the values are: {', '.join(values)}")
+    return None
 
 
 def agrees(row: dict, fixed: dict) -> bool:

@@ -8,7 +8,6 @@ from flask import current_app
 
 from .. import formatting
 from ..models import invalidation, standing
-from .family_filters import BadFilter
 from .family_query import config_text, x_order
 from .links import comparison_url, run_twin_url, run_url
 from .pagination import Pagination
@@ -45,8 +44,7 @@ def runs_table(kernel: str, view: dict, selected: list, unit: str, order: tuple)
     sort, direction, page_wanted = order
     ordered = sorted_rows(selected, sort, direction)
     page = Pagination(page_wanted, current_app.config["FAMILY_PAGE_SIZE"], len(ordered))
-    if page.page > page.pages:
-        raise BadFilter(f"page {page.page} is past the last page ({page.pages})")
+    page.refuse_past_last()
     shown_unit = formatting.common_unit([row["median"] for row in ordered], unit)
     return {"all_rows": [table_row(row, kernel, view, shown_unit) for row in ordered],
             "rows": [table_row(row, kernel, view, shown_unit) for row in page.of(ordered)],

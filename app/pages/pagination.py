@@ -3,7 +3,8 @@
 Every paginated page (the API's run list, search, the family table, moderation) reads its
 page number with :func:`page_number` and slices with :class:`Pagination`, so their page
 numbers, links and refusals agree. A page number past ``MAX_PAGE`` is refused rather than
-turned into an offset that overflows the database's 64-bit integers (a 500 on both backends).
+turned into an offset that overflows the database's 64-bit integers (a 500 on both backends);
+the pages a reader follows (search, the family table) also refuse one past their last.
 """
 
 import math
@@ -52,6 +53,11 @@ class Pagination:
     @property
     def has_next(self) -> bool:
         return self.page * self.per_page < self.total
+
+    def refuse_past_last(self) -> None:
+        """Raise BadPage for a page past the last one: it would count the matches, then list none of them."""
+        if self.page > self.pages:
+            raise BadPage(f"page {self.page} is past the last page ({self.pages})")
 
     def of(self, items):
         """This page of ``items``: a peewee query (paginated in SQL) or a list (sliced)."""

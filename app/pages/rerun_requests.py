@@ -13,6 +13,10 @@ from .pagination import Pagination
 
 RUN_PAGE_REQUESTS = 5  # the newest requests the run page shows
 CPU_CHOICE = "cpu"  # the form's value for a CPU rerun
+# The refusals a maintainer's ask or cancel may meet (bad ask or token, signed out, queue down): their message goes
+# in the section's alert slot; the section lists them in ``data-swap-statuses`` since htmx leaves 4xx and 5xx unswapped.
+REFUSAL_STATUSES = (400, 401, 503)
+REFUSAL_ALERT = "rerun-requests-alert"
 
 
 def request_api_url(request_id: int) -> str:
@@ -48,7 +52,8 @@ def run_requests_section(run) -> dict:
             "maintainer": maintainer, "choices": rerun_choices() if maintainer else [],
             "protocols": list(PROTOCOL_PRESETS), "url": url_for("reruns.run_requests", run_id=run.id),
             "ask_url": url_for("reruns.ask"), "run_id": run.id, "implementation": run.implementation,
-            "page_url": run_url(run.id)}
+            "page_url": run_url(run.id), "alert": REFUSAL_ALERT,
+            "swapped_error_statuses": ",".join(map(str, REFUSAL_STATUSES))}
 
 
 def comparison_rerun_form(group) -> dict:

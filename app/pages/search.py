@@ -29,11 +29,13 @@ def result_row(run: Run) -> dict:
 
 
 def search_page(q: str, page_text) -> dict:
-    """The matches of ``q`` and page ``page_text`` of their runs, newest first."""
+    """The matches of ``q`` and page ``page_text`` of their runs, newest first; BadSearch or BadPage (a page past the
+    last one too) when the page cannot show them."""
     if len(q) > search.MAX_QUERY:
         raise BadSearch(f"the search is longer than {search.MAX_QUERY} characters")
     matches = search.search(q)
     page = Pagination(page_number(page_text), current_app.config["SEARCH_PAGE_SIZE"], matches.total)
+    page.refuse_past_last()
     return {
         "q": q,
         "page": page.page,

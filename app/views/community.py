@@ -6,9 +6,14 @@ validation error, the same fragment with the reader's input and inline messages
 (422). Without JavaScript a success redirects back to the run page (POST,
 redirect, GET) and an error re-renders the section as a page (400). CSRF and
 size limits are enforced before any view runs (``app.security``); every post
-counts against the client's rate limit. A post stores one row or nothing, and
+counts against the client's rate limit. Their refusals keep their status and show
+their message above the form: put there by HTMX, or on the section re-rendered as
+a page with the reader's input. A post stores one row or nothing, and
 never touches the run's evidence level or rank.
 """
+
+from collections.abc import Callable
+from typing import NamedTuple
 
 from flask import Blueprint, g, jsonify, make_response, redirect, render_template, request
 from marshmallow import ValidationError
@@ -21,7 +26,7 @@ from ..pages.links import run_url
 from ..pages.lookup import run_or_404
 from ..post_schemas import attestation_schema, issue_report_schema
 from ..security import rate_limit
-from .render import error_headers, error_response, is_htmx, wants_json
+from .render import error_headers, error_response, is_htmx, refusal_fragment, wants_json
 
 community = Blueprint("community", __name__)
 
@@ -52,17 +57,22 @@ def answer(run: Run, name: str, section: dict, *, error_title: str = "", created
         if ok:
             return jsonify(created), 201
         return jsonify(error="the post is not valid; nothing was saved", details=section["errors"]), 422
-    context = {"run": run, name: section}
-    back = run_url(run.id, _anchor=section["target"])
     if is_htmx():
-        response = make_response(render_template(PARTIALS[name], **context), 200 if ok else 422)
+        response = make_response(render_template(PARTIALS[name], run=run, **{name: section}), 200 if ok else 422)
     elif ok:
-        response = redirect(back, code=303)
+        response = redirect(run_url(run.id, _anchor=section["target"]), code=303)
     else:
-        response = make_response(render_template("community/post_errors.html", partial=PARTIALS[name],
-                                                 title=error_title, back=back, **context), 400)
+        response = errors_page(run, name, section, error_title, 400)
     response.vary.add("HX-Request")
     return response
+
+
+def errors_page(run: Run, name: str, section: dict, title: str, status: int, headers=()):
+    """Without JavaScript, a post that was not saved: its section as a page, with the reader's input and why."""
+    return make_response(render_template("community/post_errors.html", partial=PARTIALS[name], title=title,
+                                         back=run_url(run.id, _anchor=section["target"]),
+                                         refused=bool(section["refusal"]), run=run, **{name: section}),
+                         status, headers)
 
 
 @community.post("/runs/<run_id>/attestations")
@@ -105,26 +115,50 @@ def post_issue(run_id):
     return answer(run, "issue_section", report_issue_section(run, form), created=issue_report_schema.dump(report))
 
 
-# --- HTMX answers for refusals raised before the form is read (CSRF, size, rate) ----------------
+# --- refusals raised before the form is read (CSRF, size, rate) --------------------------------------
 
-ALERT_TARGETS = {"community.post_attestation": ATTESTATIONS_TARGET, "community.post_issue": REPORT_TARGET}
+class RefusablePost(NamedTuple):
+    target: str  # the section's element id; its alert slot is ``<target>-alert``
+    section: str  # the section's name in the run page's context
+    build: Callable  # the section from a post's form
+    title: str  # the page's title without JavaScript
 
 
-def htmx_alert(error):
-    """For HTMX posts, put the refusal's message above the form (keeping what the reader typed)."""
-    if is_htmx() and request.endpoint in ALERT_TARGETS and not wants_json():
-        response = make_response(render_template("community/_alert.html", message=error.description), error.code,
-                                 error_headers(error))
-        response.headers["HX-Retarget"] = f"#{ALERT_TARGETS[request.endpoint]}-alert"
-        response.headers["HX-Reswap"] = "innerHTML"
-    else:
+REFUSABLE_POSTS = {
+    "community.post_attestation": RefusablePost(ATTESTATIONS_TARGET, "attestation_section", attestation_section,
+                                                "Your note or reproduction was not posted"),
+    "community.post_issue": RefusablePost(REPORT_TARGET, "issue_section", report_issue_section,
+                                          "Your report was not sent"),
+}
+
+
+def refusal(error):
+    """A post refused before its view ran, with the refusal's status: with HTMX its message above the form, which
+    keeps what the reader typed; without JavaScript :func:`refused_page`."""
+    post = REFUSABLE_POSTS.get(request.endpoint)
+    if post is None or wants_json():
         response = make_response(error_response(error))
+    elif is_htmx():
+        response = refusal_fragment(error, f"#{post.target}-alert")
+    else:
+        response = refused_page(error, post)
     response.vary.add("HX-Request")
     return response
 
 
+def refused_page(error, post: RefusablePost):
+    """The section as a page: the reader's input back in the form (none from a body too large to read) and the
+    refusal's message above it, so that nothing typed is lost."""
+    run = Run.get_or_none(Run.id == request.view_args["run_id"])
+    if run is None:
+        return make_response(error_response(error))
+    values = {} if error.code == 413 else submitted_values()
+    section = post.build(run, {"kind": values.get("kind"), "values": values, "refusal": error.description})
+    return errors_page(run, post.section, section, post.title, error.code, error_headers(error))
+
+
 for status in (400, 413, 429):
-    community.register_error_handler(status, htmx_alert)
+    community.register_error_handler(status, refusal)
 
 
 @community.app_context_processor

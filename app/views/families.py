@@ -8,18 +8,21 @@ from ..pages.family import family_page as family_context
 from ..pages.family_filters import BadFilter
 from ..pages.family_table import table_csv
 from ..pages.lookup import get_or_404
-from .render import csv_response, install, respond
+from ..pages.pagination import BadPage
+from .render import csv_response, install, respond, wants_fragment
 
 families = Blueprint("families", __name__)
 families.record_once(install)
 
 
 def context_of(name: str) -> dict:
-    """The family page's context for this request's arguments: 404 for no such family, 400 for a bad filter."""
+    """The family page's context for this request's arguments: 404 for no such family, 400 for a bad filter. An HTMX
+    swap comes from the page's own controls, whose form sends every select: a value a new GPU, pass or metric left
+    stale is cleared there (and the page says so); a URL loaded whole, a twin or a download refuses it."""
     family = get_or_404(Family, Family.name == name, description=f"no kernel family named {name!r}")
     try:
-        return family_context(family, request.args.to_dict())
-    except BadFilter as error:
+        return family_context(family, request.args.to_dict(), clear_stale=wants_fragment())
+    except (BadFilter, BadPage) as error:
         abort(400, description=str(error))
 
 

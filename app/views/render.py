@@ -73,12 +73,30 @@ DOWNLOAD_SUFFIXES = (".csv", ".jsonl", ".svg")  # files for programs and embeds:
 
 
 def error_response(error):
-    """A clear message with the 4xx/5xx status: JSON for API, twin and download requests, a page otherwise."""
+    """A clear message with the 4xx/5xx status: JSON for API, twin and download requests, the message alone for an
+    HTMX swap (:func:`refusal_fragment`), a page otherwise."""
     if wants_json() or request.path.startswith("/api/") or request.path.endswith(DOWNLOAD_SUFFIXES):
         return jsonify(error=error.description, status=error.code), error.code, error_headers(error)
+    if wants_fragment():
+        return refusal_fragment(error)
     response = error.get_response()
     response.set_data(render_template("error.html", error=error, title=f"{error.code} {error.name}"))
     response.content_type = "text/html; charset=utf-8"
+    response.vary.add("HX-Request")
+    return response
+
+
+def refusal_fragment(error, alert: str | None = None):
+    """An HTMX request's refusal: its message alone, with its status, for the region the request swaps, or put in
+    the ``alert`` slot (``#id``) above a form so that what the reader typed stays. Regions that list the status in
+    ``data-swap-statuses`` show it (static/kernelindex.js); the address bar keeps the page last shown."""
+    response = make_response(render_template("partials/_alert.html", message=error.description), error.code,
+                             error_headers(error))
+    if alert:
+        response.headers["HX-Retarget"] = alert
+        response.headers["HX-Reswap"] = "innerHTML"
+    response.headers["HX-Push-Url"] = "false"
+    response.vary.add("HX-Request")
     return response
 
 
@@ -86,10 +104,12 @@ HTMX_SCRIPT = "vendor/htmx-2.0.11.min.js"
 
 
 def install(state) -> None:
-    """Blueprint hook: the Jinja filters and globals every page template uses."""
+    """Blueprint hook: the Jinja filters and globals every page template uses (every page has a search box)."""
     from .. import formatting
     from ..pages.evidence import evidence_badge
+    from ..search import MAX_QUERY
 
     formatting.register_filters(state.app)
     state.app.jinja_env.globals.setdefault("htmx_script", HTMX_SCRIPT)
     state.app.jinja_env.globals.setdefault("evidence_badge", evidence_badge)
+    state.app.jinja_env.globals.setdefault("search_max_length", MAX_QUERY)

@@ -1,6 +1,7 @@
 """Rerun requests on the web: the ``/reruns`` list (and its JSON twin), the run page's section of requests
 (an HTMX fragment that polls itself while one is queued or running), and the maintainers' forms to ask
-for a rerun and to cancel one. CSRF is checked before any view runs (``app.security``)."""
+for a rerun and to cancel one. CSRF is checked before any view runs (``app.security``); a refused ask or cancel
+from the run page keeps its status and shows its message in the section."""
 
 from flask import Blueprint, abort, current_app, g, redirect, render_template, request, url_for
 from marshmallow import ValidationError
@@ -9,11 +10,12 @@ from ..page_schemas import reruns_page_schema
 from ..pages.links import run_url
 from ..pages.lookup import rerun_request_or_404, run_or_404
 from ..pages.pagination import BadPage, page_number
-from ..pages.rerun_requests import CPU_CHOICE, BadFilter, reruns_page as reruns_context, run_requests_section
+from ..pages.rerun_requests import (CPU_CHOICE, REFUSAL_ALERT, REFUSAL_STATUSES, BadFilter,
+                                   reruns_page as reruns_context, run_requests_section)
 from ..rerun_request_schemas import rerun_ask_schema
 from ..rerun_requests import QueueUnavailable, RequestRefused, ask_for_rerun, cancel as cancel_request
 from .maintainers import maintainer_required, safe_next
-from .render import install, is_htmx, respond
+from .render import error_response, install, is_htmx, refusal_fragment, respond
 
 reruns = Blueprint("reruns", __name__)
 reruns.record_once(install)
@@ -88,3 +90,15 @@ def cancel(request_id):
     if is_htmx() and rerun_request.run_id:
         return section_of(rerun_request.run)
     return redirect(safe_next(request.form.get("next")) or url_for("reruns.reruns_page"), code=303)
+
+
+def refusal(error):
+    """A refused ask or cancel from the run page's section (HTMX): its message in the section's alert slot, with its
+    status; any other request gets the usual error page or JSON."""
+    if is_htmx() and request.endpoint in ("reruns.ask", "reruns.cancel"):
+        return refusal_fragment(error, f"#{REFUSAL_ALERT}")
+    return error_response(error)
+
+
+for status in REFUSAL_STATUSES:
+    reruns.register_error_handler(status, refusal)

@@ -1,0 +1,101 @@
+"""What the server refuses or cannot apply, in headless Chromium: a filter a new view lacks is cleared (and the page
+says so), and a refusal's message appears where the reader acted; the page never stays stale and silent."""
+
+import re
+
+import pytest
+
+from app.search import MAX_QUERY
+from tests.pages_support import find_run, reference_run
+
+from .conftest import mark_page, serving, still_same_page
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
+
+pytestmark = pytest.mark.browser
+
+CROSS_ENTROPY = "/families/cross_entropy"
+PASSWORD = "correct horse battery staple"
+
+
+def test_a_new_gpu_clears_the_implementation_it_has_no_runs_of_and_says_so(live, page):
+    base, _ = live
+    page.goto(base + CROSS_ENTROPY)
+    mark_page(page)
+    page.get_by_label("Implementation").select_option("liger_triton")  # the B200's only one
+    expect(page).to_have_url(re.compile(r"implementation=liger_triton"))
+    page.get_by_label("GPU").select_option("NVIDIA A100-SXM4-80GB")  # only liger ran there
+    expect(page.locator("#chart-h")).to_have_text("Median latency on NVIDIA A100-SXM4-80GB · forward")
+    expect(page.locator(".cleared-filters")).to_contain_text(
+        "has no 'liger_triton' runs on NVIDIA A100-SXM4-80GB (forward, speed); it has: liger")
+    expect(page.get_by_label("Implementation")).to_have_value("")
+    expect(page.locator("#family-table")).to_contain_text("Liger-Kernel")
+    expect(page).to_have_url(f"{base}{CROSS_ENTROPY}?pass=forward&metric=speed&gpu=NVIDIA+A100-SXM4-80GB")
+    assert still_same_page(page)
+
+
+def test_a_refused_filter_shows_its_message_in_the_results(live, page):
+    base, _ = live
+    page.goto(base + CROSS_ENTROPY)
+    mark_page(page)
+    page.evaluate("() => { document.querySelector('#family-results input[name=sort]').value = 'price'; }")
+    page.get_by_label("GPU").select_option("NVIDIA A100-SXM4-80GB")
+    expect(page.locator("#family-results .form-error")).to_contain_text("sort must be one of")
+    expect(page).to_have_url(base + CROSS_ENTROPY)  # the address keeps the page last shown
+    assert still_same_page(page)
+
+
+def test_the_search_box_stops_at_the_longest_search_and_a_longer_one_is_refused_in_view(live, page):
+    base, _ = live
+    page.goto(base + "/")
+    mark_page(page)
+    box = page.get_by_label("Search runs by kernel, implementation, GPU or external id")
+    expect(box).to_have_attribute("maxlength", str(MAX_QUERY))
+    box.fill("x" * (MAX_QUERY + 1))
+    expect(box).to_have_value("x" * MAX_QUERY)
+    box.evaluate("input => input.removeAttribute('maxlength')")  # as a page without the limit would send it
+    box.fill("x" * (MAX_QUERY + 1))
+    box.press("End")  # the live search runs on keyup
+    expect(page.locator("#search-results .form-error")).to_have_text(
+        f"the search is longer than {MAX_QUERY} characters")
+    expect(page).to_have_url(base + "/")
+    assert still_same_page(page)
+
+
+@pytest.fixture
+def maintainer_server(small_app, runner, tmp_path):
+    """A live server over a fresh small database with a maintainer alice and a worker serving the NVIDIA H200."""
+    from app.rerun_requests import Worker, check_in
+
+    small_app.config["QUEUE_URL"] = f"sqlite:///{tmp_path / 'queue.sqlite3'}"
+    assert runner.invoke(args=["users", "create", "alice", "--password", PASSWORD]).exit_code == 0
+    with small_app.app_context():
+        check_in(Worker("h200-a/gpu0", "h200-a", "cuda", "NVIDIA H200"))
+    with serving(small_app) as base:
+        yield base, small_app
+
+
+def signed_in_on(page, base, run_id):
+    page.goto(f"{base}/maintainers/sign-in?next=/runs/{run_id}")
+    page.fill("input[name=username]", "alice")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button:has-text('Sign in')")
+    page.wait_for_url(f"{base}/runs/{run_id}")
+    mark_page(page)
+
+
+def test_a_refused_rerun_ask_shows_its_message_in_the_section(maintainer_server, page):
+    base, app = maintainer_server
+    memory_run = find_run(app, metric="memory")
+    signed_in_on(page, base, memory_run.id)
+    alert = page.locator("#rerun-requests-alert")
+    page.click("button:has-text('Rerun on NVIDIA H200')")
+    expect(alert).to_contain_text(f"run {memory_run.id} measures memory; KernelIndex reruns measure speed")
+    expect(page.locator("#rerun-requests")).to_contain_text("No rerun requests for this run.")
+    app.config["QUEUE_URL"] = "redis://127.0.0.1:1/0"  # nothing listens there
+    page.goto(f"{base}/runs/{reference_run(app).id}")
+    mark_page(page)
+    page.click("button:has-text('Rerun on NVIDIA H200')")
+    expect(alert).to_contain_text("the rerun queue is unreachable")
+    assert still_same_page(page)
