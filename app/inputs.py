@@ -21,14 +21,6 @@ def control_character_in(text: str) -> str | None:
     return next((character for character in text if character in CONTROL_CHARACTERS), None)
 
 
-def name_problem(what: str, text: str, most: int) -> str | None:
-    """Why ``text`` cannot name ``what`` (an account, a token, a host, a GPU): one to ``most`` printable characters,
-    with no white space at either end (sign-in trims a username; a GPU with one more space would rank apart)."""
-    if not text or len(text) > most or not text.isprintable() or text != text.strip():
-        return f"{what} is 1 to {most} printable characters with no white space at either end, not {text[:100]!r}"
-    return None
-
-
 def describe(character: str) -> str:
     return f"U+{ord(character):04X}"
 

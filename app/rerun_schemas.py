@@ -18,9 +18,8 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, vali
 
 from runners import memory
 from runners.isolation import CHILD_PROCESS, HARNESS_PROCESS
+from runners.names import name_problem
 from runners.types import DTYPE_NAMES, MATH_MODES, PASSES, TARGETS
-
-from .inputs import name_problem
 
 MAX_DEPTH = 16  # a bundle line nests 6 deep
 MAX_STRING = 100_000  # characters in any one string (the policy text has 2,500)
@@ -117,7 +116,7 @@ def length(most: int, least: int = 1) -> validate.Length:
 
 def name_of(most: int):
     """The validator of a name that groups results (a GPU's: one more space makes another GPU and another ranking):
-    :func:`app.inputs.name_problem`'s rule."""
+    :func:`runners.names.name_problem`'s rule."""
     def one_line(text: str) -> None:
         problem = name_problem("a name", text, most)
         if problem:

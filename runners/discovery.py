@@ -1,13 +1,16 @@
 """Finding plugins: built-in modules, a plugins directory and installed entry points.
 
 Everything found is registered with one pluggy manager. A plugin that fails to
-import, replaces a function the harness times with while importing
-(``integrity.imported_untampered``), implements a hook that does not exist (a
-misspelling, found by ``check_pending``), declares a family and target another plugin
-already holds, or adds an implementation to a family and target nobody declares or
-under a name the family already has there (checked once all are registered, so the
-order they are found in does not matter), is recorded as broken with its error and
-left out; the others are unaffected.
+import or exits while importing (``sys.exit``), replaces a function the harness times
+with while importing (``integrity.imported_untampered``), implements no hook or one
+that does not exist (a misspelling, found by ``check_pending``), answers
+``kernel_plugin`` or ``kernel_implementations`` with anything but the records the
+contract asks for (each record checks its fields' types, names and values where it is
+made: ``runners.types``), declares a family and target another plugin already holds,
+or adds an implementation twice, to a family and target nobody declares or under a name
+the family already has there (checked once all are registered, so the order they are
+found in does not matter), is recorded as broken with its error and left out; the
+others are unaffected.
 The registry is built once per plugins directory and kept: the importer asks it
 for family definitions on every import, and building it imports torch.
 """
@@ -117,6 +120,10 @@ BUILTIN, DIRECTORY, ENTRY_POINT = "builtin", "directory", "entry point"
 
 FAMILY_HOOKS = ("build_workload", "prepare_pass", "reference_outputs", "workload_cost")
 """The hooks called only on the plugin that declares the family (``kernel_plugin``)."""
+
+PLUGIN_FAULTS = (Exception, SystemExit)
+"""What plugin code may raise without ending the host: an error, or ``sys.exit`` (the plugin is broken, not the
+harness). KeyboardInterrupt is the operator's, and stops the host as ever."""
 
 
 @dataclass(frozen=True)
@@ -290,7 +297,9 @@ def _candidates(plugins_dir: str | None):
         yield PluginSource(f"{entry_point.name} ({entry_point.value})", ENTRY_POINT, entry_point.value)
 
 
-def _describe(error: BaseException) -> str:
+def _describe(error: BaseException, during: str) -> str:
+    if isinstance(error, SystemExit):
+        return f"exited {during}: {error.code}"
     return f"{type(error).__name__}: {error}"
 
 
@@ -315,16 +324,18 @@ def registry_of(sources: Iterable[PluginSource], broken: Sequence[BrokenPlugin] 
         try:
             module = integrity.imported_untampered(source.load)
             manager.register(module, name=name)
-        except Exception as error:  # a plugin's bug must not stop discovery
-            broken.append(BrokenPlugin(name, origin, _describe(error)))
+        except PLUGIN_FAULTS as error:  # a plugin's bug must not stop discovery
+            broken.append(BrokenPlugin(name, origin, _describe(error, "at import")))
             continue
         try:
             manager.check_pending()
-            record, added = _record(manager, module), _added(manager, module)
-            _check_hooks(manager, module, record)
-        except Exception as error:
+            implemented = {caller.name for caller in manager.get_hookcallers(module)}
+            _check_hooks(implemented)
+            record = _record(manager, module) if "kernel_plugin" in implemented else None
+            added = _added(manager, module) if "kernel_implementations" in implemented else ()
+        except PLUGIN_FAULTS as error:
             manager.unregister(module)
-            broken.append(BrokenPlugin(name, origin, _describe(error)))
+            broken.append(BrokenPlugin(name, origin, _describe(error, "when asked for its records")))
             continue
         if record:
             key = (record.family.name, record.target)
@@ -337,31 +348,45 @@ def registry_of(sources: Iterable[PluginSource], broken: Sequence[BrokenPlugin] 
     return PluginRegistry(manager, _without_bad_additions(manager, plugins, broken), broken)
 
 
-def _record(manager: pluggy.PluginManager, module: Any) -> KernelPlugin | None:
+def _record(manager: pluggy.PluginManager, module: Any) -> KernelPlugin:
+    """The answer of a module that implements ``kernel_plugin``: its one record."""
     others = [plugin for plugin in manager.get_plugins() if plugin is not module]
     record = manager.subset_hook_caller("kernel_plugin", remove_plugins=others)()
-    if record is not None and not isinstance(record, KernelPlugin):
+    if not isinstance(record, KernelPlugin):
         raise TypeError(f"kernel_plugin() returned {type(record).__name__}, not a KernelPlugin")
     return record
 
 
 def _added(manager: pluggy.PluginManager, module: Any) -> tuple[AddedImplementation, ...]:
+    """The answer of a module that implements ``kernel_implementations``: one record or more, none listed twice."""
     others = [plugin for plugin in manager.get_plugins() if plugin is not module]
-    added = tuple(manager.subset_hook_caller("kernel_implementations", remove_plugins=others)() or ())
-    wrong = [type(record).__name__ for record in added if not isinstance(record, AddedImplementation)]
+    answer = manager.subset_hook_caller("kernel_implementations", remove_plugins=others)()
+    if not isinstance(answer, Sequence):
+        raise TypeError(f"kernel_implementations() returned {type(answer).__name__}, not a sequence of "
+                        "AddedImplementation records")
+    wrong = [type(record).__name__ for record in answer if not isinstance(record, AddedImplementation)]
     if wrong:
         raise TypeError(f"kernel_implementations() returned {', '.join(wrong)}, not AddedImplementation records")
-    return added
+    if not answer:
+        raise TypeError("kernel_implementations() returned no records: an implementation plugin adds at least one")
+    listed = set()
+    for added in answer:
+        place = (added.family, added.target, added.implementation.name)
+        if place in listed:
+            raise ValueError(f"kernel_implementations() lists {place[2]!r} for {place[0]} on {place[1]} twice")
+        listed.add(place)
+    return tuple(answer)
 
 
-def _check_hooks(manager: pluggy.PluginManager, module: Any, record: KernelPlugin | None) -> None:
-    """Refuse hooks that would never be called or say one thing two ways."""
-    implemented = {caller.name for caller in manager.get_hookcallers(module)}
+def _check_hooks(implemented: set[str]) -> None:
+    """Refuse a module whose hooks would never be called, say one thing two ways, or that implements none."""
+    if not implemented:
+        raise TypeError("implements no hook of the contract (runners.hookspecs): mark each hook with runners.hookimpl")
     if {"kernel_plugin", "kernel_implementations"} <= implemented:
         raise TypeError("implements kernel_plugin and kernel_implementations: a family plugin lists its own "
                         "implementations in its record; kernel_implementations adds to another plugin's family")
     family_hooks = sorted(implemented & set(FAMILY_HOOKS))
-    if family_hooks and not record:
+    if family_hooks and "kernel_plugin" not in implemented:
         raise TypeError(f"implements {', '.join(family_hooks)} without kernel_plugin, so it would never be called: "
                         "family hooks are called on the plugin that declares the family (an added "
                         "implementation's record carries its prepare_pass)")
@@ -376,25 +401,24 @@ def _without_bad_additions(manager: pluggy.PluginManager, plugins: list[LoadedPl
                for p in plugins if p.record}
     kept = []
     for plugin in plugins:
-        problem, claimed = None, {}
+        problem = None
         for added in plugin.added:
             key, name = (added.family, added.target), added.implementation.name
             if key not in holders:
                 declared = sorted(target for family, target in holders if family == added.family)
                 problem = (f"adds {name!r} to {added.family} on {added.target}, which no plugin declares"
                            + (f" ({added.family} is declared on {', '.join(declared)})" if declared else ""))
-            elif name in holders[key] or (key, name) in claimed:
-                holder = holders[key].get(name, plugin.name)
-                problem = f"adds {name!r} to {added.family} on {added.target}, which already has it (from {holder})"
+            elif name in holders[key]:
+                problem = (f"adds {name!r} to {added.family} on {added.target}, which already has it "
+                           f"(from {holders[key][name]})")
             if problem:
                 break
-            claimed[key, name] = plugin.name
         if problem:
             manager.unregister(plugin.module)
             broken.append(BrokenPlugin(plugin.name, plugin.origin, problem))
             continue
-        for (key, name), holder in claimed.items():
-            holders[key][name] = holder
+        for added in plugin.added:
+            holders[added.family, added.target][added.implementation.name] = plugin.name
         kept.append(plugin)
     return kept
 

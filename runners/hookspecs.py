@@ -56,6 +56,20 @@ Three kinds of hooks live here:
   called on every plugin. KernelIndex implements its own defaults as a built-in
   plugin (:mod:`runners.environment`); a plugin overrides or extends them.
 
+A module that implements none of these hooks (its functions not marked with ``hookimpl``) is
+broken, as is one whose import fails or exits (``sys.exit``): discovery lists it with the reason
+and the other plugins are unaffected.
+
+**Records are checked where they are made.** :class:`~runners.types.FamilyDefinition`,
+:class:`~runners.types.Implementation`, :class:`~runners.types.KernelPlugin`,
+:class:`~runners.types.AddedImplementation` and :class:`~runners.types.WorkloadCost` refuse a
+field of another type than the one declared (``TypeError``, naming the field), a family or
+implementation name the index could not store or address (1 to 120 characters for a family, 1
+to 80 for an implementation, printable, no ``/``, no white space at either end:
+:func:`runners.names.address_name_problem`), and a dtype that is not one of
+:data:`~runners.types.WORKLOAD_DTYPES` (``ValueError``); a plugin whose hook makes such a record
+is broken.
+
 **Fair comparison.** Each :class:`~runners.types.Implementation` declares its *math mode*
 on fp32 workloads (``fp32_math_mode``: ``ieee-fp32``, ``tf32`` or ``tf32-partial``; a bf16
 or fp16 workload's mode is ``bf16`` or ``fp16``; the vocabulary is
@@ -118,9 +132,11 @@ def kernel_plugin() -> KernelPlugin:
 
     ``firstresult``: the first answer that is not None is the answer.
 
-    :return: the plugin's :class:`~runners.types.KernelPlugin` record. A module that
-        does not implement this hook is an implementation plugin
-        (:func:`kernel_implementations`) or a harness plugin (environment hooks only).
+    :return: the plugin's :class:`~runners.types.KernelPlugin` record, which lists at least one
+        implementation (the others are added by :func:`kernel_implementations`); any other answer,
+        None included, makes the plugin broken. A module that does not implement this hook is an
+        implementation plugin (:func:`kernel_implementations`) or a harness plugin (environment
+        hooks only).
     """
 
 
@@ -144,10 +160,11 @@ def kernel_implementations() -> Sequence[AddedImplementation]:
 
     ``firstresult``: the first answer that is not None is the answer.
 
-    :return: one :class:`~runners.types.AddedImplementation` per implementation added: the
-        family's name, the target, the :class:`~runners.types.Implementation` record (its
-        name unique within the family on that target; math mode and dtypes as for
-        :func:`kernel_plugin`) and its ``prepare_pass``.
+    :return: a sequence of one :class:`~runners.types.AddedImplementation` per implementation
+        added, at least one, none listed twice: the family's name, the target, the
+        :class:`~runners.types.Implementation` record (its name unique within the family on that
+        target; math mode and dtypes as for :func:`kernel_plugin`) and its ``prepare_pass`` (a
+        callable). An empty sequence or any other answer makes the module broken.
     """
 
 
@@ -232,7 +249,10 @@ def workload_cost(parameters: Mapping[str, Any], dtype: str, options: Mapping[st
                   pass_: str) -> WorkloadCost:
     """Count the least work one call of a pass must do, so a run can show its distance from the hardware's limits.
 
-    Fires once per rerun result; must not allocate tensors or need a device.
+    Fires when a rerun builds a workload (in each process that measures it), before anything
+    runs; must not allocate tensors or need a device. A hook that fails, or answers anything but
+    a :class:`~runners.types.WorkloadCost`, stops that rerun with its reason before anything is
+    measured.
 
     ``firstresult``: the first answer that is not None is the answer.
 
@@ -243,7 +263,7 @@ def workload_cost(parameters: Mapping[str, Any], dtype: str, options: Mapping[st
 
     :return: floating-point operations (a multiply-add is 2) of the necessary work, not
         of any particular formulation, and the bytes that must cross device memory
-        (each input read once, each output written once).
+        (each input read once, each output written once): finite counts of at least zero.
     """
 
 

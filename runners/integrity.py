@@ -67,6 +67,15 @@ GUARDED_FOREIGN = (
     ("torch.cuda.Event", "query"), ("torch.cuda.Event", "synchronize"), ("torch", "equal"), ("torch", "isfinite"),
     ("torch.Tensor", "clone"), ("torch.Tensor", "copy_"), ("torch.cuda", "mem_get_info"),
     ("torch.cuda", "memory_reserved"), ("torch.cuda", "memory_allocated"),
+    # what runners.correctness computes errors and compares outputs with: Tensor.norm calls torch.norm, which calls
+    # torch.linalg.vector_norm; float(), int(), ~, -, ==, & and | call the Tensor methods named for them
+    ("torch", "Tensor"), ("torch.Tensor", "norm"), ("torch", "norm"), ("torch.linalg", "vector_norm"),
+    ("torch.Tensor", "to"), ("torch.Tensor", "__sub__"), ("torch.Tensor", "__float__"), ("torch.Tensor", "__int__"),
+    ("torch.Tensor", "__invert__"), ("torch.Tensor", "__eq__"), ("torch.Tensor", "__and__"),
+    ("torch.Tensor", "__or__"), ("torch.Tensor", "sum"), ("torch.Tensor", "numel"), ("torch.Tensor", "isnan"),
+    ("torch.Tensor", "detach"), ("torch.Tensor", "view"), ("torch.Tensor", "untyped_storage"),
+    ("torch.UntypedStorage", "data_ptr"), ("torch", "nan_to_num"), ("torch", "where"), ("torch", "full"),
+    ("math", "isfinite"), ("math", "isnan"), ("math", "sqrt"), ("math", "prod"),
 )
 """Functions of Python and torch the harness times and checks with: ``(owner, attribute)``."""
 
@@ -248,12 +257,14 @@ def threads_started_here():
 
 def imported_untampered(load):
     """``load()`` (a plugin import), refused when importing it tampered with the harness: replaced a guarded
-    function, or left running a thread that it started."""
+    function, or left running a thread that it started. An import that fails is checked too, so what it replaced
+    before failing is put back and it is refused for that, not the next plugin imported."""
     harness_functions()
     with threads_started_here() as started:
-        module = load()
-    check_harness(running_threads() - set(started), "importing it")
-    return module
+        try:
+            return load()
+        finally:
+            check_harness(running_threads() - set(started), "importing it")
 
 
 def check_plain_outputs(outputs: Mapping[str, Any], device: str) -> None:

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from runners import correctness, integrity, isolation, memory, scan, telemetry, timing
-from runners.discovery import LoadedPlugin, PluginRegistry, PluginSource, get_registry, registry_of
-from runners.types import PASSES, Implementation, RerunResult, Workload, dtype_name, torch_dtype
+from runners.discovery import PLUGIN_FAULTS, LoadedPlugin, PluginRegistry, PluginSource, get_registry, registry_of
+from runners.types import PASSES, Implementation, RerunResult, Workload, WorkloadCost, dtype_name, torch_dtype
 
 METRIC = "speed"
 METRICS = (METRIC, memory.METRIC)
@@ -156,7 +156,8 @@ def now_utc() -> str:
 
 
 class _PluginCalls:
-    """The family hooks of one plugin, with the workload values completed from the definition."""
+    """The family hooks of one plugin, with the workload values completed from the definition, and the workload's
+    cost (asked first: a plugin whose ``workload_cost`` fails stops the rerun before anything is measured)."""
 
     def __init__(self, registry: PluginRegistry, plugin: LoadedPlugin, request: RerunRequest, device: str):
         self.registry, self.plugin, self.device = registry, plugin, device
@@ -170,6 +171,19 @@ class _PluginCalls:
         self.dtype, self.pass_ = request.dtype, request.pass_
         specs = definition.tensors({**self.parameters, **self.options}, self.dtype)
         self.expected = {spec.name: spec for spec in specs}
+        self.cost = self._workload_cost()
+
+    def _workload_cost(self) -> WorkloadCost:
+        record = self.plugin.record
+        hook = f"{self.plugin.name}'s workload_cost hook ({record.family.name} on {record.target})"
+        try:
+            cost = self.call("workload_cost", parameters=self.parameters, dtype=self.dtype, options=self.options,
+                             pass_=self.pass_)
+        except PLUGIN_FAULTS as error:
+            raise RerunError(f"{hook} failed: {type(error).__name__}: {error}") from error
+        if not isinstance(cost, WorkloadCost):
+            raise RerunError(f"{hook} returned {type(cost).__name__}, not a WorkloadCost")
+        return cost
 
     def call(self, hook_name: str, **kwargs):
         return self.registry.call(self.plugin, hook_name, **kwargs)
@@ -557,8 +571,6 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
     for name in isolated:
         measured[name] = _measured_in_child(request, plugin, providers[name], chosen[name], target, device_index,
                                             protocol, metrics, progress)
-    cost = calls.call("workload_cost", parameters=calls.parameters, dtype=calls.dtype, options=calls.options,
-                      pass_=request.pass_)
     observed_at = now_utc()
     shapes = [spec.shape for spec in calls.expected.values()]
 
@@ -569,7 +581,7 @@ def rerun_workload(request: RerunRequest, *, target: str, device_index: int = 0,
                       options=request.options,
                       implementation=_settled_implementation(implementation, found.settled_details),
                       correctness=found.correctness, environment=environment, protocol=protocol,
-                      observed_at=observed_at, cost=cost)
+                      observed_at=observed_at, cost=calls.cost)
         outcome = f"failed: {found.error}" if found.error else "correct"
         if METRIC in metrics:
             results.append(RerunResult(

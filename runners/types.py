@@ -8,10 +8,15 @@ a rerun's result travels as one bundle line from a GPU host to the index.
 from __future__ import annotations
 
 import json
+import math
+from numbers import Real
+from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, Callable, Collection, Mapping
+from types import MappingProxyType, NoneType
+from typing import Any
+
+from runners.names import FAMILY_NAME_LENGTH, IMPLEMENTATION_NAME_LENGTH, address_name_problem
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,35 @@ class TensorSpec:
 
 def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(value or {}))
+
+
+def _check_types(record: Any, **expected: type | tuple[type, ...]) -> None:
+    """Refuse, where a record is made, a field that is not of the type the contract gives it (a bool is no number).
+
+    A plugin's records are read in many places (discovery, listings, the importer, a rerun); checked
+    here, a wrong field breaks only the plugin that made it, with the field and the type named."""
+    for name, kinds in expected.items():
+        value, kinds = getattr(record, name), kinds if isinstance(kinds, tuple) else (kinds,)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            wanted = " or ".join("None" if kind is NoneType else kind.__name__ for kind in kinds)
+            raise TypeError(f"{type(record).__name__}.{name} must be {wanted}, "
+                            f"not {type(value).__name__} {value!r:.80}")
+
+
+def _freeze_tuple(record: Any, name: str, kind: type) -> None:
+    """Make a record's sequence field a tuple, refusing anything but a tuple or list of ``kind``."""
+    value = getattr(record, name)
+    if not isinstance(value, (tuple, list)) or not all(isinstance(item, kind) for item in value):
+        raise TypeError(f"{type(record).__name__}.{name} must be a tuple of {kind.__name__}, "
+                        f"not {type(value).__name__} {value!r:.80}")
+    object.__setattr__(record, name, tuple(value))
+
+
+def _check_name(what: str, name: str, most: int) -> None:
+    """Refuse a name the index could not store or address (:func:`runners.names.address_name_problem`)."""
+    problem = address_name_problem(what, name, most)
+    if problem:
+        raise ValueError(problem)
 
 
 @dataclass(frozen=True)
@@ -62,6 +96,14 @@ class FamilyDefinition:
     fail."""
 
     def __post_init__(self) -> None:
+        _check_types(self, name=str, title=str, derive_tensors=Callable, aliases=Mapping, defaults=Mapping,
+                     implied=(Callable, NoneType), default_dtype=(str, NoneType))
+        _check_name("a family's name", self.name, FAMILY_NAME_LENGTH)
+        _freeze_tuple(self, "parameters", str)
+        _freeze_tuple(self, "constrained_inputs", str)
+        if self.default_dtype is not None and self.default_dtype not in WORKLOAD_DTYPES:
+            raise ValueError(f"{self.name}: default_dtype must be one of {', '.join(WORKLOAD_DTYPES)}, "
+                             f"not {self.default_dtype!r}")
         object.__setattr__(self, "aliases", _frozen_mapping(self.aliases))
         object.__setattr__(self, "defaults", _frozen_mapping(self.defaults))
 
@@ -116,8 +158,9 @@ class Implementation:
     ``fp32_math_mode`` is its math mode on fp32 workloads (one of :data:`FP32_MATH_MODES`);
     left out, it is ``tf32`` when ``details`` declares ``tf32`` and ``ieee-fp32`` otherwise,
     and a declared mode must agree with that detail (the correctness policy reads it).
-    ``dtypes`` limits the workload dtypes it runs (a TF32 variant means nothing for bf16);
-    empty, it runs all of them.
+    ``dtypes`` limits the workload dtypes it runs (a TF32 variant means nothing for bf16), each one
+    of :data:`WORKLOAD_DTYPES`; empty, it runs all of them. ``name`` is unique within its family on
+    a target and obeys :func:`runners.names.address_name_problem` (it is stored and addressed).
     ``unavailable`` is why it cannot run on this host (its library does not import), or None
     when it can. It is still declared, so results recorded where it runs are accepted by a
     server that lacks its library; its ``revision`` is then :data:`NOT_INSTALLED`.
@@ -132,8 +175,15 @@ class Implementation:
     unavailable: str | None = None
 
     def __post_init__(self) -> None:
+        _check_types(self, name=str, project=str, revision=str, details=Mapping, fp32_math_mode=(str, NoneType),
+                     unavailable=(str, NoneType))
+        _check_name("an implementation's name", self.name, IMPLEMENTATION_NAME_LENGTH)
+        _freeze_tuple(self, "dtypes", str)
+        unknown = [dtype for dtype in self.dtypes if dtype not in WORKLOAD_DTYPES]
+        if unknown:
+            raise ValueError(f"{self.name}: dtypes must be among {', '.join(WORKLOAD_DTYPES)}, "
+                             f"not {', '.join(unknown)}")
         object.__setattr__(self, "details", _frozen_mapping(self.details))
-        object.__setattr__(self, "dtypes", tuple(self.dtypes))
         declared = "tf32" if self.uses_tf32 else "ieee-fp32"
         mode = self.fp32_math_mode or declared
         if mode not in FP32_MATH_MODES:
@@ -170,7 +220,8 @@ class Implementation:
 
 @dataclass(frozen=True)
 class KernelPlugin:
-    """A plugin's identity: one family on one hardware target, and the implementations it can run there."""
+    """A plugin's identity: one family on one hardware target, and the implementations it can run there (at
+    least one: its ``prepare_pass`` exists to prepare them)."""
 
     family: FamilyDefinition
     target: str
@@ -178,12 +229,16 @@ class KernelPlugin:
     description: str = ""
 
     def __post_init__(self) -> None:
+        _check_types(self, family=FamilyDefinition, target=str, description=str)
         if self.target not in TARGETS:
             raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
+        _freeze_tuple(self, "implementations", Implementation)
+        if not self.implementations:
+            raise ValueError(f"{self.family.name} on {self.target} lists no implementations: a family plugin "
+                             "declares at least one")
         names = [implementation.name for implementation in self.implementations]
         if len(set(names)) != len(names):
             raise ValueError(f"implementation names repeat: {names}")
-        object.__setattr__(self, "implementations", tuple(self.implementations))
 
     @property
     def implementation_names(self) -> tuple[str, ...]:
@@ -218,6 +273,7 @@ class AddedImplementation:
     prepare_pass: Callable[[Implementation, Workload, str], PreparedPass]
 
     def __post_init__(self) -> None:
+        _check_types(self, family=str, target=str, implementation=Implementation, prepare_pass=Callable)
         if self.target not in TARGETS:
             raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
 
@@ -347,10 +403,17 @@ class PreparedPass:
 
 @dataclass(frozen=True)
 class WorkloadCost:
-    """The least work a pass must do: floating-point operations and bytes through device memory."""
+    """The least work a pass must do: floating-point operations and bytes through device memory, each a finite
+    count of at least zero (a result records them as integers)."""
 
     flops: int
     bytes: int
+
+    def __post_init__(self) -> None:
+        _check_types(self, flops=Real, bytes=Real)
+        if not all(math.isfinite(count) and count >= 0 for count in (self.flops, self.bytes)):
+            raise ValueError(f"WorkloadCost counts finite flops and bytes of at least zero, not flops={self.flops!r}, "
+                             f"bytes={self.bytes!r}")
 
     def as_document(self) -> dict[str, int]:
         return {"flops": int(self.flops), "bytes": int(self.bytes)}

@@ -266,3 +266,144 @@ def test_finding_a_missing_family_or_target_says_what_exists():
     registry.plugins = tuple(p for p in registry.plugins if not (p.record and p.record.target == "cuda"))
     with pytest.raises(discovery.PluginNotFound, match="targets with a plugin: cpu"):
         registry.find("multi_token_attention", "cuda")
+
+
+RECORD_IMPORTS = '''
+import sys
+
+from runners import hookimpl
+from runners.types import AddedImplementation, FamilyDefinition, Implementation, KernelPlugin, TensorSpec
+
+FAMILY = FamilyDefinition(name="probe", title="Probe", parameters=("rows",),
+                          derive_tensors=lambda values, dtype: (TensorSpec("x", dtype, (values["rows"],)),))
+
+
+def prepare(implementation, workload, pass_):
+    return None
+'''
+
+
+def write_plugin(path, body):
+    """A plugin module: ``body`` after the imports and helpers every such module here needs (``FAMILY``,
+    ``prepare``)."""
+    path.write_text(RECORD_IMPORTS + body)
+
+
+def family_plugin(record):
+    return f"\n@hookimpl\ndef kernel_plugin():\n    return {record}\n"
+
+
+def implementation_plugin(records):
+    return f"\n@hookimpl\ndef kernel_implementations():\n    return {records}\n"
+
+
+def assert_only_those_broken(registry, expected):
+    """The plugins named in ``expected`` are broken with those errors; the built-ins and a good plugin still load."""
+    assert {Path(plugin.name).name: plugin.error for plugin in registry.broken} == expected
+    assert registry.find("toy_linear", "cpu").name.endswith("z_toy.py")
+    assert registry.find("rms_norm", "cpu").origin == "builtin"
+    listed = {plugin["name"] for plugin in registry.listing()["plugins"]}
+    assert "runners.environment" in listed and not {name for name in listed if Path(name).name in expected}
+    assert set(registry.manager.get_plugins()) == {plugin.module for plugin in registry.plugins}
+
+
+def test_a_record_field_of_the_wrong_type_breaks_only_its_plugin(plugins_dir):
+    write_plugin(plugins_dir / "str_family.py", family_plugin(
+        'KernelPlugin(family="strfamily", target="cpu", implementations=(Implementation("x", "tests"),))'))
+    write_plugin(plugins_dir / "str_implementation.py", implementation_plugin(
+        '[AddedImplementation(family="rms_norm", target="cpu", implementation="strimpl", prepare_pass=prepare)]'))
+    write_plugin(plugins_dir / "str_implementations.py", family_plugin(
+        'KernelPlugin(family=FAMILY, target="cpu", implementations=("torch",))'))
+    write_plugin(plugins_dir / "list_details.py", family_plugin(
+        'KernelPlugin(family=FAMILY, target="cpu", implementations=(Implementation("x", "tests", details=[1]),))'))
+    shutil.copy(TEST_PLUGINS / "toy_linear.py", plugins_dir / "z_toy.py")
+
+    assert_only_those_broken(get_registry(), {
+        "str_family.py": "TypeError: KernelPlugin.family must be FamilyDefinition, not str 'strfamily'",
+        "str_implementation.py": "TypeError: AddedImplementation.implementation must be Implementation, "
+                                 "not str 'strimpl'",
+        "str_implementations.py": "TypeError: KernelPlugin.implementations must be a tuple of Implementation, "
+                                  "not tuple ('torch',)",
+        "list_details.py": "TypeError: Implementation.details must be Mapping, not list [1]",
+    })
+
+
+def test_a_plugin_that_exits_is_broken_and_the_host_goes_on(plugins_dir):
+    (plugins_dir / "exits_at_import.py").write_text('import sys\n\nsys.exit("bye")\n')
+    write_plugin(plugins_dir / "exits_in_its_hook.py",
+                 '\n@hookimpl\ndef kernel_plugin():\n    raise SystemExit("later")\n')
+    shutil.copy(TEST_PLUGINS / "toy_linear.py", plugins_dir / "z_toy.py")
+
+    assert_only_those_broken(get_registry(), {"exits_at_import.py": "exited at import: bye",
+                                              "exits_in_its_hook.py": "exited when asked for its records: later"})
+
+
+def test_an_interrupt_while_importing_a_plugin_stops_discovery(tmp_path):
+    (tmp_path / "interrupted.py").write_text("raise KeyboardInterrupt\n")
+    with pytest.raises(KeyboardInterrupt):
+        build_registry(str(tmp_path))
+
+
+def test_names_the_index_cannot_store_or_address_break_their_plugin(plugins_dir):
+    write_plugin(plugins_dir / "empty_name.py", implementation_plugin(
+        '[AddedImplementation(family="rms_norm", target="cpu", implementation=Implementation("", "tests"), '
+        'prepare_pass=prepare)]'))
+    write_plugin(plugins_dir / "path_name.py", implementation_plugin(
+        '[AddedImplementation(family="rms_norm", target="cpu", implementation=Implementation("../bad name/<x>", '
+        '"tests"), prepare_pass=prepare)]'))
+    write_plugin(plugins_dir / "long_name.py", family_plugin(
+        f'KernelPlugin(family=FAMILY, target="cpu", implementations=(Implementation("{"x" * 81}", "tests"),))'))
+    (plugins_dir / "path_family.py").write_text(
+        RECORD_IMPORTS.replace('name="probe"', 'name="../Bad Family <b>"') + family_plugin(
+            'KernelPlugin(family=FAMILY, target="cpu", implementations=(Implementation("torch", "tests"),))'))
+    shutil.copy(TEST_PLUGINS / "toy_linear.py", plugins_dir / "z_toy.py")
+
+    rule = "printable characters with no / and no white space at either end, not"
+    assert_only_those_broken(get_registry(), {
+        "empty_name.py": f"ValueError: an implementation's name is 1 to 80 {rule} ''",
+        "path_name.py": f"ValueError: an implementation's name is 1 to 80 {rule} '../bad name/<x>'",
+        "long_name.py": f"ValueError: an implementation's name is 1 to 80 {rule} '{'x' * 81}'",
+        "path_family.py": f"ValueError: a family's name is 1 to 120 {rule} '../Bad Family <b>'",
+    })
+
+
+def test_the_name_rule_allows_what_the_database_stores():
+    from app.models import Family, Run
+    from runners.names import FAMILY_NAME_LENGTH, IMPLEMENTATION_NAME_LENGTH
+
+    assert Family.name.max_length == FAMILY_NAME_LENGTH
+    assert Run.implementation.max_length == IMPLEMENTATION_NAME_LENGTH
+
+
+def test_answers_the_contract_does_not_allow_break_their_plugin(plugins_dir):
+    write_plugin(plugins_dir / "adds_nothing.py", implementation_plugin("[]"))
+    write_plugin(plugins_dir / "declares_nothing.py", "\n@hookimpl\ndef kernel_plugin():\n    return None\n")
+    write_plugin(plugins_dir / "no_marker.py", "\ndef kernel_plugin():\n    return None\n")
+    write_plugin(plugins_dir / "fp64.py", family_plugin(
+        'KernelPlugin(family=FAMILY, target="cpu", implementations=(Implementation("x", "tests", '
+        'dtypes=("fp64",)),))'))
+    write_plugin(plugins_dir / "no_implementations.py", family_plugin(
+        'KernelPlugin(family=FAMILY, target="cpu", implementations=())'))
+    write_plugin(plugins_dir / "no_prepare_pass.py", implementation_plugin(
+        '[AddedImplementation(family="rms_norm", target="cpu", implementation=Implementation("x", "tests"), '
+        'prepare_pass=None)]'))
+    write_plugin(plugins_dir / "twice.py", "\nADDED = AddedImplementation(family='rms_norm', target='cpu', "
+                 "implementation=Implementation('twice', 'tests'), prepare_pass=prepare)\n"
+                 + implementation_plugin("[ADDED, ADDED]"))
+    shutil.copy(TEST_PLUGINS / "toy_linear.py", plugins_dir / "z_toy.py")
+
+    registry = get_registry()
+    assert_only_those_broken(registry, {
+        "adds_nothing.py": "TypeError: kernel_implementations() returned no records: an implementation plugin adds "
+                           "at least one",
+        "declares_nothing.py": "TypeError: kernel_plugin() returned NoneType, not a KernelPlugin",
+        "no_marker.py": "TypeError: implements no hook of the contract (runners.hookspecs): mark each hook with "
+                        "runners.hookimpl",
+        "fp64.py": "ValueError: x: dtypes must be among fp32, bf16, fp16, not fp64",
+        "no_implementations.py": "ValueError: probe on cpu lists no implementations: a family plugin declares at "
+                                 "least one",
+        "no_prepare_pass.py": "TypeError: AddedImplementation.prepare_pass must be Callable, not NoneType None",
+        "twice.py": "ValueError: kernel_implementations() lists 'twice' for rms_norm on cpu twice",
+    })
+    assert {plugin.name: plugin.kind for plugin in registry.plugins if plugin.kind == "harness"} == \
+        {"runners.environment": "harness"}

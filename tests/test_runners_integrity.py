@@ -2,6 +2,7 @@
 
 import _thread
 import functools
+import inspect
 import random
 import re
 import sys
@@ -250,6 +251,48 @@ def test_a_harness_function_replaced_before_capture_is_refused(monkeypatch):
     monkeypatch.setattr(time, "perf_counter_ns", lambda: 0)
     with pytest.raises(integrity.IntegrityViolation, match=r"time.perf_counter_ns is not time's own"):
         integrity.HarnessFunctions.capture()
+
+
+CORRECTNESS_REPLACEMENT = """
+import math
+import sys
+
+import torch
+
+owner, real = {owner}, {owner}.{name}
+
+
+def replacement(*args, **kwargs):
+    \"\"\"{owner}.{name} as it was, but nothing on float64 tensors (every reference) differs: all errors are 0.\"\"\"
+    answer = real(*args, **kwargs)
+    if any(isinstance(arg, torch.Tensor) and arg.dtype == torch.float64 for arg in args):
+        return answer * 0 if isinstance(answer, (torch.Tensor, float, int)) else answer
+    return answer
+
+
+setattr(owner, {name!r}, replacement)
+{then}
+"""
+
+
+@pytest.mark.parametrize("owner, name", [
+    ("torch.Tensor", "norm"), ("torch", "norm"), ("torch.linalg", "vector_norm"), ("torch.Tensor", "to"),
+    ("torch.Tensor", "__sub__"), ("torch", "isfinite"), ("torch", "equal"), ("torch", "nan_to_num"),
+    ("torch.Tensor", "__float__"), ("math", "isnan"),
+])
+@pytest.mark.parametrize("then", ["", "sys.exit('bye')"])
+def test_a_plugin_that_replaces_what_the_correctness_check_computes_with_is_refused(
+        owner, name, then, tmp_path, monkeypatch):
+    """Refused at import, even when the import then exits, and what it replaced put back: the check runs in the
+    harness process, so built-in implementations would be judged with the replacement too."""
+    replaced = integrity._owner(owner)
+    real = inspect.getattr_static(replaced, name)
+    monkeypatch.setattr(replaced, name, real)  # so that the test puts it back however discovery fares
+    (tmp_path / "zeroes_errors.py").write_text(CORRECTNESS_REPLACEMENT.format(owner=owner, name=name, then=then))
+    registry = discovery.build_registry(str(tmp_path))
+    [broken] = registry.broken
+    assert broken.error == f"IntegrityViolation: importing it replaced the harness's {owner}.{name} (put back)"
+    assert inspect.getattr_static(replaced, name) is real
 
 
 def test_every_result_carries_the_static_scan_of_its_plugin(results):

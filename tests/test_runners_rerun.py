@@ -2,11 +2,12 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 import torch
 
-from runners import timing
+from runners import discovery, rerun, timing
 from runners.rerun import RerunError, RerunRequest, capture_environment, rerun_workload
 from runners.timing import protocol_document
 from tests.timing_support import SynchronizingItem
@@ -137,3 +138,29 @@ def test_bad_requests_are_refused_before_any_work(request_, target, implementati
     with pytest.raises(RerunError, match=message):
         rerun_workload(request_, target=target, implementations=implementations,
                        protocol=protocol_document("smoke", "cpu"), environment=environment)
+
+
+TOY_LINEAR = Path(__file__).resolve().parent / "plugins" / "toy_linear.py"
+
+
+@pytest.mark.parametrize("answer, reason", [
+    ("{'flops': 1, 'bytes': 2}", "returned dict, not a WorkloadCost"),
+    ("WorkloadCost(flops=-1, bytes=float('nan'))",
+     "failed: ValueError: WorkloadCost counts finite flops and bytes of at least zero, not flops=-1, bytes=nan"),
+    ("WorkloadCost(flops='many', bytes=1)", "failed: TypeError: WorkloadCost.flops must be Real, not str 'many'"),
+])
+def test_a_workload_cost_hook_that_breaks_the_contract_stops_the_rerun_before_anything_is_measured(
+        answer, reason, tmp_path, monkeypatch, environment):
+    honest, _, _ = TOY_LINEAR.read_text().partition("@hookimpl\ndef workload_cost")
+    plugin = tmp_path / "toy_linear.py"
+    plugin.write_text(f"{honest}@hookimpl\ndef workload_cost(parameters, dtype, options, pass_):\n"
+                      f"    return {answer}\n")
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
+    measured = []
+    monkeypatch.setattr(rerun, "measure", lambda *args, **kwargs: measured.append(args) or [])
+    monkeypatch.setattr(rerun, "_measured_in_child", lambda *args, **kwargs: measured.append(args))
+    request = RerunRequest("toy_linear", "forward", {"rows": 8, "features": 4}, "fp32", {"bias": True})
+    with pytest.raises(RerunError) as refused:
+        rerun_workload(request, target="cpu", protocol=protocol_document("smoke", "cpu"), environment=environment)
+    assert str(refused.value) == f"{plugin}'s workload_cost hook (toy_linear on cpu) {reason}"
+    assert measured == []

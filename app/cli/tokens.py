@@ -16,8 +16,9 @@ tokens_cli = AppGroup("tokens", help="Manage rerun-host tokens.")
 @click.option("--may-request", is_flag=True, help="The token may also ask for reruns (POST /api/v1/rerun-requests).")
 def create_token(name, host, gpus, may_request):
     """Create a rerun-host token for one host and print it once (only its hash is stored)."""
+    from runners.names import name_problem
+
     from ..importers.rerun_submission import host_problem
-    from ..inputs import name_problem
     from ..models import HostToken, Run
 
     if problem := name_problem("a token's name", name, HostToken.name.max_length):

@@ -12,7 +12,8 @@ users_cli = AppGroup("users", help="Manage maintainer accounts.")
 @click.password_option()
 def create_user(username, password):
     """Create a maintainer account."""
-    from ..inputs import name_problem
+    from runners.names import name_problem
+
     from ..models import Maintainer
     from ..security import password_problem
 

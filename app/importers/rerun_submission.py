@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from runners.discovery import get_registry
+from runners.names import name_problem
 from runners.types import FamilyDefinition
 
-from ..inputs import name_problem
 from ..models import utcnow
 from ..rerun_schemas import MAX_SAFE_INTEGER, gpu_name
 

@@ -1,0 +1,33 @@
+"""What may name the things KernelIndex stores and shows: one rule, for the harness and the app alike.
+
+The harness checks the names plugins give their families and implementations when it
+discovers them, so that nothing is measured under a name the index would refuse to
+record; the app checks accounts, tokens, hosts and GPUs with the same rule. It lives
+here because the app depends on the harness, never the reverse.
+"""
+
+from __future__ import annotations
+
+FAMILY_NAME_LENGTH = 120
+"""The longest family name the index stores (``Family.name``)."""
+
+IMPLEMENTATION_NAME_LENGTH = 80
+"""The longest implementation name the index stores (``Run.implementation``)."""
+
+
+def name_problem(what: str, text: str, most: int) -> str | None:
+    """Why ``text`` cannot name ``what`` (an account, a token, a host, a GPU): one to ``most`` printable characters,
+    with no white space at either end (sign-in trims a username; a GPU with one more space would rank apart)."""
+    if not text or len(text) > most or not text.isprintable() or text != text.strip():
+        return f"{what} is 1 to {most} printable characters with no white space at either end, not {text[:100]!r}"
+    return None
+
+
+def address_name_problem(what: str, text: str, most: int) -> str | None:
+    """Why ``text`` cannot name a family or an implementation: :func:`name_problem`'s rule, and no ``/``, since
+    each is one segment of page addresses (``/families/<name>``) and of run ids
+    (``<kernel>/<pass>/<implementation>/...``)."""
+    if name_problem(what, text, most) or "/" in text:
+        return (f"{what} is 1 to {most} printable characters with no / and no white space at either end, "
+                f"not {text[:100]!r}")
+    return None
