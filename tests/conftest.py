@@ -6,7 +6,9 @@ server URL (``postgresql://user:password@host:port``): each fixture then gets it
 own database on that server.
 """
 
+import contextlib
 import os
+import threading
 
 os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton kernels run on the CPU in tests
 
@@ -131,3 +133,27 @@ def poisoned_allocations(monkeypatch):
 
     monkeypatch.setattr(torch, "empty", lambda *args, **kwargs: poison(empty(*args, **kwargs)))
     monkeypatch.setattr(torch, "empty_like", lambda *args, **kwargs: poison(empty_like(*args, **kwargs)))
+
+
+@contextlib.contextmanager
+def import_lock_held_elsewhere(app):
+    """Hold ``app``'s database import lock from a thread of its own (on PostgreSQL another session, where the lock
+    would be re-entrant) while the block runs: what another process's import or upgrade looks like."""
+    from app.locks import import_lock
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with app.app_context(), import_lock(wait_seconds=0):
+            held.set()
+            release.wait(timeout=30)
+        db.database.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(timeout=30)
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join()

@@ -10,6 +10,8 @@ from app import create_app, db
 from app.models import HostToken, Maintainer
 from app.security import ConfigurationError
 
+from .conftest import import_lock_held_elsewhere
+
 REPOSITORY = Path(__file__).resolve().parents[1]
 UPGRADE_IN_A_FRESH_PROCESS = """
 import sys
@@ -124,27 +126,9 @@ def test_db_upgrade_refuses_a_database_a_newer_version_migrated(app, runner):
 
 def test_db_upgrade_waits_for_a_running_upgrade_or_import(app, runner):
     """Two upgrades at once both applied the pending migrations; the second now waits, then gives up saying why."""
-    import threading
-
-    from app.locks import import_lock
-
-    held, release = threading.Event(), threading.Event()
-
-    def hold():  # in a thread of its own: a connection (on PostgreSQL a session) other than the command's
-        with app.app_context(), import_lock(wait_seconds=0):
-            held.set()
-            release.wait(timeout=30)
-        db.database.close()
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    assert held.wait(timeout=30)
     app.config["IMPORT_LOCK_WAIT_SECONDS"] = 0.5
-    try:
+    with import_lock_held_elsewhere(app):
         result = runner.invoke(args=["db", "upgrade"])
-    finally:
-        release.set()
-        holder.join()
     assert result.exit_code == 1 and "not upgraded: another upgrade or import still holds the database" in (
         result.output)
     assert runner.invoke(args=["db", "upgrade"]).exit_code == 0

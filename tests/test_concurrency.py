@@ -12,10 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app import db
 from app.models import ComparisonGroup, Run, SourceFile
 
-from .conftest import DATA, POSTGRES, TESTS
+from .conftest import DATA, POSTGRES, TESTS, import_lock_held_elsewhere
 from .factories import rerun_result, stamp
 from .pages_support import reference_run
 
@@ -123,25 +122,9 @@ def test_two_simultaneous_imports_both_finish_and_store_each_run_once(app):
 
 
 def test_a_second_import_waits_then_says_one_is_running(app, runner):
-    from app.locks import import_lock
-
-    held, release = threading.Event(), threading.Event()
-
-    def hold():
-        with app.app_context(), import_lock(wait_seconds=0):
-            held.set()
-            release.wait(timeout=30)
-        db.database.close()
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    assert held.wait(timeout=30)
     app.config["IMPORT_LOCK_WAIT_SECONDS"] = 0.5
-    try:
+    with import_lock_held_elsewhere(app):
         refused = runner.invoke(args=["import", "liger", str(DATA / "liger_small.csv")])
-    finally:
-        release.set()
-        holder.join()
     assert refused.exit_code == 1 and "another import is running" in refused.output
     assert "Traceback" not in refused.output and isinstance(refused.exception, SystemExit)
     app.config["IMPORT_LOCK_WAIT_SECONDS"] = 30

@@ -43,6 +43,20 @@ def mark_page(page):
     page.evaluate("() => { window.samePage = 'yes'; }")
 
 
+MAINTAINER_PASSWORD = "correct horse battery staple"
+"""The password the browser tests give the maintainer ``alice`` they create."""
+
+
+def signed_in_on(page, base, run_id):
+    """Sign in as ``alice`` from the run page's link and land back on the run page, marked (:func:`mark_page`)."""
+    page.goto(f"{base}/maintainers/sign-in?next=/runs/{run_id}")
+    page.fill("input[name=username]", "alice")
+    page.fill("input[name=password]", MAINTAINER_PASSWORD)
+    page.click("button:has-text('Sign in')")
+    page.wait_for_url(f"{base}/runs/{run_id}")
+    mark_page(page)
+
+
 def still_same_page(page) -> bool:
     """Whether the marker ``mark_page`` set is still there: no navigation or reload since."""
     return page.evaluate("() => window.samePage") == "yes"

@@ -8,7 +8,7 @@ import pytest
 from app.search import MAX_QUERY
 from tests.pages_support import find_run, reference_run
 
-from .conftest import mark_page, serving, still_same_page
+from .conftest import MAINTAINER_PASSWORD, mark_page, serving, signed_in_on, still_same_page
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -16,7 +16,6 @@ expect = playwright_api.expect
 pytestmark = pytest.mark.browser
 
 CROSS_ENTROPY = "/families/cross_entropy"
-PASSWORD = "correct horse battery staple"
 
 
 def test_a_new_gpu_clears_the_implementation_it_has_no_runs_of_and_says_so(live, page):
@@ -69,20 +68,11 @@ def maintainer_server(small_app, runner, tmp_path):
     from app.rerun_requests import Worker, check_in
 
     small_app.config["QUEUE_URL"] = f"sqlite:///{tmp_path / 'queue.sqlite3'}"
-    assert runner.invoke(args=["users", "create", "alice", "--password", PASSWORD]).exit_code == 0
+    assert runner.invoke(args=["users", "create", "alice", "--password", MAINTAINER_PASSWORD]).exit_code == 0
     with small_app.app_context():
         check_in(Worker("h200-a/gpu0", "h200-a", "cuda", "NVIDIA H200"))
     with serving(small_app) as base:
         yield base, small_app
-
-
-def signed_in_on(page, base, run_id):
-    page.goto(f"{base}/maintainers/sign-in?next=/runs/{run_id}")
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button:has-text('Sign in')")
-    page.wait_for_url(f"{base}/runs/{run_id}")
-    mark_page(page)
 
 
 def test_a_refused_rerun_ask_shows_its_message_in_the_section(maintainer_server, page):

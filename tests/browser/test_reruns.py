@@ -9,12 +9,11 @@ import pytest
 from tests.pages_support import reference_run
 from tests.service_support import Service, wait_until
 
-from .conftest import mark_page, serving, still_same_page
+from .conftest import MAINTAINER_PASSWORD, serving, signed_in_on, still_same_page
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-PASSWORD = "correct horse battery staple"
 
 
 @pytest.fixture
@@ -23,7 +22,7 @@ def rerun_service(small_app, runner, tmp_path):
     from app.models import RerunWorker
 
     small_app.config.update(QUEUE_URL=f"sqlite:///{tmp_path / 'queue.sqlite3'}", WORKER_CHECK_IN_SECONDS=1)
-    assert runner.invoke(args=["users", "create", "alice", "--password", PASSWORD]).exit_code == 0
+    assert runner.invoke(args=["users", "create", "alice", "--password", MAINTAINER_PASSWORD]).exit_code == 0
     workers = Service(tmp_path, small_app.config["DATABASE_URL"], small_app.config["QUEUE_URL"], prepare=False)
     workers.consumer("cpu0")
     with small_app.app_context():
@@ -35,12 +34,7 @@ def rerun_service(small_app, runner, tmp_path):
 
 def test_a_maintainer_asks_for_a_rerun_and_watches_it_finish_without_reloading(rerun_service, page):
     base, run_id, workers = rerun_service
-    page.goto(f"{base}/maintainers/sign-in?next=/runs/{run_id}")
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button:has-text('Sign in')")
-    page.wait_for_url(f"{base}/runs/{run_id}")
-    mark_page(page)
+    signed_in_on(page, base, run_id)
     section = page.locator("#rerun-requests")
     playwright_api.expect(section).to_contain_text("No rerun requests for this run.")
 
