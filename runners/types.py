@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import math
-from numbers import Real
 from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from numbers import Real
 from types import MappingProxyType, NoneType
 from typing import Any
 
