@@ -57,6 +57,15 @@ def signed_in_on(page, base, run_id):
     mark_page(page)
 
 
+def settled_after(page, action):
+    """Do ``action`` and wait until the htmx swap it starts has settled: htmx pushes the new address before it swaps,
+    so a URL that changed says nothing yet of what the next action will find in the page."""
+    page.evaluate("() => { window.swapSettled = new Promise(resolve => "
+                  "document.body.addEventListener('htmx:afterSettle', resolve, {once: true})); }")
+    action()
+    page.evaluate("() => window.swapSettled.then(() => true)")
+
+
 def still_same_page(page) -> bool:
     """Whether the marker ``mark_page`` set is still there: no navigation or reload since."""
     return page.evaluate("() => window.samePage") == "yes"

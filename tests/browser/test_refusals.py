@@ -8,7 +8,7 @@ import pytest
 from app.search import MAX_QUERY
 from tests.pages_support import find_run, reference_run
 
-from .conftest import MAINTAINER_PASSWORD, mark_page, serving, signed_in_on, still_same_page
+from .conftest import MAINTAINER_PASSWORD, mark_page, serving, settled_after, signed_in_on, still_same_page
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -22,7 +22,7 @@ def test_a_new_gpu_clears_the_implementation_it_has_no_runs_of_and_says_so(live,
     base, _ = live
     page.goto(base + CROSS_ENTROPY)
     mark_page(page)
-    page.get_by_label("Implementation").select_option("liger_triton")  # the B200's only one
+    settled_after(page, lambda: page.get_by_label("Implementation").select_option("liger_triton"))  # B200's only one
     expect(page).to_have_url(re.compile(r"implementation=liger_triton"))
     page.get_by_label("GPU").select_option("NVIDIA A100-SXM4-80GB")  # only liger ran there
     expect(page.locator("#chart-h")).to_have_text("Median latency on NVIDIA A100-SXM4-80GB · forward")
