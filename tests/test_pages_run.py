@@ -100,11 +100,19 @@ def test_json_twin_by_suffix_and_by_accept_header(small_app, client):
                                                                     "kernel_size"]
 
 
-def test_html_answers_vary_on_hx_request(small_app, client):
+def test_html_answers_vary_on_every_header_that_picks_page_or_fragment(small_app, client):
+    """A history restore and a boosted link get the whole page where a plain HTMX swap gets a fragment: a cache
+    that keyed on HX-Request alone would serve one for the other."""
     run = reference_run(small_app)
     response = client.get(f"/runs/{run.id}")
-    assert "HX-Request" in response.headers["Vary"]
+    assert {"HX-Request", "HX-Boosted", "HX-History-Restore-Request", "Accept"} <= set(
+        name.strip() for name in response.headers["Vary"].split(","))
     assert response.mimetype == "text/html"
+    manifest = f"/runs/{run.id}/manifest"
+    swap = client.get(manifest, headers={"HX-Request": "true"}).text
+    restore = client.get(manifest, headers={"HX-Request": "true", "HX-History-Restore-Request": "true"}).text
+    boosted = client.get(manifest, headers={"HX-Request": "true", "HX-Boosted": "true"}).text
+    assert "<html" not in swap and "<html" in restore and "<html" in boosted
 
 
 def test_manifest_fragment_page_and_download(small_app, client):

@@ -26,7 +26,7 @@ from ..pages.links import run_url
 from ..pages.lookup import run_or_404
 from ..post_schemas import attestation_schema, issue_report_schema
 from ..security import rate_limit
-from .render import error_headers, error_response, is_htmx, refusal_fragment, wants_json
+from .render import FRAGMENT_CHOICE, error_headers, error_response, is_htmx, refusal_fragment, wants_json
 
 community = Blueprint("community", __name__)
 
@@ -63,7 +63,7 @@ def answer(run: Run, name: str, section: dict, *, error_title: str = "", created
         response = redirect(run_url(run.id, _anchor=section["target"]), code=303)
     else:
         response = errors_page(run, name, section, error_title, 400)
-    response.vary.add("HX-Request")
+    response.vary.update(FRAGMENT_CHOICE)
     return response
 
 
@@ -142,7 +142,7 @@ def refusal(error):
         response = refusal_fragment(error, f"#{post.target}-alert")
     else:
         response = refused_page(error, post)
-    response.vary.add("HX-Request")
+    response.vary.update(FRAGMENT_CHOICE)
     return response
 
 

@@ -5,7 +5,7 @@ the full page; an HTMX request (``HX-Request: true``) gets only the fragment the
 page names, unless it is a boosted navigation or a history restore, which need
 the whole page; a request for ``<url>.json`` or one that prefers
 ``application/json`` gets the context dumped through the page's schema. Because
-one URL answers all three ways, responses say ``Vary: HX-Request, Accept``.
+one URL answers all three ways, responses say so in ``Vary`` (:data:`FRAGMENT_CHOICE`, ``Accept``).
 """
 
 import csv
@@ -14,6 +14,9 @@ import io
 from flask import Response, jsonify, make_response, render_template, request
 
 JSON_SUFFIX = ".json"
+FRAGMENT_CHOICE = ("HX-Request", "HX-Boosted", "HX-History-Restore-Request")
+"""The request headers :func:`wants_fragment` reads: a cache keys an HTML answer on every one of them (a history
+restore served a cached fragment would show a bare table as the whole page)."""
 
 
 def is_htmx() -> bool:
@@ -50,7 +53,7 @@ def respond(page: str, context: dict, *, fragment: str | None = None, twin=None,
         response = make_response(render_template(fragment if use_fragment else page, **context), status)
         if use_fragment and canonical_url:
             response.headers["HX-Push-Url"] = canonical_url
-    response.vary.update(("HX-Request", "Accept"))
+    response.vary.update((*FRAGMENT_CHOICE, "Accept"))
     return response
 
 
@@ -82,7 +85,7 @@ def error_response(error):
     response = error.get_response()
     response.set_data(render_template("error.html", error=error, title=f"{error.code} {error.name}"))
     response.content_type = "text/html; charset=utf-8"
-    response.vary.add("HX-Request")
+    response.vary.update(FRAGMENT_CHOICE)
     return response
 
 
@@ -96,7 +99,7 @@ def refusal_fragment(error, alert: str | None = None):
         response.headers["HX-Retarget"] = alert
         response.headers["HX-Reswap"] = "innerHTML"
     response.headers["HX-Push-Url"] = "false"
-    response.vary.add("HX-Request")
+    response.vary.update(FRAGMENT_CHOICE)
     return response
 
 

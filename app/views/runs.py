@@ -7,7 +7,7 @@ from ..pages.lookup import run_or_404
 from ..pages.manifest import manifest_page as manifest_context
 from ..pages.manifest import manifest_text
 from ..pages.run import run_page as run_context
-from .render import install, respond, wants_json
+from .render import FRAGMENT_CHOICE, install, respond, wants_json
 
 runs = Blueprint("runs", __name__)
 runs.record_once(install)
@@ -34,7 +34,7 @@ def manifest_page(run_id):
     run = run_or_404(run_id)
     if wants_json():  # the same bytes as manifest.json, not a re-serialised twin
         response = manifest_file(run)
-        response.vary.update(("HX-Request", "Accept"))
+        response.vary.update((*FRAGMENT_CHOICE, "Accept"))
         return response
     return respond("runs/manifest.html", manifest_context(run), fragment="partials/_manifest.html")
 
