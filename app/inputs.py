@@ -5,6 +5,8 @@ it, and no name, id or filter here ever holds a control character, so every requ
 path and query (names and values) is checked once, before any view runs: one answers
 400. Tabs and line breaks stay allowed (pasted into the search box, they are spaces),
 as does any other Unicode text. The Liger importer applies the same rule to its cells.
+What readers post refuses the invisible text-direction controls as well
+(:data:`DIRECTION_CONTROLS`).
 """
 
 from flask import request
@@ -14,6 +16,10 @@ from werkzeug.routing import IntegerConverter
 CONTROL_CHARACTERS = frozenset(chr(c) for c in range(32) if chr(c) not in "\n\t") | {"\x7f"}
 # The same rule as a JSON Schema pattern, for the OpenAPI document's string parameters.
 TEXT_PATTERN = "^[^" + "".join(f"\\x{ord(c):02x}" for c in sorted(CONTROL_CHARACTERS)) + "]*$"
+DIRECTION_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Unicode's explicit embeddings, overrides and isolates: invisible, they reorder the text after them, so a posted
+name or link could read as another (``evil``, U+202E, ``gnp.exe`` shows as ``evilexe.png``). Plain
+right-to-left text needs none of them."""
 
 
 def control_character_in(text: str) -> str | None:

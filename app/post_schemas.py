@@ -6,7 +6,7 @@ plain words what to fix) and dump what the API shows of a stored post.
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, pre_load, validate, validates_schema
 
-from .inputs import CONTROL_CHARACTERS
+from .inputs import CONTROL_CHARACTERS, DIRECTION_CONTROLS
 from .schema_fields import UtcDateTime
 
 TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}  # factor to the run's ns
@@ -48,11 +48,19 @@ def _number_messages(what: str, hint: str) -> dict:
     return {"invalid": f"Enter {what} as a number, {hint}.", "special": f"Enter {what} as a finite number, {hint}."}
 
 
-def _refuse_control_characters(data: dict, names: tuple):
+def _character_problems(data: dict, names: tuple) -> dict:
+    """A message for each of ``names`` whose text holds a control character or a text-direction control."""
+    problems = {}
     for name in names:
         value = data.get(name)
-        if isinstance(value, str) and any(ch in CONTROL_CHARACTERS for ch in value):
-            raise ValidationError("Remove the control characters (only text, tabs and new lines are allowed).", name)
+        if not isinstance(value, str):
+            continue
+        if any(character in CONTROL_CHARACTERS for character in value):
+            problems[name] = ["Remove the control characters (only text, tabs and new lines are allowed)."]
+        elif any(character in DIRECTION_CONTROLS for character in value):
+            problems[name] = ["Remove the invisible text-direction controls (U+202A to U+202E, U+2066 to U+2069): "
+                              "they make text read as something else."]
+    return problems
 
 
 class AttestationSchema(Schema):
@@ -98,11 +106,19 @@ class AttestationSchema(Schema):
             data["unit"] = UNIT_SPELLINGS.get(data["unit"], data["unit"])
         return data
 
-    @validates_schema
-    def complete_and_consistent(self, data, **kwargs):
-        _refuse_control_characters(data, self.TEXT_FIELDS)
-        errors = {}
-        if data.get("kind") == "note" and not data.get("body", "").strip():
+    def __init__(self, *, units: dict | None = None, **kwargs):
+        """``units``: those the run takes (:data:`TIME_UNITS` or :data:`MEMORY_UNITS`); None takes either."""
+        super().__init__(**kwargs)
+        self.units = units
+
+    @validates_schema(skip_on_field_errors=False, pass_original=True)
+    def complete_and_consistent(self, data, original_data, **kwargs):
+        """Every problem the fields' own checks leave, in the same answer: the reader fixes the form in one round.
+        ``data`` lacks a field that failed its own check, so "give X" is said only of a field left empty."""
+        errors = _character_problems(data, self.TEXT_FIELDS)
+        left_empty = {name for name in ("body", *self.REPRODUCTION_FIELDS)
+                      if not data.get(name) and not str(original_data.get(name) or "").strip()}
+        if data.get("kind") == "note" and "body" in left_empty:
             errors["body"] = ["Write the note (it is empty)."]
         if data.get("kind") == "reproduction":
             for name, message in (("median", "Give the median you measured."),
@@ -111,20 +127,23 @@ class AttestationSchema(Schema):
                                   ("software", "Give the software versions you ran "
                                                "(e.g. torch 2.6, triton 3.2, CUDA 12.4)."),
                                   ("link", "Link to your script, log or results (http or https).")):
-                if data.get(name) is None:
+                if name in left_empty:
                     errors[name] = [message]
             median, p20, p80 = data.get("median"), data.get("p20"), data.get("p80")
             unit = data.get("unit")
-            if unit is not None:
+            if unit is not None and self.units is not None and unit not in self.units:
+                errors["unit"] = ["This run measures memory; choose MB or GB." if self.units is MEMORY_UNITS
+                                  else "This run measures time; choose ns, µs, ms or s."]
+            elif unit is not None:
                 kind, factor = ("time", TIME_UNITS[unit]) if unit in TIME_UNITS else ("memory", MEMORY_UNITS[unit])
                 least, most, words = PLAUSIBLE_FIGURES[kind]
                 for name, value in (("median", median), ("p20", p20), ("p80", p80)):
                     if value and not least <= value * factor <= most:
                         errors[name] = [f"Give a {kind} {words}."]
             if median is not None and p20 is not None and p20 > median:
-                errors["p20"] = ["p20 cannot be above the median."]
+                errors.setdefault("p20", ["p20 cannot be above the median."])
             if median is not None and p80 is not None and p80 < median:
-                errors["p80"] = ["p80 cannot be below the median."]
+                errors.setdefault("p80", ["p80 cannot be below the median."])
         if errors:
             raise ValidationError(errors)
 
@@ -153,11 +172,13 @@ class IssueReportSchema(Schema):
     def clean_form(self, data, **kwargs):
         return _clean_form_text(data, optional=())
 
-    @validates_schema
-    def described_when_other(self, data, **kwargs):
-        _refuse_control_characters(data, ("body",))
-        if data.get("reason") == "other" and not data.get("body", "").strip():
-            raise ValidationError("Describe the problem.", "body")
+    @validates_schema(skip_on_field_errors=False, pass_original=True)
+    def described_when_other(self, data, original_data, **kwargs):
+        errors = _character_problems(data, ("body",))
+        if data.get("reason") == "other" and not str(original_data.get("body") or "").strip():
+            errors["body"] = ["Describe the problem."]
+        if errors:
+            raise ValidationError(errors)
 
 
 attestation_schema = AttestationSchema()

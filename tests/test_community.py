@@ -202,6 +202,46 @@ def test_reproduction_needs_median_gpu_software_and_link(small_app, poster, miss
     assert counts(small_app) == (0, 0)
 
 
+def test_a_reproduction_with_several_problems_hears_of_every_one_in_one_answer(small_app, poster):
+    """What each field's own check finds and what needs the whole form (an empty required field, a unit this run
+    does not measure in) come back together; a field that failed its own check is not also called empty."""
+    run = find_run(small_app, metric="memory")
+    response = poster.post(f"/runs/{run.id}/attestations", headers=HTMX,
+                           data=reproduction(median="fast", unit="ms", gpu="", link="ftp://x", p20=None, p80=None))
+    assert response.status_code == 422
+    assert field_errors(response.get_data(as_text=True)) == {
+        "median": "Enter the median as a number, e.g. 84.6.",
+        "unit": "This run measures memory; choose MB or GB.",
+        "gpu": "Name the GPU you measured on.",
+        "link": "Enter a full http:// or https:// address.",
+    }
+    assert counts(small_app) == (0, 0)
+
+
+@pytest.mark.parametrize("field", ["author", "gpu", "software", "body"])
+@pytest.mark.parametrize("control", ["\u202e", "\u2066", "\u202a"])
+def test_text_direction_controls_are_refused_where_readers_post(small_app, poster, field, control):
+    """An override turns the text after it around on the page: a GPU or an author could read as another."""
+    run = reference_run(small_app)
+    response = poster.post(f"/runs/{run.id}/attestations", headers=HTMX,
+                           data=reproduction(**{field: f"H100{control}3MBH"}))
+    assert response.status_code == 422
+    assert "text-direction controls" in field_errors(response.get_data(as_text=True))[field]
+    report = poster.post(f"/runs/{run.id}/issues", headers=HTMX,
+                         data={"csrf_token": TOKEN, "reason": "other", "body": f"see{control}evil"})
+    assert report.status_code == 422 and "text-direction controls" in report.get_data(as_text=True)
+    assert counts(small_app) == (0, 0)
+
+
+def test_right_to_left_text_needs_no_direction_control_and_is_kept(small_app, poster):
+    run = reference_run(small_app)
+    text = "\u05e0\u05de\u05d3\u05d3 \u05e2\u05dc H100 \u2014 \u0642\u064a\u0633 \u0645\u0637\u0627\u0628\u0642"
+    response = poster.post(f"/runs/{run.id}/attestations", data=note(text, author="\u05d3\u05e0\u05d4"), headers=HTMX)
+    assert response.status_code == 200
+    with small_app.app_context():
+        assert (Attestation.get().body, Attestation.get().author) == (text, "\u05d3\u05e0\u05d4")
+
+
 def test_refused_form_keeps_what_the_reader_typed(small_app, poster):
     run = reference_run(small_app)
     html = poster.post(f"/runs/{run.id}/attestations", data=reproduction(link="not a link", gpu="RTX <b>4090</b>"),

@@ -24,7 +24,7 @@ from ..pages.community import (ATTESTATIONS_TARGET, REPORT_TARGET, attestation_s
                                run_units)
 from ..pages.links import run_url
 from ..pages.lookup import run_or_404
-from ..post_schemas import attestation_schema, issue_report_schema
+from ..post_schemas import AttestationSchema, attestation_schema, issue_report_schema
 from ..security import rate_limit
 from .render import FRAGMENT_CHOICE, error_headers, error_response, is_htmx, refusal_fragment, wants_json
 
@@ -82,11 +82,7 @@ def post_attestation(run_id):
     run = run_or_404(run_id)
     values = submitted_values()
     try:
-        data = attestation_schema.load(values)
-        if data["kind"] == "reproduction" and data["unit"] not in run_units(run):
-            raise ValidationError({"unit": [
-                "This run measures memory; choose MB or GB." if run.unit == "MB"
-                else "This run measures time; choose ns, µs, ms or s."]})
+        data = AttestationSchema(units=run_units(run)).load(values)
     except ValidationError as error:
         form = {"kind": values.get("kind"), "values": values, "errors": first_messages(error.messages)}
         return answer(run, "attestation_section", attestation_section(run, form),
