@@ -38,6 +38,7 @@ def search_page(q: str, page_text) -> dict:
     page.refuse_past_last()
     return {
         "q": q,
+        "title": f"Search: {q}" if q else "Search",
         "page": page.page,
         "total": page.total,
         "families": [{"name": name, "title": title, "runs": count, "url": family_url(name)}

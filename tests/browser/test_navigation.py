@@ -55,11 +55,14 @@ def test_back_restores_the_search_box(live, page):
     box = page.get_by_label("Search runs by kernel, implementation, GPU or external id")
     box.press_sequentially("PCIe")
     expect(page).to_have_url(f"{base}/search?q=PCIe")
+    expect(page).to_have_title("Search: PCIe · KernelIndex")  # the tab names what the address shows
     box.fill("")
     box.press_sequentially("torch")
     expect(page).to_have_url(f"{base}/search?q=torch")
+    expect(page).to_have_title("Search: torch · KernelIndex")
     page.go_back()
     expect(page).to_have_url(f"{base}/search?q=PCIe")
+    expect(page).to_have_title("Search: PCIe · KernelIndex")
     expect(box).to_have_value("PCIe")
     expect(page.locator("#search-results")).to_contain_text("1 run matches")
 
