@@ -18,7 +18,7 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, vali
 
 from runners import memory
 from runners.isolation import CHILD_PROCESS, HARNESS_PROCESS
-from runners.names import name_problem
+from runners.names import FAMILY_NAME_LENGTH, IMPLEMENTATION_NAME_LENGTH, address_name_problem, name_problem
 from runners.types import DTYPE_NAMES, MATH_MODES, PASSES, TARGETS
 
 MAX_DEPTH = 16  # a bundle line nests 6 deep
@@ -114,18 +114,24 @@ def length(most: int, least: int = 1) -> validate.Length:
     return validate.Length(min=least, max=most)
 
 
-def name_of(most: int):
+def name_of(most: int, rule=name_problem):
     """The validator of a name that groups results (a GPU's: one more space makes another GPU and another ranking):
-    :func:`runners.names.name_problem`'s rule."""
+    :func:`runners.names.name_problem`'s rule, or ``rule``."""
     def one_line(text: str) -> None:
-        problem = name_problem("a name", text, most)
+        problem = rule("a name", text, most)
         if problem:
             raise ValidationError(problem)
     return one_line
 
 
+def address_name_of(most: int):
+    """The validator of a family's or an implementation's name, which page addresses and run ids hold: the rule
+    :func:`runners.names.address_name_problem` applies to plugins' names when they are discovered."""
+    return name_of(most, address_name_problem)
+
+
 class RerunImplementationSchema(Schema):
-    name = fields.String(required=True, validate=length(80))  # Run.implementation
+    name = fields.String(required=True, validate=address_name_of(IMPLEMENTATION_NAME_LENGTH))
     project = fields.String(validate=length(100))
     revision = fields.String(validate=length(64))
     details = fields.Dict(keys=fields.String())
@@ -317,7 +323,7 @@ class RerunResultSchema(Schema):
         unknown = INCLUDE
 
     rerunOf = fields.String(allow_none=True, load_default=None, validate=length(16))  # a Run.id
-    family = fields.String(required=True, validate=length(120))
+    family = fields.String(required=True, validate=address_name_of(FAMILY_NAME_LENGTH))
     pass_ = fields.String(data_key="pass", required=True, validate=validate.OneOf(PASSES))
     metric = fields.String(required=True, validate=validate.OneOf(("speed", memory.METRIC)))
     implementation = Checked(RerunImplementationSchema(), required=True)

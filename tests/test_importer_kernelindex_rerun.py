@@ -183,6 +183,24 @@ def test_a_local_import_follows_the_same_rules(app, reference, runner, tmp_path,
     assert Run.select().where(Run.source == "kernelindex").count() == 1
 
 
+@pytest.mark.parametrize("field, name", [
+    ("family", "fused_neighborhood_attention/forward"), ("family", " fused_neighborhood_attention"),
+    ("implementation", "ours/v2"), ("implementation", "ours\u202e2v"),
+])
+def test_a_bundle_names_families_and_implementations_as_plugins_must(app, reference, runner, tmp_path, field, name):
+    """Each name is one segment of page addresses and run ids: a hand-made bundle is held to the rule discovery
+    holds plugins to, so no run is stored whose page cannot be reached."""
+    result = rerun_result(reference)
+    if field == "family":
+        result["family"] = name
+    else:
+        result["implementation"]["name"] = name
+    imported = runner.invoke(args=["import", "kernelindex", write_bundle(tmp_path / "named.jsonl", result)])
+    assert imported.exit_code == 1
+    assert "printable characters with no / and no white space at either end" in imported.output
+    assert Run.select().where(Run.source == "kernelindex").count() == 0
+
+
 @pytest.mark.parametrize("bundle, library_implementation", [
     ("h200-fair-fna-forward-reference.jsonl", "liger+tf32"),
     ("h200-families.jsonl", "huggingface"),
