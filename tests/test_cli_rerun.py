@@ -306,6 +306,25 @@ def test_a_family_nothing_published_is_measured_from_its_parameters(small_app, r
     assert dtype_alone.exit_code == 2 and "--dtype is the dtype of workloads made from --param" in dtype_alone.output
 
 
+def test_a_fresh_familys_options_come_from_param_too(small_app, runner, tmp_path):
+    """DyT's workloads need the option beta, which no parameter gives: a name that is not a parameter is an option,
+    swept like one; without it the rerun says which option is missing, before anything is measured."""
+    fresh = ["rerun", "--kernel", "dyt", "--pass", "forward", "--implementation", "torch", "--metric", "speed", *SMOKE,
+             "--param", "tokens=8", "--param", "hidden=16"]
+    unsaid = runner.invoke(args=fresh)
+    assert unsaid.exit_code == 2 and "dyt cannot derive this workload's tensors without the option 'beta'" in unsaid.output
+    boolean = runner.invoke(args=[*fresh[:-4], "--param", "tokens=true", "--param", "hidden=16", "--param", "beta=false"])
+    assert boolean.exit_code == 2 and "empty or impossible tensors" in boolean.output  # true is no size
+    bundle = tmp_path / "dyt.jsonl"
+    result = runner.invoke(args=[*fresh, "--param", "beta=false", "--param", "beta=true", "--out", str(bundle)])
+    assert result.exit_code == 0, result.output
+    assert "2 workload(s) from 0 run(s) and --param for dyt" in result.output
+    documents = [json.loads(line) for line in bundle.read_text().splitlines()]
+    assert sorted(d["workload"]["options"]["beta"] for d in documents) == [False, True]
+    assert all(d["workload"]["parameters"] == {"tokens": 8, "hidden": 16} and d["status"] == "passed"
+               for d in documents)
+
+
 @pytest.mark.parametrize("assignment, message", [("seq", "NAME=VALUE"), ("colour=red", "has no parameter colour"),
                                                  ("seq=Infinity", "not inf"), ("seq=1.5", "not 1.5"),
                                                  ("seq=true", "not True"), ("seq=big", "not 'big'"),

@@ -9,6 +9,7 @@ three carry the same bundle lines, and all three end in the rerun importer.
 """
 
 import http.client
+import itertools
 import json
 import math
 import urllib.error
@@ -65,9 +66,10 @@ def select_runs(run_ids, external_ids, kernels, passes) -> list[Run]:
 
 
 def fresh_requests(kernel: str, passes, sweep: dict, dtype: str | None, definitions) -> list[HarnessRequest]:
-    """Workloads of a family no published run has (one just dropped in), from ``--param`` alone: every parameter
-    given (its first value; :func:`sweep_requests` makes the rest), the family's defaults as its options, in every
-    pass asked for (all three by default)."""
+    """Workloads of a family no published run has (one just dropped in), from ``--param`` alone: every combination
+    of the values given, in every pass asked for (all three by default). Each of the family's parameters must be
+    given; any other name is an option of the workloads (DyT's ``beta``), and an option not given is the family's
+    default. RerunError where the values given disagree in kind."""
     definition = definitions.get(kernel)
     missing = [name for name in definition.parameters if name not in sweep] if definition else []
     if definition is None or missing:
@@ -75,11 +77,15 @@ def fresh_requests(kernel: str, passes, sweep: dict, dtype: str | None, definiti
                 + " ".join(f"--param {name}=..." for name in missing)) if definition else ""
         raise click.ClickException(f"no {SOURCE_REPORTED} {METRIC} runs of {kernel}"
                                    + (f" for pass {', '.join(passes)}" if passes else "") + hint)
-    options = {name: value for name, value in definition.defaults.items() if name not in definition.parameters}
-    return [HarnessRequest(family=kernel, pass_=pass_, parameters={name: sweep[name][0] for name in
-                                                                   definition.parameters},
-                           dtype=dtype or definition.default_dtype or WORKLOAD_DTYPES[0], options=options)
-            for pass_ in passes or PASSES]
+    parameters = {name: sweep[name] for name in definition.parameters}
+    options = {name: values for name, values in sweep.items() if name not in parameters}
+    defaults = {name: value for name, value in definition.defaults.items() if name not in parameters}
+    first = [HarnessRequest(family=kernel, pass_=pass_, parameters={name: values[0] for name, values in
+                                                                    parameters.items()},
+                            dtype=dtype or definition.default_dtype or WORKLOAD_DTYPES[0],
+                            options={**defaults, **dict(zip(options, chosen))})
+             for chosen in itertools.product(*options.values()) for pass_ in passes or PASSES]
+    return sweep_requests(first, parameters)
 
 
 def checked_server(server: str) -> str:
@@ -199,7 +205,8 @@ def chosen_target(target: str | None) -> str:
 @click.option("--param", "assignments", multiple=True, metavar="NAME=VALUE",
               help="Re-measure the selected workloads with this parameter changed (repeatable; several values "
                    "of one name make a sweep). Such results reproduce no published run. For a --kernel with no "
-                   "published run, give every parameter: the workloads are made from them.")
+                   "published run, give every parameter, and any option its workloads need (e.g. beta=false): "
+                   "the workloads are made from them.")
 @click.option("--dtype", type=click.Choice(WORKLOAD_DTYPES),
               help="With --kernel and --param, for a family with no published run: the workloads' dtype "
                    "(default: the family's, else fp32).")
@@ -249,17 +256,20 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, dtype, im
     registry = get_registry()
     sweep = parse_sweep(assignments)
     unpublished = [kernel for kernel in dict.fromkeys(kernels) if not any(run.kernel_id == kernel for run in runs)]
-    fresh = [request for kernel in unpublished
-             for request in fresh_requests(kernel, passes, sweep, dtype, registry.family_definitions())]
+    try:
+        fresh = [request for kernel in unpublished
+                 for request in fresh_requests(kernel, passes, sweep, dtype, registry.family_definitions())]
+    except RerunError as error:
+        raise click.UsageError(str(error)) from error
     if dtype and not fresh:
         raise click.UsageError("--dtype is for a --kernel no run has; the published runs have their own dtypes")
     protocol = protocol_document(preset, target, budget)
     environment = capture_environment(target, device_for(target, device_index), registry)
-    requests = harness_requests(runs, (environment.get("hardware") or {}).get("product")) + fresh
+    requests = harness_requests(runs, (environment.get("hardware") or {}).get("product"))
     if server:
         requests += fetched_requests(server, run_ids)
     try:
-        requests = sweep_requests(requests, sweep)
+        requests = sweep_requests(requests, sweep) + fresh
     except RerunError as error:
         raise click.UsageError(str(error)) from error
     problem = workloads_problem(requests if assignments else [], registry.family_definitions())

@@ -100,9 +100,11 @@ def workload_problem(workload: dict, definition: FamilyDefinition) -> str | None
         return f"{definition.name} workloads have the parameters {sorted(expected)}, not {sorted(names)}"
     try:
         tensors = definition.tensors({**workload["parameters"], **workload["options"]}, workload["dtype"])
-    except (ArithmeticError, KeyError, TypeError, ValueError) as error:
+    except KeyError as error:
+        return f"{definition.name} cannot derive this workload's tensors without the option {error.args[0]!r}"
+    except (ArithmeticError, TypeError, ValueError) as error:
         return f"{definition.name} cannot derive this workload's tensors: {error}"
-    if any(not isinstance(size, int) or not 1 <= size <= MAX_SAFE_INTEGER
+    if any(isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_SAFE_INTEGER
            for tensor in tensors for size in tensor.shape):
         return f"{definition.name} derives empty or impossible tensors from this workload"
     return None
