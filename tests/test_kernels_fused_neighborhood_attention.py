@@ -13,6 +13,8 @@ from plugins.fused_neighborhood_attention import triton_kernels
 
 from .kernel_support import backward_both, fresh_seed, relative_error
 
+pytestmark = pytest.mark.database_free
+
 TOLERANCE = {torch.float32: 2e-3, torch.bfloat16: 2e-2, torch.float16: 5e-3}
 """Relative L2 error allowed against float64, per dtype (fp32 allows TF32 projections on a GPU)."""
 

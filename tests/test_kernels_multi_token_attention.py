@@ -13,6 +13,8 @@ from plugins.multi_token_attention import triton_kernels
 
 from .kernel_support import backward_both, fresh_seed, relative_error
 
+pytestmark = pytest.mark.database_free
+
 TOLERANCE = {torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 2e-3}
 """Relative L2 error allowed against float64, per dtype. bf16 and fp16 outputs carry their own rounding
 (bf16 about 1.7e-3 when rounded to nearest, fp16 eight times less; the interpreter truncates, twice that)."""
