@@ -64,8 +64,19 @@ def import_liger(app, data: Path):
     return len(files)
 
 
+RUN_COLUMNS = ("id", "digest", "identity_key", "measurement_key", "external_id", "source", "source_file_id", "kernel",
+               "implementation", "pass", "metric", "unit", "gpu", "gpu_product", "x_name", "x_value", "x_number",
+               "parameters", "dtype", "options", "median", "p20", "p80", "status", "evidence", "observed_at",
+               "labels", "protocol_digest", "workload_digest", "environment_digest", "implementation_digest",
+               "workload_key", "comparison_key", "rank", "superseded_by_id", "rerun_of_id", "host", "details",
+               "created_at")
+"""The columns a synthetic run row fills, in its order; the rest (received, invalidated) stay NULL."""
+MEDIAN, RANK, OBSERVED_AT = (RUN_COLUMNS.index(name) for name in ("median", "rank", "observed_at"))
+
+
 def synthetic_rows(count: int, template: dict):
-    """Yield (run rows, group rows, family rows) batches until ``count`` runs were produced."""
+    """Yield (run rows, group rows, family rows) batches until ``count`` runs were produced; run rows hold
+    :data:`RUN_COLUMNS`."""
     per_family = (len(GPUS) * len(PASSES) * len(METRICS) * len(IMPLEMENTATIONS) * len(BATCHES) * len(SEQS)
                   * OBSERVATIONS)
     families = -(-count // per_family)
@@ -118,9 +129,9 @@ def synthetic_rows(count: int, template: dict):
                         newest_id = run_id
                         current.append(row)
                     runs.append(row)
-            current.sort(key=lambda r: r[20])
+            current.sort(key=lambda r: r[MEDIAN])
             for rank, row in enumerate(current, start=1):
-                row[33] = rank
+                row[RANK] = rank
             groups.append((group_key, json.dumps(shared), kernel, workload_key, gpu, "source-native",
                            len(current), current[0][0] if current else None))
             if made >= count:
@@ -144,15 +155,16 @@ def build(path: Path, runs: int, data: Path):
                         connection.execute("SELECT protocol_digest, workload_digest, environment_digest, "
                                            "implementation_digest FROM run LIMIT 1").fetchone()))
     print(f"imported {real:,} Liger runs from {files} files in {time.perf_counter() - started:.1f} s", flush=True)
-    placeholders = ",".join("?" * 39)
+    insert_run = f"INSERT INTO run ({', '.join(RUN_COLUMNS)}) VALUES ({', '.join('?' * len(RUN_COLUMNS))})"
     families, made, manifested = set(), 0, []
     connection.execute("PRAGMA synchronous=OFF")
     for run_rows, group_rows, family_row in synthetic_rows(runs - real, template):
         if family_row[0] not in families:
-            connection.execute("INSERT INTO family VALUES (?, ?)", family_row)
+            connection.execute("INSERT INTO family (name, title) VALUES (?, ?)", family_row)
             families.add(family_row[0])
-        connection.executemany("INSERT INTO comparison_group VALUES (?,?,?,?,?,?,?,?)", group_rows)
-        connection.executemany(f"INSERT INTO run VALUES ({placeholders})", run_rows)
+        connection.executemany("INSERT INTO comparison_group (key, shared, kernel, workload_key, gpu, evidence_kind, "
+                               "size, leader) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", group_rows)
+        connection.executemany(insert_run, run_rows)
         made += len(run_rows)
         if len(manifested) < MANIFESTED and made % 7 == 0:
             manifested.extend(run_rows[:3])
@@ -160,14 +172,14 @@ def build(path: Path, runs: int, data: Path):
             connection.commit()
             print(f"  {real + made:,} runs ...", flush=True)
     for row in manifested:
-        spec = {"status": "passed", "timing": {"latencyNs": {"median": row[20]}, "primaryStatistic": "median"},
-                "observedAt": row[25], "measurements": [], "protocolDigest": template["protocol_digest"],
+        spec = {"status": "passed", "timing": {"latencyNs": {"median": row[MEDIAN]}, "primaryStatistic": "median"},
+                "observedAt": row[OBSERVED_AT], "measurements": [], "protocolDigest": template["protocol_digest"],
                 "workloadDigest": template["workload_digest"], "environmentDigest": template["environment_digest"],
                 "implementationDigest": template["implementation_digest"]}
         document = {"kind": "BenchmarkRun", "spec": spec, "metadata": {"name": row[0], "title": row[0]},
                     "apiVersion": "kernelindex.dev/v1alpha1"}
-        connection.execute("INSERT OR IGNORE INTO manifest VALUES (?, ?, ?)", (row[1], "BenchmarkRun",
-                                                                               json.dumps(document)))
+        connection.execute("INSERT OR IGNORE INTO manifest (digest, kind, document) VALUES (?, ?, ?)",
+                           (row[1], "BenchmarkRun", json.dumps(document)))
     connection.commit()  # no ANALYZE: the app never runs it, and see benchmarks/README.md "Pages" for why
     total = connection.execute("SELECT COUNT(*) FROM run").fetchone()[0]
     connection.close()
