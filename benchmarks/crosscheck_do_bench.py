@@ -13,6 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import torch  # noqa: E402
 import triton.testing  # noqa: E402
 
 from runners.discovery import get_registry  # noqa: E402
@@ -45,4 +46,6 @@ def main():
 
 
 if __name__ == "__main__":
+    if not torch.cuda.is_available():
+        raise SystemExit(f"{Path(__file__).name} times kernels on a CUDA GPU; none is visible here")
     main()

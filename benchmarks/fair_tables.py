@@ -9,8 +9,8 @@ last line of each table names the fastest implementation and its ratio to the fa
 the same or a looser math mode: what the index may claim.
 """
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
 LOOSENESS = {"ieee-fp32": 0, "tf32-partial": 1, "tf32": 2, "bf16": 3, "fp16": 3}
@@ -67,4 +67,6 @@ def main(paths) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("bundles", nargs="+", help="rerun bundles (JSON lines)")
+    main(parser.parse_args().bundles)

@@ -112,4 +112,6 @@ def main():
 
 
 if __name__ == "__main__":
+    if not torch.cuda.is_available():
+        raise SystemExit(f"{os.path.basename(__file__)} times kernels on a CUDA GPU; none is visible here")
     main()

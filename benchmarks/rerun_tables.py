@@ -1,6 +1,6 @@
 """Tables of the H200 rerun bundles, as benchmarks/README.md shows them.
 
-    python3 benchmarks/rerun_tables.py [BUNDLE...]   (default: benchmarks/results/h200/*.jsonl)
+    python3 benchmarks/rerun_tables.py [BUNDLE...]   (default: the bundles benchmarks/h200_reruns.sh writes)
 
 For each family and pass: the workload's swept parameter, every implementation's median
 and p20–p80 (µs), its ratio to the baseline (liger for fused neighborhood attention,
@@ -14,6 +14,7 @@ repeats agree within noise by the index's own tests for reruns: medians within
 ``RERUN_TIE_FRACTION`` of each other, or overlapping p20–p80 spreads.
 """
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -25,7 +26,11 @@ from app.comparison import RERUN_TIE_FRACTION, within_noise  # noqa: E402
 from app.datasheet import achieved  # noqa: E402
 
 BASELINE = {"fused_neighborhood_attention": "liger", "multi_token_attention": "torch"}
-DEFAULT = sorted((Path(__file__).resolve().parent / "results" / "h200").glob("*.jsonl"))
+RESULTS = Path(__file__).resolve().parent / "results" / "h200"
+DEFAULT = sorted(path for pattern in ("h200-fna-*.jsonl", "h200-mta-*.jsonl", "h200-round*-*.jsonl")
+                 for path in RESULTS.glob(pattern))
+"""What ``benchmarks/h200_reruns.sh`` writes: the two families' reference workloads and their sweeps of seq (the
+shape grid's bundle has its own tables, ``benchmarks/kernel_grid.py --tables``)."""
 
 
 def read_results(paths):
@@ -107,5 +112,8 @@ def agreement(paths):
 
 
 if __name__ == "__main__":
-    arguments = [argument for argument in sys.argv[1:] if argument != "--agreement"]
-    (agreement if "--agreement" in sys.argv[1:] else main)(arguments or DEFAULT)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("bundles", nargs="*", default=DEFAULT, help="rerun bundles (default: those benchmarks/h200_reruns.sh writes)")
+    parser.add_argument("--agreement", action="store_true", help="list the measurements taken more than once")
+    options = parser.parse_args()
+    (agreement if options.agreement else main)(options.bundles)
