@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app import create_app  # noqa: E402
-from benchmarks.pages import DEFAULT_DATA, RESULTS, build  # noqa: E402
+from benchmarks.pages import DEFAULT_DATA, IN_PROCESS, RESULTS, build  # noqa: E402
 
 SAMPLE_EVERY = 50_000
 
@@ -63,7 +63,7 @@ def main():
     if options.rebuild or not path.exists():
         RESULTS.mkdir(parents=True, exist_ok=True)
         build(path, options.runs, Path(options.data))
-    client = create_app({"DATABASE_URL": f"sqlite:///{path}"}).test_client()
+    client = create_app({**IN_PROCESS, "DATABASE_URL": f"sqlite:///{path}"}).test_client()
     results = [stream(client, url) for url in ("/downloads/runs.csv", "/downloads/runs.jsonl")]
     print(f"\n{options.runs:,} runs in SQLite ({path.name}); current runs streamed, chunks dropped as read")
     print(f"{'download':<22}{'rows':>10}{'MB':>8}{'s':>7}{'RSS start MB':>14}{'peak RSS MB':>13}  RSS every 50k rows")
