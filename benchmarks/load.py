@@ -19,6 +19,7 @@ gunicorn must be importable (``pip install .[production]``).
 
 import argparse
 import http.client
+import importlib.util
 import json
 import os
 import random
@@ -241,6 +242,8 @@ def main():
     parser.add_argument("--databases", nargs="+", default=["sqlite", "postgresql"], choices=["sqlite", "postgresql"])
     parser.add_argument("--postgres", default="postgresql://kernelindex:kernelindex@127.0.0.1:5432")
     args = parser.parse_args()
+    if importlib.util.find_spec("gunicorn") is None:
+        raise SystemExit("gunicorn is not installed here: pip install -e '.[production]'")
     print(f"gunicorn -w {args.workers}, {args.seconds:g} s per phase, read mix {dict(READ_MIX)}; "
           f"2 note writers, 2 rerun writers and one import per phase")
     print(f"{'database':<11}{'clients':>8}{'requests':>10}{'req/s':>8}{'p50 ms':>8}{'p95 ms':>8}{'p99 ms':>8}"
