@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app import create_app, db  # noqa: E402
+from runners.discovery import get_registry  # noqa: E402
 
 # Served to the test client only: a throwaway secret and its default host.
 IN_PROCESS = {"SECRET_KEY": secrets.token_urlsafe(32), "PUBLIC_URL": "http://localhost"}
@@ -244,6 +245,7 @@ def main():
         real_runs[0], "nothing+matches+this")]
     connection.close()
 
+    get_registry()  # the plugins, discovered before the first request as gunicorn.conf.py has it (imports torch)
     with app.app_context():
         started = time.perf_counter()
         client.get("/search?q=warm")
