@@ -99,17 +99,17 @@ class AttestationSchema(Schema):
                       error_messages={"invalid": "Enter a full http:// or https:// address."})
     created_at = UtcDateTime(dump_only=True)
 
+    def __init__(self, *, units: dict | None = None, **kwargs):
+        """``units``: those the run takes (:data:`TIME_UNITS` or :data:`MEMORY_UNITS`); None takes either."""
+        super().__init__(**kwargs)
+        self.units = units
+
     @pre_load
     def clean_form(self, data, **kwargs):
         data = _clean_form_text(data, optional=("author", "median", "p20", "p80", "unit", "gpu", "software", "link"))
         if isinstance(data.get("unit"), str):
             data["unit"] = UNIT_SPELLINGS.get(data["unit"], data["unit"])
         return data
-
-    def __init__(self, *, units: dict | None = None, **kwargs):
-        """``units``: those the run takes (:data:`TIME_UNITS` or :data:`MEMORY_UNITS`); None takes either."""
-        super().__init__(**kwargs)
-        self.units = units
 
     @validates_schema(skip_on_field_errors=False, pass_original=True)
     def complete_and_consistent(self, data, original_data, **kwargs):
