@@ -5,8 +5,8 @@ it, and no name, id or filter here ever holds a control character, so every requ
 path and query (names and values) is checked once, before any view runs: one answers
 400. Tabs and line breaks stay allowed (pasted into the search box, they are spaces),
 as does any other Unicode text. The Liger importer applies the same rule to its cells.
-What readers post refuses the invisible text-direction controls as well
-(:data:`DIRECTION_CONTROLS`).
+What readers post and maintainers' reasons refuse the invisible text-direction
+controls as well (:data:`DIRECTION_CONTROLS`).
 """
 
 from flask import request
@@ -25,6 +25,11 @@ right-to-left text needs none of them."""
 def control_character_in(text: str) -> str | None:
     """The first control character in ``text`` (tab and newline excepted), or None."""
     return next((character for character in text if character in CONTROL_CHARACTERS), None)
+
+
+def direction_control_in(text: str) -> str | None:
+    """The first text-direction control in ``text`` (:data:`DIRECTION_CONTROLS`), or None."""
+    return next((character for character in text if character in DIRECTION_CONTROLS), None)
 
 
 def describe(character: str) -> str:

@@ -14,7 +14,7 @@ plain rerun again, and the runs it agreed with are judged again without it).
 from .comparison import rerank
 from .db import database
 from .importers.kernelindex_rerun import mark_replications
-from .inputs import control_character_in, describe
+from .inputs import control_character_in, describe, direction_control_in
 from .locks import lock_scopes, retried
 from .models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, Run, utcnow
 
@@ -28,7 +28,8 @@ class InvalidationRefused(ValueError):
 @retried
 def invalidate(run_id: str, reason: str, by: str) -> Run:
     """Record ``run_id`` invalidated for ``reason`` by ``by``, and rank its group again without it."""
-    reason, by = (reason or "").strip(), (by or "").strip()
+    reason = (reason or "").replace("\r\n", "\n").replace("\r", "\n").strip()  # a browser's textarea sends CRLF
+    by = (by or "").strip()
     if not reason:
         raise InvalidationRefused("say why the result cannot be trusted")
     if not by:
@@ -40,6 +41,10 @@ def invalidate(run_id: str, reason: str, by: str) -> Run:
         if character:
             raise InvalidationRefused(f"remove the control character {describe(character)}: only text, tabs and "
                                       "new lines are allowed")
+        character = direction_control_in(text)
+        if character:
+            raise InvalidationRefused(f"remove the text-direction control {describe(character)}: it makes the "
+                                      "text after it read as something else")
     with database.atomic():
         run = Run.get_or_none(Run.id == run_id)
         if run is None:

@@ -97,6 +97,8 @@ def test_an_invalidated_rerun_no_longer_replicates(reference):
     ("x" * 2001, "alice", "longer than 2000"),
     ("gamed\x00 timer", "alice", "control character U\\+0000"),
     (REASON, "al\x1bice", "control character U\\+001B"),
+    ("gamed \u202etimer", "alice", "text-direction control U\\+202E"),
+    (REASON, "al\u2067ice", "text-direction control U\\+2067"),
 ])
 def test_an_invalidation_needs_a_reason_and_a_decider(ranked, reason, by, message):
     with pytest.raises(InvalidationRefused, match=message):

@@ -216,6 +216,10 @@ def test_resolving_a_report_moves_it_out_of_the_open_list_and_the_run_count(smal
     maintainer.post(f"/maintainers/issues/{first}/resolve", data={"csrf_token": token, "resolved": "0"})
     with small_app.app_context():
         assert not IssueReport.get_by_id(first).resolved
+    unclear = maintainer.post(f"/maintainers/issues/{first}/resolve", data={"csrf_token": token, "resolved": "yes"})
+    assert unclear.status_code == 400 and "resolved must be 1 (resolve) or 0 (reopen)" in unclear.text
+    with small_app.app_context():
+        assert not IssueReport.get_by_id(first).resolved
 
 
 def test_issue_reports_come_a_page_at_a_time(small_app, maintainer, posted):
@@ -309,12 +313,13 @@ def test_a_maintainer_invalidates_a_reported_run_with_a_reason(small_app, mainta
     assert "Invalidate run" in maintainer.get("/maintainers/").get_data(as_text=True)
     refused = maintainer.post(f"/maintainers/runs/{run.id}/invalidate", data={"csrf_token": token, "reason": " "})
     assert refused.status_code == 400 and "say why" in refused.get_data(as_text=True)
-    done = maintainer.post(f"/maintainers/runs/{run.id}/invalidate",
-                           data={"csrf_token": token, "reason": "the same figure as another GPU, to the digit"})
+    done = maintainer.post(f"/maintainers/runs/{run.id}/invalidate", data={  # a textarea's lines end in CRLF
+        "csrf_token": token, "reason": "the same figure as another GPU, to the digit\r\nSee the report."})
     assert done.status_code == 303 and done.headers["Location"].endswith(f"/runs/{run.id}")
     with small_app.app_context():
         stored = Run.get_by_id(run.id)
         assert stored.invalidated_by == "alice" and stored.rank is None
+        assert stored.invalidated_reason == "the same figure as another GPU, to the digit\nSee the report."
     listed = maintainer.get("/maintainers/").get_data(as_text=True)
     assert "by alice: the same figure as another GPU, to the digit" in listed and "Invalidate run" not in listed
     again = maintainer.post(f"/maintainers/runs/{run.id}/invalidate", data={"csrf_token": token, "reason": "again"})

@@ -113,7 +113,9 @@ def issues():
 def resolve_issue(report_id):
     """Mark a report resolved (``resolved=0`` reopens it)."""
     report = get_or_404(IssueReport, IssueReport.id == report_id, description=f"no issue report {report_id}")
-    report.resolved = request.form.get("resolved", "1") != "0"
+    if request.form.get("resolved", "1") not in ("0", "1"):
+        abort(400, description="resolved must be 1 (resolve) or 0 (reopen)")
+    report.resolved = request.form.get("resolved", "1") == "1"
     report.save()
     return redirect(safe_next(request.form.get("next")) or url_for("maintainers.issues"), code=303)
 
