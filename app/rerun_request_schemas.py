@@ -17,8 +17,15 @@ MAX_LOG_TAIL = 4000  # characters of a worker's log kept with its request
 
 
 def printable(value: str) -> None:
-    if any(character in CONTROL_CHARACTERS for character in value):
-        raise ValidationError("must not contain control characters")
+    """No control character (not even a line break's CR) and no lone surrogate: one message for either."""
+    if any(character in CONTROL_CHARACTERS for character in value) or string_problem(value):
+        raise ValidationError("must not contain control characters or lone surrogates")
+
+
+def distinct(values: list) -> None:
+    repeated = sorted({value for value in values if values.count(value) > 1})
+    if repeated:
+        raise ValidationError(f"names {', '.join(map(repr, repeated))} more than once")
 
 
 def storable(value: str) -> None:
@@ -30,7 +37,7 @@ def storable(value: str) -> None:
 
 def text(most: int, **kwargs) -> fields.String:
     """A name or id: 1 to ``most`` characters, no control character (nor lone surrogate)."""
-    return fields.String(validate=[validate.Length(min=1, max=most), printable, storable], **kwargs)
+    return fields.String(validate=[validate.Length(min=1, max=most), printable], **kwargs)
 
 
 def log_text(**kwargs) -> fields.String:
@@ -47,7 +54,7 @@ class RerunAskSchema(Schema):
     pass_ = fields.String(data_key="pass", validate=validate.OneOf(PASSES))
     params = fields.Dict(keys=text(80), values=fields.List(Scalar(), validate=validate.Length(1, MAX_SWEEP_VALUES)),
                          metadata={"description": "parameter values to sweep, e.g. {\"seq\": [2048, 4096]}"})
-    implementations = fields.List(text(80), validate=validate.Length(1, MAX_IMPLEMENTATIONS))
+    implementations = fields.List(text(80), validate=[validate.Length(1, MAX_IMPLEMENTATIONS), distinct])
     gpu = fields.String(validate=name_of(120),
                         metadata={"description": "the GPU model to rerun on, e.g. NVIDIA H200"})
     target = fields.String(validate=validate.OneOf(TARGETS), metadata={"description": "`cpu` for a CPU rerun"})

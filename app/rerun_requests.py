@@ -16,6 +16,7 @@ again after a requeue, or a result posted twice, is recorded once.
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -33,6 +34,11 @@ from .importers.rerun_submission import workload_problem
 from .models import (REQUEST_CANCELLED, REQUEST_FAILED, REQUEST_PENDING, REQUEST_QUEUED, REQUEST_RUNNING,
                      SOURCE_REPORTED, ComparisonGroup, RerunRequest, RerunRequestResult, RerunWorker, Run, utcnow)
 from .rerun_schemas import gpu_name
+
+
+MAX_REQUEST_WORKLOADS = 512
+"""The most workloads one request may ask for (its published workloads times the sweep's combinations): a few
+lines of ``params`` multiply, and every workload is stored, shown on the run page and measured."""
 
 
 class RequestRefused(ValueError):
@@ -164,8 +170,13 @@ def ask_for_rerun(ask: dict, requested_by: str) -> RerunRequest:
     target = "cuda" if "gpu" in ask else ask["target"]
     gpu = ask.get("gpu")
     run, comparison_key, runs = resolved_work(ask)
+    published, params = harness_requests(runs, gpu), ask.get("params") or {}
+    workloads = len(published) * math.prod(len(set(map(json.dumps, values))) for values in params.values())
+    if workloads > MAX_REQUEST_WORKLOADS:
+        raise RequestRefused(f"this asks for {workloads:,} workloads ({len(published)} published, times every "
+                             f"combination of the params); one request takes at most {MAX_REQUEST_WORKLOADS}")
     try:
-        work = sweep_requests(harness_requests(runs, gpu), ask.get("params") or {})
+        work = sweep_requests(published, params)
     except RerunError as error:
         raise RequestRefused(str(error)) from error
     problem = unrunnable(runs[0].kernel_id, target, work if ask.get("params") else [],

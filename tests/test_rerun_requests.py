@@ -69,6 +69,14 @@ def test_a_token_that_may_ask_gets_201_with_the_requests_id_and_url(queue_app, c
      "fused_neighborhood_attention on cpu has no implementation 'kernelindex_triton'"),
     ({"run": "RUN", "gpu": " NVIDIA H200"}, 400, "no white space at either end"),
     ({"run": "RUN", "gpu": "   "}, 400, "no white space at either end"),
+    ({"run": "RUN", "target": "cpu", "params": {"seq": list(range(1, 65)), "batch": list(range(1, 65))}}, 400,
+     "this asks for 4,096 workloads (1 published, times every combination of the params); one request takes at "
+     "most 512"),
+    ({"run": "RUN", "target": "cpu", "params": {"seq": [2 ** 40]}}, 400, "more than any GPU holds"),
+    ({"run": "RUN", "target": "cpu", "implementations": ["torch", "liger", "torch"]}, 400,
+     "implementations: names 'torch' more than once"),
+    ({"run": "RUN", "target": "cpu", "implementations": ["tor\x00ch"]}, 400,
+     "implementations[0]: must not contain control characters or lone surrogates"),
 ])
 def test_bad_asks_are_refused_with_their_reason_and_store_nothing(queue_app, client, asker, body, status, message):
     original = source_run(queue_app, external_id=FNA_REFERENCE)
@@ -238,6 +246,10 @@ def test_a_maintainer_asks_on_the_run_page_and_the_section_polls_while_pending(q
                                 data={"csrf_token": maintainer.csrf(f"/runs/{original.id}")})
     assert cancelled.status_code == 200 and 'data-status="cancelled"' in cancelled.get_data(as_text=True)
     assert "hx-trigger" not in cancelled.get_data(as_text=True)  # nothing pending: polling stops
+    again = maintainer.post(f"/reruns/{request_id}/cancel", headers={"HX-Request": "true"},
+                            data={"csrf_token": maintainer.csrf(f"/runs/{original.id}")})
+    assert again.status_code == 409 and "is over already (cancelled); nothing was cancelled" in again.text
+    assert again.headers["HX-Retarget"] == "#rerun-requests-alert"
 
 
 def test_only_signed_in_maintainers_ask_or_cancel_and_csrf_is_checked(queue_app, client, maintainer):
@@ -267,7 +279,7 @@ def test_a_refused_ask_or_cancel_from_the_run_page_shows_its_message_in_the_sect
     with queue_app.app_context():
         check_in(Worker("h200-a/gpu0", "h200-a", "cuda", "NVIDIA H200"))
     page = maintainer.get(f"/runs/{original.id}").get_data(as_text=True)
-    assert '<div id="rerun-requests" class="rerun-requests" data-swap-statuses="400,401,503">' in page
+    assert '<div id="rerun-requests" class="rerun-requests" data-swap-statuses="400,401,404,409,413,503">' in page
     assert '<div id="rerun-requests-alert" class="form-alert" role="alert"></div>' in page
     form = {"csrf_token": maintainer.csrf(f"/runs/{original.id}"), "run": original.id, "where": "NVIDIA H200",
             "protocol": "smoke"}
@@ -278,6 +290,7 @@ def test_a_refused_ask_or_cancel_from_the_run_page_shows_its_message_in_the_sect
         (maintainer, "/reruns", {**form, "csrf_token": "stale"}, 400, "security token is missing or out of date"),
         (maintainer, f"/reruns/{request_id}/cancel", {"csrf_token": "stale"}, 400, "security token"),
         (client, "/reruns", {**form, "csrf_token": token_of(client)}, 401, "Sign in as a maintainer"),
+        (maintainer, "/reruns", {**form, "run": "nosuchrun"}, 404, "nosuchrun"),
     ]
     for poster, path, data, status, message in refusals:
         refused = poster.post(path, data=data, headers={"HX-Request": "true"})

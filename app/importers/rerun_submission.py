@@ -14,6 +14,7 @@ accepted: a plugin declares its implementations also where their library does no
 (Liger-Kernel, transformers), so this server needs no GPU libraries to accept their results.
 """
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -93,6 +94,11 @@ def unknown_problem(result: dict, declared: dict, definitions: dict[str, FamilyD
     return workload_problem(result["workload"], definitions[family])
 
 
+MAX_WORKLOAD_ELEMENTS = 2 ** 38
+"""The most elements a workload's tensors may hold: at one byte an element, more than the memory of any GPU
+(256 GB), so no worker could build it."""
+
+
 def workload_problem(workload: dict, definition: FamilyDefinition) -> str | None:
     """Why the family cannot derive this workload's tensors, or None."""
     names, expected = set(workload["parameters"]), set(definition.parameters)
@@ -107,4 +113,8 @@ def workload_problem(workload: dict, definition: FamilyDefinition) -> str | None
     if any(isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_SAFE_INTEGER
            for tensor in tensors for size in tensor.shape):
         return f"{definition.name} derives empty or impossible tensors from this workload"
+    elements = sum(math.prod(tensor.shape) for tensor in tensors)
+    if elements > MAX_WORKLOAD_ELEMENTS:
+        return (f"{definition.name} derives {elements:.3g} tensor elements from this workload, more than any GPU "
+                f"holds (at most {MAX_WORKLOAD_ELEMENTS:.3g})")
     return None

@@ -15,7 +15,7 @@ RUN_PAGE_REQUESTS = 5  # the newest requests the run page shows
 CPU_CHOICE = "cpu"  # the form's value for a CPU rerun
 # The refusals a maintainer's ask or cancel may meet (bad ask or token, signed out, queue down): their message goes
 # in the section's alert slot; the section lists them in ``data-swap-statuses`` since htmx leaves 4xx and 5xx unswapped.
-REFUSAL_STATUSES = (400, 401, 503)
+REFUSAL_STATUSES = (400, 401, 404, 409, 413, 503)
 REFUSAL_ALERT = "rerun-requests-alert"
 
 

@@ -7,6 +7,7 @@ from ..pages import api as pages
 from ..pages import rerun_requests as pages_requests
 from ..pages.lookup import group_or_404, rerun_request_or_404, run_or_404
 from ..schemas import comparison_schema, run_detail_schema, run_filter_schema, run_list_schema
+from .render import validation_message
 
 api = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -15,9 +16,7 @@ def validated_filters() -> dict:
     try:
         return run_filter_schema.load(request.args.to_dict())
     except ValidationError as error:
-        abort(400, description="bad query: " + "; ".join(
-            f"{name}: {' '.join(messages) if isinstance(messages, list) else messages}"
-            for name, messages in error.messages.items()))
+        abort(400, description="bad query: " + validation_message(error.messages))
 
 
 @api.get("/runs")
@@ -109,9 +108,7 @@ def loaded_body(schema) -> dict:
     try:
         return schema.load(body)
     except ValidationError as error:
-        abort(400, description="bad request: " + "; ".join(
-            f"{name}: {' '.join(map(str, messages)) if isinstance(messages, list) else messages}"
-            for name, messages in error.messages.items()))
+        abort(400, description="bad request: " + validation_message(error.messages))
 
 
 def token_worker(token, body: dict):

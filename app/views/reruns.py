@@ -15,7 +15,7 @@ from ..pages.rerun_requests import (CPU_CHOICE, REFUSAL_ALERT, REFUSAL_STATUSES,
 from ..rerun_request_schemas import rerun_ask_schema
 from ..rerun_requests import QueueUnavailable, RequestRefused, ask_for_rerun, cancel as cancel_request
 from .maintainers import maintainer_required, safe_next
-from .render import error_response, install, is_htmx, refusal_fragment, respond
+from .render import error_response, install, is_htmx, refusal_fragment, respond, validation_message
 
 reruns = Blueprint("reruns", __name__)
 reruns.record_once(install)
@@ -68,8 +68,7 @@ def ask():
     try:
         ask_for_rerun(rerun_ask_schema.load(ask), requested_by=f"maintainer {g.maintainer.username}")
     except ValidationError as error:
-        abort(400, description="; ".join(f"{name}: {' '.join(map(str, messages))}"
-                                         for name, messages in error.messages.items()))
+        abort(400, description=validation_message(error.messages))
     except RequestRefused as error:
         abort(400, description=str(error))
     except QueueUnavailable as error:
@@ -86,7 +85,9 @@ def ask():
 def cancel(request_id):
     """A maintainer cancels a queued or running request (a running worker stops at its next lease renewal)."""
     rerun_request = rerun_request_or_404(request_id)
-    cancel_request(rerun_request.id)
+    if not cancel_request(rerun_request.id):
+        abort(409, description=f"rerun request {rerun_request.id} is over already "
+                               f"({rerun_request_or_404(request_id).status}); nothing was cancelled")
     if is_htmx() and rerun_request.run_id:
         return section_of(rerun_request.run)
     return redirect(safe_next(request.form.get("next")) or url_for("reruns.reruns_page"), code=303)
