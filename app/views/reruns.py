@@ -10,7 +10,7 @@ from ..page_schemas import reruns_page_schema
 from ..pages.links import run_url
 from ..pages.lookup import rerun_request_or_404, run_or_404
 from ..pages.pagination import BadPage, page_number
-from ..pages.rerun_requests import (CPU_CHOICE, REFUSAL_ALERT, REFUSAL_STATUSES, BadFilter,
+from ..pages.rerun_requests import (CPU_CHOICE, REFUSAL_ALERT, REFUSAL_STATUSES, BadFilter, rerun_choices,
                                    reruns_page as reruns_context, run_requests_section)
 from ..rerun_request_schemas import rerun_ask_schema
 from ..rerun_requests import QueueUnavailable, RequestRefused, ask_for_rerun, cancel as cancel_request
@@ -61,6 +61,10 @@ def ask():
         abort(400, description="name the run (run) or the comparison group (comparison) to rerun")
     run = None if comparison else run_or_404(request.form["run"])
     where = request.form.get("where", "")
+    served = [choice["value"] for choice in rerun_choices() if choice["value"] != CPU_CHOICE]
+    if where != CPU_CHOICE and where not in served:  # the page offers these; the API may queue for any GPU model
+        abort(400, description=f"no worker serves the GPU model {where[:120]!r} now; ask on one a worker serves "
+                               f"({', '.join(served) or 'none does now'}) or on the CPU")
     ask = {**({"comparison": comparison} if comparison else {"run": run.id}),
            "protocol": request.form.get("protocol") or "standard",
            **({"target": "cpu"} if where == CPU_CHOICE else {"gpu": where}),
