@@ -52,6 +52,8 @@ def test_tokens_are_shown_once_and_stored_hashed(app, runner):
     assert runner.invoke(args=["tokens", "revoke", "h200-a"]).exit_code == 0
     with app.app_context():
         assert HostToken.find_active(token) is None
+    again = runner.invoke(args=["tokens", "revoke", "h200-a"])
+    assert again.exit_code == 1 and "'h200-a' was revoked already" in again.output
     assert runner.invoke(args=["tokens", "revoke", "nobody"]).exit_code != 0
 
 

@@ -55,6 +55,7 @@ def revoke_token(name):
     """Revoke a rerun-host token."""
     from ..models import HostToken
 
-    if not HostToken.update(revoked=True).where(HostToken.name == name).execute():
-        raise click.ClickException(f"no token named {name!r}")
+    if not HostToken.update(revoked=True).where((HostToken.name == name) & ~HostToken.revoked).execute():
+        known = HostToken.get_or_none(HostToken.name == name)
+        raise click.ClickException(f"{name!r} was revoked already" if known else f"no token named {name!r}")
     click.echo(f"revoked {name}")
