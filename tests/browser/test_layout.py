@@ -1,4 +1,4 @@
-"""Every kind of page at a phone's width (390 px) and a desktop's (1280 px): nothing widens the page, the chart's
+"""Every kind of page at a small phone's width (360 px) and a desktop's (1280 px): nothing widens the page, the chart's
 axis text stays readable, and axe-core (vendored in tests/browser/vendor, for the tests only) finds no serious or
 critical accessibility violation."""
 
@@ -14,7 +14,7 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser
 
 AXE = Path(__file__).resolve().parent / "vendor" / "axe-4.14.1.min.js"
-WIDTHS = (390, 1280)
+WIDTHS = (360, 1280)
 CHART_VIEWBOX_WIDTH = 760
 MIN_AXIS_TEXT_PX = 11
 

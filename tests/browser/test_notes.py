@@ -124,3 +124,17 @@ def test_refusal_appears_above_the_form_and_keeps_what_was_typed(notes_server, p
     playwright_api.expect(page.locator("#note-body")).to_have_value("second note, too soon")
     playwright_api.expect(page.locator(".attestation-note")).to_have_count(1)
     assert still_same_page(page)
+
+
+def test_a_note_of_one_unbroken_word_wraps_instead_of_widening_the_page(notes_server, chromium):
+    """Any reader can post 4,000 characters without a space: on a phone's screen the note wraps in its box."""
+    base, run_id, _ = notes_server
+    context = chromium.new_context(viewport={"width": 360, "height": 800})
+    page = context.new_page()
+    page.goto(f"{base}/runs/{run_id}")
+    open_form(page, "Add a note")
+    page.locator("#note-body").fill("y" * 4000)
+    page.get_by_role("button", name="Post note").click()
+    playwright_api.expect(page.locator(".attestation-body")).to_have_count(1)
+    assert page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth") == 0
+    context.close()
