@@ -73,8 +73,11 @@ def test_search_by_family_title_implementation_external_id_and_run_id(small_app,
 
 
 def test_search_fragment_and_full_page(small_app, client):
-    fragment = client.get("/search?q=B200", headers=HTMX).get_data(as_text=True)
+    swapped = client.get("/search?q=B200&page=1", headers=HTMX)
+    fragment = swapped.get_data(as_text=True)
     assert "<html" not in fragment and "1 run match" in fragment and "liger_triton" in fragment
+    assert swapped.headers["HX-Push-Url"] == "/search?q=B200"  # the address the results belong to, canonical
+    assert fragment.startswith("<title>Search: B200 · KernelIndex</title>")  # and the tab's name for it
     page = client.get("/search?q=B200").get_data(as_text=True)
     assert "<html" in page and 'value="B200"' in page and "1 run match" in page
 

@@ -113,6 +113,7 @@ def test_html_answers_vary_on_every_header_that_picks_page_or_fragment(small_app
     restore = client.get(manifest, headers={"HX-Request": "true", "HX-History-Restore-Request": "true"}).text
     boosted = client.get(manifest, headers={"HX-Request": "true", "HX-Boosted": "true"}).text
     assert "<html" not in swap and "<html" in restore and "<html" in boosted
+    assert "<title>" not in swap  # showing the manifest in place changes no address, so no tab title either
 
 
 def test_manifest_fragment_page_and_download(small_app, client):

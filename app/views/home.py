@@ -1,6 +1,6 @@
 """The home page, search and the plugin listing."""
 
-from flask import Blueprint, abort, request
+from flask import Blueprint, abort, request, url_for
 
 from ..page_schemas import home_page_schema, plugins_page_schema, search_page_schema
 from ..pages.home import home_page as home_context
@@ -31,7 +31,9 @@ def search_page():
     except (BadSearch, BadPage) as error:
         abort(400, description=str(error))
     return respond("home/search.html", context, fragment="partials/_search_results.html",
-                   twin=search_page_schema.dump)
+                   twin=search_page_schema.dump,
+                   canonical_url=url_for("home.search_page", q=context["q"] or None,
+                                         page=context["page"] if context["page"] > 1 else None))
 
 
 @home.get("/search.json")

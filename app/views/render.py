@@ -44,19 +44,20 @@ def respond(page: str, context: dict, *, fragment: str | None = None, twin=None,
 
     ``twin`` is a callable returning the JSON-ready document (usually a schema's ``dump``).
     ``canonical_url``, when given, is what an HTMX swap pushes into the address bar
-    (``HX-Push-Url``) instead of the raw form query, so shared links stay short. A
+    (``HX-Push-Url``) instead of the raw form query, so shared links stay short; such a
     fragment starts with the page's ``<title>`` when the context has one, so that the
-    tab names what the address shows.
+    tab names what the address shows (a fragment that changes no address, none).
     """
     if twin is not None and wants_json():
         response = make_response(jsonify(twin(context)), status)
     else:
         use_fragment = bool(fragment and wants_fragment())
+        pushed = bool(use_fragment and canonical_url)
         html = render_template(fragment if use_fragment else page, **context)
-        if use_fragment and context.get("title"):  # htmx sets the tab's title from a fragment's own <title>
+        if pushed and context.get("title"):  # htmx sets the tab's title from a fragment's own <title>
             html = render_template("partials/_title.html", title=context["title"]) + html
         response = make_response(html, status)
-        if use_fragment and canonical_url:
+        if pushed:
             response.headers["HX-Push-Url"] = canonical_url
     response.vary.update((*FRAGMENT_CHOICE, "Accept"))
     return response
