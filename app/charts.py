@@ -109,7 +109,8 @@ def line_chart(series: dict, *, x_name: str, unit: str, title: str) -> dict:
         chart["series"].append({
             "label": label,
             "color": PALETTE[index % len(PALETTE)],
-            "dash": DASHES[index % len(DASHES)],
+            # one dash further each time the colours come round: no two of 64 lines share colour and dash
+            "dash": DASHES[(index + index // len(PALETTE)) % len(DASHES)],
             "points": " ".join(f"{m['cx']},{m['cy']}" for m in markers),
             "markers": markers,
         })

@@ -50,6 +50,9 @@ def test_chart_lines_are_told_apart_by_colour_and_dash():
     chart = charts.line_chart({"a": [point(1, 1)], "b": [point(1, 2, "b")]}, x_name="x", unit="ns", title="t")
     first, second = chart["series"]
     assert first["color"] != second["color"] and first["dash"] != second["dash"]
+    many = charts.line_chart({f"s{index:02d}": [point(1, index + 1, f"s{index}")] for index in range(20)},
+                             x_name="x", unit="ns", title="t")  # more lines than colours (a family's ten, say)
+    assert len({(line["color"], line["dash"]) for line in many["series"]}) == 20
 
 
 def test_empty_chart():
