@@ -6,7 +6,7 @@ plain words what to fix) and dump what the API shows of a stored post.
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, pre_load, validate, validates_schema
 
-from .inputs import CONTROL_CHARACTERS, direction_control_in
+from .inputs import control_character_in, direction_control_in
 from .schema_fields import UtcDateTime
 
 TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}  # factor to the run's ns
@@ -55,7 +55,7 @@ def _character_problems(data: dict, names: tuple) -> dict:
         value = data.get(name)
         if not isinstance(value, str):
             continue
-        if any(character in CONTROL_CHARACTERS for character in value):
+        if control_character_in(value):
             problems[name] = ["Remove the control characters (only text, tabs and new lines are allowed)."]
         elif direction_control_in(value):
             problems[name] = ["Remove the invisible text-direction controls (U+202A to U+202E, U+2066 to U+2069): "

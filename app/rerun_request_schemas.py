@@ -6,7 +6,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 from runners.timing import PROTOCOL_PRESETS
 from runners.types import PASSES, TARGETS
 
-from .inputs import CONTROL_CHARACTERS
+from .inputs import control_character_in
 from .models import REQUEST_STATUSES
 from .rerun_schemas import Scalar, name_of, string_problem
 from .schema_fields import UtcDateTime
@@ -18,7 +18,7 @@ MAX_LOG_TAIL = 4000  # characters of a worker's log kept with its request
 
 def printable(value: str) -> None:
     """No control character (not even a line break's CR) and no lone surrogate: one message for either."""
-    if any(character in CONTROL_CHARACTERS for character in value) or string_problem(value):
+    if control_character_in(value) or string_problem(value):
         raise ValidationError("must not contain control characters or lone surrogates")
 
 
