@@ -143,6 +143,21 @@ def test_a_swap_from_the_filters_clears_what_a_new_gpu_leaves_stale_and_says_so(
         assert client.get(whole).status_code == 400
 
 
+def test_apply_without_javascript_clears_what_a_new_gpu_leaves_stale(small_app, client):
+    """Without JavaScript the form is sent by its Apply button, whose name says the page's own form sent it: a value the
+    new GPU lacks is cleared as in a swap, where the same query without it (a URL loaded whole) is refused."""
+    html = client.get("/families/cross_entropy").get_data(as_text=True)
+    assert re.search(r'<form class="filters"[^>]*hx-trigger="change, submit"', html)
+    assert '<button type="submit" name="apply" value="">Apply</button>' in html
+    stale = "/families/cross_entropy?gpu=NVIDIA+A100-SXM4-80GB&implementation=liger_triton&table=runs&sort=x&order=asc"
+    applied = client.get(stale + "&apply=")
+    assert applied.status_code == 200 and "HX-Push-Url" not in applied.headers
+    assert in_order(text_of(applied.get_data(as_text=True)), CLEARED, "has no 'liger_triton' runs on NVIDIA A100",
+                    "Median latency on NVIDIA A100-SXM4-80GB")
+    assert client.get(stale).status_code == 400
+    assert client.get(stale.replace("implementation=liger_triton", "implementation=liger") + "&apply=").status_code == 200
+
+
 def test_a_swap_from_the_filters_clears_a_gpu_or_value_the_new_metric_lacks(small_app, client):
     url = "/families/fused_neighborhood_attention?metric=memory&gpu=NVIDIA+H100+PCIe&batch=3"
     swapped = client.get(url, headers=HTMX)

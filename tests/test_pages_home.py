@@ -42,9 +42,34 @@ def test_empty_database_home_says_what_to_do(client):
 
 
 def test_search_box_is_live_and_pushes_the_url(small_app, client):
-    html = client.get("/").get_data(as_text=True)
-    assert 'hx-trigger="keyup changed delay:200ms' in html and 'hx-push-url="true"' in html
-    assert 'hx-target="#search-results"' in html and '<label for="q">' in html
+    for url, swap in (("/search", 'hx-target="#search-results"'),
+                      ("/", 'hx-target="#content" hx-select="#content" hx-swap="outerHTML"')):
+        html = client.get(url).get_data(as_text=True)
+        box = re.search(r'<input id="q" [^>]*>', html).group(0)
+        assert 'hx-trigger="input changed delay:200ms, submit from:closest form"' in box, url
+        assert 'hx-push-url="true"' in box and swap in box and '<label for="q">' in html, url
+
+
+def test_the_home_page_search_moves_to_the_search_page_in_place(small_app, client):
+    """The home page's live search swaps its <main> for the search page's, so that the address it pushes shows what
+    a reload would; a refusal shows in the home page's alert slot and leaves the address alone."""
+    moving = {**HTMX, "HX-Target": "content"}
+    answer = client.get("/search?q=PCIe&page=1", headers=moving)
+    html = answer.get_data(as_text=True)
+    assert answer.status_code == 200 and answer.headers["HX-Push-Url"] == "/search?q=PCIe"
+    assert html.startswith("<!doctype html>") and '<main id="content"' in html and "1 run matches" in html
+    assert "<title>Search: PCIe · KernelIndex</title>" in html and html.count("<title>") == 1
+    assert "HX-Target" in answer.headers["Vary"]
+    fragment = client.get("/search?q=PCIe", headers={**HTMX, "HX-Target": "search-results"}).get_data(as_text=True)
+    assert '<main id="content"' not in fragment and "1 run matches" in fragment
+
+    from app.search import MAX_QUERY
+
+    refused = client.get("/search?q=" + "x" * (MAX_QUERY + 1), headers=moving)
+    assert refused.status_code == 400 and refused.headers["HX-Push-Url"] == "false"
+    assert refused.headers["HX-Retarget"] == "#page-alert" and refused.headers["HX-Reselect"] == "unset"
+    assert refused.get_data(as_text=True) == f'<p class="form-error">the search is longer than {MAX_QUERY} characters</p>'
+    assert re.search(r'<div id="page-alert" role="alert" data-swap-statuses="400">', client.get("/").get_data(as_text=True))
 
 
 def test_search_by_gpu_finds_only_that_gpu(small_app, client):
@@ -124,7 +149,8 @@ def test_search_boxes_take_no_longer_query_than_search_does(small_app, client):
         html = client.get(url).get_data(as_text=True)
         for box in ("q", "site-search-q"):
             assert re.search(rf'<input id="{box}" [^>]*maxlength="{MAX_QUERY}"', html), (url, box)
-        assert re.search(r'<section id="search-results"[^>]* data-swap-statuses="400"', html)
+    assert re.search(r'<section id="search-results"[^>]* data-swap-statuses="400"',
+                     client.get("/search?q=liger").get_data(as_text=True))
 
 
 def test_a_refused_live_search_answers_its_message_alone_and_keeps_the_address(small_app, client):

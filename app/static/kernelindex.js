@@ -1,6 +1,6 @@
 // KernelIndex page behaviour. Everything works without it; it adds the CSRF header to
-// htmx requests, swaps in the refusals that carry a message, copy buttons for citations, and
-// keeps search boxes in step with the URL. The Content-Security-Policy allows no inline script:
+// htmx requests, swaps in the refusals that carry a message, copy buttons for citations, keeps
+// search boxes in step with the URL and keeps the reader's place (focus, typing, history) across swaps. The Content-Security-Policy allows no inline script:
 // page behaviour belongs here.
 (function () {
   "use strict";
@@ -18,9 +18,15 @@
   });
 
   // htmx leaves 4xx answers unswapped; an element listing statuses in data-swap-statuses
-  // (its own or its alert's swap) shows those answers, which carry a message for the reader.
+  // (the swap's target, an ancestor, or the alert slot the answer retargets to) shows those
+  // answers, which carry a message for the reader.
+  function swapRegion(event) {
+    var retarget = event.detail.xhr.getResponseHeader("HX-Retarget");
+    return (retarget && document.querySelector(retarget)) || event.detail.target;
+  }
+
   document.addEventListener("htmx:beforeSwap", function (event) {
-    var box = event.target.closest("[data-swap-statuses]");
+    var box = swapRegion(event).closest("[data-swap-statuses]");
     if (!box) {
       return;
     }
@@ -32,15 +38,91 @@
   });
 
   // Back and forward restore htmx's saved copy of a page, whose search boxes hold the value they
-  // were rendered with, not the query of the restored URL: put that query back in them.
+  // were rendered with, not the query of the restored URL: put that query back in them. A live
+  // search moves the address on too: the other boxes (the header's) follow it, the one being
+  // typed in is left alone.
   function syncSearchBoxes() {
     var query = new URLSearchParams(window.location.search).get("q") || "";
     document.querySelectorAll('input[type="search"][name="q"]').forEach(function (input) {
-      input.value = query;
+      if (input !== document.activeElement) {
+        input.value = query;
+      }
     });
   }
 
   document.addEventListener("htmx:historyRestore", syncSearchBoxes);
+  document.addEventListener("htmx:pushedIntoHistory", syncSearchBoxes);
+  document.addEventListener("htmx:replacedInHistory", syncSearchBoxes);
+
+  // A swap that would push the address already shown (Enter on a query the live search has just
+  // shown) replaces it instead, so that Back leaves that search rather than showing it twice.
+  document.addEventListener("htmx:beforeHistoryUpdate", function (event) {
+    var history = event.detail.history;
+    if (history.type === "push" && new URL(history.path, window.location.href).href === window.location.href) {
+      history.type = "replace";
+    }
+  });
+
+  // What a swap is about to replace: the search box being typed in (its value may have run ahead
+  // of the query the answer was made for) and whether focus was inside the swapped region.
+  var swapping = null;
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (!event.detail.shouldSwap) {
+      return;
+    }
+    var active = document.activeElement;
+    var target = swapRegion(event);
+    swapping = {
+      target: target,
+      targetId: target.id,
+      heldFocus: Boolean(active && active !== document.body && target.contains(active)),
+      typing: active && active.matches('input[type="search"][id]') && target.contains(active) ?
+        {id: active.id, value: active.value, start: active.selectionStart, end: active.selectionEnd} : null
+    };
+  });
+
+  // Once the new content is live: a search box that replaced the one being typed in takes back
+  // what was typed while the answer was on its way, and searches for it. A swap that replaced
+  // the element holding focus (a pager link, a form's button) would leave focus on the body, and
+  // the next Tab would start again at the top of the page: the swapped region takes it instead
+  // (htmx itself refocuses an element that kept its id).
+  document.addEventListener("htmx:afterSettle", function () {
+    var swapped = swapping;
+    swapping = null;
+    var typing = swapped && swapped.typing;
+    var box = typing && document.getElementById(typing.id);
+    if (box && box.value !== typing.value) {
+      box.value = typing.value;
+      box.setSelectionRange(typing.start, typing.end);
+      box.dispatchEvent(new Event("input", {bubbles: true}));
+    }
+    if (!swapped || !swapped.heldFocus || (document.activeElement && document.activeElement !== document.body)) {
+      return;
+    }
+    var region = swapped.target.isConnected ? swapped.target :
+      swapped.targetId ? document.getElementById(swapped.targetId) : null;
+    if (region) {
+      if (!region.hasAttribute("tabindex")) {
+        region.setAttribute("tabindex", "-1");
+      }
+      region.focus();
+    }
+  });
+
+  // A refusal shown in a form's alert slot (too many posts, a body too large, an expired form)
+  // answers a newer submission than the field errors below it, which it did not check: they go.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var slot = event.detail.target;
+    if (!slot.classList.contains("form-alert")) {
+      return;
+    }
+    slot.parentElement.querySelectorAll(".field-error").forEach(function (error) { error.remove(); });
+    slot.parentElement.querySelectorAll("[aria-invalid]").forEach(function (field) {
+      field.removeAttribute("aria-invalid");
+      field.removeAttribute("aria-describedby");
+    });
+  });
   window.addEventListener("pageshow", function (event) {
     if (event.persisted) {
       syncSearchBoxes();

@@ -14,14 +14,20 @@ from .render import csv_response, install, respond, wants_fragment
 families = Blueprint("families", __name__)
 families.record_once(install)
 
+APPLIED_FILTERS = "apply"
+"""The filters' Apply button's name: its empty value in a query says the page's own form sent it."""
+families.record_once(lambda state: state.app.jinja_env.globals.setdefault("applied_filters", APPLIED_FILTERS))
+
 
 def context_of(name: str) -> dict:
     """The family page's context for this request's arguments: 404 for no such family, 400 for a bad filter. An HTMX
-    swap comes from the page's own controls, whose form sends every select: a value a new GPU, pass or metric left
-    stale is cleared there (and the page says so); a URL loaded whole, a twin or a download refuses it."""
+    swap or the Apply button (``APPLIED_FILTERS`` in the query, without JavaScript) comes from the page's own form,
+    which sends every select: a value a new GPU, pass or metric left stale is cleared there (and the page says so); a
+    URL loaded whole, a twin or a download refuses it."""
     family = get_or_404(Family, Family.name == name, description=f"no kernel family named {name!r}")
+    from_form = wants_fragment() or APPLIED_FILTERS in request.args
     try:
-        return family_context(family, request.args.to_dict(), clear_stale=wants_fragment())
+        return family_context(family, request.args.to_dict(), clear_stale=from_form)
     except (BadFilter, BadPage) as error:
         abort(400, description=str(error))
 

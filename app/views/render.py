@@ -2,8 +2,8 @@
 
 Every page view builds one context and calls :func:`respond`. A plain request gets
 the full page; an HTMX request (``HX-Request: true``) gets only the fragment the
-page names, unless it is a boosted navigation or a history restore, which need
-the whole page; a request for ``<url>.json`` or one that prefers
+page names, unless it is a boosted navigation, a history restore or a swap of the
+page's whole ``<main>`` (:data:`MAIN_TARGET`), which need the whole page; a request for ``<url>.json`` or one that prefers
 ``application/json`` gets the context dumped through the page's schema. Because
 one URL answers all three ways, responses say so in ``Vary`` (:data:`FRAGMENT_CHOICE`, ``Accept``).
 """
@@ -14,19 +14,34 @@ import io
 from flask import Response, jsonify, make_response, render_template, request
 
 JSON_SUFFIX = ".json"
-FRAGMENT_CHOICE = ("HX-Request", "HX-Boosted", "HX-History-Restore-Request")
+FRAGMENT_CHOICE = ("HX-Request", "HX-Boosted", "HX-History-Restore-Request", "HX-Target")
 """The request headers :func:`wants_fragment` reads: a cache keys an HTML answer on every one of them (a history
 restore served a cached fragment would show a bare table as the whole page)."""
+MAIN_TARGET = "content"
+"""The id of every page's ``<main>``: a swap aimed at it (``hx-select="#content"``) moves to another page in place,
+as the home page's live search does, so it gets that whole page to select from."""
+PAGE_ALERT = "page-alert"
+"""The id of the slot where a page whose controls move to another page in place shows their refusals."""
 
 
 def is_htmx() -> bool:
     return request.headers.get("HX-Request") == "true"
 
 
-def wants_fragment() -> bool:
-    """An HTMX swap of part of a page (not a boosted link or a back-button restore)."""
+def _swaps_in_place() -> bool:
+    """An HTMX swap (not a boosted link or a back-button restore, which replace the whole page)."""
     return (is_htmx() and request.headers.get("HX-Boosted") != "true"
             and request.headers.get("HX-History-Restore-Request") != "true")
+
+
+def wants_fragment() -> bool:
+    """An HTMX swap of part of a page."""
+    return _swaps_in_place() and request.headers.get("HX-Target") != MAIN_TARGET
+
+
+def moves_in_place() -> bool:
+    """An HTMX swap of the page's ``<main>`` by another page's."""
+    return _swaps_in_place() and request.headers.get("HX-Target") == MAIN_TARGET
 
 
 def wants_json() -> bool:
@@ -52,9 +67,9 @@ def respond(page: str, context: dict, *, fragment: str | None = None, twin=None,
         response = make_response(jsonify(twin(context)), status)
     else:
         use_fragment = bool(fragment and wants_fragment())
-        pushed = bool(use_fragment and canonical_url)
+        pushed = bool(canonical_url and (use_fragment or moves_in_place()))
         html = render_template(fragment if use_fragment else page, **context)
-        if pushed and context.get("title"):  # htmx sets the tab's title from a fragment's own <title>
+        if pushed and use_fragment and context.get("title"):  # htmx sets the tab's title from a fragment's <title>
             html = render_template("partials/_title.html", title=context["title"]) + html
         response = make_response(html, status)
         if pushed:
@@ -109,6 +124,8 @@ def error_response(error):
         return jsonify(error=error.description, status=error.code), error.code, error_headers(error)
     if wants_fragment():
         return refusal_fragment(error)
+    if moves_in_place():  # the page being left stays, with the message in its alert slot
+        return refusal_fragment(error, f"#{PAGE_ALERT}")
     response = error.get_response()
     response.set_data(render_template("error.html", error=error, title=f"{error.code} {error.name}"))
     response.content_type = "text/html; charset=utf-8"
@@ -118,13 +135,14 @@ def error_response(error):
 
 def refusal_fragment(error, alert: str | None = None):
     """An HTMX request's refusal: its message alone, with its status, for the region the request swaps, or put in
-    the ``alert`` slot (``#id``) above a form so that what the reader typed stays. Regions that list the status in
+    the ``alert`` slot (``#id``, above a form or atop the page) so that what the reader typed stays. Regions that list the status in
     ``data-swap-statuses`` show it (static/kernelindex.js); the address bar keeps the page last shown."""
     response = make_response(render_template("partials/_alert.html", message=error.description), error.code,
                              error_headers(error))
     if alert:
         response.headers["HX-Retarget"] = alert
         response.headers["HX-Reswap"] = "innerHTML"
+        response.headers["HX-Reselect"] = "unset"  # the message is all there is to show
     response.headers["HX-Push-Url"] = "false"
     response.vary.update(FRAGMENT_CHOICE)
     return response
@@ -143,3 +161,4 @@ def install(state) -> None:
     state.app.jinja_env.globals.setdefault("htmx_script", HTMX_SCRIPT)
     state.app.jinja_env.globals.setdefault("evidence_badge", evidence_badge)
     state.app.jinja_env.globals.setdefault("search_max_length", MAX_QUERY)
+    state.app.jinja_env.globals.setdefault("page_alert", PAGE_ALERT)

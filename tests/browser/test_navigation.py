@@ -1,13 +1,15 @@
 """The questions a kernel author asks, answered in the browser: who is fastest at one point, a page that survives
-a reload, a search box that follows back and forward, whole rows and badges that lead somewhere."""
+a reload, a search box that follows back and forward, whole rows and badges that lead somewhere, and a reader who
+keeps their place (focus, history) as parts of the page change."""
 
 import re
+import threading
 
 import pytest
 
 from tests.pages_support import reference_run
 
-from .conftest import mark_page, still_same_page
+from .conftest import mark_page, serving, settled_after, still_same_page
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -65,6 +67,94 @@ def test_back_restores_the_search_box(live, page):
     expect(page).to_have_title("Search: PCIe · KernelIndex")
     expect(box).to_have_value("PCIe")
     expect(page.locator("#search-results")).to_contain_text("1 run matches")
+
+
+SEARCH_BOX = "Search runs by kernel, implementation, GPU or external id"
+
+
+def test_a_home_page_search_becomes_the_search_page_in_place(live, page):
+    """What the address shows after a live search from the home page is what a reload shows: the search page."""
+    base, _ = live
+    page.goto(base + "/")
+    mark_page(page)
+    page.get_by_label(SEARCH_BOX).press_sequentially("PCIe")
+    expect(page).to_have_url(f"{base}/search?q=PCIe")
+    expect(page.locator("h1")).to_have_text("Search")
+    expect(page.get_by_role("heading", name="Kernel families")).to_have_count(0)
+    box = page.get_by_label(SEARCH_BOX)
+    expect(box).to_be_focused()  # the reader types on
+    box.press_sequentially(" liger")
+    expect(page).to_have_url(f"{base}/search?q=PCIe+liger")
+    expect(page.locator("#search-results")).to_contain_text("1 run matches")
+    assert still_same_page(page)
+    shown = page.locator("main").inner_text()
+    page.reload()
+    assert page.locator("main").inner_text() == shown
+
+
+def test_what_is_typed_while_the_first_answer_is_on_its_way_is_kept(live, page):
+    """The home page's first answer brings the search page's box, made for the query sent: letters typed since then
+    (their own search not yet sent) stay in the box and are searched for."""
+    _, app = live
+    arrived, answer = threading.Event(), threading.Event()
+
+    def held_search(environ, start_response):  # holds the answer for "PCIe" until the test has typed on
+        if environ.get("QUERY_STRING") == "q=PCIe":
+            arrived.set()
+            answer.wait(10)
+        return app(environ, start_response)
+
+    with serving(held_search) as base:
+        page.goto(base + "/")
+        box = page.get_by_label(SEARCH_BOX)
+        box.press_sequentially("PCIe")
+        assert arrived.wait(10)
+        box.press_sequentially(" li")  # its own search waits 200 ms: the answer for "PCIe" comes first
+        answer.set()
+        expect(page).to_have_url(f"{base}/search?q=PCIe+li")
+        expect(page.get_by_label(SEARCH_BOX)).to_have_value("PCIe li")
+        expect(page.locator("#search-results")).to_contain_text("1 run matches")
+
+
+def test_enter_on_a_search_already_shown_adds_no_history_entry(live, page):
+    base, _ = live
+    page.goto(base + "/search")
+    mark_page(page)
+    box = page.get_by_label(SEARCH_BOX)
+    box.press_sequentially("PCIe")
+    expect(page).to_have_url(f"{base}/search?q=PCIe")
+    entries = page.evaluate("() => history.length")
+    settled_after(page, lambda: box.press("Enter"))
+    assert page.evaluate("() => history.length") == entries and still_same_page(page)
+    page.go_back()
+    expect(page).to_have_url(f"{base}/search")
+
+
+def test_the_header_search_box_follows_the_live_search(live, page):
+    base, _ = live
+    page.goto(base + "/search?q=PCIe")
+    header_box = page.locator("#site-search-q")
+    expect(header_box).to_have_value("PCIe")
+    page.get_by_label(SEARCH_BOX).fill("torch")
+    expect(page).to_have_url(f"{base}/search?q=torch")
+    expect(header_box).to_have_value("torch")
+
+
+def test_paging_by_keyboard_keeps_focus_in_the_results(live, page):
+    base, app = live
+    app.config["SEARCH_PAGE_SIZE"] = 1
+    try:
+        page.goto(base + "/search?q=liger")
+        mark_page(page)
+        page.get_by_role("link", name="Next →").focus()
+        page.keyboard.press("Enter")
+        expect(page).to_have_url(f"{base}/search?q=liger&page=2")
+        expect(page.locator("#search-results")).to_be_focused()  # not the body: Tab goes on from the results
+        page.keyboard.press("Tab")
+        expect(page.locator("#search-results a").first).to_be_focused()
+        assert still_same_page(page)
+    finally:
+        app.config["SEARCH_PAGE_SIZE"] = 20
 
 
 def test_a_whole_row_leads_to_its_run_and_a_badge_to_the_evidence_page(live, page):

@@ -126,6 +126,25 @@ def test_refusal_appears_above_the_form_and_keeps_what_was_typed(notes_server, p
     assert still_same_page(page)
 
 
+def test_a_refusal_clears_the_field_errors_of_the_submission_before(notes_server, page):
+    base, run_id, app = notes_server
+    app.config["POSTS_PER_MINUTE"] = 1
+    open_run_page(page, base, run_id)
+    open_form(page, "Add a reproduction")
+    page.fill("#reproduction-median", "fast")
+    page.fill("#reproduction-gpu", "NVIDIA H100 80GB HBM3")
+    page.fill("#reproduction-software", "torch 2.6.0, triton 3.2.0, CUDA 12.4")
+    page.fill("#reproduction-link", "https://example.org/fna-log.txt")
+    page.click("button:has-text('Post reproduction')")
+    playwright_api.expect(page.locator("#reproduction-median-error")).to_be_visible()
+    page.fill("#reproduction-median", "88")
+    page.click("button:has-text('Post reproduction')")
+    playwright_api.expect(page.locator("#attestations-body-alert")).to_contain_text("Too many submissions")
+    playwright_api.expect(page.locator(".field-error")).to_have_count(0)  # "fast" is no longer what the form says
+    playwright_api.expect(page.locator("#reproduction-median")).not_to_have_attribute("aria-invalid", "true")
+    playwright_api.expect(page.locator("#reproduction-median")).to_have_value("88")
+
+
 def test_a_note_of_one_unbroken_word_wraps_instead_of_widening_the_page(notes_server, chromium):
     """Any reader can post 4,000 characters without a space: on a phone's screen the note wraps in its box."""
     base, run_id, _ = notes_server
