@@ -443,25 +443,30 @@ def _uses_im2col(consts: dict, dtype: torch.dtype) -> bool:
     return dtype == torch.float32 and consts["C_OUT"] >= 16 and consts["K"] <= 5
 
 
-@triton.autotune(configs=_im2col_configs(), key=["L_UNITS", "L_ALIGN", "C_IN", "C_OUT", "K"], do_bench=device_time)
-@triton.jit
-def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L_UNITS, STRIDE, PLANE, L_ALIGN: tl.constexpr,
-                            C_IN: tl.constexpr, C_OUT: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
-                            SHIFT: tl.constexpr, HAS_BIAS: tl.constexpr, INPUT_PRECISION: tl.constexpr,
-                            ZERO_TILES: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr,
+@triton.autotune(configs=_im2col_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
+@triton.jit(do_not_specialize=["L"])
+def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE, C_IN: tl.constexpr,
+                            C_OUT: tl.constexpr, N: tl.constexpr, K: tl.constexpr, SHIFT: tl.constexpr,
+                            HAS_BIAS: tl.constexpr, INPUT_PRECISION: tl.constexpr, ZERO_TILES: tl.constexpr,
+                            BY_TAP: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr,
                             BLOCK_T: tl.constexpr):
     """The convolution as one GEMM a tile: ``out[(i, j), o] = sum_t P_pad[c, i + u, j + v + SHIFT] * w[t, o]`` over
     the taps ``t = (c*K + u)*K + v``, for ``BLOCK_I x BLOCK_J`` positions and every output head (``N`` >= 16).
 
     Only the convolution's own products are made (the banded kernel makes ``2 * OUT_W`` an output and tap row, where
-    ``K`` are needed), but the left operand is gathered one element a (position, tap) from padded P, which neighbouring
+    ``K`` are needed), but the left operand is read one element a (position, tap) from padded P, which neighbouring
     tiles share in L2. P is row-major here (one chunk a row, see :class:`_Padding`), so an element's address is the sum
-    of a position's offset and a tap's: one addition an element. ``SHIFT = COL_PAD - PAD``. Positions past the
+    of a position's offset and a tap's: one addition an element. ``BY_TAP`` (``C_IN`` a power of two from 16) makes
+    one product a tap, over the input heads: each operand a window of P shifted by the tap; otherwise ``BLOCK_T``
+    taps a product, gathered (H100, 16 heads, k 5, fp32: 2.6x faster by tap; benchmarks/KERNELS.md, "A length
+    Triton knows too much of"). ``SHIFT = COL_PAD - PAD``. Positions past the
     diagonal read columns P_pad may not have written: only their own rows of the product see them, and they are
     stored as zeros. Tiles wholly above the diagonal store zeros (``ZERO_TILES``) or nothing.
+
+    ``L`` is not specialized: told that it divides by 16 (as ``L_UNITS * L_ALIGN`` does elsewhere here), Triton lays
+    the tile out for 16-byte stores and the convolution took 2.6x-4.4x as long at L 1000, 1024 and 2048.
     Grid: ``(cdiv(L, BLOCK_I) * cdiv(L, BLOCK_J), batch)``.
     """
-    L = L_UNITS * L_ALIGN
     TAPS: tl.constexpr = C_IN * K * K
     M: tl.constexpr = BLOCK_I * BLOCK_J
     pid = tl.program_id(0)
@@ -481,16 +486,25 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L_UNITS, STRIDE, PL
         # P_pad[0, i, j + SHIFT]; positions past L (stored nowhere) read row or column L - 1's, inside the plane
         first = tl.minimum(i, L - 1) * STRIDE + tl.minimum(j, L - 1) + SHIFT
         position = p_ptr + (batch * C_IN).to(tl.int64) * PLANE + first[:, None]
-        for t0 in range(0, TAPS, BLOCK_T):
-            t = t0 + tl.arange(0, BLOCK_T)
-            tap = (t // (K * K)).to(tl.int64) * PLANE + (t // K % K) * STRIDE + t % K
-            if TAPS % BLOCK_T == 0:
-                a = tl.load(position + tap[None, :])
-                w = tl.load(w_ptr + t[:, None] * N + o[None, :])
-            else:
-                a = tl.load(position + tap[None, :], mask=(t < TAPS)[None, :], other=0.0)
-                w = tl.load(w_ptr + t[:, None] * N + o[None, :], mask=(t < TAPS)[:, None], other=0.0)
-            acc = tl.dot(a, w, acc=acc, input_precision=INPUT_PRECISION)
+        if BY_TAP:
+            c = tl.arange(0, C_IN)
+            channel = (c.to(tl.int64) * PLANE)[None, :]
+            for u in tl.static_range(K):
+                for v in tl.static_range(K):
+                    a = tl.load(position + channel + (u * STRIDE + v))
+                    w = tl.load(w_ptr + ((c * K + u) * K + v)[:, None] * N + o[None, :])
+                    acc = tl.dot(a, w, acc=acc, input_precision=INPUT_PRECISION)
+        else:
+            for t0 in range(0, TAPS, BLOCK_T):
+                t = t0 + tl.arange(0, BLOCK_T)
+                tap = (t // (K * K)).to(tl.int64) * PLANE + (t // K % K) * STRIDE + t % K
+                if TAPS % BLOCK_T == 0:
+                    a = tl.load(position + tap[None, :])
+                    w = tl.load(w_ptr + t[:, None] * N + o[None, :])
+                else:
+                    a = tl.load(position + tap[None, :], mask=(t < TAPS)[None, :], other=0.0)
+                    w = tl.load(w_ptr + t[:, None] * N + o[None, :], mask=(t < TAPS)[:, None], other=0.0)
+                acc = tl.dot(a, w, acc=acc, input_precision=INPUT_PRECISION)
         # a bias added even when there is none, as the banded kernel does: with tl.where straight on the product the
         # backward's dP came out all zeros on the H200 (Triton 3.6; the interpreter was right), with it 8e-4 from
         # float64 (benchmarks/KERNELS.md)
@@ -936,10 +950,12 @@ class _Convolution:
             def im2col_grid(meta):
                 return cdiv(seq, meta["BLOCK_I"]) * cdiv(seq, meta["BLOCK_J"]), batch
 
+            heads_in = consts["C_IN"]
             self.launch = _launch_conv_im2col.bind(
-                im2col_grid, scalars, L_ALIGN=align, C_IN=consts["C_IN"], C_OUT=consts["C_OUT"],
+                im2col_grid, (seq, *scalars[1:]), C_IN=heads_in, C_OUT=consts["C_OUT"],
                 N=_im2col_shape(consts)[2], K=consts["K"], SHIFT=consts["COL_PAD"] - consts["K"] // 2,
-                HAS_BIAS=has_bias, INPUT_PRECISION=precision, ZERO_TILES=zero_tiles)
+                HAS_BIAS=has_bias, INPUT_PRECISION=precision, ZERO_TILES=zero_tiles,
+                BY_TAP=heads_in >= 16 and heads_in == next_power_of_2(heads_in))
             return
         _, a_w, n = _band_shape(consts)
         out_w = a_w // 2
