@@ -169,12 +169,14 @@ def test_a_swap_from_the_filters_clears_a_gpu_or_value_the_new_metric_lacks(smal
     assert refused.status_code == 400 and "among its forward memory runs" in text_of(refused.get_data(as_text=True))
 
 
-def test_a_refused_swap_answers_its_message_alone_for_the_results_region(small_app, client):
+def test_a_refused_swap_answers_its_message_alone_for_the_page_alert(small_app, client):
+    """The filters and results stay as they were (the address still says them); the message goes atop the page."""
     html = client.get("/families/cross_entropy").get_data(as_text=True)
-    assert '<div id="family-results" data-swap-statuses="400">' in html
+    assert '<div id="page-alert" role="alert" data-swap-statuses="400,404">' in html
     refused = client.get("/families/cross_entropy?sort=price", headers=HTMX)
     assert refused.status_code == 400 and refused.headers["HX-Push-Url"] == "false"
-    assert refused.get_data(as_text=True).startswith('<p class="form-error">sort must be one of')
+    assert refused.headers["HX-Retarget"] == "#page-alert" and refused.headers["HX-Reswap"] == "innerHTML"
+    assert refused.get_data(as_text=True).startswith('<p class="form-error" data-transient>sort must be one of')
     assert CLEARED not in client.get("/families/cross_entropy?gpu=NVIDIA+B200", headers=HTMX).get_data(as_text=True)
 
 

@@ -68,8 +68,10 @@ def test_the_home_page_search_moves_to_the_search_page_in_place(small_app, clien
     refused = client.get("/search?q=" + "x" * (MAX_QUERY + 1), headers=moving)
     assert refused.status_code == 400 and refused.headers["HX-Push-Url"] == "false"
     assert refused.headers["HX-Retarget"] == "#page-alert" and refused.headers["HX-Reselect"] == "unset"
-    assert refused.get_data(as_text=True) == f'<p class="form-error">the search is longer than {MAX_QUERY} characters</p>'
-    assert re.search(r'<div id="page-alert" role="alert" data-swap-statuses="400">', client.get("/").get_data(as_text=True))
+    message = f"the search is longer than {MAX_QUERY} characters"
+    assert refused.get_data(as_text=True) == f'<p class="form-error" data-transient>{message}</p>'
+    home = client.get("/").get_data(as_text=True)
+    assert re.search(r'<div id="page-alert" role="alert" data-swap-statuses="400,404">', home)
 
 
 def test_search_by_gpu_finds_only_that_gpu(small_app, client):
@@ -149,8 +151,6 @@ def test_search_boxes_take_no_longer_query_than_search_does(small_app, client):
         html = client.get(url).get_data(as_text=True)
         for box in ("q", "site-search-q"):
             assert re.search(rf'<input id="{box}" [^>]*maxlength="{MAX_QUERY}"', html), (url, box)
-    assert re.search(r'<section id="search-results"[^>]* data-swap-statuses="400"',
-                     client.get("/search?q=liger").get_data(as_text=True))
 
 
 def test_a_refused_live_search_answers_its_message_alone_and_keeps_the_address(small_app, client):
@@ -158,8 +158,20 @@ def test_a_refused_live_search_answers_its_message_alone_and_keeps_the_address(s
 
     refused = client.get("/search?q=" + "x" * (MAX_QUERY + 1), headers=HTMX)
     assert refused.status_code == 400 and refused.headers["HX-Push-Url"] == "false"
-    assert refused.get_data(as_text=True) == f'<p class="form-error">the search is longer than {MAX_QUERY} characters</p>'
+    assert refused.headers["HX-Retarget"] == "#page-alert"  # the results the address names stay
+    message = f"the search is longer than {MAX_QUERY} characters"
+    assert refused.get_data(as_text=True) == f'<p class="form-error" data-transient>{message}</p>'
     assert "HX-Request" in refused.headers["Vary"]
+
+
+def test_the_search_is_its_words(small_app, client):
+    """White space around and between words changes neither the results nor the address, title and count."""
+    spaced = client.get("/search?q=++liger+++PCIe+", headers=HTMX)
+    assert spaced.headers["HX-Push-Url"] == "/search?q=liger+PCIe"
+    assert "<title>Search: liger PCIe · KernelIndex</title>" in spaced.get_data(as_text=True)
+    assert client.get("/search.json?q=+liger++PCIe").get_json()["q"] == "liger PCIe"
+    blank = client.get("/search?q=+++", headers=HTMX)
+    assert blank.headers["HX-Push-Url"] == "/search" and "runs match" not in blank.get_data(as_text=True)
 
 
 def test_plugins_page_lists_plugins_and_broken_ones(client, monkeypatch):

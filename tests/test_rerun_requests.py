@@ -298,7 +298,7 @@ def test_a_refused_ask_or_cancel_from_the_run_page_shows_its_message_in_the_sect
         refused = poster.post(path, data=data, headers={"HX-Request": "true"})
         assert refused.status_code == status, (path, data)
         assert refused.headers["HX-Retarget"] == "#rerun-requests-alert" and refused.headers["HX-Reswap"] == "innerHTML"
-        assert refused.get_data(as_text=True).startswith('<p class="form-error">') and message in refused.text
+        assert refused.text.startswith('<p class="form-error" data-transient>') and message in refused.text
         plain = poster.post(path, data=data)
         assert plain.status_code == status and "<html" in plain.text and message in plain.text
     queue_app.config["QUEUE_URL"] = "redis://127.0.0.1:1/0"  # nothing listens there

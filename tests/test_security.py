@@ -49,7 +49,7 @@ def test_htmx_refusal_is_put_above_the_form(app, client, run_id):
     assert response.status_code == 400
     assert response.headers["HX-Retarget"] == "#attestations-body-alert"
     assert response.headers["HX-Reswap"] == "innerHTML"
-    assert response.get_data(as_text=True).startswith('<p class="form-error">')
+    assert response.get_data(as_text=True).startswith('<p class="form-error" data-transient>')
 
 
 def test_token_may_come_in_the_htmx_header(app, client, run_id):

@@ -1,7 +1,7 @@
 // KernelIndex page behaviour. Everything works without it; it adds the CSRF header to
 // htmx requests, swaps in the refusals that carry a message, copy buttons for citations, keeps
-// search boxes in step with the URL and keeps the reader's place (focus, typing, history) across swaps. The Content-Security-Policy allows no inline script:
-// page behaviour belongs here.
+// search boxes in step with the URL and keeps the reader's place (focus, typing, history) across
+// swaps. The Content-Security-Policy allows no inline script: page behaviour belongs here.
 (function () {
   "use strict";
 
@@ -26,7 +26,8 @@
   }
 
   document.addEventListener("htmx:beforeSwap", function (event) {
-    var box = swapRegion(event).closest("[data-swap-statuses]");
+    var region = swapRegion(event);
+    var box = region && region.closest("[data-swap-statuses]");
     if (!box) {
       return;
     }
@@ -37,22 +38,45 @@
     }
   });
 
-  // Back and forward restore htmx's saved copy of a page, whose search boxes hold the value they
-  // were rendered with, not the query of the restored URL: put that query back in them. A live
-  // search moves the address on too: the other boxes (the header's) follow it, the one being
-  // typed in is left alone.
-  function syncSearchBoxes() {
+  // Back and forward restore htmx's saved copy of a page (or the browser's), whose search boxes
+  // hold the value they were rendered with, not the query of the restored URL: put that query
+  // back in every one. A live search moves the address on too: the other boxes (the header's)
+  // follow it, the one being typed in is left alone.
+  function syncSearchBoxes(exceptTyping) {
     var query = new URLSearchParams(window.location.search).get("q") || "";
     document.querySelectorAll('input[type="search"][name="q"]').forEach(function (input) {
-      if (input !== document.activeElement) {
+      if (!(exceptTyping && input === document.activeElement)) {
         input.value = query;
       }
     });
   }
 
-  document.addEventListener("htmx:historyRestore", syncSearchBoxes);
-  document.addEventListener("htmx:pushedIntoHistory", syncSearchBoxes);
-  document.addEventListener("htmx:replacedInHistory", syncSearchBoxes);
+  function syncAllSearchBoxes() { syncSearchBoxes(false); }
+  function syncOtherSearchBoxes() { syncSearchBoxes(true); }
+
+  document.addEventListener("htmx:historyRestore", syncAllSearchBoxes);
+  window.addEventListener("pageshow", syncAllSearchBoxes);
+  document.addEventListener("htmx:pushedIntoHistory", syncOtherSearchBoxes);
+  document.addEventListener("htmx:replacedInHistory", syncOtherSearchBoxes);
+
+  // Refusals and one-time notices ("cleared", "posted") answer an action, not an address: a page
+  // saved to history leaves them out, so that Back shows what a reload of its address shows.
+  document.addEventListener("htmx:beforeHistorySave", function () {
+    document.querySelectorAll("[data-transient]").forEach(function (message) { message.remove(); });
+  });
+
+  // While an input method composes a word, its partial forms are not searched for (each would
+  // push an address); the composed word is.
+  document.addEventListener("input", function (event) {
+    if (event.isComposing && event.target.matches('input[type="search"]')) {
+      event.stopPropagation();
+    }
+  }, true);
+  document.addEventListener("compositionend", function (event) {
+    if (event.target.matches('input[type="search"]')) {
+      event.target.dispatchEvent(new Event("input", {bubbles: true}));
+    }
+  });
 
   // A swap that would push the address already shown (Enter on a query the live search has just
   // shown) replaces it instead, so that Back leaves that search rather than showing it twice.
@@ -68,11 +92,11 @@
   var swapping = null;
 
   document.addEventListener("htmx:beforeSwap", function (event) {
-    if (!event.detail.shouldSwap) {
+    var target = swapRegion(event);
+    if (!event.detail.shouldSwap || !target) {
       return;
     }
     var active = document.activeElement;
-    var target = swapRegion(event);
     swapping = {
       target: target,
       targetId: target.id,
@@ -110,23 +134,30 @@
     }
   });
 
-  // A refusal shown in a form's alert slot (too many posts, a body too large, an expired form)
-  // answers a newer submission than the field errors below it, which it did not check: they go.
+  // A refusal shown in an alert slot (a form's: too many posts, a body too large; or the page's,
+  // atop <main>: a refused search or filter) answers a newer action than the field errors and
+  // notices near it, which it did not check: they go, and the slot is scrolled into view. The
+  // next answer that is no refusal clears the page's slot.
   document.addEventListener("htmx:afterSwap", function (event) {
     var slot = event.detail.target;
-    if (!slot.classList.contains("form-alert")) {
+    var pageAlert = document.getElementById("page-alert");
+    if (pageAlert && slot !== pageAlert && event.detail.xhr && event.detail.xhr.status < 400) {
+      pageAlert.replaceChildren();
+    }
+    if (!slot || !(slot === pageAlert || slot.classList.contains("form-alert"))) {
       return;
     }
-    slot.parentElement.querySelectorAll(".field-error").forEach(function (error) { error.remove(); });
-    slot.parentElement.querySelectorAll("[aria-invalid]").forEach(function (field) {
-      field.removeAttribute("aria-invalid");
-      field.removeAttribute("aria-describedby");
-    });
-  });
-  window.addEventListener("pageshow", function (event) {
-    if (event.persisted) {
-      syncSearchBoxes();
+    if (slot !== pageAlert) {
+      var section = slot.parentElement;
+      section.querySelectorAll(".field-error, [data-transient][role=status]").forEach(function (stale) {
+        stale.remove();
+      });
+      section.querySelectorAll("[aria-invalid]").forEach(function (field) {
+        field.removeAttribute("aria-invalid");
+        field.removeAttribute("aria-describedby");
+      });
     }
+    slot.scrollIntoView({block: "nearest"});
   });
 
   document.addEventListener("click", function (event) {

@@ -3,8 +3,9 @@
 Every page view builds one context and calls :func:`respond`. A plain request gets
 the full page; an HTMX request (``HX-Request: true``) gets only the fragment the
 page names, unless it is a boosted navigation, a history restore or a swap of the
-page's whole ``<main>`` (:data:`MAIN_TARGET`), which need the whole page; a request for ``<url>.json`` or one that prefers
-``application/json`` gets the context dumped through the page's schema. Because
+page's whole ``<main>`` (:data:`MAIN_TARGET`), which need the whole page; a request
+for ``<url>.json`` or one that prefers ``application/json`` gets the context dumped
+through the page's schema. Because
 one URL answers all three ways, responses say so in ``Vary`` (:data:`FRAGMENT_CHOICE`, ``Accept``).
 """
 
@@ -21,7 +22,8 @@ MAIN_TARGET = "content"
 """The id of every page's ``<main>``: a swap aimed at it (``hx-select="#content"``) moves to another page in place,
 as the home page's live search does, so it gets that whole page to select from."""
 PAGE_ALERT = "page-alert"
-"""The id of the slot where a page whose controls move to another page in place shows their refusals."""
+"""The id of every page's alert slot, atop its ``<main>``: a refused swap of part of the page, or of the whole
+``<main>``, shows its message there and leaves what the page showed (the address still says it)."""
 
 
 def is_htmx() -> bool:
@@ -122,9 +124,7 @@ def error_response(error):
     HTMX swap (:func:`refusal_fragment`), a page otherwise."""
     if wants_json() or request.path.startswith("/api/") or request.path.endswith(DOWNLOAD_SUFFIXES):
         return jsonify(error=error.description, status=error.code), error.code, error_headers(error)
-    if wants_fragment():
-        return refusal_fragment(error)
-    if moves_in_place():  # the page being left stays, with the message in its alert slot
+    if wants_fragment() or moves_in_place():
         return refusal_fragment(error, f"#{PAGE_ALERT}")
     response = error.get_response()
     response.set_data(render_template("error.html", error=error, title=f"{error.code} {error.name}"))
@@ -133,16 +133,15 @@ def error_response(error):
     return response
 
 
-def refusal_fragment(error, alert: str | None = None):
-    """An HTMX request's refusal: its message alone, with its status, for the region the request swaps, or put in
-    the ``alert`` slot (``#id``, above a form or atop the page) so that what the reader typed stays. Regions that list the status in
+def refusal_fragment(error, alert: str):
+    """An HTMX request's refusal: its message alone, with its status, put in the ``alert`` slot (``#id``, above a
+    form or atop the page) so that what the page shows and what the reader typed stay. Slots that list the status in
     ``data-swap-statuses`` show it (static/kernelindex.js); the address bar keeps the page last shown."""
     response = make_response(render_template("partials/_alert.html", message=error.description), error.code,
                              error_headers(error))
-    if alert:
-        response.headers["HX-Retarget"] = alert
-        response.headers["HX-Reswap"] = "innerHTML"
-        response.headers["HX-Reselect"] = "unset"  # the message is all there is to show
+    response.headers["HX-Retarget"] = alert
+    response.headers["HX-Reswap"] = "innerHTML"
+    response.headers["HX-Reselect"] = "unset"  # the message is all there is to show
     response.headers["HX-Push-Url"] = "false"
     response.vary.update(FRAGMENT_CHOICE)
     return response

@@ -4,6 +4,7 @@ keeps their place (focus, history) as parts of the page change."""
 
 import re
 import threading
+from urllib.parse import quote
 
 import pytest
 
@@ -128,6 +129,44 @@ def test_enter_on_a_search_already_shown_adds_no_history_entry(live, page):
     assert page.evaluate("() => history.length") == entries and still_same_page(page)
     page.go_back()
     expect(page).to_have_url(f"{base}/search")
+
+
+def test_back_and_forward_put_the_query_in_the_box_that_has_focus(live, page):
+    base, _ = live
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(base + "/search")
+    box = page.get_by_label(SEARCH_BOX)
+    box.click()
+    box.press_sequentially("liger")
+    expect(page).to_have_url(f"{base}/search?q=liger")
+    box.press_sequentially(" H100")
+    expect(page).to_have_url(f"{base}/search?q=liger+H100")
+    page.go_back()
+    expect(page).to_have_url(f"{base}/search?q=liger")
+    expect(page.get_by_label(SEARCH_BOX)).to_have_value("liger")
+    expect(page.locator("#site-search-q")).to_have_value("liger")
+    page.go_forward()
+    expect(page).to_have_url(f"{base}/search?q=liger+H100")
+    expect(page.get_by_label(SEARCH_BOX)).to_have_value("liger H100")
+    assert not errors
+
+
+def test_an_input_method_composes_a_word_before_it_is_searched(live, page):
+    """The partial forms of a word being composed (に, にほ) are neither searched for nor pushed."""
+    base, _ = live
+    page.goto(base + "/search")
+    page.get_by_label(SEARCH_BOX).focus()
+    entries = page.evaluate("() => history.length")
+    cdp = page.context.new_cdp_session(page)
+    for partial in ("に", "にほ"):
+        cdp.send("Input.imeSetComposition", {"text": partial, "selectionStart": len(partial),
+                                             "selectionEnd": len(partial)})
+        page.wait_for_timeout(300)  # longer than the live search's pause
+    cdp.send("Input.insertText", {"text": "日本"})
+    expect(page).to_have_url(f"{base}/search?q=" + quote("日本"))
+    expect(page.locator("#search-results")).to_contain_text("No runs match")
+    assert page.evaluate("() => history.length") == entries + 1
 
 
 def test_the_header_search_box_follows_the_live_search(live, page):

@@ -145,6 +145,28 @@ def test_a_refusal_clears_the_field_errors_of_the_submission_before(notes_server
     playwright_api.expect(page.locator("#reproduction-median")).to_have_value("88")
 
 
+def test_a_refusal_clears_the_notice_of_the_post_before_and_is_scrolled_into_view(notes_server, page):
+    base, run_id, app = notes_server
+    app.config["POSTS_PER_MINUTE"] = 1
+    page.set_viewport_size({"width": 1280, "height": 500})
+    open_run_page(page, base, run_id)
+    open_form(page, "Add a note")
+    page.fill("#note-body", "first note")
+    page.click("button:has-text('Post note')")
+    notice = page.locator("#attestations-body .notice[role=status]")
+    playwright_api.expect(notice).to_have_text("Your note is posted.")
+    open_form(page, "Add a reproduction")
+    page.fill("#reproduction-median", "88")
+    page.fill("#reproduction-gpu", "NVIDIA H100 80GB HBM3")
+    page.fill("#reproduction-software", "torch 2.6.0")
+    page.fill("#reproduction-link", "https://example.org/fna-log.txt")
+    page.click("button:has-text('Post reproduction')")
+    alert = page.locator("#attestations-body-alert")
+    playwright_api.expect(alert).to_contain_text("Too many submissions")
+    playwright_api.expect(notice).to_have_count(0)  # the note's "posted" does not answer this post
+    playwright_api.expect(alert).to_be_in_viewport()
+
+
 def test_a_note_of_one_unbroken_word_wraps_instead_of_widening_the_page(notes_server, chromium):
     """Any reader can post 4,000 characters without a space: on a phone's screen the note wraps in its box."""
     base, run_id, _ = notes_server

@@ -48,15 +48,49 @@ def test_apply_without_javascript_clears_a_stale_filter_and_says_so(live, chromi
         context.close()
 
 
-def test_a_refused_filter_shows_its_message_in_the_results(live, page):
+def test_a_refused_filter_shows_its_message_atop_the_page_and_keeps_the_filters(live, page):
     base, _ = live
     page.goto(base + CROSS_ENTROPY)
     mark_page(page)
     page.evaluate("() => { document.querySelector('#family-results input[name=sort]').value = 'price'; }")
     page.get_by_label("GPU").select_option("NVIDIA A100-SXM4-80GB")
-    expect(page.locator("#family-results .form-error")).to_contain_text("sort must be one of")
+    expect(page.locator("#page-alert .form-error")).to_contain_text("sort must be one of")
     expect(page).to_have_url(base + CROSS_ENTROPY)  # the address keeps the page last shown
+    expect(page.locator("#family-table")).to_be_visible()  # and so does the page
+    page.evaluate("() => { document.querySelector('#family-results input[name=sort]').value = 'median'; }")
+    page.get_by_label("GPU").select_option("NVIDIA B200")
+    expect(page).to_have_url(re.compile(r"gpu=NVIDIA\+B200"))
+    expect(page.locator("#page-alert")).to_be_empty()  # answered: the refusal is gone
     assert still_same_page(page)
+
+
+def test_back_shows_what_a_reload_shows_after_a_refusal(live, page):
+    """A refusal and a cleared-filters notice answer an action, not an address: Back does not bring them back."""
+    base, _ = live
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(base + "/search?q=liger")
+    mark_page(page)
+    box = page.get_by_label("Search runs by kernel, implementation, GPU or external id")
+    box.evaluate("input => { input.value = 'liger\\u0001'; input.dispatchEvent(new Event('input', {bubbles: true})); }")
+    expect(page.locator("#page-alert .form-error")).to_contain_text("control character")
+    expect(page.locator("#search-results")).to_contain_text("runs match")  # the address's results stay
+    box.fill("B200")
+    expect(page).to_have_url(f"{base}/search?q=B200")
+    page.go_back()
+    expect(page).to_have_url(f"{base}/search?q=liger")
+    expect(page.locator("#search-results")).to_contain_text("runs match")
+    expect(page.locator("#page-alert")).to_be_empty()
+    assert still_same_page(page)
+    page.goto(base + CROSS_ENTROPY + "?implementation=liger_triton&gpu=NVIDIA+B200")
+    page.get_by_label("GPU").select_option("NVIDIA A100-SXM4-80GB")
+    expect(page.locator(".cleared-filters")).to_be_visible()
+    page.get_by_label("GPU").select_option("NVIDIA B200")
+    expect(page).to_have_url(re.compile(r"gpu=NVIDIA\+B200"))
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"gpu=NVIDIA\+A100"))
+    expect(page.locator(".cleared-filters")).to_have_count(0)
+    assert not errors
 
 
 def test_the_search_box_stops_at_the_longest_search_and_a_longer_one_is_refused_in_view(live, page):
@@ -101,4 +135,30 @@ def test_a_refused_rerun_ask_shows_its_message_in_the_section(maintainer_server,
     mark_page(page)
     page.click("button:has-text('Rerun on NVIDIA H200')")
     expect(alert).to_contain_text("the rerun queue is unreachable")
+    assert still_same_page(page)
+
+
+def test_polling_a_queued_request_leaves_the_form_its_focus_and_a_refusal_alone(maintainer_server, page):
+    """No consumer takes the H200 request, so the list polls on: each poll brings the list alone."""
+    base, app = maintainer_server
+    run_id = reference_run(app).id
+    signed_in_on(page, base, run_id)
+    page.click("button:has-text('Rerun on NVIDIA H200')")
+    expect(page.locator("#rerun-requests .request-status")).to_have_text("queued")
+    protocol = page.locator("#rerun-requests select[name=protocol]")
+    protocol.select_option("smoke")
+    page.check("#rerun-requests input[name=only]")
+    app.config["QUEUE_URL"] = "redis://127.0.0.1:1/0"  # nothing listens there: the next ask is refused
+    page.click("button:has-text('Rerun on NVIDIA H200')")
+    alert = page.locator("#rerun-requests-alert")
+    expect(alert).to_contain_text("the rerun queue is unreachable")
+    protocol.focus()
+    with page.expect_response(lambda response: response.url.endswith(f"/runs/{run_id}/rerun-requests")):
+        pass  # a poll came back and was swapped in
+    page.wait_for_timeout(200)
+    expect(protocol).to_have_value("smoke")
+    expect(page.locator("#rerun-requests input[name=only]")).to_be_checked()
+    expect(protocol).to_be_focused()
+    expect(alert).to_contain_text("the rerun queue is unreachable")
+    expect(page.locator("#rerun-requests .request-status")).to_have_text("queued")
     assert still_same_page(page)

@@ -46,4 +46,4 @@ def test_a_maintainer_asks_for_a_rerun_and_watches_it_finish_without_reloading(r
     playwright_api.expect(status).to_have_text("done", timeout=240_000)
     assert still_same_page(page), "the page was reloaded"
     playwright_api.expect(page.locator("#rerun-requests a", has_text="run ")).to_have_count(1)
-    assert page.locator("#rerun-requests[hx-trigger]").count() == 0  # done: polling stopped
+    assert page.locator("#rerun-requests [hx-trigger]").count() == 0  # done: polling stopped
