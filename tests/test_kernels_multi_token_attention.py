@@ -29,11 +29,11 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (27, 19, 1, 2, 2, True, torch.float32),  # taps past 16 columns: 32-column subtiles
     (23, 35, 1, 2, 2, True, torch.bfloat16),  # 64-column chunks, a 64-column window of P in the weight strips
     (17, 5, 1, 8, 8, True, torch.float16),
-    (13, 5, 1, 16, 16, True, torch.float32),  # fp32 at 16 output heads, k <= 5: the im2col convolution, both ways
-    (21, 3, 1, 6, 16, True, torch.float32),  # ... forward only, 54 taps: a part-filled last tap block
+    (13, 5, 1, 16, 16, True, torch.float32),  # fp32, 16 output heads, k <= 5: the im2col convolution by tap, both ways
+    (21, 3, 1, 6, 16, True, torch.float32),  # ... gathered (6 input heads), forward only, 54 taps: a part-filled block
     (15, 7, 1, 16, 16, False, torch.float32),  # k 7 at 16 heads: banded
     (29, 3, 2, 16, 16, False, torch.float32),  # ... in groups, tiles past the diagonal, no bias
-    (37, 5, 1, 16, 8, True, torch.float32),  # the forward banded, the backward's dP (16 heads out) im2col
+    (37, 5, 1, 16, 8, True, torch.float32),  # the forward banded, the backward's dP (16 heads out) im2col, gathered
     (33, 7, 1, 8, 8, False, torch.bfloat16),
     (70, 5, 2, 4, 6, True, torch.float16),  # two forward head groups (the second part empty), zero tiles, groups
     (25, 3, 1, 16, 16, True, torch.float16),  # 16-bit weight strips of 8 columns, two input-head blocks
@@ -46,6 +46,7 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (30, 21, 1, 2, 2, True, torch.bfloat16),  # ... and 16-column ones
     (40, 5, 1, 8, 8, True, torch.float16),  # L a multiple of 8, not 16: the kernels take it as 5 x 8
     (36, 3, 1, 16, 16, True, torch.float32),  # ... of 4: the im2col kernels, both ways
+    (48, 5, 1, 32, 16, True, torch.float32),  # ... of 16, which the im2col convolution takes unspecialized; 32 heads in
 ]
 
 
