@@ -34,6 +34,16 @@ def open_form(page, summary: str):
     page.locator("summary", has_text=summary).click()
 
 
+def fill_reproduction(page, median: str):
+    """Open the reproduction form and fill it in: ``median`` (ms) and a GPU, software and log link."""
+    open_form(page, "Add a reproduction")
+    page.fill("#reproduction-median", median)
+    page.select_option("#reproduction-unit", "ms")
+    page.fill("#reproduction-gpu", "NVIDIA H100 80GB HBM3")
+    page.fill("#reproduction-software", "torch 2.6.0, triton 3.2.0, CUDA 12.4")
+    page.fill("#reproduction-link", "https://example.org/fna-log.txt")
+
+
 def test_forms_start_collapsed_and_open_in_place(notes_server, page):
     base, run_id, _ = notes_server
     open_run_page(page, base, run_id)
@@ -75,12 +85,7 @@ def test_note_posted_by_keyboard_appears_without_a_reload(notes_server, page):
 def test_reproduction_shows_its_ratio_and_a_refused_one_shows_inline_errors(notes_server, page):
     base, run_id, _ = notes_server
     open_run_page(page, base, run_id)
-    open_form(page, "Add a reproduction")
-    page.fill("#reproduction-median", "fast")  # not a number: refused by the server (422), swapped in
-    page.select_option("#reproduction-unit", "ms")
-    page.fill("#reproduction-gpu", "NVIDIA H100 80GB HBM3")
-    page.fill("#reproduction-software", "torch 2.6.0, triton 3.2.0, CUDA 12.4")
-    page.fill("#reproduction-link", "https://example.org/fna-log.txt")
+    fill_reproduction(page, "fast")  # not a number: refused by the server (422), swapped in
     page.click("button:has-text('Post reproduction')")
     error = page.locator("#reproduction-median-error")
     playwright_api.expect(error).to_have_text("Enter the median as a number, e.g. 84.6.")
@@ -130,11 +135,7 @@ def test_a_refusal_clears_the_field_errors_of_the_submission_before(notes_server
     base, run_id, app = notes_server
     app.config["POSTS_PER_MINUTE"] = 1
     open_run_page(page, base, run_id)
-    open_form(page, "Add a reproduction")
-    page.fill("#reproduction-median", "fast")
-    page.fill("#reproduction-gpu", "NVIDIA H100 80GB HBM3")
-    page.fill("#reproduction-software", "torch 2.6.0, triton 3.2.0, CUDA 12.4")
-    page.fill("#reproduction-link", "https://example.org/fna-log.txt")
+    fill_reproduction(page, "fast")
     page.click("button:has-text('Post reproduction')")
     playwright_api.expect(page.locator("#reproduction-median-error")).to_be_visible()
     page.fill("#reproduction-median", "88")
@@ -155,11 +156,7 @@ def test_a_refusal_clears_the_notice_of_the_post_before_and_is_scrolled_into_vie
     page.click("button:has-text('Post note')")
     notice = page.locator("#attestations-body .notice[role=status]")
     playwright_api.expect(notice).to_have_text("Your note is posted.")
-    open_form(page, "Add a reproduction")
-    page.fill("#reproduction-median", "88")
-    page.fill("#reproduction-gpu", "NVIDIA H100 80GB HBM3")
-    page.fill("#reproduction-software", "torch 2.6.0")
-    page.fill("#reproduction-link", "https://example.org/fna-log.txt")
+    fill_reproduction(page, "88")
     page.click("button:has-text('Post reproduction')")
     alert = page.locator("#attestations-body-alert")
     playwright_api.expect(alert).to_contain_text("Too many submissions")
