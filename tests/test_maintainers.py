@@ -1,6 +1,8 @@
 """Moderation (app/views/maintainers.py): sign-in and its throttle, sign-out, issue reports, hiding attestations."""
 
+import re
 from datetime import timedelta
+from html import escape as html_escape
 
 import pytest
 
@@ -324,6 +326,25 @@ def test_a_maintainer_invalidates_a_reported_run_with_a_reason(small_app, mainta
     assert "by alice: the same figure as another GPU, to the digit" in listed and "Invalidate run" not in listed
     again = maintainer.post(f"/maintainers/runs/{run.id}/invalidate", data={"csrf_token": token, "reason": "again"})
     assert again.status_code == 400 and "invalidated already" in again.get_data(as_text=True)
+
+
+def test_a_refused_invalidation_is_answered_beside_its_form_with_the_reason_kept(small_app, maintainer, posted, run):
+    """From the issue reports, a refusal (a reason of white space, a control character) comes back on that page, at
+    that report's form, with what was typed; nothing is stored."""
+    issues = maintainer.get("/maintainers/").get_data(as_text=True)
+    report = re.search(r'<input type="hidden" name="report" value="(\d+)">', issues).group(1)
+    form = {"csrf_token": token_of(maintainer, "/maintainers/"), "state": "open", "page": "1", "report": report}
+    for reason, message in (("   ", "say why the result cannot be trusted"),
+                            ("copied\x07figures", "remove the control character U+0007")):
+        refused = maintainer.post(f"/maintainers/runs/{run.id}/invalidate", data={**form, "reason": reason})
+        html = refused.get_data(as_text=True)
+        assert refused.status_code == 400 and "<h1 id=\"issues-heading\">Issue reports</h1>" in html
+        error = re.search(rf'<p class="field-error" id="invalidate-{report}-error" role="alert">([^<]*)</p>', html)
+        assert error and message in error.group(1), html[-2000:]
+        textarea = re.search(rf'<textarea id="invalidate-{report}"[^>]*>([^<]*)</textarea>', html, re.S)
+        assert 'aria-invalid="true"' in textarea.group(0) and textarea.group(1) == html_escape(reason)
+    with small_app.app_context():
+        assert Run.get_by_id(run.id).invalidated_at is None
 
 
 def test_only_a_signed_in_maintainer_invalidates(small_app, client, run):
