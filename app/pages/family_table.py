@@ -66,6 +66,8 @@ def margin_text(leader: dict, runner_up: dict | None) -> str:
         return f"tied with {name}"
     if _overlap(leader, runner_up):
         return f"within noise of {name}"
+    if not leader["median"]:
+        return f"faster than {name}"  # a median of 0, which older imports let in, has no ratio
     return f"{formatting.ratio(leader['median'] / runner_up['median'])} than {name}"
 
 
@@ -79,7 +81,7 @@ def leader_row(members: list, unit: tuple) -> dict:
         "evidence": leader["evidence"],
         "runner_up": runner_up and runner_up["implementation"],
         "runner_up_median": runner_up and runner_up["median"],
-        "margin": runner_up and runner_up["median"] / leader["median"],
+        "margin": runner_up["median"] / leader["median"] if runner_up and leader["median"] else None,
         "margin_text": margin_text(leader, runner_up),
         "comparison_url": comparison_url(leader["comparison_key"]),
         "entries": len(members),
