@@ -329,7 +329,8 @@ def test_a_fresh_familys_options_come_from_param_too(small_app, runner, tmp_path
                                                  ("seq=Infinity", "not inf"), ("seq=1.5", "not 1.5"),
                                                  ("seq=true", "not True"), ("seq=big", "not 'big'"),
                                                  ("seq=-1", "empty or impossible tensors"),
-                                                 ("seq=0", "empty or impossible tensors")])
+                                                 ("seq=0", "empty or impossible tensors"),
+                                                 ("seq=1" + "0" * 5000, "--param seq is an integer of more than 4300")])
 def test_param_usage_errors(small_app, runner, assignment, message):
     result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
                                  "--param", assignment])

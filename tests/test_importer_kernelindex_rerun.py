@@ -128,7 +128,8 @@ def test_bundle_import_is_idempotent(app, reference, runner, tmp_path):
     broken.write_text("[" * 100_000 + "]" * 100_000 + "\n")
     result = runner.invoke(args=["import", "kernelindex", str(broken)])
     assert result.exit_code == 1 and "nests too deeply" in result.output
-    for content, message in ((b" \n\n", "the bundle holds no result"), (b"\xff\xfe{}", "not UTF-8 text")):
+    for content, message in ((b" \n\n", "the bundle holds no result"), (b"\xff\xfe{}", "not UTF-8 text"),
+                             (b'{"median": ' + b"1" * 5000 + b"}\n", "line 1 holds an integer of more than 4300")):
         broken.write_bytes(content)
         result = runner.invoke(args=["import", "kernelindex", str(broken)])
         assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output

@@ -38,6 +38,13 @@ def only_rejected(tmp_path, bad_row):
     (fna_row("128", timestamp="9999-12-31 23:59:59"), "timestamp 9999-12-31 23:59:59 is after the import"),
     (fna_row("128").replace(FNA_CONFIG, nested_config(9)), "extra_benchmark_config_str is nested deeper than 8"),
     (fna_row("128").replace(FNA_CONFIG, "[" * 20_000 + "]" * 20_000), "extra_benchmark_config_str is nested deeper"),
+    (fna_row("128", median="0"), "y_value_50 is 0 ns as stored; figures must be above 0"),
+    (fna_row("128", median="1e-300"), "y_value_50 is 0 ns as stored"),  # rounds to 0 ns
+    (fna_row("128").replace("0.09,0.11", "0.09,1e308"), "a latency in ns is inf (only finite numbers)"),
+    (fna_row("128").replace('""bias"": true', '""bias"": ' + "1" * 5000),
+     "extra_benchmark_config_str holds an integer of more than 4300 digits"),
+    (fna_row("128").replace('""bias"": true', '""bias"": ""\\ud800""'),
+     "extra_benchmark_config_str contains a NUL, control character or lone surrogate"),
 ])
 def test_rows_either_database_would_refuse_are_rejected_with_their_line(tmp_path, app, runner, bad_row, reason):
     result = import_liger(runner, only_rejected(tmp_path, bad_row))

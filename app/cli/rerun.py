@@ -12,6 +12,7 @@ import http.client
 import itertools
 import json
 import math
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -128,6 +129,9 @@ def parse_sweep(assignments) -> dict[str, list]:
             value = json.loads(text)
         except json.JSONDecodeError:
             value = text
+        except ValueError as error:  # json reads no integer of more digits than Python converts
+            raise click.UsageError(f"--param {name} is an integer of more than {sys.get_int_max_str_digits()} "
+                                   "digits") from error
         sweep.setdefault(name, []).append(value)
     return sweep
 

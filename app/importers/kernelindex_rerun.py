@@ -17,6 +17,7 @@ Every result of a batch is validated before anything is built: its shape by
 """
 
 import json
+import sys
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -76,6 +77,9 @@ def read_bundle(text: str) -> list[dict]:
             raise RerunRejected(f"line {number} is not JSON: {error.msg}") from error
         except RecursionError as error:
             raise RerunRejected(f"line {number} nests too deeply") from error
+        except ValueError as error:  # json reads no integer of more digits than Python converts
+            raise RerunRejected(f"line {number} holds an integer of more than {sys.get_int_max_str_digits()} "
+                                "digits") from error
     return results
 
 

@@ -16,7 +16,8 @@ and GPU are one measurement however their sweeps spell it, and the newest supers
 others, within one file as across history versions.
 A row is refused, with its line, for whatever either database would refuse or store
 differently (a control character, a cell longer than its column, a document name over
-its limit), and for a timestamp after the import. A file fails as a whole, saying why
+its limit, a configuration canonical JSON cannot hold), for a figure that is not above 0 or not finite as
+stored, and for a timestamp after the import. A file fails as a whole, saying why
 and where, when it is not a Liger CSV, when the csv module cannot read a record (a
 field over its 128 KiB limit), or when it has no row to import.
 """
@@ -40,7 +41,8 @@ from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadP
 from ..registry import StoreSummary, store_runs, stored_figures
 from ..schemas import MAX_EXTERNAL_ID, document_errors
 from . import ImportFailed, ImportSummary, RejectedRow, read_location, sha256_hex
-from .liger_rows import RowRejected, check_cells, check_number, csv_records, figures_of, parse_number, parsed_config
+from .liger_rows import (QUANTILES, RowRejected, check_cells, check_number, csv_records, figures_of, parse_number,
+                         parsed_config)
 
 SOURCE = "liger-kernel-bench"
 LIGER = RecordSource(name=SOURCE, run_name_prefix="liger", evidence=SOURCE_REPORTED)
@@ -72,6 +74,7 @@ class CheckedRow:
     row: dict
     config: dict
     figures: dict
+    stored: tuple  # (unit, median, p20, p80) as a run stores them
     x_value: object
     identity: Identity
 
@@ -168,7 +171,8 @@ class LigerCsvReader:
         # the config is compared as data, never as text
         measurement = [row["kernel_name"], row["kernel_provider"], row["kernel_operation_mode"],
                        row["metric_name"], row["x_name"], x_value, config, row["gpu_name"].strip()]
-        return CheckedRow(row, config, figures, x_value, Identity(measurement, observed))
+        return CheckedRow(row, config, figures, self.stored_figures(row, figures), x_value,
+                          Identity(measurement, observed))
 
     def observed_at(self, text: str) -> datetime:
         """The row's timestamp (UTC), which cannot be later than this import."""
@@ -199,15 +203,20 @@ class LigerCsvReader:
         }
 
     @staticmethod
-    def stored_figures(checked: "CheckedRow") -> tuple:
-        """``(unit, median, p20, p80)`` as a run stores them: latencies in ns."""
-        row, figures = checked.row, checked.figures
-        unit, median, p20, p80 = row["metric_unit"], figures["50"], figures["20"], figures["80"]
+    def stored_figures(row: dict, figures: dict) -> tuple:
+        """``(unit, median, p20, p80)`` as a run stores them: latencies in ns, each above 0 (pages divide by them,
+        and the rerun importer asks the same)."""
+        unit, stored = row["metric_unit"], [figures[quantile] for quantile in QUANTILES]
         if row["metric_name"] == "speed" and unit == "ms":
             unit = "ns"
-            median, p20, p80 = (round(value * 1e6) for value in (median, p20, p80))
-            check_number("a latency in ns", max(median, p20, p80))
-        return unit, median, p20, p80
+            nanoseconds = [value * 1e6 for value in stored]
+            check_number("a latency in ns", max(nanoseconds))  # 1e308 ms is no finite number of ns
+            stored = [round(value) for value in nanoseconds]
+            check_number("a latency in ns", max(stored))
+        for quantile, value in zip(QUANTILES, stored):
+            if not value > 0:
+                raise RowRejected(f"y_value_{quantile} is {value} {unit} as stored; figures must be above 0")
+        return unit, *stored
 
     def record(self, checked: "CheckedRow") -> RunRecord:
         row = checked.row
@@ -217,7 +226,7 @@ class LigerCsvReader:
         point = WorkloadPoint(family=kernel, parameters=parameters, dtype=dtype, options=options,
                               x_name=self.swept_parameter(row), x_value=checked.x_value,
                               defaults=dict(family.defaults) if family else {})
-        unit, median, p20, p80 = self.stored_figures(checked)
+        unit, median, p20, p80 = checked.stored
         version = row.get("liger_version") or ""
         record = RunRecord(
             source=LIGER, identity=checked.identity, kernel=kernel, family_title=title,
@@ -318,7 +327,7 @@ def import_file(location: str, *, families: dict, commit: str | None = None, tim
     for line, row in checked:
         if row.identity.identity_key in stored:
             run_id, *figures = stored[row.identity.identity_key]
-            if not same_figures(figures, reader.stored_figures(row)[1:]):
+            if not same_figures(figures, row.stored[1:]):
                 rejected.append(RejectedRow(line, f"the observation run {run_id} holds, with other figures (a run "
                                                   "is never overwritten)"))
             continue

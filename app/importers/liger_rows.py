@@ -9,16 +9,18 @@ in, a configuration nested deeper than a benchmark's ever is.
 import csv
 import json
 import math
+import sys
 
 from ..inputs import control_character_in, describe
 from ..models import Family, Run
-from ..rerun_schemas import value_problem
+from ..rerun_schemas import string_problem, value_problem
 from . import ImportFailed
 
 # Cells stored as they are, so no longer than their column: SQLite would keep a longer one, PostgreSQL refuse it.
 CELL_COLUMNS = {"kernel_name": Family.name, "kernel_provider": Run.implementation, "kernel_operation_mode": Run.pass_,
                 "metric_name": Run.metric, "metric_unit": Run.unit, "x_name": Run.x_name, "x_value": Run.x_value,
                 "gpu_name": Run.gpu}
+QUANTILES = ("50", "20", "80")  # the y_value columns: median, p20, p80
 MAX_CONFIG_DEPTH = 8  # upstream configurations are flat; a deeper one is not a benchmark configuration
 
 
@@ -66,6 +68,9 @@ def parsed_config(text: str) -> dict:
         raise RowRejected(f"extra_benchmark_config_str is not JSON ({error.msg})") from error
     except RecursionError:
         raise RowRejected(f"extra_benchmark_config_str is nested deeper than {MAX_CONFIG_DEPTH} levels") from None
+    except ValueError:  # json reads no integer of more digits than Python converts
+        raise RowRejected("extra_benchmark_config_str holds an integer of more than "
+                          f"{sys.get_int_max_str_digits()} digits") from None
     if not isinstance(config, dict):
         raise RowRejected("extra_benchmark_config_str is not a JSON object")
     level = [config]
@@ -75,6 +80,9 @@ def parsed_config(text: str) -> dict:
         character = next(filter(None, map(control_character_in, texts)), None)
         if character:
             raise RowRejected(f"extra_benchmark_config_str contains a control character ({describe(character)})")
+        problem = next(filter(None, map(string_problem, texts)), None)
+        if problem:  # a lone surrogate (a JSON escape), which no canonical document holds
+            raise RowRejected(f"extra_benchmark_config_str contains {problem}")
         for value in level:
             check_number("a number in extra_benchmark_config_str", value)
         level = [item for value in level if isinstance(value, (dict, list))
@@ -87,7 +95,7 @@ def parsed_config(text: str) -> dict:
 def figures_of(row: dict) -> dict:
     """The row's 50th, 20th and 80th percentiles, each finite and non-negative."""
     figures = {}
-    for quantile in ("50", "20", "80"):
+    for quantile in QUANTILES:
         text = row[f"y_value_{quantile}"]
         try:
             figures[quantile] = float(text)
