@@ -3,7 +3,8 @@
 import csv
 import io
 import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 
 import pytest
 
@@ -217,6 +218,37 @@ def test_import_from_url(app, runner):
         assert "created 9" in import_liger(runner, f"{base}/liger.csv").output
         missing = import_liger(runner, f"{base}/missing.csv")
         assert missing.exit_code == 1 and "404" in missing.output
+    finally:
+        server.shutdown()
+
+
+def test_a_url_is_fetched_within_the_timeout_in_all_and_up_to_the_cap(app, runner, monkeypatch):
+    """A server sending a byte at a time never trips the socket's timeout, nor one sending without end the cap."""
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b"x" * (1 if self.path == "/slow.csv" else 64 * 1024))
+                    self.wfile.flush()
+                    time.sleep(0.05 if self.path == "/slow.csv" else 0)
+            except OSError:  # the importer hung up
+                pass
+
+        def log_message(self, *args):
+            pass
+
+    app.config["IMPORT_TIMEOUT_SECONDS"] = 1
+    monkeypatch.setattr("app.importers.MAX_IMPORT_BYTES", 2 ** 20)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_port}"
+        slow = import_liger(runner, f"{base}/slow.csv")
+        assert slow.exit_code == 1 and "took longer than the import's timeout" in slow.output, slow.output
+        endless = import_liger(runner, f"{base}/endless.csv")
+        assert endless.exit_code == 1 and "holds more than 1 MiB, the most an import reads" in endless.output
     finally:
         server.shutdown()
 

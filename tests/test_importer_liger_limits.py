@@ -1,6 +1,8 @@
 """The Liger importer's bounds: what either database would refuse is refused as a row (with its line)
 or as a file (with its line), the same on SQLite and PostgreSQL, and a folder goes on past a bad file."""
 
+import os
+
 import pytest
 
 from app.models import Run, SourceFile
@@ -113,3 +115,29 @@ def test_tabs_line_breaks_and_unicode_in_cells_are_kept(tmp_path, app, runner):
     with app.app_context():
         run = Run.get()
         assert run.gpu.endswith("é") and run.options["note"] == "été\tnext\nline"
+
+
+def test_an_empty_location_is_a_usage_error_not_the_current_folder(tmp_path, app, runner, monkeypatch):
+    write(tmp_path, "good.csv", ",".join(HEADER), GOOD)
+    monkeypatch.chdir(tmp_path)
+    result = import_liger(runner, "")
+    assert result.exit_code == 2 and "not an empty argument" in result.output, result.output
+    with app.app_context():
+        assert Run.select().count() == 0
+
+
+@pytest.mark.parametrize("command", ["liger", "kernelindex"])
+def test_only_regular_files_are_read_and_no_more_than_the_cap(tmp_path, app, runner, monkeypatch, command):
+    """A device or a pipe could be read forever: each is refused, and a file is read up to MAX_IMPORT_BYTES."""
+    pipe = tmp_path / "pipe.csv"
+    os.mkfifo(pipe)
+    for special in ("/dev/zero", pipe):
+        result = runner.invoke(args=["import", command, str(special)])
+        assert result.exit_code == 1 and f"{special} is not a regular file" in result.output, result.output
+    monkeypatch.setattr("app.importers.MAX_IMPORT_BYTES", 2 ** 20)
+    large = tmp_path / "large.csv"
+    large.write_bytes(b"x" * (2 ** 20 + 1))
+    result = runner.invoke(args=["import", command, str(large)])
+    assert result.exit_code == 1 and "holds more than 1 MiB, the most an import reads" in result.output
+    with app.app_context():
+        assert Run.select().count() == 0 and SourceFile.select().count() == 0

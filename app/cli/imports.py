@@ -9,16 +9,18 @@ import click
 from flask import current_app
 from flask.cli import AppGroup
 
-from ..importers import ImportFailed
+from ..importers import ImportFailed, read_location
 from ..locks import DatabaseBusy, ImportRunning, import_lock
 
 import_cli = AppGroup("import", help="Import benchmark results from a source file.")
 
 
 def expand_locations(locations):
-    """Paths, URLs and folders (every *.csv below a folder, sorted) in the order given; a folder holding no CSV is
-    a usage error."""
+    """Paths, URLs and folders (every *.csv below a folder, sorted) in the order given; a folder holding no CSV, or
+    an empty argument (which would name the current folder), is a usage error."""
     for location in locations:
+        if not location:
+            raise click.UsageError("a location is a path, a folder or a URL, not an empty argument")
         path = Path(location)
         if not location.startswith(("http://", "https://")) and path.is_dir():
             found = sorted(path.rglob("*.csv"))
@@ -113,7 +115,7 @@ def import_kernelindex(bundles, host):
     failures = 0
     for bundle in bundles:
         try:
-            results = read_bundle(Path(bundle).read_text(encoding="utf-8"))
+            results = read_bundle(read_location(bundle, current_app.config["IMPORT_TIMEOUT_SECONDS"]).decode("utf-8"))
             if not results:
                 raise RerunRejected("the bundle holds no result")
             summary = record_rerun_results(results, submission=Submission(host=host))
@@ -122,7 +124,7 @@ def import_kernelindex(bundles, host):
             click.echo(f"{bundle}: not imported, nothing changed: not UTF-8 text ({error.reason} at byte "
                        f"{error.start})", err=True)
             continue
-        except RerunRejected as error:
+        except (ImportFailed, RerunRejected) as error:
             failures += 1
             click.echo(f"{bundle}: not imported, nothing changed: {error}", err=True)
             continue

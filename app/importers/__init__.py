@@ -2,6 +2,7 @@
 
 import hashlib
 import http.client
+import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,18 +37,43 @@ class ImportSummary:
                 f"superseded {self.superseded}, rejected {len(self.rejected)}")
 
 
+MAX_IMPORT_BYTES = 256 * 1024 * 1024
+"""The most an import reads from one file or URL: Liger's CSVs hold under 1 MB, a rerun bundle a few MB per workload;
+a device, a pipe or a server that never stops sending would otherwise fill the memory."""
+
+
 def read_location(location: str, timeout: float) -> bytes:
-    """The bytes of a local path or an http(s) URL, or ImportFailed saying why not."""
+    """The bytes of a regular file or an http(s) URL (fetched within about ``timeout`` seconds in all, not only
+    per read), at most :data:`MAX_IMPORT_BYTES` of them, or ImportFailed saying why not."""
     if location.startswith(("http://", "https://")):
         try:
             with urllib.request.urlopen(location, timeout=timeout) as response:
-                return response.read()
-        except (OSError, http.client.HTTPException, ValueError) as error:  # unreachable, refused, cut short
+                data = read_before(response, time.monotonic() + timeout)
+        except (OSError, http.client.HTTPException, ValueError) as error:  # unreachable, refused, cut short, slow
             raise ImportFailed(f"could not fetch {location}: {error}") from error
-    try:
-        return Path(location).read_bytes()
-    except OSError as error:
-        raise ImportFailed(f"could not read {location}: {error.strerror or error}") from error
+    else:
+        path = Path(location)
+        if path.exists() and not path.is_file():
+            raise ImportFailed(f"{location} is not a regular file (a device or a pipe is never imported)")
+        try:
+            with path.open("rb") as file:
+                data = file.read(MAX_IMPORT_BYTES + 1)
+        except OSError as error:
+            raise ImportFailed(f"could not read {location}: {error.strerror or error}") from error
+    if len(data) > MAX_IMPORT_BYTES:
+        raise ImportFailed(f"{location} holds more than {MAX_IMPORT_BYTES // 2 ** 20} MiB, the most an import reads")
+    return data
+
+
+def read_before(response, deadline: float) -> bytes:
+    """A response's body, up to one byte past :data:`MAX_IMPORT_BYTES`; TimeoutError once ``deadline`` has passed
+    (a server sending a byte a minute never trips the socket's timeout)."""
+    data = bytearray()
+    while len(data) <= MAX_IMPORT_BYTES and (chunk := response.read1(64 * 1024)):
+        if time.monotonic() > deadline:
+            raise TimeoutError("it took longer than the import's timeout (IMPORT_TIMEOUT_SECONDS)")
+        data += chunk
+    return bytes(data)
 
 
 def sha256_hex(data: bytes) -> str:
