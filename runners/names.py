@@ -23,11 +23,17 @@ def name_problem(what: str, text: str, most: int) -> str | None:
     return None
 
 
+TWIN_SUFFIXES = (".json", ".csv")
+"""What ends a page's address to ask for its JSON or CSV twin: ``/families/x.json`` is the twin of ``/families/x``."""
+
+
 def address_name_problem(what: str, text: str, most: int) -> str | None:
-    """Why ``text`` cannot name a family or an implementation: :func:`name_problem`'s rule, and no ``/``, since
-    each is one segment of page addresses (``/families/<name>``) and of run ids
-    (``<kernel>/<pass>/<implementation>/...``)."""
-    if name_problem(what, text, most) or "/" in text:
-        return (f"{what} is 1 to {most} printable characters with no / and no white space at either end, "
-                f"not {text[:100]!r}")
+    """Why ``text`` cannot name a family or an implementation: :func:`name_problem`'s rule, and no ``/``, not ``.``
+    or ``..`` and no twin's suffix (:data:`TWIN_SUFFIXES`), since each is one segment of page addresses
+    (``/families/<name>``) and of run ids (``<kernel>/<pass>/<implementation>/...``), which such a segment would
+    leave unreachable."""
+    if (name_problem(what, text, most) or "/" in text or text in (".", "..")
+            or text.endswith(TWIN_SUFFIXES)):
+        return (f"{what} is 1 to {most} printable characters with no / and no white space at either end, neither . "
+                f"nor .. nor ending {' or '.join(TWIN_SUFFIXES)}: not {text[:100]!r}")
     return None

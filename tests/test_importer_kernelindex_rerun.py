@@ -186,7 +186,8 @@ def test_a_local_import_follows_the_same_rules(app, reference, runner, tmp_path,
 
 @pytest.mark.parametrize("field, name", [
     ("family", "fused_neighborhood_attention/forward"), ("family", " fused_neighborhood_attention"),
-    ("implementation", "ours/v2"), ("implementation", "ours\u202e2v"),
+    ("implementation", "ours/v2"), ("implementation", "ours\u202e2v"), ("implementation", ".."),
+    ("family", "fused_neighborhood_attention.json"),
 ])
 def test_a_bundle_names_families_and_implementations_as_plugins_must(app, reference, runner, tmp_path, field, name):
     """Each name is one segment of page addresses and run ids: a hand-made bundle is held to the rule discovery

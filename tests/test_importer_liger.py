@@ -134,7 +134,8 @@ def test_rows_no_run_can_hold_are_rejected_and_the_others_imported(tmp_path, app
     assert "read 8, created 2, unchanged 0, superseded 0, rejected 6" in result.output
     for line, reason in ((3, "a latency in ns is an integer beyond"), (4, "x_value is an integer beyond"),
                          (5, "a number in extra_benchmark_config_str is inf"), (6, "empty gpu_name"),
-                         (7, "kernel_name contains a /"), (9, "the observation of line 8 again, with other figures")):
+                         (7, "kernel_name is 1 to 120 printable characters with no /"),
+                         (9, "the observation of line 8 again, with other figures")):
         assert f"line {line}: rejected: {reason}" in result.output, result.output
     with app.app_context():
         assert sorted(Run.select(Run.x_value).tuples()) == [("128",), ("4096",)]

@@ -40,6 +40,16 @@ def only_rejected(tmp_path, bad_row):
     (fna_row("128", timestamp="9999-12-31 23:59:59"), "timestamp 9999-12-31 23:59:59 is after the import"),
     (fna_row("128").replace(FNA_CONFIG, nested_config(9)), "extra_benchmark_config_str is nested deeper than 8"),
     (fna_row("128").replace(FNA_CONFIG, "[" * 20_000 + "]" * 20_000), "extra_benchmark_config_str is nested deeper"),
+    (fna_row("128").replace("fused_neighborhood_attention", " fused_neighborhood_attention", 1),
+     "kernel_name is 1 to 120 printable characters with no / and no white space at either end"),
+    (fna_row("128", provider="liger "), "kernel_provider is 1 to 80 printable characters"),
+    (fna_row("128").replace(",forward,", ",forward\t,"), "kernel_operation_mode is 1 to 40 printable characters"),
+    (fna_row("128", provider="li\u202eger"), "kernel_provider is 1 to 80 printable"),
+    (fna_row("128", provider="li\u2066ger"), "kernel_provider is 1 to 80 printable"),
+    (fna_row("128", provider="li\u200bger"), "kernel_provider is 1 to 80 printable"),
+    (fna_row("128").replace("fused_neighborhood_attention", "fna/forward", 1), "kernel_name is 1 to 120"),
+    *((fna_row("128").replace("fused_neighborhood_attention", name, 1), "kernel_name is 1 to 120 printable")
+      for name in (".", "..", "fna.json", "fna.csv")),  # /families/fna.json is the twin of /families/fna
     (fna_row("128", median="0"), "y_value_50 is 0 ns as stored; figures must be above 0"),
     (fna_row("128", median="1e-300"), "y_value_50 is 0 ns as stored"),  # rounds to 0 ns
     (fna_row("128").replace("0.09,0.11", "0.09,1e308"), "a latency in ns is inf (only finite numbers)"),

@@ -358,7 +358,8 @@ def test_names_the_index_cannot_store_or_address_break_their_plugin(plugins_dir)
             'KernelPlugin(family=FAMILY, target="cpu", implementations=(Implementation("torch", "tests"),))'))
     shutil.copy(TEST_PLUGINS / "toy_linear.py", plugins_dir / "z_toy.py")
 
-    rule = "printable characters with no / and no white space at either end, not"
+    rule = ("printable characters with no / and no white space at either end, neither . nor .. nor ending .json or "
+            ".csv: not")
     assert_only_those_broken(get_registry(), {
         "empty_name.py": f"ValueError: an implementation's name is 1 to 80 {rule} ''",
         "path_name.py": f"ValueError: an implementation's name is 1 to 80 {rule} '../bad name/<x>'",

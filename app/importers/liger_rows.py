@@ -11,6 +11,8 @@ import json
 import math
 import sys
 
+from runners.names import address_name_problem
+
 from ..inputs import control_character_in, describe
 from ..models import Family, Run
 from ..rerun_schemas import string_problem, value_problem
@@ -20,6 +22,7 @@ from . import ImportFailed
 CELL_COLUMNS = {"kernel_name": Family.name, "kernel_provider": Run.implementation, "kernel_operation_mode": Run.pass_,
                 "metric_name": Run.metric, "metric_unit": Run.unit, "x_name": Run.x_name, "x_value": Run.x_value,
                 "gpu_name": Run.gpu}
+ADDRESS_COLUMNS = ("kernel_name", "kernel_provider", "kernel_operation_mode")  # segments of addresses and run ids
 QUANTILES = ("50", "20", "80")  # the y_value columns: median, p20, p80
 MAX_CONFIG_DEPTH = 8  # upstream configurations are flat; a deeper one is not a benchmark configuration
 
@@ -41,7 +44,8 @@ def parse_number(text: str):
 
 def check_cells(row: dict):
     """Refuse what either database would refuse or keep differently (a control character, an over-long cell) and
-    a family name no page address can hold (a ``/``)."""
+    names a page address or run id cannot hold, by the rule plugins and rerun bundles obey
+    (:func:`runners.names.address_name_problem`: one more space would make another family or implementation)."""
     for column, text in row.items():
         character = control_character_in(text or "")
         if character:
@@ -49,8 +53,10 @@ def check_cells(row: dict):
     for column, field in CELL_COLUMNS.items():
         if len(row[column].strip()) > field.max_length:
             raise RowRejected(f"{column} is longer than {field.max_length} characters")
-    if "/" in row["kernel_name"]:
-        raise RowRejected("kernel_name contains a /, which no family page's address can hold")
+    for column in ADDRESS_COLUMNS:
+        problem = address_name_problem(column, row[column], CELL_COLUMNS[column].max_length)
+        if problem:
+            raise RowRejected(problem)
 
 
 def check_number(where: str, value) -> None:
