@@ -92,6 +92,13 @@ def test_maintainer_accounts(app, runner):
     (["tokens", "create", "rack-8", "--gpu", ""], "a GPU is 1 to 120 printable characters"),
     (["tokens", "create", "rack-8", "--gpu", "NVIDIA H200 "], "no white space at either end"),
     (["rejudge", "--kernel", "no_such_family"], "no family named 'no_such_family' here"),
+    # bytes that are not UTF-8 (``$'\\xff'``) reach Python as a lone surrogate, which no database takes
+    (["tokens", "revoke", "\udcff"], "a token's name is 1 to 80 printable characters"),
+    (["invalidate", "\udcff", "--reason", "x", "--by", "m"], "a run id is 1 to 16 printable characters"),
+    (["invalidate", "abc", "--reason", "x", "--by", "\udcff"], "a username is 1 to 80 printable characters"),
+    (["rejudge", "\udcff"], "a run id is 1 to 16 printable characters"),
+    (["rejudge", "--kernel", "\udcff"], "a family is 1 to 120 printable characters"),
+    (["users", "create", "\udcff", "--password", "s3cret-passphrase"], "a username is 1 to 80 printable"),
     (["worker", "--target", "cpu", "--gpus", "abc"], "a CPU worker serves no GPU"),
     (["worker", "--target", "cpu", "--server", "notaurl", "--token", "t"], "--server must be an http:// or https://"),
 ])

@@ -127,6 +127,9 @@ def test_memory_results_are_linked_to_the_memory_run_of_their_workload(small_app
     (["x", "--budget", "0"], "--budget is a number of seconds above 0, not 0.0"),
     (["x", "--budget", "nan"], "not nan"),
     (["x", "--out", "/nonexistent/folder/bundle.jsonl"], "--out /nonexistent/folder/bundle.jsonl: No such file"),
+    (["\udcff"], "a run id is 1 to 16 printable characters"),  # bytes that are not UTF-8 (``$'\\xff'``)
+    (["--external-id", "\udcff"], "an external id is 1 to 600 printable characters"),
+    (["--kernel", "\udcff"], "a family is 1 to 120 printable characters"),
 ])
 def test_usage_errors(runner, arguments, message):
     result = runner.invoke(args=["rerun", *arguments])

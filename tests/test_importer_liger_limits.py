@@ -151,3 +151,15 @@ def test_only_regular_files_are_read_and_no_more_than_the_cap(tmp_path, app, run
     assert result.exit_code == 1 and "holds more than 1 MiB, the most an import reads" in result.output
     with app.app_context():
         assert Run.select().count() == 0 and SourceFile.select().count() == 0
+
+
+def test_a_file_whose_name_is_not_utf8_is_refused_and_the_folder_goes_on(tmp_path, app, runner):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    write(folder, os.fsdecode(b"a\xff.csv"), ",".join(HEADER), fna_row("128"))
+    write(folder, "b.csv", ",".join(HEADER), GOOD)
+    result = import_liger(runner, folder)
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert ".csv: not imported, nothing changed: its name holds a NUL, control character or lone surrogate" in (
+        result.output)
+    assert "b.csv: read 1, created 1" in result.output

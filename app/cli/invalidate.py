@@ -4,13 +4,15 @@ import click
 from flask.cli import with_appcontext
 
 from ..invalidation import InvalidationRefused, invalidate
-from ..models import Maintainer
+from ..models import Maintainer, Run
+from .names import checked_name
 
 
 @click.command("invalidate")
-@click.argument("run_id")
+@click.argument("run_id", callback=checked_name("a run id", Run.id.max_length))
 @click.option("--reason", required=True, help="Why the result cannot be trusted (shown on its page).")
-@click.option("--by", "maintainer", required=True, help="The maintainer account that decides.")
+@click.option("--by", "maintainer", required=True, help="The maintainer account that decides.",
+              callback=checked_name("a username", Maintainer.username.max_length))
 @with_appcontext
 def invalidate_command(run_id, reason, maintainer):
     """Invalidate a run found gamed: its page shows why and who decided; it leaves its group's ranking."""

@@ -3,7 +3,10 @@
 import click
 from flask.cli import with_appcontext
 
-from ..models import Family
+from runners.names import FAMILY_NAME_LENGTH, address_name_problem
+
+from ..models import Family, Run
+from .names import checked_name
 from ..verdicts import rejudge_runs, rejudgeable
 
 
@@ -15,8 +18,9 @@ def verdict_line(run, verdict) -> str:
 
 
 @click.command("rejudge")
-@click.argument("run_ids", nargs=-1)
-@click.option("--kernel", "kernels", multiple=True, help="Only reruns of this family (repeatable).")
+@click.argument("run_ids", nargs=-1, callback=checked_name("a run id", Run.id.max_length))
+@click.option("--kernel", "kernels", multiple=True, help="Only reruns of this family (repeatable).",
+              callback=checked_name("a family", FAMILY_NAME_LENGTH, address_name_problem))
 @with_appcontext
 def rejudge_command(run_ids, kernels):
     """Judge stored reruns again under the current correctness policy, from their recorded errors.

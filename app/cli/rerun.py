@@ -23,6 +23,7 @@ import click
 from flask.cli import with_appcontext
 
 from runners.discovery import get_registry
+from runners.names import FAMILY_NAME_LENGTH, address_name_problem
 from runners.rerun import (METRIC, METRICS, RerunError, RerunRequest as HarnessRequest, capture_environment,
                            check_metrics, check_requests, chosen_implementations, device_for, rerun_workload,
                            sweep_requests)
@@ -31,6 +32,8 @@ from runners.types import PASSES, TARGETS, WORKLOAD_DTYPES, RerunResult
 
 from ..models import SOURCE_REPORTED, Run
 from ..rerun_requests import family_runs, harness_request, harness_requests, workloads_problem
+from ..schemas import MAX_EXTERNAL_ID
+from .names import checked_name
 
 
 def progress(message: str) -> None:
@@ -202,9 +205,11 @@ def chosen_target(target: str | None) -> str:
 
 
 @click.command("rerun")
-@click.argument("run_ids", nargs=-1)
-@click.option("--external-id", "external_ids", multiple=True, help="Select a run by its upstream external id.")
-@click.option("--kernel", "kernels", multiple=True, help="Select every source-reported speed run of this family.")
+@click.argument("run_ids", nargs=-1, callback=checked_name("a run id", Run.id.max_length))
+@click.option("--external-id", "external_ids", multiple=True, help="Select a run by its upstream external id.",
+              callback=checked_name("an external id", MAX_EXTERNAL_ID))
+@click.option("--kernel", "kernels", multiple=True, help="Select every source-reported speed run of this family.",
+              callback=checked_name("a family", FAMILY_NAME_LENGTH, address_name_problem))
 @click.option("--pass", "passes", multiple=True, type=click.Choice(PASSES), help="With --kernel: only this pass.")
 @click.option("--param", "assignments", multiple=True, metavar="NAME=VALUE",
               help="Re-measure the selected workloads with this parameter changed (repeatable; several values "

@@ -5,32 +5,27 @@ import secrets
 import click
 from flask.cli import AppGroup
 
+from ..models import HostToken, Run
+from .names import checked_name
+
 tokens_cli = AppGroup("tokens", help="Manage rerun-host tokens.")
 
 
 @tokens_cli.command("create")
-@click.argument("name")
+@click.argument("name", callback=checked_name("a token's name", HostToken.name.max_length))
 @click.option("--host", help="The host identity results posted with the token are recorded as (default: NAME).")
-@click.option("--gpu", "gpus", multiple=True,
+@click.option("--gpu", "gpus", multiple=True, callback=checked_name("a GPU", Run.gpu.max_length),
               help="A GPU kind the token may post results for, e.g. 'NVIDIA H200' (repeatable; default: any).")
 @click.option("--may-request", is_flag=True, help="The token may also ask for reruns (POST /api/v1/rerun-requests).")
 def create_token(name, host, gpus, may_request):
     """Create a rerun-host token for one host and print it once (only its hash is stored)."""
-    from runners.names import name_problem
-
     from ..importers.rerun_submission import host_problem
-    from ..models import HostToken, Run
 
-    if problem := name_problem("a token's name", name, HostToken.name.max_length):
-        raise click.BadParameter(problem, param_hint="NAME")
     if HostToken.get_or_none(HostToken.name == name):
         raise click.ClickException(f"a token named {name!r} already exists")
     host = name if host is None else host
     if host_problem(host):
         raise click.BadParameter(host_problem(host), param_hint="--host")
-    for gpu in gpus:
-        if problem := name_problem("a GPU", gpu, Run.gpu.max_length):
-            raise click.BadParameter(problem, param_hint="--gpu")
     token = "kih_" + secrets.token_urlsafe(32)
     HostToken.create(name=name, token_hash=HostToken.hash(token), host=host, gpus=list(gpus) or None,
                      may_request=may_request)
@@ -40,8 +35,6 @@ def create_token(name, host, gpus, may_request):
 @tokens_cli.command("list")
 def list_tokens():
     """List rerun-host tokens (names, hosts, GPU kinds and state, never the tokens)."""
-    from ..models import HostToken
-
     for token in HostToken.select().order_by(HostToken.name):
         state = "revoked" if token.revoked else "active"
         gpus = ", ".join(token.gpus or ["any GPU"])
@@ -50,11 +43,9 @@ def list_tokens():
 
 
 @tokens_cli.command("revoke")
-@click.argument("name")
+@click.argument("name", callback=checked_name("a token's name", HostToken.name.max_length))
 def revoke_token(name):
     """Revoke a rerun-host token."""
-    from ..models import HostToken
-
     if not HostToken.update(revoked=True).where((HostToken.name == name) & ~HostToken.revoked).execute():
         known = HostToken.get_or_none(HostToken.name == name)
         raise click.ClickException(f"{name!r} was revoked already" if known else f"no token named {name!r}")

@@ -39,6 +39,7 @@ from ..models import SOURCE_REPORTED, Run, SourceFile, utcnow
 from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, family_title, prepare, slug,
                        workload_document_for)
 from ..registry import StoreSummary, store_runs, stored_figures
+from ..rerun_schemas import string_problem
 from ..schemas import MAX_EXTERNAL_ID, document_errors
 from . import ImportFailed, ImportSummary, RejectedRow, read_location, sha256_hex
 from .liger_rows import (QUANTILES, RowRejected, check_cells, check_number, csv_records, figures_of, parse_number,
@@ -318,6 +319,8 @@ def import_file(location: str, *, families: dict, commit: str | None = None, tim
     A file with no row to import (only a header, or every row rejected) raises ImportFailed, so
     the command says so and exits non-zero; only a file that brought new runs is recorded.
     """
+    if problem := string_problem(location):  # a lone surrogate: a file name that is not UTF-8
+        raise ImportFailed(f"its name holds {problem}, which the record of its source cannot: rename it")
     data = read_location(location, timeout)
     reader = LigerCsvReader(families)
     read, checked, rejected = parse_csv(data, reader, progress)
