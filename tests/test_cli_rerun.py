@@ -195,6 +195,28 @@ def test_results_are_kept_when_the_connection_breaks(small_app, runner, server, 
     assert json.loads(unsent.read_text())["rerunOf"] == original.id
 
 
+def test_a_server_answering_an_html_error_page_is_reported(small_app, runner, monkeypatch):
+    def not_found(request, timeout):
+        raise urllib.error.HTTPError("http://kernelindex.test/x", 404, "Not Found", {},
+                                     io.BytesIO(b"<html><body>Not Found</body></html>"))
+
+    monkeypatch.setattr(urllib.request, "urlopen", not_found)
+    result = runner.invoke(args=["rerun", "abc", *SMOKE, "--server", "http://kernelindex.test", "--token", "t"])
+    assert result.exit_code == 1 and "http://kernelindex.test: HTTP 404 Not Found" in result.output, result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_results_are_kept_when_the_bundle_cannot_be_written(small_app, runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    original = source_run(small_app, kernel="multi_token_attention", implementation="torch", pass_="forward")
+    result = runner.invoke(args=["rerun", original.id, *SMOKE, "--implementation", "torch", "--out", "/dev/full"])
+    assert result.exit_code == 1 and "could not append to --out /dev/full: No space left on device" in result.output
+    assert "Traceback" not in result.output
+    [unsent] = tmp_path.glob("kernelindex-unsent-*.jsonl")
+    assert json.loads(unsent.read_text())["rerunOf"] == original.id
+
+
 def test_plugins_command_lists_plugins_and_broken_ones(runner, tmp_path, monkeypatch):
     (tmp_path / "broken.py").write_text("raise ImportError('needs a GPU library')\n")
     monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))

@@ -109,11 +109,18 @@ def fetched_requests(server: str, run_ids) -> list:
             with urllib.request.urlopen(url, timeout=60) as response:
                 requests.append(harness_request(json.loads(response.read())))
         except urllib.error.HTTPError as error:
-            message = json.loads(error.read() or b"{}").get("error", error.reason)
-            raise click.ClickException(f"{server}: {message}") from error
+            raise click.ClickException(f"{server}: {refusal(error)}") from error
         except (OSError, http.client.HTTPException, ValueError) as error:  # refused, reset, timed out, not HTTP
             raise click.ClickException(f"could not read run {run_id} from {server}: {unreachable(error)}") from error
     return requests
+
+
+def refusal(error: urllib.error.HTTPError) -> str:
+    """What a server's error answer says: the API's JSON ``error``, else its status (a proxy's HTML page)."""
+    try:
+        return json.loads(error.read())["error"]
+    except (ValueError, TypeError, KeyError):  # not JSON, or not the API's
+        return f"HTTP {error.code} {error.reason}"
 
 
 def unreachable(error: Exception) -> str:
@@ -178,19 +185,29 @@ def record_locally(results: list[RerunResult]) -> None:
     progress(f"recorded: {summary.line()}")
 
 
+def saved_unsent(results: list[RerunResult]) -> str:
+    """Keep results that could not go where they were sent in a bundle of their own (hours of GPU time must not
+    be lost to a bad token, a network fault or a full disk); the words that say where."""
+    unsent = f"kernelindex-unsent-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}.jsonl"
+    append_bundle(unsent, results)
+    return f" (results saved to {unsent}; import it with `flask import kernelindex`)"
+
+
 def send_results(results: list[RerunResult], out: str | None, server: str | None, token: str | None) -> None:
     """Append to ``out``, post to ``server``, or (neither given) record in this database."""
     if out:
-        append_bundle(out, results)
+        try:
+            append_bundle(out, results)
+        except OSError as error:  # the disk filled up, the file went away
+            raise click.ClickException(f"could not append to --out {out}: {error.strerror or error}"
+                                       + saved_unsent(results)) from error
         progress(f"appended {len(results)} result(s) to {out}")
     if server:
         try:
             reply = post_results(server, token, results)
         except click.ClickException as error:
-            if not out:  # hours of GPU time must not be lost to a bad token or a network fault
-                unsent = f"kernelindex-unsent-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}.jsonl"
-                append_bundle(unsent, results)
-                error.message += f" (results saved to {unsent}; import it with `flask import kernelindex`)"
+            if not out:
+                error.message += saved_unsent(results)
             raise
         progress(f"posted {len(results)} result(s) to {server}: {reply.strip()[:300]}")
     if not out and not server:
