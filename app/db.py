@@ -147,6 +147,16 @@ class UnknownMigrations(Exception):
     """The database records migrations this code does not have: a newer KernelIndex migrated it."""
 
 
+def pending_migrations() -> list[str]:
+    """The migrations this code has that the database has not applied (all of them for a fresh one); reads only,
+    where peewee-migrate's own list would create its table."""
+    router = migration_router()
+    done = set()
+    if database.table_exists(router.migrate_table):
+        done = {name for (name,) in database.execute_sql(f"SELECT name FROM {router.migrate_table}")}
+    return [name for name in router.todo if name not in done]
+
+
 def upgrade() -> list[str]:
     """Apply every pending migration; return the names applied. UnknownMigrations, changing nothing, where the
     database was migrated further than this code knows (peewee-migrate would replay their missing files)."""

@@ -129,7 +129,10 @@ def _take_postgres_import_lock():
 def _take_sqlite_import_lock():
     if database.database in ("", ":memory:"):
         return lambda: None  # a private database: no other process can import into it
-    handle = open(f"{database.database}.import-lock", "a")
+    try:
+        handle = open(f"{database.database}.import-lock", "a")
+    except OSError as error:  # the database's folder is missing or read-only: the database cannot be opened either
+        raise peewee.OperationalError(f"cannot open {database.database}.import-lock: {error.strerror}") from error
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

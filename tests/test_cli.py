@@ -146,3 +146,21 @@ def test_db_upgrade_waits_for_a_running_upgrade_or_import(app, runner):
 def test_an_unknown_database_scheme_stops_the_app_at_start():
     with pytest.raises(ConfigurationError, match="names a 'mysql' database"):
         create_app({"TESTING": True, "DATABASE_URL": "mysql://user@host/db", "SECRET_KEY": "test"})
+
+
+@pytest.mark.parametrize("arguments", [["tokens", "list"], ["tokens", "create", "h200-a"], ["rejudge"],
+                                       ["invalidate", "abc", "--reason", "gamed", "--by", "ada"],
+                                       ["import", "liger", str(REPOSITORY / "tests" / "data" / "liger_small.csv")]])
+@pytest.mark.parametrize("database, message", [
+    ("missing-folder", "could not open the database (KERNELINDEX_DATABASE_URL)"),
+    ("garbage", "the database (KERNELINDEX_DATABASE_URL) cannot be read: file is not a database"),
+    ("fresh", "migration(s) to apply): run `flask db upgrade`"),
+])
+def test_commands_say_what_is_wrong_with_the_database_in_one_line(tmp_path, arguments, database, message):
+    path = {"missing-folder": tmp_path / "no-such-folder" / "db.sqlite3", "garbage": tmp_path / "garbage.db",
+            "fresh": tmp_path / "fresh.sqlite3"}[database]
+    if database == "garbage":
+        path.write_text("not a database\n" * 100)
+    result = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{path}", "SECRET_KEY": "test"}).test_cli_runner(
+        ).invoke(args=arguments)
+    assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output, result.output

@@ -1,5 +1,7 @@
 """``flask db``: create and migrate the database."""
 
+import functools
+
 import click
 import peewee
 from flask import current_app
@@ -25,8 +27,33 @@ def db_upgrade():
     except db.UnknownMigrations as error:
         raise click.ClickException(f"not upgraded: the database was migrated by a newer KernelIndex ({error} are "
                                    "not in this version's migrations/); run that version, or a newer one") from error
-    except (peewee.OperationalError, peewee.InterfaceError, OSError) as error:  # no such folder, server down, refused
-        raise click.ClickException(f"could not open the database (KERNELINDEX_DATABASE_URL): {error}") from error
-    except peewee.DatabaseError as error:  # a file that is no database
-        raise click.ClickException(f"the database (KERNELINDEX_DATABASE_URL) cannot be read: {error}") from error
     click.echo(f"applied {len(applied)} migration(s)" + (": " + ", ".join(applied) if applied else ""))
+
+
+def database_problem(error: Exception) -> str | None:
+    """Why the configured database failed a command, in one line, where it is missing, unreadable or not migrated
+    yet; None where it is none of these (the error is the command's own)."""
+    try:
+        pending = db.pending_migrations()
+    except (peewee.OperationalError, peewee.InterfaceError):  # no such folder, server down, refused
+        return f"could not open the database (KERNELINDEX_DATABASE_URL): {error}"
+    except peewee.DatabaseError:  # a file that is no database
+        return f"the database (KERNELINDEX_DATABASE_URL) cannot be read: {error}"
+    if pending:
+        return f"the database is not set up ({len(pending)} migration(s) to apply): run `flask db upgrade`"
+    return None
+
+
+def database_problems_explained(callback):
+    """``callback`` (a command's), ending in one line and exit 1, not a traceback, where the database fails it
+    (:func:`database_problem`)."""
+    @functools.wraps(callback)
+    def run(*args, **kwargs):
+        try:
+            return callback(*args, **kwargs)
+        except (peewee.DatabaseError, peewee.InterfaceError) as error:
+            problem = database_problem(error)
+            if problem is None:
+                raise
+            raise click.ClickException(problem) from error
+    return run
