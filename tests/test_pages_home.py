@@ -164,6 +164,20 @@ def test_a_refused_live_search_answers_its_message_alone_and_keeps_the_address(s
     assert "HX-Request" in refused.headers["Vary"]
 
 
+def test_a_live_search_announces_its_count_alone(small_app, client):
+    """Screen readers hear the count (a live region outside the results, filled out of band), not every result."""
+    page = client.get("/search?q=PCIe").get_data(as_text=True)
+    assert '<p id="search-status" class="visually-hidden" role="status"></p>' in page
+    assert '<section id="search-results" aria-label="Search results">' in page and "aria-live" not in page
+    fragment = client.get("/search?q=PCIe", headers=HTMX).get_data(as_text=True)
+    assert '<p id="search-status" hx-swap-oob="innerHTML">1 run matches “PCIe”.</p>' in fragment
+    assert '<p class="result-count">1 run matches “PCIe”.</p>' in fragment
+    marked = client.get("/search?q=%3Cb%3E", headers=HTMX).get_data(as_text=True)
+    assert "0 runs match “&lt;b&gt;”." in marked and "<b>" not in marked and "&amp;lt;" not in marked
+    empty = client.get("/search", headers=HTMX).get_data(as_text=True)
+    assert '<p id="search-status" hx-swap-oob="innerHTML"></p>' in empty
+
+
 def test_the_search_is_its_words(small_app, client):
     """White space around and between words changes neither the results nor the address, title and count."""
     spaced = client.get("/search?q=++liger+++PCIe+", headers=HTMX)

@@ -87,10 +87,11 @@ def test_a_home_page_search_becomes_the_search_page_in_place(live, page):
     box.press_sequentially(" liger")
     expect(page).to_have_url(f"{base}/search?q=PCIe+liger")
     expect(page.locator("#search-results")).to_contain_text("1 run matches")
+    expect(page.locator("#search-status")).to_have_text("1 run matches “PCIe liger”.")  # what is announced
     assert still_same_page(page)
-    shown = page.locator("main").inner_text()
+    shown = [page.locator(part).inner_text() for part in ("h1", "#search-results")]
     page.reload()
-    assert page.locator("main").inner_text() == shown
+    assert [page.locator(part).inner_text() for part in ("h1", "#search-results")] == shown
 
 
 def test_what_is_typed_while_the_first_answer_is_on_its_way_is_kept(live, page):
