@@ -58,11 +58,12 @@ def test_tokens_are_shown_once_and_stored_hashed(app, runner):
 
 
 def test_a_token_is_issued_to_one_host_and_optionally_some_gpus(app, runner):
-    created = runner.invoke(args=["tokens", "create", "rack-7", "--host", "h200-a", "--gpu", "NVIDIA H200"])
+    created = runner.invoke(args=["tokens", "create", "rack-7", "--host", "h200-a", "--gpu", "NVIDIA H200",
+                                  "--gpu", "NVIDIA H100", "--gpu", "NVIDIA H200"])
     assert created.exit_code == 0, created.output
     with app.app_context():
         stored = HostToken.get(HostToken.name == "rack-7")
-        assert (stored.host, stored.gpus) == ("h200-a", ["NVIDIA H200"])
+        assert (stored.host, stored.gpus) == ("h200-a", ["NVIDIA H200", "NVIDIA H100"])  # each kind once
     assert "rack-7\tactive" in runner.invoke(args=["tokens", "list"]).output
     asking = runner.invoke(args=["tokens", "create", "scheduler", "--may-request"])
     with app.app_context():
@@ -70,6 +71,17 @@ def test_a_token_is_issued_to_one_host_and_optionally_some_gpus(app, runner):
     assert "\tmay ask for reruns" in runner.invoke(args=["tokens", "list"]).output
     too_long = runner.invoke(args=["tokens", "create", "x", "--host", "h" * 121])
     assert too_long.exit_code == 2 and "printable" in too_long.output
+
+
+def test_a_token_created_twice_at_once_is_refused_cleanly(app, runner, monkeypatch):
+    """Two `tokens create NAME` racing: the one whose insert loses sees the unique name, not a traceback."""
+    from app.models import HostToken as Model
+
+    monkeypatch.setattr(Model, "get_or_none", classmethod(lambda cls, *args: None))  # both checked before either wrote
+    assert runner.invoke(args=["tokens", "create", "twin"]).exit_code == 0
+    second = runner.invoke(args=["tokens", "create", "twin"])
+    assert second.exit_code == 1 and "a token named 'twin' already exists" in second.output
+    assert second.exception is None or isinstance(second.exception, SystemExit)
 
 
 def test_maintainer_accounts(app, runner):

@@ -23,9 +23,17 @@ def import_liger(runner, *locations):
     return runner.invoke(args=["import", "liger", *map(str, locations)])
 
 
-def fna_row(x="256", median="0.1", timestamp="2025-05-27 19:25:08", gpu="NVIDIA H100 80GB HBM3", provider="liger"):
-    return (f"fused_neighborhood_attention,{provider},forward,speed,ms,seq_len,sequence length,{x},{median},0.09,"
-            f"0.11,{FNA_CONFIG},{gpu},{timestamp},0.5.10")
+def fna_row(x="256", median="0.1", timestamp="2025-05-27 19:25:08", gpu="NVIDIA H100 80GB HBM3", provider="liger",
+            p20=None, p80=None):
+    """A row of upstream's FNA CSV; p20 and p80 bracket a numeric median (0.09 and 0.11 by default) unless given."""
+    try:
+        number = float(median)
+    except ValueError:
+        number = 0.1
+    p20 = p20 or f"{min(0.09, number):g}"
+    p80 = p80 or f"{max(0.11, number):g}"
+    return (f"fused_neighborhood_attention,{provider},forward,speed,ms,seq_len,sequence length,{x},{median},{p20},"
+            f"{p80},{FNA_CONFIG},{gpu},{timestamp},0.5.10")
 
 
 def write(tmp_path, name, *lines):

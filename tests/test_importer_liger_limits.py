@@ -50,8 +50,11 @@ def only_rejected(tmp_path, bad_row):
     (fna_row("128").replace("fused_neighborhood_attention", "fna/forward", 1), "kernel_name is 1 to 120"),
     *((fna_row("128").replace("fused_neighborhood_attention", name, 1), "kernel_name is 1 to 120 printable")
       for name in (".", "..", "fna.json", "fna.csv")),  # /families/fna.json is the twin of /families/fna
-    (fna_row("128", median="0"), "y_value_50 is 0 ns as stored; figures must be above 0"),
-    (fna_row("128", median="1e-300"), "y_value_50 is 0 ns as stored"),  # rounds to 0 ns
+    (fna_row("128", median="0", p20="0"), "y_value_50 is 0 ns as stored; figures must be above 0"),
+    (fna_row("128", median="1e-300", p20="1e-300"), "y_value_50 is 0 ns as stored"),  # rounds to 0 ns
+    (fna_row("128", median="0.2", p80="0.11"),
+     "y_value_20 <= y_value_50 <= y_value_80 does not hold: 0.09, 0.2, 0.11"),
+    (fna_row("128", median="0.05", p20="0.09"), "y_value_20 <= y_value_50 <= y_value_80 does not hold"),
     (fna_row("128").replace("0.09,0.11", "0.09,1e308"), "a latency in ns is inf (only finite numbers)"),
     (fna_row("128").replace('""bias"": true', '""bias"": ' + "1" * 5000),
      "extra_benchmark_config_str holds an integer of more than 4300 digits"),

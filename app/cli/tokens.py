@@ -3,6 +3,7 @@
 import secrets
 
 import click
+import peewee
 from flask.cli import AppGroup
 
 from ..models import HostToken, Run
@@ -27,8 +28,11 @@ def create_token(name, host, gpus, may_request):
     if host_problem(host):
         raise click.BadParameter(host_problem(host), param_hint="--host")
     token = "kih_" + secrets.token_urlsafe(32)
-    HostToken.create(name=name, token_hash=HostToken.hash(token), host=host, gpus=list(gpus) or None,
-                     may_request=may_request)
+    try:
+        HostToken.create(name=name, token_hash=HostToken.hash(token), host=host,
+                         gpus=list(dict.fromkeys(gpus)) or None, may_request=may_request)
+    except peewee.IntegrityError as error:  # another `tokens create` of this name got in first
+        raise click.ClickException(f"a token named {name!r} already exists") from error
     click.echo(token)
 
 

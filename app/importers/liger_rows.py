@@ -99,7 +99,8 @@ def parsed_config(text: str) -> dict:
 
 
 def figures_of(row: dict) -> dict:
-    """The row's 50th, 20th and 80th percentiles, each finite and non-negative."""
+    """The row's 50th, 20th and 80th percentiles, each finite and non-negative, in order (as the rerun importer
+    asks of its figures; no upstream row of any history version has them out of order)."""
     figures = {}
     for quantile in QUANTILES:
         text = row[f"y_value_{quantile}"]
@@ -109,6 +110,9 @@ def figures_of(row: dict) -> dict:
             raise RowRejected(f"y_value_{quantile} is not a number: {text!r}") from None
         if not math.isfinite(figures[quantile]) or figures[quantile] < 0:
             raise RowRejected(f"y_value_{quantile} is not a finite non-negative number: {text!r}")
+    if not figures["20"] <= figures["50"] <= figures["80"]:
+        raise RowRejected(f"y_value_20 <= y_value_50 <= y_value_80 does not hold: {figures['20']:g}, "
+                          f"{figures['50']:g}, {figures['80']:g}")
     return figures
 
 
