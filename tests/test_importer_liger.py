@@ -258,6 +258,8 @@ def test_a_url_is_fetched_within_the_timeout_in_all_and_up_to_the_cap(app, runne
         assert slow.exit_code == 1 and "took longer than the import's timeout" in slow.output, slow.output
         endless = import_liger(runner, f"{base}/endless.csv")
         assert endless.exit_code == 1 and "holds more than 1 MiB, the most an import reads" in endless.output
+        shouted = import_liger(runner, base.replace("http", "HTTP") + "/endless.csv")  # a scheme in any case
+        assert shouted.exit_code == 1 and "holds more than 1 MiB" in shouted.output, shouted.output
     finally:
         server.shutdown()
 

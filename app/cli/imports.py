@@ -9,7 +9,7 @@ import click
 from flask import current_app
 from flask.cli import AppGroup
 
-from ..importers import ImportFailed, read_location
+from ..importers import ImportFailed, is_url, read_location
 from ..locks import DatabaseBusy, ImportRunning, import_lock
 
 import_cli = AppGroup("import", help="Import benchmark results from a source file.")
@@ -22,7 +22,7 @@ def expand_locations(locations):
         if not location:
             raise click.UsageError("a location is a path, a folder or a URL, not an empty argument")
         path = Path(location)
-        if not location.startswith(("http://", "https://")) and path.is_dir():
+        if not is_url(location) and path.is_dir():
             found = sorted(path.rglob("*.csv"))
             if not found:
                 raise click.UsageError(f"{location} is a folder with no .csv file in it")

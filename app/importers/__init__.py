@@ -42,10 +42,15 @@ MAX_IMPORT_BYTES = 256 * 1024 * 1024
 a device, a pipe or a server that never stops sending would otherwise fill the memory."""
 
 
+def is_url(location: str) -> bool:
+    """Whether an import location is an http(s) URL (a scheme is case-insensitive: ``HTTPS://`` too)."""
+    return location.lower().startswith(("http://", "https://"))
+
+
 def read_location(location: str, timeout: float) -> bytes:
     """The bytes of a regular file or an http(s) URL (fetched within about ``timeout`` seconds in all, not only
     per read), at most :data:`MAX_IMPORT_BYTES` of them, or ImportFailed saying why not."""
-    if location.startswith(("http://", "https://")):
+    if is_url(location):
         try:
             with urllib.request.urlopen(location, timeout=timeout) as response:
                 data = read_before(response, time.monotonic() + timeout)

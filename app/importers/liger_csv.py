@@ -41,7 +41,7 @@ from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadP
 from ..registry import StoreSummary, store_runs, stored_figures
 from ..rerun_schemas import string_problem
 from ..schemas import MAX_EXTERNAL_ID, document_errors
-from . import ImportFailed, ImportSummary, RejectedRow, read_location, sha256_hex
+from . import ImportFailed, ImportSummary, RejectedRow, is_url, read_location, sha256_hex
 from .liger_rows import (QUANTILES, RowRejected, check_cells, check_number, csv_records, figures_of, parse_number,
                          parsed_config)
 
@@ -295,7 +295,7 @@ def same_figures(stored, read) -> bool:
 
 def upstream_provenance(location: str, sha256: str) -> dict:
     """Upstream path and commit of a local file, from a SOURCE.md beside it (or one folder up) listing its sha256."""
-    if location.startswith(("http://", "https://")):
+    if is_url(location):
         return {}
     path = Path(location).resolve()
     for folder in (path.parent, path.parent.parent):
