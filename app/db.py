@@ -147,14 +147,15 @@ class UnknownMigrations(Exception):
     """The database records migrations this code does not have: a newer KernelIndex migrated it."""
 
 
-def pending_migrations() -> list[str]:
-    """The migrations this code has that the database has not applied (all of them for a fresh one); reads only,
-    where peewee-migrate's own list would create its table."""
+def migration_gaps() -> tuple[list[str], list[str]]:
+    """``(pending, unknown)``: the migrations this code has that the database has not applied (all of them for a
+    fresh one), and those it has applied that this code lacks (a newer KernelIndex migrated it); reads only, where
+    peewee-migrate's own lists would create its table."""
     router = migration_router()
     done = set()
     if database.table_exists(router.migrate_table):
         done = {name for (name,) in database.execute_sql(f"SELECT name FROM {router.migrate_table}")}
-    return [name for name in router.todo if name not in done]
+    return [name for name in router.todo if name not in done], sorted(done - set(router.todo))
 
 
 def upgrade() -> list[str]:

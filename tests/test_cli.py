@@ -73,14 +73,19 @@ def test_a_token_is_issued_to_one_host_and_optionally_some_gpus(app, runner):
     assert too_long.exit_code == 2 and "printable" in too_long.output
 
 
-def test_a_token_created_twice_at_once_is_refused_cleanly(app, runner, monkeypatch):
-    """Two `tokens create NAME` racing: the one whose insert loses sees the unique name, not a traceback."""
-    from app.models import HostToken as Model
+@pytest.mark.parametrize("model, command, refusal", [
+    ("HostToken", ["tokens", "create", "twin"], "a token named 'twin' already exists"),
+    ("Maintainer", ["users", "create", "twin", "--password", "correct horse battery staple"],
+     "maintainer 'twin' already exists"),
+])
+def test_a_name_created_twice_at_once_is_refused_cleanly(app, runner, monkeypatch, model, command, refusal):
+    """Two creations of one name racing: the one whose insert loses sees the unique name, not a traceback."""
+    from app import models
 
-    monkeypatch.setattr(Model, "get_or_none", classmethod(lambda cls, *args: None))  # both checked before either wrote
-    assert runner.invoke(args=["tokens", "create", "twin"]).exit_code == 0
-    second = runner.invoke(args=["tokens", "create", "twin"])
-    assert second.exit_code == 1 and "a token named 'twin' already exists" in second.output
+    monkeypatch.setattr(getattr(models, model), "get_or_none", classmethod(lambda cls, *args: None))
+    assert runner.invoke(args=command).exit_code == 0  # both checked before either wrote
+    second = runner.invoke(args=command)
+    assert second.exit_code == 1 and refusal in second.output, second.output
     assert second.exception is None or isinstance(second.exception, SystemExit)
 
 
@@ -143,6 +148,34 @@ def test_db_upgrade_refuses_a_database_a_newer_version_migrated(app, runner):
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "migrated by a newer KernelIndex (099_from_the_future are not in this version's migrations/)" in (
         result.output)
+
+
+def test_other_commands_name_a_newer_migration_or_a_busy_database_too(app, runner, tmp_path):
+    """A command failing on a database a newer version migrated says so; one failing on a database another process
+    holds says it is busy (not "not set up", which it is not)."""
+    import sqlite3
+
+    with app.app_context():
+        db.database.obj.execute_sql("DROP TABLE host_token")  # as a newer version might have changed it
+        db.database.obj.execute_sql("INSERT INTO migratehistory (name, migrated_at) VALUES ('099_from_the_future', "
+                                    "CURRENT_TIMESTAMP)")
+    newer = runner.invoke(args=["tokens", "list"])
+    assert newer.exit_code == 1 and "migrated by a newer KernelIndex (099_from_the_future" in newer.output
+    assert "Traceback" not in newer.output
+
+    path = tmp_path / "held.sqlite3"
+    held_app = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{path}", "SECRET_KEY": "test",
+                           "SQLITE_BUSY_TIMEOUT_SECONDS": 0.2})
+    assert held_app.test_cli_runner().invoke(args=["db", "upgrade"]).exit_code == 0
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        busy = held_app.test_cli_runner().invoke(args=["tokens", "create", "h200-a"])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert busy.exit_code == 1 and "The database is busy; nothing was changed" in busy.output, busy.output
+    assert "Traceback" not in busy.output
 
 
 def test_db_upgrade_waits_for_a_running_upgrade_or_import(app, runner):

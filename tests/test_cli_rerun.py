@@ -206,6 +206,14 @@ def test_a_server_answering_an_html_error_page_is_reported(small_app, runner, mo
     assert "Traceback" not in result.output
 
 
+def test_a_server_answering_json_that_is_no_workload_is_reported(small_app, runner, monkeypatch):
+    for body in (b"{}", b"[]"):
+        monkeypatch.setattr(urllib.request, "urlopen", lambda request, timeout, body=body: io.BytesIO(body))
+        result = runner.invoke(args=["rerun", "abc", *SMOKE, "--server", "http://kernelindex.test", "--token", "t"])
+        assert result.exit_code == 1 and "its answer is no rerun workload" in result.output, result.output
+        assert "Traceback" not in result.output
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_results_are_kept_when_the_bundle_cannot_be_written(small_app, runner, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

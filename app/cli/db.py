@@ -8,7 +8,7 @@ from flask import current_app
 from flask.cli import AppGroup
 
 from .. import db
-from ..locks import ImportRunning, import_lock
+from ..locks import DatabaseBusy, ImportRunning, import_lock, is_transient
 
 db_cli = AppGroup("db", help="Create and migrate the database.")
 
@@ -31,14 +31,20 @@ def db_upgrade():
 
 
 def database_problem(error: Exception) -> str | None:
-    """Why the configured database failed a command, in one line, where it is missing, unreadable or not migrated
-    yet; None where it is none of these (the error is the command's own)."""
+    """Why the configured database failed a command, in one line, where it is busy, missing, unreadable, not
+    migrated yet or migrated by a newer KernelIndex; None where it is none of these (the error is the command's
+    own)."""
+    if is_transient(error):  # another process holds it: nothing is wrong with it
+        return DatabaseBusy.description
     try:
-        pending = db.pending_migrations()
+        pending, unknown = db.migration_gaps()
     except (peewee.OperationalError, peewee.InterfaceError):  # no such folder, server down, refused
         return f"could not open the database (KERNELINDEX_DATABASE_URL): {error}"
     except peewee.DatabaseError:  # a file that is no database
         return f"the database (KERNELINDEX_DATABASE_URL) cannot be read: {error}"
+    if unknown:
+        return (f"the database was migrated by a newer KernelIndex ({', '.join(unknown)} are not in this version's "
+                "migrations/): run that version, or a newer one")
     if pending:
         return f"the database is not set up ({len(pending)} migration(s) to apply): run `flask db upgrade`"
     return None

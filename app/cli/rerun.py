@@ -107,9 +107,13 @@ def fetched_requests(server: str, run_ids) -> list:
         url = f"{server}/api/v1/runs/{urllib.parse.quote(run_id, safe='')}/rerun-workload"
         try:
             with urllib.request.urlopen(url, timeout=60) as response:
-                requests.append(harness_request(json.loads(response.read())))
+                document = json.loads(response.read())
+            requests.append(harness_request(document))
         except urllib.error.HTTPError as error:
             raise click.ClickException(f"{server}: {refusal(error)}") from error
+        except (KeyError, TypeError) as error:  # JSON, but not the API's (another service at that address)
+            raise click.ClickException(f"could not read run {run_id} from {server}: its answer is no rerun "
+                                       "workload (is it a KernelIndex server?)") from error
         except (OSError, http.client.HTTPException, ValueError) as error:  # refused, reset, timed out, not HTTP
             raise click.ClickException(f"could not read run {run_id} from {server}: {unreachable(error)}") from error
     return requests

@@ -1,6 +1,7 @@
 """``flask users``: maintainer accounts (only maintainers moderate)."""
 
 import click
+import peewee
 from flask.cli import AppGroup
 from werkzeug.security import generate_password_hash
 
@@ -21,5 +22,8 @@ def create_user(username, password):
         raise click.ClickException(f"maintainer {username!r} already exists")
     if problem := password_problem(password, username):
         raise click.ClickException(problem)
-    Maintainer.create(username=username, password_hash=generate_password_hash(password))
+    try:
+        Maintainer.create(username=username, password_hash=generate_password_hash(password))
+    except peewee.IntegrityError as error:  # another `users create` of this name got in first
+        raise click.ClickException(f"maintainer {username!r} already exists") from error
     click.echo(f"created maintainer {username}")
