@@ -343,6 +343,12 @@ def test_a_refused_invalidation_is_answered_beside_its_form_with_the_reason_kept
         assert error and message in error.group(1), html[-2000:]
         textarea = re.search(rf'<textarea id="invalidate-{report}"[^>]*>([^<]*)</textarea>', html, re.S)
         assert 'aria-invalid="true"' in textarea.group(0) and textarea.group(1) == html_escape(reason)
+    gone = maintainer.post(f"/maintainers/runs/{run.id}/invalidate",  # its report resolved meanwhile
+                           data={**form, "state": "resolved", "reason": "copied\x07 figures"})
+    html = gone.get_data(as_text=True)
+    alert = re.search(r'<div id="page-alert" role="alert" data-swap-statuses="400,404">(.*?)</div>', html, re.S)
+    assert gone.status_code == 400 and f"Run {run.id} was not invalidated: remove the control" in alert.group(1)
+    assert "The reason given: “copied\x07 figures”" in alert.group(1)
     with small_app.app_context():
         assert Run.get_by_id(run.id).invalidated_at is None
 

@@ -91,9 +91,20 @@
   // of the query the answer was made for) and whether focus was inside the swapped region.
   var swapping = null;
 
+  // Swaps of an element marked data-background (a poll) are nobody's action: they move no focus
+  // and clear no alert.
+  function requester(event) {  // the element whose request this is (detail.elt is where the event fires)
+    return event.detail.requestConfig ? event.detail.requestConfig.elt : null;
+  }
+
+  function inBackground(event) {
+    var source = requester(event);
+    return Boolean(source && source.hasAttribute("data-background"));
+  }
+
   document.addEventListener("htmx:beforeSwap", function (event) {
     var target = swapRegion(event);
-    if (!event.detail.shouldSwap || !target) {
+    if (!event.detail.shouldSwap || !target || inBackground(event)) {
       return;
     }
     var active = document.activeElement;
@@ -106,20 +117,26 @@
     };
   });
 
-  // Once the new content is live: a search box that replaced the one being typed in takes back
-  // what was typed while the answer was on its way, and searches for it. A swap that replaced
-  // the element holding focus (a pager link, a form's button) would leave focus on the body, and
-  // the next Tab would start again at the top of the page: the swapped region takes it instead
-  // (htmx itself refocuses an element that kept its id).
+  // Once the new content is live: a search box that replaced the one being typed in (and holds
+  // the value it was rendered with) takes back what was typed while the answer was on its way,
+  // and searches for it; a search page moved in (from the home page) announces its count, as a
+  // later search would. A swap that replaced the element holding focus (a pager link, a form's
+  // button) would leave focus on the body, and the next Tab would start again at the top of the
+  // page: the swapped region takes it instead (htmx itself refocuses an element that kept its id).
   document.addEventListener("htmx:afterSettle", function () {
     var swapped = swapping;
     swapping = null;
     var typing = swapped && swapped.typing;
     var box = typing && document.getElementById(typing.id);
-    if (box && box.value !== typing.value) {
+    if (box && box.value === box.defaultValue && box.value !== typing.value) {
       box.value = typing.value;
       box.setSelectionRange(typing.start, typing.end);
       box.dispatchEvent(new Event("input", {bubbles: true}));
+    }
+    var status = document.getElementById("search-status");
+    var count = document.querySelector("#search-results .result-count");
+    if (swapped && swapped.targetId === "content" && status && count && !status.textContent) {
+      setTimeout(function () { status.textContent = count.textContent; }, 100);  // a change, not new content
     }
     if (!swapped || !swapped.heldFocus || (document.activeElement && document.activeElement !== document.body)) {
       return;
@@ -136,16 +153,25 @@
 
   // A refusal shown in an alert slot (a form's: too many posts, a body too large; or the page's,
   // atop <main>: a refused search or filter) answers a newer action than the field errors and
-  // notices near it, which it did not check: they go, and the slot is scrolled into view. The
-  // next answer that is no refusal clears the page's slot.
+  // notices near it, which it did not check: they go, a refused filter's selects show again what
+  // the page shows, and the slot is scrolled into view. The next answer that is no refusal (and
+  // no poll's) clears the page's slot.
   document.addEventListener("htmx:afterSwap", function (event) {
     var slot = event.detail.target;
     var pageAlert = document.getElementById("page-alert");
+    if (inBackground(event)) {
+      return;
+    }
     if (pageAlert && slot !== pageAlert && event.detail.xhr && event.detail.xhr.status < 400) {
       pageAlert.replaceChildren();
     }
     if (!slot || !(slot === pageAlert || slot.classList.contains("form-alert"))) {
       return;
+    }
+    var source = requester(event);
+    var form = source && source.closest("form");
+    if (slot === pageAlert && form) {  // a refused filter: its selects go back to what the page shows
+      form.querySelectorAll("option").forEach(function (option) { option.selected = option.defaultSelected; });
     }
     if (slot !== pageAlert) {
       var section = slot.parentElement;

@@ -129,19 +129,20 @@ def invalidate_run(run_id):
         invalidate(run_id, request.form.get("reason", ""), g.maintainer.username)
     except InvalidationRefused as refused:
         if request.form.get("state") in ("open", "resolved"):  # from the issue reports: answered beside the form
-            return refused_on_issues_page(str(refused)), 400
+            return refused_on_issues_page(run_id, str(refused)), 400
         abort(400, description=str(refused))
     return redirect(safe_next(request.form.get("next")) or url_for("runs.run_page", run_id=run_id), code=303)
 
 
-def refused_on_issues_page(message: str) -> str:
+def refused_on_issues_page(run_id: str, message: str) -> str:
     """The issue reports' page the refused invalidation came from, its message at that report's form and what was
-    typed kept there."""
+    typed kept there (atop the page where the report has left it)."""
     try:
         page_wanted = page_number(request.form.get("page"))
     except BadPage:
         page_wanted = 1
-    refusal = {"report": request.form.get("report"), "message": message, "reason": request.form.get("reason", "")}
+    refusal = {"report": request.form.get("report"), "run_id": run_id, "message": message,
+               "reason": request.form.get("reason", "")}
     return render_template("maintainers/issues.html", refused_invalidation=refusal,
                            **issues_page(resolved=request.form["state"] == "resolved", page_wanted=page_wanted))
 

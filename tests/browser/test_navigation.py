@@ -81,6 +81,7 @@ def test_a_home_page_search_becomes_the_search_page_in_place(live, page):
     page.get_by_label(SEARCH_BOX).press_sequentially("PCIe")
     expect(page).to_have_url(f"{base}/search?q=PCIe")
     expect(page.locator("h1")).to_have_text("Search")
+    expect(page.locator("#search-status")).to_have_text("1 run matches “PCIe”.")  # announced, as later searches
     expect(page.get_by_role("heading", name="Kernel families")).to_have_count(0)
     box = page.get_by_label(SEARCH_BOX)
     expect(box).to_be_focused()  # the reader types on

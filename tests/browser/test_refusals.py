@@ -57,6 +57,7 @@ def test_a_refused_filter_shows_its_message_atop_the_page_and_keeps_the_filters(
     expect(page.locator("#page-alert .form-error")).to_contain_text("sort must be one of")
     expect(page).to_have_url(base + CROSS_ENTROPY)  # the address keeps the page last shown
     expect(page.locator("#family-table")).to_be_visible()  # and so does the page
+    expect(page.get_by_label("GPU")).to_have_value("NVIDIA B200")  # its filters too
     page.evaluate("() => { document.querySelector('#family-results input[name=sort]').value = 'median'; }")
     page.get_by_label("GPU").select_option("NVIDIA B200")
     expect(page).to_have_url(re.compile(r"gpu=NVIDIA\+B200"))
@@ -161,4 +162,17 @@ def test_polling_a_queued_request_leaves_the_form_its_focus_and_a_refusal_alone(
     expect(protocol).to_be_focused()
     expect(alert).to_contain_text("the rerun queue is unreachable")
     expect(page.locator("#rerun-requests .request-status")).to_have_text("queued")
+    page.evaluate("() => { document.getElementById('page-alert').textContent = 'a refusal of the reader'; }")
+    cancel = page.get_by_role("button", name="Cancel")
+    cancel.focus()
+    with page.expect_response(lambda response: response.url.endswith(f"/runs/{run_id}/rerun-requests")):
+        pass
+    page.wait_for_timeout(200)
+    expect(cancel).to_be_focused()  # a poll moves no focus ...
+    expect(page.locator("#page-alert")).to_have_text("a refusal of the reader")  # ... and clears no alert
+    page.keyboard.press("Enter")
+    expect(page.locator("#rerun-requests .request-status")).to_have_text("cancelled")
+    expect(page.get_by_role("button", name="Rerun on NVIDIA H200")).to_be_visible()  # the whole section came back
+    expect(alert).to_have_count(1)
+    expect(page.locator("#rerun-requests")).to_be_focused()
     assert still_same_page(page)
