@@ -161,8 +161,7 @@ def migration_gaps() -> tuple[list[str], list[str]]:
 def upgrade() -> list[str]:
     """Apply every pending migration; return the names applied. UnknownMigrations, changing nothing, where the
     database was migrated further than this code knows (peewee-migrate would replay their missing files)."""
-    router = migration_router()
-    unknown = sorted(set(router.done) - set(router.todo))
+    _, unknown = migration_gaps()
     if unknown:
         raise UnknownMigrations(", ".join(unknown))
-    return router.run()
+    return migration_router().run()

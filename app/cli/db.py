@@ -25,9 +25,14 @@ def db_upgrade():
         raise click.ClickException(f"not upgraded: another upgrade or import still holds the database after "
                                    f"{wait:g} s") from error
     except db.UnknownMigrations as error:
-        raise click.ClickException(f"not upgraded: the database was migrated by a newer KernelIndex ({error} are "
-                                   "not in this version's migrations/); run that version, or a newer one") from error
+        raise click.ClickException(f"not upgraded: {migrated_by_newer(str(error))}") from error
     click.echo(f"applied {len(applied)} migration(s)" + (": " + ", ".join(applied) if applied else ""))
+
+
+def migrated_by_newer(names: str) -> str:
+    """What to do with a database whose migrations ``names`` this code lacks."""
+    return (f"the database was migrated by a newer KernelIndex ({names} are not in this version's migrations/): "
+            "run that version, or a newer one")
 
 
 def database_problem(error: Exception) -> str | None:
@@ -43,8 +48,7 @@ def database_problem(error: Exception) -> str | None:
     except peewee.DatabaseError:  # a file that is no database
         return f"the database (KERNELINDEX_DATABASE_URL) cannot be read: {error}"
     if unknown:
-        return (f"the database was migrated by a newer KernelIndex ({', '.join(unknown)} are not in this version's "
-                "migrations/): run that version, or a newer one")
+        return migrated_by_newer(", ".join(unknown))
     if pending:
         return f"the database is not set up ({len(pending)} migration(s) to apply): run `flask db upgrade`"
     return None

@@ -124,7 +124,7 @@ def error_response(error):
     HTMX swap (:func:`refusal_fragment`), a page otherwise."""
     if wants_json() or request.path.startswith("/api/") or request.path.endswith(DOWNLOAD_SUFFIXES):
         return jsonify(error=error.description, status=error.code), error.code, error_headers(error)
-    if wants_fragment() or moves_in_place():
+    if _swaps_in_place():  # a part of the page or its whole <main>
         return refusal_fragment(error, f"#{PAGE_ALERT}")
     response = error.get_response()
     response.set_data(render_template("error.html", error=error, title=f"{error.code} {error.name}"))
