@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import gc
 import importlib
 import inspect
 import random
@@ -203,9 +204,23 @@ def running_threads() -> set[threading.Thread]:
     compiled backward) as a ``_DummyThread`` once it has run Python code, and alive for ever after: idle in C++
     the caller's call has waited for, it is no work left running (seen on the H200: ``torch.compile`` in
     max-autotune mode logging from a backward, "left a thread running (Dummy-1)")."""
-    executing = sys._current_frames()
+    executing = executing_thread_idents()
     return {thread for thread in threading.enumerate()
             if not isinstance(thread, threading._DummyThread) or thread.ident in executing}
+
+
+def executing_thread_idents() -> set[int]:
+    """The idents of the threads running Python code now (``sys._current_frames()``), taken with automatic garbage
+    collection held off: before Python 3.12, a collection inside that call that frees a ``threading.local`` waits
+    for a lock the call holds, and the process hangs for ever (CPython gh-106883; seen in CI, plugin discovery
+    hanging in the rerun tests after the browser tests)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return set(sys._current_frames())
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def thread_module(thread: threading.Thread) -> str:

@@ -5,6 +5,7 @@ import functools
 import inspect
 import random
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -408,6 +409,41 @@ def test_inductors_idle_timer_may_start_during_a_timed_call():
         stop.set()
 
 
+COLLECTION_DURING_THREAD_LISTING = """
+import gc, sys, threading
+from runners import integrity
+
+class Holder:
+    pass
+
+stop = threading.Event()
+for _ in range(8):  # each idle thread's frame is an allocation made while its frames are listed
+    threading.Thread(target=stop.wait, daemon=True).start()
+for threshold in range(1, 40):  # one of these collects while the frames are being listed
+    gc.disable()
+    gc.collect()
+    holder = Holder()
+    holder.itself, holder.local = holder, threading.local()  # garbage whose freeing takes the threads' lock
+    del holder
+    gc.set_threshold(threshold)
+    gc.enable()
+    integrity.running_threads()
+print("listed")
+"""
+
+
+def test_listing_threads_survives_a_collection_that_frees_a_thread_local():
+    """Before Python 3.12 a garbage collection inside ``sys._current_frames()`` that frees a ``threading.local``
+    hangs the process for ever (CPython gh-106883); it hung CI in plugin discovery. Made to happen here at one of
+    the collection thresholds, in a process of its own."""
+    try:
+        listed = subprocess.run([sys.executable, "-c", COLLECTION_DURING_THREAD_LISTING], capture_output=True,
+                                text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    except subprocess.TimeoutExpired:
+        pytest.fail("listing the running threads hung")
+    assert listed.returncode == 0 and listed.stdout == "listed\n", listed.stderr
+
+
 def test_a_thread_threading_did_not_start_counts_only_while_it_runs_python():
     """Autograd's device worker is a native thread; once it has run Python code (a compiled backward that logs)
     ``threading`` lists it as a ``_DummyThread``, alive for ever. Idle in C++ it is no work left running; a thread
@@ -427,7 +463,7 @@ def test_a_thread_threading_did_not_start_counts_only_while_it_runs_python():
     _thread.start_new_thread(native_worker, ())
     assert ran_python.wait(5)
     deadline = time.monotonic() + 5
-    while any(isinstance(thread, threading._DummyThread) and thread.ident in sys._current_frames()
+    while any(isinstance(thread, threading._DummyThread) and thread.ident in integrity.executing_thread_idents()
               for thread in threading.enumerate()) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert any(isinstance(thread, threading._DummyThread) for thread in threading.enumerate())
