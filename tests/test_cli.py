@@ -195,7 +195,8 @@ def test_an_unknown_database_scheme_stops_the_app_at_start():
 
 @pytest.mark.parametrize("arguments", [["tokens", "list"], ["tokens", "create", "h200-a"], ["rejudge"],
                                        ["invalidate", "abc", "--reason", "gamed", "--by", "ada"],
-                                       ["import", "liger", str(REPOSITORY / "tests" / "data" / "liger_small.csv")]])
+                                       ["import", "liger", str(REPOSITORY / "tests" / "data" / "liger_small.csv")],
+                                       ["worker", "--target", "cpu"]])
 @pytest.mark.parametrize("database, message", [
     ("missing-folder", "could not open the database (KERNELINDEX_DATABASE_URL)"),
     ("garbage", "the database (KERNELINDEX_DATABASE_URL) cannot be read: file is not a database"),

@@ -36,16 +36,21 @@ def migrated_by_newer(names: str) -> str:
 
 
 def database_problem(error: Exception) -> str | None:
-    """Why the configured database failed a command, in one line, where it is busy, missing, unreadable, not
-    migrated yet or migrated by a newer KernelIndex; None where it is none of these (the error is the command's
-    own)."""
+    """Why the configured database failed a command, in one line, where it is busy or unusable
+    (:func:`unusable_database`); None where it is neither (the error is the command's own)."""
     if is_transient(error):  # another process holds it: nothing is wrong with it
         return DatabaseBusy.description
+    return unusable_database()
+
+
+def unusable_database() -> str | None:
+    """Why the configured database cannot serve this version, in one line: missing, unreadable, not migrated yet or
+    migrated by a newer KernelIndex; None where it can."""
     try:
         pending, unknown = db.migration_gaps()
-    except (peewee.OperationalError, peewee.InterfaceError):  # no such folder, server down, refused
+    except (peewee.OperationalError, peewee.InterfaceError) as error:  # no such folder, server down, refused
         return f"could not open the database (KERNELINDEX_DATABASE_URL): {error}"
-    except peewee.DatabaseError:  # a file that is no database
+    except peewee.DatabaseError as error:  # a file that is no database
         return f"the database (KERNELINDEX_DATABASE_URL) cannot be read: {error}"
     if unknown:
         return migrated_by_newer(", ".join(unknown))

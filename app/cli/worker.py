@@ -20,6 +20,7 @@ from flask.cli import ScriptInfo, with_appcontext
 
 from runners.types import TARGETS
 
+from .db import unusable_database
 from .rerun import checked_server, default_target
 
 SLOT_VARIABLE = "KERNELINDEX_WORKER_SLOT"  # set in a child: the slot it serves
@@ -126,6 +127,9 @@ def worker_command(gpus, target, cpu_workers, server, token):
     target = target or default_target()
     if target == "cpu" and gpus != "all":
         raise click.UsageError(f"--gpus {gpus}: a CPU worker serves no GPU (give --workers N)")
+    problem = None if server else unusable_database()
+    if problem:  # checked once here: a consumer's check-ins retry every failure, as they do a server's outage
+        raise click.ClickException(f"not serving: {problem}")
     slot = os.environ.get(SLOT_VARIABLE)
     if slot is not None:
         serve_one(slot, target, server, token)
