@@ -15,10 +15,17 @@ IMPLEMENTATION_NAME_LENGTH = 80
 """The longest implementation name the index stores (``Run.implementation``)."""
 
 
+BLANKS = "\u115f\u1160\u3164\uffa0\u2800"
+"""Characters Python calls printable and no white space that are drawn as nothing (the Hangul fillers, the braille
+blank): at either end of a name they would make a twin that looks the same, as a space would."""
+
+
 def name_problem(what: str, text: str, most: int) -> str | None:
     """Why ``text`` cannot name ``what`` (an account, a token, a host, a GPU): one to ``most`` printable characters,
-    with no white space at either end (sign-in trims a username; a GPU with one more space would rank apart)."""
-    if not text or len(text) > most or not text.isprintable() or text != text.strip():
+    with no white space or :data:`BLANKS` at either end (sign-in trims a username; a GPU with one more space would
+    rank apart)."""
+    if (not text or len(text) > most or not text.isprintable() or text != text.strip()
+            or text != text.strip(BLANKS)):
         return f"{what} is 1 to {most} printable characters with no white space at either end, not {text[:100]!r}"
     return None
 
