@@ -225,6 +225,40 @@ def test_results_are_kept_when_the_bundle_cannot_be_written(small_app, runner, t
     assert json.loads(unsent.read_text())["rerunOf"] == original.id
 
 
+def test_results_are_kept_where_neither_the_bundle_nor_the_current_folder_can_be_written(small_app, runner, tmp_path,
+                                                                                      monkeypatch):
+    """The unsent bundle goes to the temporary folder when the current one cannot take it, and to standard output
+    when no file can be written at all."""
+    from app.cli import rerun as rerun_cli
+
+    writable = tmp_path / "tmp"
+    writable.mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(rerun_cli.tempfile, "tempdir", str(writable))
+    append = rerun_cli.append_bundle
+
+    def full_outside(folder):
+        def appended(path, results):
+            if Path(path).resolve().parent != folder:
+                raise OSError(28, "No space left on device")
+            append(path, results)
+        return appended
+
+    original = source_run(small_app, kernel="multi_token_attention", implementation="torch", pass_="forward")
+    arguments = ["rerun", original.id, *SMOKE, "--implementation", "torch", "--out", "bundle.jsonl"]
+    monkeypatch.setattr(rerun_cli, "append_bundle", full_outside(writable))
+    in_temporary = runner.invoke(args=arguments)
+    [unsent] = writable.glob("kernelindex-unsent-*.jsonl")
+    assert in_temporary.exit_code == 1 and f"results saved to {unsent}" in in_temporary.output
+    assert json.loads(unsent.read_text())["rerunOf"] == original.id and not list(tmp_path.glob("kernelindex-unsent-*"))
+
+    monkeypatch.setattr(rerun_cli, "append_bundle", full_outside(tmp_path / "nowhere"))
+    printed = runner.invoke(args=arguments)
+    assert printed.exit_code == 1 and "the results are printed above, one bundle line each" in printed.output
+    [line] = [line for line in printed.stdout.splitlines() if line.startswith("{")]
+    assert json.loads(line)["rerunOf"] == original.id
+
+
 def test_plugins_command_lists_plugins_and_broken_ones(runner, tmp_path, monkeypatch):
     (tmp_path / "broken.py").write_text("raise ImportError('needs a GPU library')\n")
     monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))

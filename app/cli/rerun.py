@@ -13,6 +13,7 @@ import itertools
 import json
 import math
 import sys
+import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -191,10 +192,19 @@ def record_locally(results: list[RerunResult]) -> None:
 
 def saved_unsent(results: list[RerunResult]) -> str:
     """Keep results that could not go where they were sent in a bundle of their own (hours of GPU time must not
-    be lost to a bad token, a network fault or a full disk); the words that say where."""
-    unsent = f"kernelindex-unsent-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}.jsonl"
-    append_bundle(unsent, results)
-    return f" (results saved to {unsent}; import it with `flask import kernelindex`)"
+    be lost to a bad token, a network fault or a full disk), in the current folder or else the temporary one, or
+    printed to standard output where neither can be written; the words that say where."""
+    name = f"kernelindex-unsent-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}.jsonl"
+    for folder in (".", tempfile.gettempdir()):
+        path = Path(folder) / name
+        try:
+            append_bundle(str(path), results)
+        except OSError:
+            continue
+        return f" (results saved to {path}; import it with `flask import kernelindex`)"
+    click.echo("".join(result.bundle_line() + "\n" for result in results), nl=False)
+    return (" (no file could be written either: the results are printed above, one bundle line each; save them "
+            "and import them with `flask import kernelindex`)")
 
 
 def send_results(results: list[RerunResult], out: str | None, server: str | None, token: str | None) -> None:
