@@ -6,7 +6,8 @@ path and query (names and values) is checked once, before any view runs: one ans
 400. Tabs and line breaks stay allowed (pasted into the search box, they are spaces),
 as does any other Unicode text. The Liger importer applies the same rule to its cells.
 What readers post and maintainers' reasons refuse the invisible text-direction
-controls as well (:data:`DIRECTION_CONTROLS`).
+controls as well (:data:`DIRECTION_CONTROLS`). Messages of other programs passed on (a database driver's,
+a web server's) are put on one line (:func:`one_line`).
 """
 
 from flask import request
@@ -30,6 +31,12 @@ def control_character_in(text: str) -> str | None:
 def direction_control_in(text: str) -> str | None:
     """The first text-direction control in ``text`` (:data:`DIRECTION_CONTROLS`), or None."""
     return next((character for character in text if character in DIRECTION_CONTROLS), None)
+
+
+def one_line(message) -> str:
+    """``message`` on one line, its lines joined by spaces: a driver's or library's message spread over several
+    (PostgreSQL's "Is the server running on that host ...?", urllib's redirect loop) inside a one-line error."""
+    return " ".join(line.strip() for line in str(message).splitlines() if line.strip())
 
 
 def describe(character: str) -> str:

@@ -210,6 +210,11 @@ def test_import_from_url(app, runner):
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
+            if self.path == "/loop.csv":
+                self.send_response(302)
+                self.send_header("Location", "/loop.csv")
+                self.end_headers()
+                return
             if self.path != "/liger.csv":
                 self.send_error(404)
                 return
@@ -227,6 +232,9 @@ def test_import_from_url(app, runner):
         assert "created 9" in import_liger(runner, f"{base}/liger.csv").output
         missing = import_liger(runner, f"{base}/missing.csv")
         assert missing.exit_code == 1 and "404" in missing.output
+        looping = import_liger(runner, f"{base}/loop.csv")  # urllib says so in three lines
+        assert looping.exit_code == 1 and "redirect error that would lead to an infinite loop" in looping.output
+        assert len(looping.output.strip().splitlines()) == 1, looping.output
     finally:
         server.shutdown()
 

@@ -8,6 +8,7 @@ from flask import current_app
 from flask.cli import AppGroup
 
 from .. import db
+from ..inputs import one_line
 from ..locks import DatabaseBusy, ImportRunning, import_lock, is_transient
 
 db_cli = AppGroup("db", help="Create and migrate the database.")
@@ -49,9 +50,9 @@ def unusable_database() -> str | None:
     try:
         pending, unknown = db.migration_gaps()
     except (peewee.OperationalError, peewee.InterfaceError) as error:  # no such folder, server down, refused
-        return f"could not open the database (KERNELINDEX_DATABASE_URL): {error}"
+        return f"could not open the database (KERNELINDEX_DATABASE_URL): {one_line(error)}"
     except peewee.DatabaseError as error:  # a file that is no database
-        return f"the database (KERNELINDEX_DATABASE_URL) cannot be read: {error}"
+        return f"the database (KERNELINDEX_DATABASE_URL) cannot be read: {one_line(error)}"
     if unknown:
         return migrated_by_newer(", ".join(unknown))
     if pending:

@@ -7,6 +7,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..inputs import one_line
+
 
 class ImportFailed(Exception):
     """The file could not be imported at all; nothing was stored. ``rejected`` lists its rows that were
@@ -55,7 +57,7 @@ def read_location(location: str, timeout: float) -> bytes:
             with urllib.request.urlopen(location, timeout=timeout) as response:
                 data = read_before(response, time.monotonic() + timeout)
         except (OSError, http.client.HTTPException, ValueError) as error:  # unreachable, refused, cut short, slow
-            raise ImportFailed(f"could not fetch {location}: {error}") from error
+            raise ImportFailed(f"could not fetch {location}: {one_line(error)}") from error
     else:
         path = Path(location)
         if path.exists() and not path.is_file():
