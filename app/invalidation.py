@@ -9,29 +9,36 @@ Either way the run keeps its page, manifest and links; its page, its JSON twin a
 API show the reason, who decided and when; and it leaves its comparison group's ranking
 (``Run.rankable``) and any replication it took part in (a replicated rerun is a
 plain rerun again, and the runs it agreed with are judged again without it).
+
+A maintainer's invalidation made by mistake is taken back the same way, with a reason
+(``flask reinstate``, the moderation page): the run ranks again and its replications are
+judged again with it. The harness's cannot be: what it caught is evidence, not a judgement.
+Every maintainer's decision is kept (``InvalidationDecision``), and the run's page shows them.
 """
 
 from .comparison import rerank
 from .db import database
-from .importers.kernelindex_rerun import mark_replications
+from .importers.kernelindex_rerun import HARNESS, mark_replications
 from .inputs import control_character_in, describe, direction_control_in
 from .locks import lock_scopes, retried
-from .models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, Run, utcnow
+from .models import (INVALIDATED, KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, REINSTATED, InvalidationDecision, Run,
+                     utcnow)
 
 REASON_LENGTH = 2000
 
 
 class InvalidationRefused(ValueError):
-    """An invalidation that cannot be recorded: no reason, no decider, or the run already invalidated."""
+    """An invalidation or reinstatement that cannot be recorded: no reason, no decider, or the run not in a state
+    to take it."""
 
 
-@retried
-def invalidate(run_id: str, reason: str, by: str) -> Run:
-    """Record ``run_id`` invalidated for ``reason`` by ``by``, and rank its group again without it."""
+def checked_reason_and_decider(reason: str, by: str, asked: str) -> tuple[str, str]:
+    """``reason`` (the answer to ``asked``) and ``by`` as a decision records them, or InvalidationRefused saying
+    what to change."""
     reason = (reason or "").replace("\r\n", "\n").replace("\r", "\n").strip()  # a browser's textarea sends CRLF
     by = (by or "").strip()
     if not reason:
-        raise InvalidationRefused("say why the result cannot be trusted")
+        raise InvalidationRefused(f"say {asked}")
     if not by:
         raise InvalidationRefused("say who decides")
     if len(reason) > REASON_LENGTH:
@@ -45,18 +52,59 @@ def invalidate(run_id: str, reason: str, by: str) -> Run:
         if character:
             raise InvalidationRefused(f"remove the text-direction control {describe(character)}: it makes the "
                                       "text after it read as something else")
+    return reason, by[:Run.invalidated_by.max_length]
+
+
+def found_by_harness(run: Run) -> bool:
+    """Whether the harness invalidated ``run`` at run time, which no maintainer takes back."""
+    return run.invalidated_by == HARNESS
+
+
+def locked_run(run_id: str) -> Run:
+    """``run_id`` as it stands once this transaction holds its workload scope (``app.locks``)."""
+    run = Run.get_or_none(Run.id == run_id)
+    if run is None:
+        raise InvalidationRefused(f"no run {run_id}")
+    lock_scopes([run.comparison_key.shared])
+    return Run.get_by_id(run_id)
+
+
+@retried
+def invalidate(run_id: str, reason: str, by: str) -> Run:
+    """Record ``run_id`` invalidated for ``reason`` by ``by``, and rank its group again without it."""
+    reason, by = checked_reason_and_decider(reason, by, asked="why the result cannot be trusted")
     with database.atomic():
-        run = Run.get_or_none(Run.id == run_id)
-        if run is None:
-            raise InvalidationRefused(f"no run {run_id}")
-        lock_scopes([run.comparison_key.shared])
-        run = Run.get_by_id(run_id)  # as it stands now that the scope is ours
+        run = locked_run(run_id)
         if run.invalidated_at is not None:
             raise InvalidationRefused(f"{run_id} was invalidated already, by {run.invalidated_by}: "
                                       f"{run.invalidated_reason}")
         evidence = KERNELINDEX_RERUN if run.evidence == KERNELINDEX_REPLICATED else run.evidence
-        Run.update(invalidated_reason=reason, invalidated_by=by[:120], invalidated_at=utcnow(),
+        decided_at = utcnow()
+        Run.update(invalidated_reason=reason, invalidated_by=by, invalidated_at=decided_at,
                    evidence=evidence).where(Run.id == run_id).execute()
+        InvalidationDecision.create(run=run_id, action=INVALIDATED, reason=reason, decided_by=by,
+                                    decided_at=decided_at)
+        rerank([run.comparison_key_id])
+        mark_replications([run.workload_key])
+    return Run.get_by_id(run_id)
+
+
+@retried
+def reinstate(run_id: str, reason: str, by: str) -> Run:
+    """Take back a maintainer's invalidation of ``run_id``, for ``reason`` by ``by``: its group ranks it again and
+    the replications of its workload are judged again with it."""
+    reason, by = checked_reason_and_decider(reason, by, asked="why the result can be trusted after all")
+    with database.atomic():
+        run = locked_run(run_id)
+        if run.invalidated_at is None:
+            raise InvalidationRefused(f"{run_id} is not invalidated: there is nothing to reinstate")
+        if found_by_harness(run):
+            raise InvalidationRefused(f"{run_id} was invalidated by the rerun harness, which caught it tampering "
+                                      "with the measurement as it ran: that is evidence, and no maintainer reinstates "
+                                      "it (rerun the implementation instead)")
+        Run.update(invalidated_reason=None, invalidated_by=None, invalidated_at=None).where(
+            Run.id == run_id).execute()
+        InvalidationDecision.create(run=run_id, action=REINSTATED, reason=reason, decided_by=by, decided_at=utcnow())
         rerank([run.comparison_key_id])
         mark_replications([run.workload_key])
     return Run.get_by_id(run_id)

@@ -100,6 +100,9 @@ EVIDENCE_LEVELS = (SOURCE_REPORTED, KERNELINDEX_RERUN, KERNELINDEX_REPLICATED)  
 KERNELINDEX_SOURCE = "kernelindex"  # the source of every run KernelIndex measured itself
 
 
+INVALIDATED, REINSTATED = "invalidated", "reinstated"  # what a maintainer decided (InvalidationDecision.action)
+
+
 def invalidation(reason: str | None, by: str | None, at) -> dict | None:
     """Why, by whom and when a result was invalidated (None when it stands), as the API and twins give it."""
     return None if at is None else {"reason": reason, "by": by, "at": at}
@@ -218,6 +221,12 @@ class Run(BaseModel):
     def invalidation(self) -> dict | None:
         return invalidation(self.invalidated_reason, self.invalidated_by, self.invalidated_at)
 
+    def invalidation_history(self) -> list[dict]:
+        """Every maintainer's decision on this run, oldest first, as the API and twins give them."""
+        decisions = self.invalidation_decisions.order_by(InvalidationDecision.decided_at, InvalidationDecision.id)
+        return [{"action": decision.action, "reason": decision.reason, "by": decision.decided_by,
+                 "at": decision.decided_at} for decision in decisions]
+
     @classmethod
     def matching(cls, filters: dict):
         """Runs matching the API's filters (already validated), with their group's size, newest first.
@@ -266,6 +275,25 @@ class Rejudgement(BaseModel):
 
     class Meta:
         indexes = ((("run", "policy_digest"), True),)
+
+
+class InvalidationDecision(BaseModel):
+    """A maintainer invalidated a run, or reinstated one invalidated by mistake (012_invalidation_decisions).
+
+    The run's ``invalidated_*`` columns say where it stands now, and rankings read them
+    (``Run.rankable``); these rows say how it came to stand there, every decision kept.
+    The harness's invalidations at run time are no one's decision and are not here: their
+    evidence is the run's own (``details["integrity"]``), and no maintainer reinstates them.
+    """
+
+    run = peewee.ForeignKeyField(Run, backref="invalidation_decisions", on_delete="CASCADE", index=False)
+    action = peewee.CharField(max_length=20)  # INVALIDATED, REINSTATED
+    reason = peewee.TextField()
+    decided_by = peewee.CharField(max_length=120)  # the maintainer
+    decided_at = peewee.DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("run", "decided_at"), False),)
 
 
 class Attestation(BaseModel):
@@ -456,5 +484,5 @@ class RerunWorker(BaseModel):
     seen_at = peewee.DateTimeField(default=utcnow)
 
 
-ALL_MODELS = (Manifest, Family, SourceFile, ComparisonGroup, Run, Rejudgement, Attestation, IssueReport, Maintainer,
-              HostToken, SignInAttempt, RerunRequest, RerunRequestResult, RerunWorker)
+ALL_MODELS = (Manifest, Family, SourceFile, ComparisonGroup, Run, Rejudgement, InvalidationDecision, Attestation,
+              IssueReport, Maintainer, HostToken, SignInAttempt, RerunRequest, RerunRequestResult, RerunWorker)

@@ -11,7 +11,7 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, vali
 from runners.types import MATH_MODES
 
 from .manifests import API_VERSION
-from .models import EVIDENCE_LEVELS, Family, Run
+from .models import EVIDENCE_LEVELS, INVALIDATED, REINSTATED, Family, Run
 from .pages.pagination import MAX_PAGE
 
 # Characters of an external id: 4 bytes each stay under PostgreSQL's largest btree index entry
@@ -184,6 +184,15 @@ class InvalidationSchema(Schema):
     at = UtcDateTime()
 
 
+class InvalidationDecisionSchema(Schema):
+    """A maintainer's decision on a run: it invalidated the run, or reinstated it as invalidated by mistake."""
+
+    action = fields.String(validate=validate.OneOf((INVALIDATED, REINSTATED)))
+    reason = fields.String(metadata={"description": "the maintainer's reason"})
+    by = fields.String(metadata={"description": "the maintainer who decided"})
+    at = UtcDateTime()
+
+
 class RunItemSchema(Schema):
     id = fields.String()
     external_id = fields.String()
@@ -227,6 +236,9 @@ class RunDetailSchema(Schema):
     status = fields.String()
     invalidation = fields.Nested(InvalidationSchema, allow_none=True,
                                  metadata={"description": "null unless the result was found gamed"})
+    invalidation_history = fields.List(fields.Nested(InvalidationDecisionSchema), metadata={
+        "description": "every maintainer's decision to invalidate or reinstate the result, oldest first (the "
+                       "harness's invalidations at run time are in invalidation alone)"})
     comparison = fields.Nested(ComparisonSummarySchema)
     superseded_by = fields.String(allow_none=True)
     supersedes = fields.List(fields.String())

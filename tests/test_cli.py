@@ -113,6 +113,8 @@ def test_maintainer_accounts(app, runner):
     (["tokens", "revoke", "\udcff"], "a token's name is 1 to 80 printable characters"),
     (["invalidate", "\udcff", "--reason", "x", "--by", "m"], "a run id is 1 to 16 printable characters"),
     (["invalidate", "abc", "--reason", "x", "--by", "\udcff"], "a username is 1 to 80 printable characters"),
+    (["reinstate", "\udcff", "--reason", "x", "--by", "m"], "a run id is 1 to 16 printable characters"),
+    (["reinstate", "abc", "--reason", "x", "--by", "\udcff"], "a username is 1 to 80 printable characters"),
     (["rejudge", "\udcff"], "a run id is 1 to 16 printable characters"),
     (["rejudge", "--kernel", "\udcff"], "a family is 1 to 120 printable characters"),
     (["users", "create", "\udcff", "--password", "s3cret-passphrase"], "a username is 1 to 80 printable"),
@@ -196,6 +198,7 @@ def test_an_unknown_database_scheme_stops_the_app_at_start():
 
 @pytest.mark.parametrize("arguments", [["tokens", "list"], ["tokens", "create", "h200-a"], ["rejudge"],
                                        ["invalidate", "abc", "--reason", "gamed", "--by", "ada"],
+                                       ["reinstate", "abc", "--reason", "a mistake", "--by", "ada"],
                                        ["import", "liger", str(REPOSITORY / "tests" / "data" / "liger_small.csv")],
                                        ["worker", "--target", "cpu"]])
 @pytest.mark.parametrize("database, message", [

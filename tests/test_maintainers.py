@@ -7,6 +7,7 @@ from html import escape as html_escape
 import pytest
 
 from app import create_app, db
+from app.invalidation import invalidate, reinstate
 from app.models import Attestation, IssueReport, Run, SignInAttempt
 
 from .pages_support import reference_run, token_of
@@ -359,3 +360,84 @@ def test_only_a_signed_in_maintainer_invalidates(small_app, client, run):
     assert response.status_code == 401
     with small_app.app_context():
         assert Run.get_by_id(run.id).invalidated_at is None
+
+
+# --- reinstating a run invalidated by mistake -------------------------------------------------------
+
+def test_a_maintainer_reinstates_a_run_invalidated_by_mistake(small_app, maintainer, posted, run):
+    token = token_of(maintainer, "/maintainers/")
+    maintainer.post(f"/maintainers/runs/{run.id}/invalidate", data={"csrf_token": token, "reason": "copied figures"})
+    listed = maintainer.get("/maintainers/").get_data(as_text=True)
+    assert f"Reinstate run {run.id}" in listed and "Invalidate run" not in listed
+    assert f'action="/maintainers/runs/{run.id}/reinstate"' in listed
+    no_token = maintainer.post(f"/maintainers/runs/{run.id}/reinstate", data={"reason": "the figures differ"})
+    assert no_token.status_code == 400
+    refused = maintainer.post(f"/maintainers/runs/{run.id}/reinstate", data={"csrf_token": token, "reason": " "})
+    assert refused.status_code == 400 and "say why the result can be trusted after all" in refused.text
+    with small_app.app_context():
+        assert Run.get_by_id(run.id).invalidated_by == "alice"
+    done = maintainer.post(f"/maintainers/runs/{run.id}/reinstate", data={
+        "csrf_token": token, "reason": "the figures differ\r\nin the fourth digit", "next": "/maintainers/"})
+    assert done.status_code == 303 and done.headers["Location"].endswith("/maintainers/")
+    with small_app.app_context():
+        stored = Run.get_by_id(run.id)
+        assert stored.invalidated_at is None and stored.rank == run.rank
+        assert [(d["action"], d["reason"], d["by"]) for d in stored.invalidation_history()] == [
+            ("invalidated", "copied figures", "alice"),
+            ("reinstated", "the figures differ\nin the fourth digit", "alice")]
+    listed = maintainer.get("/maintainers/").get_data(as_text=True)
+    assert "Reinstate run" not in listed and f"Invalidate run {run.id}" in listed
+    again = maintainer.post(f"/maintainers/runs/{run.id}/reinstate", data={"csrf_token": token, "reason": "again"})
+    assert again.status_code == 400 and "is not invalidated" in again.get_data(as_text=True)
+
+
+def test_a_refused_reinstatement_is_answered_beside_its_form_with_the_reason_kept(small_app, maintainer, posted, run):
+    """As a refused invalidation is: at that report's form, with what was typed; atop the page where the report no
+    longer offers to reinstate (another maintainer did meanwhile); nothing is stored."""
+    token = token_of(maintainer, "/maintainers/")
+    maintainer.post(f"/maintainers/runs/{run.id}/invalidate", data={"csrf_token": token, "reason": "copied figures"})
+    issues = maintainer.get("/maintainers/").get_data(as_text=True)
+    report = re.search(r'<input type="hidden" name="report" value="(\d+)">', issues).group(1)
+    form = {"csrf_token": token, "state": "open", "page": "1", "report": report}
+    refused = maintainer.post(f"/maintainers/runs/{run.id}/reinstate", data={**form, "reason": "a mistake\x07"})
+    html = refused.get_data(as_text=True)
+    assert refused.status_code == 400 and "<h1 id=\"issues-heading\">Issue reports</h1>" in html
+    error = re.search(rf'<p class="field-error" id="reinstate-{report}-error" role="alert">([^<]*)</p>', html)
+    assert error and "remove the control character U+0007" in error.group(1), html[-2000:]
+    textarea = re.search(rf'<textarea id="reinstate-{report}"[^>]*>([^<]*)</textarea>', html, re.S)
+    assert 'aria-invalid="true"' in textarea.group(0) and textarea.group(1) == "a mistake\x07"
+    with small_app.app_context():
+        assert Run.get_by_id(run.id).invalidated_by == "alice"
+        reinstate(run.id, "checked: honest", "bob")  # another maintainer, meanwhile
+    late = maintainer.post(f"/maintainers/runs/{run.id}/reinstate", data={**form, "reason": "a mistake"})
+    html = late.get_data(as_text=True)
+    alert = re.search(r'<div id="page-alert" role="alert" data-swap-statuses="400,404">(.*?)</div>', html, re.S)
+    assert late.status_code == 400 and f"Run {run.id} was not reinstated: {run.id} is not invalidated" in alert.group(1)
+    assert "The reason given: “a mistake”" in alert.group(1) and f"Invalidate run {run.id}" in html
+    assert 'class="field-error"' not in html  # not at the invalidate form that took the reinstate form's place
+    with small_app.app_context():
+        assert [d["by"] for d in Run.get_by_id(run.id).invalidation_history()] == ["alice", "bob"]
+
+
+def test_a_run_its_harness_found_gamed_is_offered_no_reinstatement(small_app, maintainer, run):
+    from .test_invalidation import harness_found_gamed
+
+    with small_app.app_context():
+        gamed_id, _ = harness_found_gamed(run)
+        IssueReport.create(run=gamed_id, reason="wrong-figure")
+    listed = maintainer.get("/maintainers/").get_data(as_text=True)
+    assert "by KernelIndex rerun harness (at run time): audit: timed call 7" in listed
+    assert "Reinstate run" not in listed and "Invalidate run" not in listed
+    refused = maintainer.post(f"/maintainers/runs/{gamed_id}/reinstate",
+                              data={"csrf_token": token_of(maintainer, "/maintainers/"), "reason": "a mistake"})
+    assert refused.status_code == 400 and "no maintainer reinstates it" in refused.get_data(as_text=True)
+
+
+def test_only_a_signed_in_maintainer_reinstates(small_app, client, run):
+    with small_app.app_context():
+        invalidate(run.id, "copied figures", "alice")
+    response = client.post(f"/maintainers/runs/{run.id}/reinstate", data={"csrf_token": token_of(client),
+                                                                         "reason": "a mistake"})
+    assert response.status_code == 401
+    with small_app.app_context():
+        assert Run.get_by_id(run.id).invalidated_by == "alice"

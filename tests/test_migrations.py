@@ -119,3 +119,28 @@ def test_011_gives_a_rerun_charted_along_its_first_parameter_that_parameters_val
         migration.fill_swept_values(db.database)
         run = Run.get_by_id(run.id)
         assert (run.x_value, run.x_number) == ("512", 512.0)
+
+
+def test_012_records_the_invalidations_maintainers_made_before(small_app):
+    """A run a maintainer invalidated before 012 gets its decision from its columns; one its harness invalidated gets
+    none (no one decided it), nor does one that stands."""
+    from app.invalidation import invalidate
+    from app.models import InvalidationDecision, Run
+
+    from .pages_support import reference_run
+    from .test_invalidation import harness_found_gamed
+
+    with small_app.app_context():
+        gamed_id, honest_id = harness_found_gamed(reference_run(small_app))
+        reported = Run.select().where(Run.source != "kernelindex").first()
+        invalidate(reported.id, "the same figure as another GPU, to the digit", "alice")
+        recorded = [(d.run_id, d.action, d.reason, d.decided_by, d.decided_at) for d in InvalidationDecision.select()]
+        router = db.migration_router()
+        while "012_invalidation_decisions" in router.done:  # as before 012: the run's columns alone
+            router.rollback()
+        assert "invalidation_decision" not in db.database.get_tables()
+        db.upgrade()
+        stored = Run.get_by_id(reported.id)
+        assert [(d.run_id, d.action, d.reason, d.decided_by, d.decided_at) for d in InvalidationDecision.select()] == [
+            (reported.id, "invalidated", stored.invalidated_reason, "alice", stored.invalidated_at)] == recorded
+        assert Run.get_by_id(gamed_id).invalidated_at is not None and Run.get_by_id(honest_id).invalidated_at is None

@@ -7,6 +7,7 @@ import pytest
 from openapi_schema_validator import OAS30Validator, oas30_format_checker
 
 from app.importers.kernelindex_rerun import record_rerun_results
+from app.invalidation import invalidate, reinstate
 from app.models import Run
 
 from .factories import rerun_result
@@ -54,6 +55,20 @@ def test_every_answer_with_a_failed_rerun_matches_the_document(with_failed_rerun
         check(client, document, "/families/{name}.json", f"/families/{ids['family']}.json{query}")
     check(client, document, "/search.json", "/search.json?q=torch")
     check(client, document, "/index.json", "/index.json")
+
+
+def test_a_run_invalidated_and_reinstated_matches_the_document(with_failed_rerun, client, small_app):
+    run_id = with_failed_rerun["reference"]
+    with small_app.app_context():
+        invalidate(run_id, "copied figures", "alice")
+        reinstate(run_id, "the figures differ in the fourth digit", "bob")
+    document = client.get("/api/openapi.json").get_json()
+    for template, url in (("/api/v1/runs/{run_id}", f"/api/v1/runs/{run_id}"),
+                          ("/runs/{run_id}.json", f"/runs/{run_id}.json")):
+        body = check(client, document, template, url)
+        assert [decision["action"] for decision in body["invalidation_history"]] == ["invalidated", "reinstated"]
+    described = document["components"]["schemas"]["InvalidationDecision"]["properties"]
+    assert described["action"]["enum"] == ["invalidated", "reinstated"] and described["at"]["format"] == "date-time"
 
 
 @pytest.mark.parametrize("template, url, status", [

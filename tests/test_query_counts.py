@@ -20,9 +20,12 @@ from .conftest import import_small
 from .factories import rerun_result
 from .pages_support import note, reference_run, with_token
 
-RUN_PAGE = 6  # run (with group, family, source file), manifests, linked runs, notes, open reports, rerun requests
+# The run's invalidation history is a statement of its own: a run reinstated stands as one never invalidated, so
+# nothing read before says whether it has one.
+RUN_PAGE = 7  # run (with group, family, source file), manifests, linked runs, invalidation history, notes, open
+# reports, rerun requests
 RERUN_PAGE = RUN_PAGE + 2  # a KernelIndex rerun's page adds its correctness policy and rejudgements
-RUN_DOCUMENT = 4  # /api/v1/runs/<id>: run, manifests, linked runs, notes
+RUN_DOCUMENT = 5  # /api/v1/runs/<id>: run, manifests, linked runs, invalidation history, notes
 RUN_LIST = 2  # /api/v1/runs: the count and the page
 COMPARISON_PAGE = 4  # group, members, a family, the workload's other groups
 FAMILY_PAGE = 3  # family, the facets' counts, the table's page

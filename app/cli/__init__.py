@@ -6,7 +6,7 @@ The app is the harness's host: ``flask rerun`` looks runs up here, calls
 
 from .db import database_problems_explained, db_cli
 from .imports import import_cli
-from .invalidate import invalidate_command
+from .invalidate import invalidate_command, reinstate_command
 from .plugins import plugins_command
 from .rejudge import rejudge_command
 from .rerun import rerun_command
@@ -15,8 +15,8 @@ from .users import users_cli
 from .worker import worker_command
 
 
-COMMANDS = (db_cli, import_cli, rerun_command, rejudge_command, invalidate_command, plugins_command, users_cli,
-            tokens_cli, worker_command)
+COMMANDS = (db_cli, import_cli, rerun_command, rejudge_command, invalidate_command, reinstate_command, plugins_command,
+            users_cli, tokens_cli, worker_command)
 
 
 def commands_in(commands):

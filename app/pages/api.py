@@ -49,6 +49,7 @@ def run_detail(run: Run) -> dict:
         "evidence": run.evidence,
         "status": run.status,
         "invalidation": run.invalidation,
+        "invalidation_history": run.invalidation_history(),
         "comparison": {"key": group.key, "rank": run.rank, "size": group.size, "leader": group.leader,
                        "kind": comparison_kind(run.evidence)},
         "superseded_by": run.superseded_by_id,

@@ -3,12 +3,21 @@
 from flask import current_app
 
 from .. import formatting
-from ..models import Attestation, IssueReport, Run
+from ..invalidation import found_by_harness
+from ..models import INVALIDATED, REINSTATED, Attestation, IssueReport, Run
 from ..post_schemas import ISSUE_REASONS
 from .community import attestation_row
 from .links import run_url
 from .pagination import Pagination
 from .run_sections import invalidation_notice
+
+
+def decision_offered(run: Run) -> str | None:
+    """What a maintainer may decide on ``run`` from its report: invalidate it, reinstate it, or nothing (the harness
+    invalidated it)."""
+    if run.invalidated_at is None:
+        return INVALIDATED
+    return None if found_by_harness(run) else REINSTATED
 
 
 def issue_row(report: IssueReport) -> dict:
@@ -24,6 +33,7 @@ def issue_row(report: IssueReport) -> dict:
         "run_summary": f"{run.kernel_id} · {run.implementation} · {run.pass_} · {run.metric} · {run.gpu}",
         "run_external_id": run.external_id,
         "run_invalidation": invalidation_notice(run),
+        "decision_offered": decision_offered(run),
     }
 
 

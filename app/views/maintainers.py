@@ -10,7 +10,8 @@ Every page here needs a signed-in maintainer: a page request without one is
 redirected to the sign-in form, any other request gets 401. Hiding an
 attestation keeps it stored (a maintainer can show it again) but takes it off
 the run page and out of the JSON API. Invalidating a run found gamed, with a
-reason, records the signed-in maintainer as who decided (``app.invalidation``).
+reason, records the signed-in maintainer as who decided (``app.invalidation``); so
+does reinstating one a maintainer invalidated by mistake.
 """
 
 from functools import wraps
@@ -18,8 +19,8 @@ from functools import wraps
 from flask import Blueprint, abort, g, redirect, render_template, request, session, url_for
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from ..invalidation import InvalidationRefused, invalidate
-from ..models import Attestation, IssueReport, Maintainer, Run, SignInAttempt
+from ..invalidation import InvalidationRefused, invalidate, reinstate
+from ..models import INVALIDATED, REINSTATED, Attestation, IssueReport, Maintainer, Run, SignInAttempt
 from ..pages.lookup import get_or_404
 from ..pages.moderation import attestations_page, issues_page
 from ..pages.pagination import BadPage, page_number
@@ -124,26 +125,42 @@ def resolve_issue(report_id):
 @maintainer_required
 def invalidate_run(run_id):
     """Invalidate a run found gamed, for the reason given, as the signed-in maintainer."""
+    return record_decision(run_id, INVALIDATED)
+
+
+@maintainers.post("/runs/<run_id>/reinstate")
+@maintainer_required
+def reinstate_run(run_id):
+    """Reinstate a run invalidated by mistake, for the reason given, as the signed-in maintainer."""
+    return record_decision(run_id, REINSTATED)
+
+
+DECISIONS = {INVALIDATED: invalidate, REINSTATED: reinstate}
+
+
+def record_decision(run_id: str, action: str):
+    """Record the signed-in maintainer's decision (``action``) on a run, then go on to ``next`` or the run's page;
+    a refusal is answered beside the form it came from."""
     get_or_404(Run, Run.id == run_id, description=f"no run {run_id}")
     try:
-        invalidate(run_id, request.form.get("reason", ""), g.maintainer.username)
+        DECISIONS[action](run_id, request.form.get("reason", ""), g.maintainer.username)
     except InvalidationRefused as refused:
         if request.form.get("state") in ("open", "resolved"):  # from the issue reports: answered beside the form
-            return refused_on_issues_page(run_id, str(refused)), 400
+            return refused_on_issues_page(run_id, action, str(refused)), 400
         abort(400, description=str(refused))
     return redirect(safe_next(request.form.get("next")) or url_for("runs.run_page", run_id=run_id), code=303)
 
 
-def refused_on_issues_page(run_id: str, message: str) -> str:
-    """The issue reports' page the refused invalidation came from, its message at that report's form and what was
-    typed kept there (atop the page where the report has left it)."""
+def refused_on_issues_page(run_id: str, action: str, message: str) -> str:
+    """The issue reports' page the refused decision came from, its message at that report's form and what was
+    typed kept there (atop the page where the report has left it, or no longer offers that decision)."""
     try:
         page_wanted = page_number(request.form.get("page"))
     except BadPage:
         page_wanted = 1
-    refusal = {"report": request.form.get("report"), "run_id": run_id, "message": message,
+    refusal = {"report": request.form.get("report"), "run_id": run_id, "action": action, "message": message,
                "reason": request.form.get("reason", "")}
-    return render_template("maintainers/issues.html", refused_invalidation=refusal,
+    return render_template("maintainers/issues.html", refused_decision=refusal,
                            **issues_page(resolved=request.form["state"] == "resolved", page_wanted=page_wanted))
 
 
