@@ -41,6 +41,8 @@ def checked_reason_and_decider(reason: str, by: str, asked: str) -> tuple[str, s
         raise InvalidationRefused(f"say {asked}")
     if not by:
         raise InvalidationRefused("say who decides")
+    if by == HARNESS:  # its invalidations are evidence, which no maintainer's could be mistaken for
+        raise InvalidationRefused(f"{HARNESS!r} is the rerun harness, not a maintainer")
     if len(reason) > REASON_LENGTH:
         raise InvalidationRefused(f"the reason is longer than {REASON_LENGTH} characters")
     for text in (reason, by):

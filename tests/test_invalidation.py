@@ -102,6 +102,7 @@ def test_an_invalidated_rerun_no_longer_replicates(reference):
     (REASON, "al\x1bice", "control character U\\+001B"),
     ("gamed \u202etimer", "alice", "text-direction control U\\+202E"),
     (REASON, "al\u2067ice", "text-direction control U\\+2067"),
+    (REASON, "KernelIndex rerun harness (at run time)", "is the rerun harness, not a maintainer"),
 ])
 def test_an_invalidation_needs_a_reason_and_a_decider(ranked, reason, by, message):
     with pytest.raises(InvalidationRefused, match=message):
