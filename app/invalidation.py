@@ -11,8 +11,9 @@ API show the reason, who decided and when; and it leaves its comparison group's 
 plain rerun again, and the runs it agreed with are judged again without it).
 
 A maintainer's invalidation made by mistake is taken back the same way, with a reason
-(``flask reinstate``, the moderation page): the run ranks again and its replications are
-judged again with it. The harness's cannot be: what it caught is evidence, not a judgement.
+(``flask reinstate``, the moderation page): the run ranks again, gets back the evidence level
+its invalidation took, and its replications are judged again with it. The harness's cannot
+be: what it caught is evidence, not a judgement.
 Every maintainer's decision is kept (``InvalidationDecision``), and the run's page shows them.
 """
 
@@ -85,10 +86,18 @@ def invalidate(run_id: str, reason: str, by: str) -> Run:
         Run.update(invalidated_reason=reason, invalidated_by=by, invalidated_at=decided_at,
                    evidence=evidence).where(Run.id == run_id).execute()
         InvalidationDecision.create(run=run_id, action=INVALIDATED, reason=reason, decided_by=by,
-                                    decided_at=decided_at)
+                                    decided_at=decided_at, evidence=run.evidence)
         rerank([run.comparison_key_id])
         mark_replications([run.workload_key])
     return Run.get_by_id(run_id)
+
+
+def evidence_before_invalidation(run: Run) -> str:
+    """The evidence level ``run`` had before the invalidation standing on it (its own where that decision did not keep
+    it, as before 013_decision_evidence)."""
+    invalidation = (run.invalidation_decisions.where(InvalidationDecision.action == INVALIDATED)
+                    .order_by(InvalidationDecision.decided_at.desc(), InvalidationDecision.id.desc()).first())
+    return invalidation.evidence if invalidation is not None and invalidation.evidence else run.evidence
 
 
 @retried
@@ -104,9 +113,10 @@ def reinstate(run_id: str, reason: str, by: str) -> Run:
             raise InvalidationRefused(f"{run_id} was invalidated by the rerun harness, which caught it tampering "
                                       "with the measurement as it ran: that is evidence, and no maintainer reinstates "
                                       "it (rerun the implementation instead)")
-        Run.update(invalidated_reason=None, invalidated_by=None, invalidated_at=None).where(
-            Run.id == run_id).execute()
-        InvalidationDecision.create(run=run_id, action=REINSTATED, reason=reason, decided_by=by, decided_at=utcnow())
+        Run.update(invalidated_reason=None, invalidated_by=None, invalidated_at=None,
+                   evidence=evidence_before_invalidation(run)).where(Run.id == run_id).execute()
+        InvalidationDecision.create(run=run_id, action=REINSTATED, reason=reason, decided_by=by, decided_at=utcnow(),
+                                    evidence=run.evidence)
         rerank([run.comparison_key_id])
-        mark_replications([run.workload_key])
+        mark_replications([run.workload_key])  # judges the current runs again; a superseded one keeps what it got back
     return Run.get_by_id(run_id)

@@ -284,6 +284,8 @@ class InvalidationDecision(BaseModel):
     (``Run.rankable``); these rows say how it came to stand there, every decision kept.
     The harness's invalidations at run time are no one's decision and are not here: their
     evidence is the run's own (``details["integrity"]``), and no maintainer reinstates them.
+    ``evidence`` is the run's level before the decision: a reinstatement gives back what its
+    invalidation took from a superseded run, which no replication judges again.
     """
 
     run = peewee.ForeignKeyField(Run, backref="invalidation_decisions", on_delete="CASCADE", index=False)
@@ -291,6 +293,7 @@ class InvalidationDecision(BaseModel):
     reason = peewee.TextField()
     decided_by = peewee.CharField(max_length=120)  # the maintainer
     decided_at = peewee.DateTimeField(default=utcnow)
+    evidence = peewee.CharField(max_length=40, null=True)  # the run's as the decision found it (013_decision_evidence)
 
     class Meta:
         indexes = ((("run", "decided_at"), False),)

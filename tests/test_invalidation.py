@@ -204,6 +204,20 @@ def test_a_reinstated_rerun_replicates_again(reference):
     assert evidence() == {"kernelindex-replicated"}
 
 
+def test_a_reinstated_superseded_rerun_gets_back_its_replication(reference):
+    """A superseded rerun keeps the evidence it had when current (no replication judges it again): reinstated, it
+    gets back what its invalidation took, each time."""
+    superseded = record_rerun_results([rerun_result(reference, median=80_000.0, host="h200-a")]).created[0]
+    record_rerun_results([rerun_result(reference, median=80_500.0, host="h200-b", observed_at="2026-11-29T11:00:00Z")])
+    record_rerun_results([rerun_result(reference, median=90_500.0, host="h200-a", observed_at="2026-11-29T12:00:00Z")])
+    assert Run.get_by_id(superseded).superseded_by_id is not None
+    assert Run.get_by_id(superseded).evidence == "kernelindex-replicated"
+    for _ in range(2):
+        assert invalidate(superseded, REASON, "alice").evidence == "kernelindex-rerun"
+        reinstated = reinstate(superseded, MISTAKE, "bob")
+        assert (reinstated.evidence, reinstated.rank, reinstated.invalidation) == ("kernelindex-replicated", None, None)
+
+
 def test_a_result_its_harness_found_gamed_is_not_reinstated(reference):
     gamed_id, _ = harness_found_gamed(reference)
     with pytest.raises(InvalidationRefused, match="invalidated by the rerun harness, which caught it tampering"):
