@@ -17,6 +17,10 @@ be: what it caught is evidence, not a judgement.
 Every maintainer's decision is kept (``InvalidationDecision``), and the run's page shows them.
 """
 
+import unicodedata
+
+from runners.names import BLANKS
+
 from .comparison import rerank
 from .db import database
 from .importers.kernelindex_rerun import HARNESS, mark_replications
@@ -33,12 +37,18 @@ class InvalidationRefused(ValueError):
     to take it."""
 
 
+def drawn(character: str) -> bool:
+    """Whether a page shows ``character``: not white space, a blank (:data:`runners.names.BLANKS`) or an invisible
+    format character (a zero-width space, a byte order mark)."""
+    return not (character.isspace() or character in BLANKS or unicodedata.category(character) == "Cf")
+
+
 def checked_reason_and_decider(reason: str, by: str, asked: str) -> tuple[str, str]:
     """``reason`` (the answer to ``asked``) and ``by`` as a decision records them, or InvalidationRefused saying
     what to change."""
     reason = (reason or "").replace("\r\n", "\n").replace("\r", "\n").strip()  # a browser's textarea sends CRLF
     by = (by or "").strip()
-    if not reason:
+    if not any(drawn(character) for character in reason):  # blank on the page, as no reason at all
         raise InvalidationRefused(f"say {asked}")
     if not by:
         raise InvalidationRefused("say who decides")

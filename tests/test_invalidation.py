@@ -96,6 +96,9 @@ def test_an_invalidated_rerun_no_longer_replicates(reference):
 
 @pytest.mark.parametrize("reason, by, message", [
     ("", "alice", "say why"),
+    ("\u3164", "alice", "say why"),  # drawn as nothing, as are the next
+    ("\u2800 \u200b", "alice", "say why"),
+    ("\ufeff\n\u115f", "alice", "say why"),
     (REASON, " ", "say who decides"),
     ("x" * 2001, "alice", "longer than 2000"),
     ("gamed\x00 timer", "alice", "control character U\\+0000"),
@@ -236,6 +239,7 @@ def test_a_run_that_stands_is_not_reinstated(ranked):
 
 @pytest.mark.parametrize("reason, by, message", [
     ("", "alice", "say why the result can be trusted after all"),
+    ("\u2800\u3164", "alice", "say why the result can be trusted after all"),
     (REASON, " ", "say who decides"),
     ("x" * 2001, "alice", "longer than 2000"),
     ("a mistake\x00", "alice", "control character U\\+0000"),
