@@ -15,9 +15,15 @@ IMPLEMENTATION_NAME_LENGTH = 80
 """The longest implementation name the index stores (``Run.implementation``)."""
 
 
-BLANKS = "\u115f\u1160\u3164\uffa0\u2800"
+BLANKS = "".join(chr(code) for first, last in (
+    (0x115F, 0x1160), (0x3164, 0x3164), (0xFFA0, 0xFFA0),  # the Hangul fillers
+    (0x2800, 0x2800),  # the braille blank
+    (0x034F, 0x034F), (0x17B4, 0x17B5), (0x180B, 0x180D), (0x180F, 0x180F),  # the grapheme joiner, Khmer's inherent
+    (0xFE00, 0xFE0F), (0xE0100, 0xE01EF),  # vowels and the variation selectors: marks that draw nothing
+) for code in range(first, last + 1))
 """Characters Python calls printable and no white space that are drawn as nothing (the Hangul fillers, the braille
-blank): at either end of a name they would make a twin that looks the same, as a space would."""
+blank, and the marks among Unicode's default-ignorable characters): at either end of a name they would make a twin
+that looks the same, as a space would."""
 
 
 def name_problem(what: str, text: str, most: int) -> str | None:

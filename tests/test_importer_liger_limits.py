@@ -48,7 +48,8 @@ def only_rejected(tmp_path, bad_row):
     (fna_row("128", provider="li\u2066ger"), "kernel_provider is 1 to 80 printable"),
     (fna_row("128", provider="li\u200bger"), "kernel_provider is 1 to 80 printable"),
     *((fna_row("128", provider=name), "kernel_provider is 1 to 80 printable")  # drawn as "liger"
-      for name in ("liger\u3164", "\uffa0liger", "liger\u2800", "\u115fliger")),
+      for name in ("liger\u3164", "\uffa0liger", "liger\u2800", "\u115fliger", "liger\ufe0f", "liger\u034f",
+                   "liger\u17b4", "liger\U000e0100")),
     (fna_row("128").replace("fused_neighborhood_attention", "fna/forward", 1), "kernel_name is 1 to 120"),
     *((fna_row("128").replace("fused_neighborhood_attention", name, 1), "kernel_name is 1 to 120 printable")
       for name in (".", "..", "fna.json", "fna.csv")),  # /families/fna.json is the twin of /families/fna
