@@ -104,7 +104,7 @@ def invalidate(run_id: str, reason: str, by: str) -> Run:
 
 def evidence_before_invalidation(run: Run) -> str:
     """The evidence level ``run`` had before the invalidation standing on it (its own where that decision did not keep
-    it, as before 013_decision_evidence)."""
+    it: one recorded by 012_invalidation_decisions from before it)."""
     invalidation = (run.invalidation_decisions.where(InvalidationDecision.action == INVALIDATED)
                     .order_by(InvalidationDecision.decided_at.desc(), InvalidationDecision.id.desc()).first())
     return invalidation.evidence if invalidation is not None and invalidation.evidence else run.evidence

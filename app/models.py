@@ -293,7 +293,7 @@ class InvalidationDecision(BaseModel):
     reason = peewee.TextField()
     decided_by = peewee.CharField(max_length=120)  # the maintainer
     decided_at = peewee.DateTimeField(default=utcnow)
-    evidence = peewee.CharField(max_length=40, null=True)  # the run's as the decision found it (013_decision_evidence)
+    evidence = peewee.CharField(max_length=40, null=True)  # the run's as the decision found it
 
     class Meta:
         indexes = ((("run", "decided_at"), False),)

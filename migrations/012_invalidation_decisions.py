@@ -1,11 +1,15 @@
 """Maintainers' decisions on a run, kept: invalidated, and reinstated when invalidated by mistake.
 
 - ``invalidation_decision``: one row per decision: the run, the action (``invalidated`` or
-  ``reinstated``), the maintainer's reason, who decided and when. The run's
-  ``invalidated_*`` columns (010_invalidated_results) still say where it stands now.
+  ``reinstated``), the maintainer's reason, who decided and when, and the run's evidence
+  level as the decision found it (invalidating a replicated rerun makes it a plain rerun;
+  reinstating it gives back the level its invalidation took, which a superseded run needs:
+  no replication judges a superseded run again). The run's ``invalidated_*`` columns
+  (010_invalidated_results) still say where it stands now.
 - Every run a maintainer invalidated before gets its decision, from those columns, so that
-  its history starts where it did. Runs the harness invalidated at run time get none: that
-  was no one's decision, and its evidence stays in the run.
+  its history starts where it did (its level before is unknown: null, and reinstating it
+  keeps the level it has). Runs the harness invalidated at run time get none: that was no
+  one's decision, and its evidence stays in the run.
 
 The rollback drops the decisions; the runs keep where they stand.
 Models are frozen here; nothing here imports today's models.
@@ -36,6 +40,7 @@ class InvalidationDecision(pw.Model):
     reason = pw.TextField()
     decided_by = pw.CharField(max_length=120)
     decided_at = pw.DateTimeField(default=datetime.utcnow)
+    evidence = pw.CharField(max_length=40, null=True)
 
     class Meta:
         table_name = "invalidation_decision"
