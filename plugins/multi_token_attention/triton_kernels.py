@@ -659,10 +659,13 @@ def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, STRIDE, PLANE,
     """The weight gradient's share of ``BLOCK_I`` whole causal rows of positions and of ``BLOCK_T`` (input head,
     tap) pairs ``t = (c * K + u) * K + v``, on the tensor cores:
     ``dW[o, c, u, v] += sum_{i, j <= i} g[o, i, j] * P[c, i + u - p, j + v - p]`` as one product a step of
-    ``BLOCK_J`` columns, ``g [C_OUT_P, positions] @ X [positions, BLOCK_T]``, where
-    ``X[(i, j), t] = P_pad[c, i + u, j + v - p + cp]`` gathers every tap's shifted P at once (im2col). So g is
-    read once per step, not once per tap, and each product is ``BLOCK_T`` wide (a product per tap reloaded g for
-    every tap: 2.4 of 2.9 ms at 8 heads, k 5, L 2048 on the H200).
+    ``BLOCK_J`` columns, ``X [BLOCK_T, positions] @ g^T [positions, C_OUT_P]`` (dW transposed), where
+    ``X[t, (i, j)] = P_pad[c, i + u, j + v - p + cp]`` gathers every tap's shifted P at once (im2col). So g is
+    read once per step, not once per tap, and each product is ``BLOCK_T`` tall (a product per tap reloaded g for
+    every tap: 2.4 of 2.9 ms at 8 heads, k 5, L 2048 on the H200). The taps are the product's rows, 64 of them,
+    the height of a Hopper warpgroup's product, where the 16 output heads were: the kernel took 1.4-1.7x less
+    time on the H100 (16 heads, k 5, L 1024: 1,322 -> 902 us; benchmarks/KERNELS.md, "The weight gradient's
+    product turned over").
 
     X's offsets are computed once: a step ``BLOCK_J`` columns on (a whole number of chunks, or P row-major:
     ``ROW_MAJOR``) moves every element by the same amount, so the loop adds one scalar where it computed each
@@ -698,23 +701,23 @@ def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, STRIDE, PLANE,
     # X's offsets within its planes (32 bits) in the first step's columns
     x_offsets = (u * CHUNK)[:, None] + (i * CHUNK)[None, :] + _chunk_major_column(
         (v - K // 2 + COL_PAD)[:, None] + column[None, :], rows, CHUNK)
-    grad_w = tl.zeros((C_OUT_P, BLOCK_T), dtype=tl.float32)
+    grad_w = tl.zeros((BLOCK_T, C_OUT_P), dtype=tl.float32)  # transposed
     grad_b = tl.zeros((C_OUT_P,), dtype=tl.float32)
     for first_col in range(0, tl.minimum(first_row + BLOCK_I, L), BLOCK_J):
         j = first_col + column
         causal = (i < L) & (j <= i)
         g = tl.load(g_ptr + g_planes[:, None] + (i * L + j)[None, :],
                     mask=(outs < C_OUT)[:, None] & causal[None, :], other=0.0)
-        # X gathered transposed, positions the fastest axis, so that a warp's lanes read neighbouring columns
+        # X [taps, positions], positions the fastest axis, so that a warp's lanes read neighbouring columns
         shift = first_col if ROW_MAJOR else first_col // CHUNK * (rows * CHUNK)
         x = tl.load(planes[:, None] + shift + x_offsets, mask=tap_ok[:, None] & causal[None, :], other=0.0)
         if HAS_BIAS:
             grad_b += tl.sum(g.to(tl.float32), axis=1)
-        grad_w = tl.dot(g, tl.trans(x), acc=grad_w, input_precision=INPUT_PRECISION)
+        grad_w = tl.dot(x, tl.trans(g), acc=grad_w, input_precision=INPUT_PRECISION)
     copy = _program_replica(acc_ptr, C_OUT * IN_PER_GROUP * K * K, C_OUT, REPLICAS)
-    w_local = c[None, :] - (outs[:, None] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
-    in_group = (outs < C_OUT)[:, None] & tap_ok[None, :] & (w_local >= 0) & (w_local < IN_PER_GROUP)
-    tl.atomic_add(copy + (outs[:, None] * IN_PER_GROUP + w_local) * (K * K) + (t % (K * K))[None, :], grad_w,
+    w_local = c[:, None] - (outs[None, :] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
+    in_group = (outs < C_OUT)[None, :] & tap_ok[:, None] & (w_local >= 0) & (w_local < IN_PER_GROUP)
+    tl.atomic_add(copy + (outs[None, :] * IN_PER_GROUP + w_local) * (K * K) + (t % (K * K))[:, None], grad_w,
                   mask=in_group)
     if HAS_BIAS:
         if tap_block == 0:
