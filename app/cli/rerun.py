@@ -174,10 +174,14 @@ def check_writable(path: str) -> None:
         raise click.UsageError(f"--out {path}: {error.strerror or error}") from error
 
 
+def bundle_text(results: list[RerunResult]) -> str:
+    """The bundle lines of ``results``, as ``flask import kernelindex`` reads them."""
+    return "".join(result.bundle_line() + "\n" for result in results)
+
+
 def append_bundle(path: str, results: list[RerunResult]) -> None:
     with Path(path).open("a", encoding="utf-8") as bundle:
-        for result in results:
-            bundle.write(result.bundle_line() + "\n")
+        bundle.write(bundle_text(results))
 
 
 def record_locally(results: list[RerunResult]) -> None:
@@ -202,7 +206,7 @@ def saved_unsent(results: list[RerunResult]) -> str:
         except OSError:
             continue
         return f" (results saved to {path}; import it with `flask import kernelindex`)"
-    click.echo("".join(result.bundle_line() + "\n" for result in results), nl=False)
+    click.echo(bundle_text(results), nl=False)
     return (" (no file could be written either: the results are printed above, one bundle line each; save them "
             "and import them with `flask import kernelindex`)")
 

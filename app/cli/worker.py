@@ -127,13 +127,13 @@ def worker_command(gpus, target, cpu_workers, server, token):
     target = target or default_target()
     if target == "cpu" and gpus != "all":
         raise click.UsageError(f"--gpus {gpus}: a CPU worker serves no GPU (give --workers N)")
-    problem = None if server else unusable_database()
-    if problem:  # checked once here: a consumer's check-ins retry every failure, as they do a server's outage
-        raise click.ClickException(f"not serving: {problem}")
     slot = os.environ.get(SLOT_VARIABLE)
     if slot is not None:
         serve_one(slot, target, server, token)
         return
+    problem = None if server else unusable_database()
+    if problem:  # checked once, before any consumer: their check-ins retry every failure, as a server's outage
+        raise click.ClickException(f"not serving: {problem}")
     slots = ([f"cpu{number}" for number in range(cpu_workers)] if target == "cpu"
              else [f"gpu{index}" for index in visible_gpus(gpus)])
     arguments = ["--target", target, *(["--server", server] if server else [])]
