@@ -672,9 +672,11 @@ def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, STRIDE, PLANE,
     element's chunk-major address. A program takes whole rows, so that it adds its partial dW atomically once per
     ``BLOCK_I`` rows rather than per few hundred positions; the longest rows come first, the short ones fill the
     tail. (Both together took 14-22% off the kernel; the single-element gather is most of what is left:
-    KERNELS.md, "The MTA backward, stage by stage".) Also ``dbias[o] += sum g[o]`` (the first tap block's
-    programs). Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen by program, so that
-    programs do not queue on the same addresses.
+    KERNELS.md, "The MTA backward, stage by stage".) Also ``dbias[o] += sum g[o]``, by the first tap block's
+    programs in a loop of their own over their rows of g: summed in the product's loop, every program read g back
+    from shared memory and reduced it each step (H200: 11.6% of the kernel at 16 heads, k 7, L 777; KERNELS.md,
+    "Where the weight gradient's time goes"). Both go atomically into one of ``REPLICAS`` copies in ``acc``, chosen
+    by program, so that programs do not queue on the same addresses.
     Grid: ``(cdiv(L, BLOCK_I) * cdiv(C_IN * K * K, BLOCK_T), batch)``.
     """
     L = L_UNITS * L_ALIGN
@@ -711,9 +713,14 @@ def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, STRIDE, PLANE,
         # X [taps, positions], positions the fastest axis, so that a warp's lanes read neighbouring columns
         shift = first_col if ROW_MAJOR else first_col // CHUNK * (rows * CHUNK)
         x = tl.load(planes[:, None] + shift + x_offsets, mask=tap_ok[:, None] & causal[None, :], other=0.0)
-        if HAS_BIAS:
-            grad_b += tl.sum(g.to(tl.float32), axis=1)
         grad_w = tl.dot(x, tl.trans(g), acc=grad_w, input_precision=INPUT_PRECISION)
+    if HAS_BIAS:
+        if tap_block == 0:
+            for first_col in range(0, tl.minimum(first_row + BLOCK_I, L), BLOCK_J):
+                j = first_col + column
+                g = tl.load(g_ptr + g_planes[:, None] + (i * L + j)[None, :],
+                            mask=(outs < C_OUT)[:, None] & ((i < L) & (j <= i))[None, :], other=0.0)
+                grad_b += tl.sum(g.to(tl.float32), axis=1)
     copy = _program_replica(acc_ptr, C_OUT * IN_PER_GROUP * K * K, C_OUT, REPLICAS)
     w_local = c[:, None] - (outs[None, :] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
     in_group = (outs < C_OUT)[None, :] & tap_ok[:, None] & (w_local >= 0) & (w_local < IN_PER_GROUP)
