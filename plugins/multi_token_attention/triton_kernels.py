@@ -650,6 +650,14 @@ def _bias_strip(g_strip, dbias_ptr, j0, r, out_ok, out_block, L, C_OUT: tl.const
 
 
 @triton.jit
+def _causal_g(g_ptr, g_planes, outs, i, j, L, C_OUT: tl.constexpr):
+    """``g[o, i, j]`` for the output heads ``outs`` (``g_planes``: their planes' offsets) at positions ``(i, j)``:
+    zero past the diagonal, past ``L`` and for heads past ``C_OUT``."""
+    return tl.load(g_ptr + g_planes[:, None] + (i * L + j)[None, :],
+                   mask=(outs < C_OUT)[:, None] & ((i < L) & (j <= i))[None, :], other=0.0)
+
+
+@triton.jit
 def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, STRIDE, PLANE, L_ALIGN: tl.constexpr,
                                   C_IN: tl.constexpr, C_OUT: tl.constexpr, C_OUT_P: tl.constexpr,
                                   IN_PER_GROUP: tl.constexpr, OUT_PER_GROUP: tl.constexpr, K: tl.constexpr,
@@ -708,8 +716,7 @@ def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, STRIDE, PLANE,
     for first_col in range(0, tl.minimum(first_row + BLOCK_I, L), BLOCK_J):
         j = first_col + column
         causal = (i < L) & (j <= i)
-        g = tl.load(g_ptr + g_planes[:, None] + (i * L + j)[None, :],
-                    mask=(outs < C_OUT)[:, None] & causal[None, :], other=0.0)
+        g = _causal_g(g_ptr, g_planes, outs, i, j, L, C_OUT)
         # X [taps, positions], positions the fastest axis, so that a warp's lanes read neighbouring columns
         shift = first_col if ROW_MAJOR else first_col // CHUNK * (rows * CHUNK)
         x = tl.load(planes[:, None] + shift + x_offsets, mask=tap_ok[:, None] & causal[None, :], other=0.0)
@@ -717,9 +724,7 @@ def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, STRIDE, PLANE,
     if HAS_BIAS:
         if tap_block == 0:
             for first_col in range(0, tl.minimum(first_row + BLOCK_I, L), BLOCK_J):
-                j = first_col + column
-                g = tl.load(g_ptr + g_planes[:, None] + (i * L + j)[None, :],
-                            mask=(outs < C_OUT)[:, None] & ((i < L) & (j <= i))[None, :], other=0.0)
+                g = _causal_g(g_ptr, g_planes, outs, i, first_col + column, L, C_OUT)
                 grad_b += tl.sum(g.to(tl.float32), axis=1)
     copy = _program_replica(acc_ptr, C_OUT * IN_PER_GROUP * K * K, C_OUT, REPLICAS)
     w_local = c[:, None] - (outs[None, :] // OUT_PER_GROUP) * IN_PER_GROUP  # c's index within o's group
