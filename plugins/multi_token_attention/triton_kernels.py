@@ -708,9 +708,14 @@ def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, STRIDE, PLANE,
     tap_ok = t < TAPS
     rows = PLANE // STRIDE
     planes = p_ptr + (batch * C_IN + c).to(tl.int64) * PLANE  # P_pad[c]
-    # X's offsets within its planes (32 bits) in the first step's columns
-    x_offsets = (u * CHUNK)[:, None] + (i * CHUNK)[None, :] + _chunk_major_column(
-        (v - K // 2 + COL_PAD)[:, None] + column[None, :], rows, CHUNK)
+    # X's offsets within its planes (32 bits) in the first step's columns. Row-major, they are left as plain sums:
+    # Triton 3.6 cannot see through _chunk_major_column's % and // that positions are contiguous, and then lays X
+    # out with a warp's lanes along the taps (the kernel took 1.7-2.0x longer on the H100; KERNELS.md, "X's
+    # layout").
+    x_columns = (v - K // 2 + COL_PAD)[:, None] + column[None, :]
+    if not ROW_MAJOR:
+        x_columns = _chunk_major_column(x_columns, rows, CHUNK)
+    x_offsets = (u * CHUNK)[:, None] + (i * CHUNK)[None, :] + x_columns
     grad_w = tl.zeros((BLOCK_T, C_OUT_P), dtype=tl.float32)  # transposed
     grad_b = tl.zeros((C_OUT_P,), dtype=tl.float32)
     for first_col in range(0, tl.minimum(first_row + BLOCK_I, L), BLOCK_J):
