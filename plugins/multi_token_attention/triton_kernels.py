@@ -708,23 +708,23 @@ def _mta_bwd_weight_im2col_kernel(g_ptr, p_ptr, acc_ptr, L_UNITS, STRIDE, PLANE,
     tap_ok = t < TAPS
     rows = PLANE // STRIDE
     planes = p_ptr + (batch * C_IN + c).to(tl.int64) * PLANE  # P_pad[c]
-    # X's offsets within its planes (32 bits) in the first step's columns. Row-major, they are left as plain sums:
-    # Triton 3.6 cannot see through _chunk_major_column's % and // that positions are contiguous, and then lays X
-    # out with a warp's lanes along the taps (the kernel took 1.7-2.0x longer on the H100; KERNELS.md, "X's
-    # layout").
-    x_columns = (v - K // 2 + COL_PAD)[:, None] + column[None, :]
+    # X's offsets within its planes (32 bits) in the first step's columns, as [positions, taps]: Triton 3.6 puts a
+    # warp's lanes along the axis it finds contiguous, and the first where it finds none (chunk-major P), so that
+    # way round they run along positions, which neighbour in memory; row-major, the offsets are left as plain sums,
+    # whose contiguity Triton sees (through _chunk_major_column's % and // it does not). Lanes along the taps, the
+    # kernel took 1.3x-2.1x longer on the H100 (KERNELS.md, "X's layout").
+    x_columns = (v - K // 2 + COL_PAD)[None, :] + column[:, None]
     if not ROW_MAJOR:
         x_columns = _chunk_major_column(x_columns, rows, CHUNK)
-    x_offsets = (u * CHUNK)[:, None] + (i * CHUNK)[None, :] + x_columns
+    x_offsets = (u * CHUNK)[None, :] + (i * CHUNK)[:, None] + x_columns
     grad_w = tl.zeros((BLOCK_T, C_OUT_P), dtype=tl.float32)  # transposed
     grad_b = tl.zeros((C_OUT_P,), dtype=tl.float32)
     for first_col in range(0, tl.minimum(first_row + BLOCK_I, L), BLOCK_J):
         j = first_col + column
         causal = (i < L) & (j <= i)
         g = _causal_g(g_ptr, g_planes, outs, i, j, L, C_OUT)
-        # X [taps, positions], positions the fastest axis, so that a warp's lanes read neighbouring columns
         shift = first_col if ROW_MAJOR else first_col // CHUNK * (rows * CHUNK)
-        x = tl.load(planes[:, None] + shift + x_offsets, mask=tap_ok[:, None] & causal[None, :], other=0.0)
+        x = tl.trans(tl.load(planes[None, :] + shift + x_offsets, mask=causal[:, None] & tap_ok[None, :], other=0.0))
         grad_w = tl.dot(x, tl.trans(g), acc=grad_w, input_precision=INPUT_PRECISION)
     if HAS_BIAS:
         if tap_block == 0:
