@@ -435,12 +435,20 @@ def _im2col_configs():
                                        (16, 16, 32, 8, 3), (8, 32, 16, 8, 2)]]
 
 
+def _convolves_by_tap(heads_in: int) -> bool:
+    """Whether :func:`_mta_conv_im2col_kernel` makes one product a tap over the input heads (``BY_TAP``): where they
+    are a power of two from 16, ``tl.dot``'s depth."""
+    return heads_in >= 16 and heads_in == next_power_of_2(heads_in)
+
+
 def _uses_im2col(consts: dict, dtype: torch.dtype) -> bool:
     """Whether a convolution runs as :func:`_mta_conv_im2col_kernel` rather than banded: in fp32 with 16 or more
-    output heads and k <= 5, where the banded product's ``2 * OUT_W`` products an output and tap row cost the most
-    (H200 forwards: k 3 and 5 at 16 heads 1.3x-2.3x faster, k 7 2.0x-2.3x slower, 8 heads slower;
-    benchmarks/KERNELS.md)."""
-    return dtype == torch.float32 and consts["C_OUT"] >= 16 and consts["K"] <= 5
+    output heads, where the banded product's ``2 * OUT_W`` products an output and tap row cost the most: at k <= 5
+    (H200 forwards 1.3x-2.3x faster), and at k 7 by tap (H100, 16 heads, L 777 to 2048: forwards 1.6x-1.9x faster,
+    forward and backward 1.4x-1.6x; gathered, as at 8 heads and fewer, it is up to 2.8x slower there;
+    benchmarks/KERNELS.md, "k 7 by tap")."""
+    return dtype == torch.float32 and consts["C_OUT"] >= 16 and (
+        consts["K"] <= 5 or consts["K"] == 7 and _convolves_by_tap(consts["C_IN"]))
 
 
 @triton.autotune(configs=_im2col_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
@@ -975,7 +983,7 @@ class _Convolution:
                 im2col_grid, (seq, *scalars[1:]), C_IN=heads_in, C_OUT=consts["C_OUT"],
                 N=_im2col_shape(consts)[2], K=consts["K"], SHIFT=consts["COL_PAD"] - consts["K"] // 2,
                 HAS_BIAS=has_bias, INPUT_PRECISION=precision, ZERO_TILES=zero_tiles,
-                BY_TAP=heads_in >= 16 and heads_in == next_power_of_2(heads_in))
+                BY_TAP=_convolves_by_tap(heads_in))
             return
         _, a_w, n = _band_shape(consts)
         out_w = a_w // 2
