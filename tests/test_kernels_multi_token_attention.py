@@ -32,8 +32,8 @@ CASES = [  # seq, k, groups, heads_in, heads_out, bias, dtype
     (13, 5, 1, 16, 16, True, torch.float32),  # fp32, 16 output heads, k <= 5: the im2col convolution by tap, both ways
     (21, 3, 1, 6, 16, True, torch.float32),  # ... gathered (6 input heads), forward only, 54 taps: a part-filled block
     (15, 7, 1, 16, 16, False, torch.float32),  # k 7 at 16 heads: im2col by tap too
-    (23, 7, 1, 12, 16, True, torch.float32),  # ... but banded from 12 input heads, both ways; chunk-major P
     (29, 3, 2, 16, 16, False, torch.float32),  # ... in groups, tiles past the diagonal, no bias
+    (23, 7, 1, 12, 16, True, torch.float32),  # k 7 from 12 input heads: banded both ways, P chunk-major
     (37, 5, 1, 16, 8, True, torch.float32),  # the forward banded, the backward's dP (16 heads out) im2col, gathered
     (33, 7, 1, 8, 8, False, torch.bfloat16),
     (70, 5, 2, 4, 6, True, torch.float16),  # two forward head groups (the second part empty), zero tiles, groups

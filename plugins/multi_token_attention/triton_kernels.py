@@ -444,7 +444,7 @@ def _convolves_by_tap(heads_in: int) -> bool:
 def _uses_im2col(consts: dict, dtype: torch.dtype) -> bool:
     """Whether a convolution runs as :func:`_mta_conv_im2col_kernel` rather than banded: in fp32 with 16 or more
     output heads, where the banded product's ``2 * OUT_W`` products an output and tap row cost the most: at k <= 5
-    (H200 forwards 1.3x-2.3x faster), and at k 7 by tap (H100, 16 heads, L 777 to 2048: forwards 1.6x-1.9x faster,
+    (H200 forwards 1.3x-2.3x faster), and at k 7 by tap (H100, 16 heads, L 777 to 2048: forwards 1.6x-1.95x faster,
     forward and backward 1.4x-1.6x; gathered, as at 8 heads and fewer, it is up to 2.8x slower there;
     benchmarks/KERNELS.md, "k 7 by tap")."""
     return dtype == torch.float32 and consts["C_OUT"] >= 16 and (
