@@ -47,13 +47,14 @@ MAINTAINER_PASSWORD = "correct horse battery staple"
 """The password the browser tests give the maintainer ``alice`` they create."""
 
 
-def signed_in_on(page, base, run_id):
-    """Sign in as ``alice`` from the run page's link and land back on the run page, marked (:func:`mark_page`)."""
-    page.goto(f"{base}/maintainers/sign-in?next=/runs/{run_id}")
+def signed_in_on(page, base, path):
+    """Sign in as ``alice`` as a page's sign-in link does and land back on ``path`` (``/runs/<id>``, ...), marked
+    (:func:`mark_page`)."""
+    page.goto(f"{base}/maintainers/sign-in?next={path}")
     page.fill("input[name=username]", "alice")
     page.fill("input[name=password]", MAINTAINER_PASSWORD)
     page.click("button:has-text('Sign in')")
-    page.wait_for_url(f"{base}/runs/{run_id}")
+    page.wait_for_url(f"{base}{path}")
     mark_page(page)
 
 

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from app.models import IssueReport
 from tests.pages_support import reference_run
 
-from .conftest import MAINTAINER_PASSWORD, serving
+from .conftest import MAINTAINER_PASSWORD, serving, signed_in_on
 
 
 @pytest.fixture
@@ -29,11 +29,7 @@ def test_a_maintainer_invalidates_a_reported_run_and_reinstates_it(reported_run,
     base, run_id, report_id = reported_run
     page.goto(f"{base}/runs/{run_id}")
     rank_before = page.locator("p.rank").inner_text()
-    page.goto(f"{base}/maintainers/sign-in?next=/maintainers/")
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", MAINTAINER_PASSWORD)
-    page.click("button:has-text('Sign in')")
-    page.wait_for_url(f"{base}/maintainers/")
+    signed_in_on(page, base, "/maintainers/")
     report = page.locator(f"#issue-{report_id}")
 
     report.get_by_label("Why the result cannot be trusted").fill("figures copied\nfrom another GPU")

@@ -126,7 +126,7 @@ def maintainer_server(small_app, runner, tmp_path):
 def test_a_refused_rerun_ask_shows_its_message_in_the_section(maintainer_server, page):
     base, app = maintainer_server
     memory_run = find_run(app, metric="memory")
-    signed_in_on(page, base, memory_run.id)
+    signed_in_on(page, base, f"/runs/{memory_run.id}")
     alert = page.locator("#rerun-requests-alert")
     page.click("button:has-text('Rerun on NVIDIA H200')")
     expect(alert).to_contain_text(f"run {memory_run.id} measures memory; KernelIndex reruns measure speed")
@@ -143,7 +143,7 @@ def test_polling_a_queued_request_leaves_the_form_its_focus_and_a_refusal_alone(
     """No consumer takes the H200 request, so the list polls on: each poll brings the list alone."""
     base, app = maintainer_server
     run_id = reference_run(app).id
-    signed_in_on(page, base, run_id)
+    signed_in_on(page, base, f"/runs/{run_id}")
     page.click("button:has-text('Rerun on NVIDIA H200')")
     expect(page.locator("#rerun-requests .request-status")).to_have_text("queued")
     protocol = page.locator("#rerun-requests select[name=protocol]")

@@ -34,7 +34,7 @@ def rerun_service(small_app, runner, tmp_path):
 
 def test_a_maintainer_asks_for_a_rerun_and_watches_it_finish_without_reloading(rerun_service, page):
     base, run_id, workers = rerun_service
-    signed_in_on(page, base, run_id)
+    signed_in_on(page, base, f"/runs/{run_id}")
     section = page.locator("#rerun-requests")
     playwright_api.expect(section).to_contain_text("No rerun requests for this run.")
 
