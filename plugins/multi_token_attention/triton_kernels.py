@@ -780,14 +780,14 @@ def _mta_bwd_scores_kernel(p_ptr, dp_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L_UNI
     dprobs_plane = dp_ptr + plane * L * L
     delta = tl.zeros((BLOCK_M,), dtype=tl.float32)
     for c0 in range(0, causal_end, BLOCK_N):
-        probs, dprobs = _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, L, STRIDE, PLANE, K, COL_PAD,
-                                                 CHUNK, BLOCK_N)
+        probs, dprobs = _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, causal_end, L, STRIDE, PLANE,
+                                                 K, COL_PAD, CHUNK, BLOCK_N)
         delta += tl.sum(probs * dprobs, axis=1)
     for c0 in range(0, L, BLOCK_N):
         grad = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         if c0 < causal_end:
-            probs, dprobs = _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, L, STRIDE, PLANE, K,
-                                                     COL_PAD, CHUNK, BLOCK_N)
+            probs, dprobs = _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, causal_end, L, STRIDE,
+                                                     PLANE, K, COL_PAD, CHUNK, BLOCK_N)
             grad = probs * (dprobs - delta[:, None])
         cols = c0 + tl.arange(0, BLOCK_N)
         tl.store(ds_ptr + plane * L * L + rows[:, None] * L + cols[None, :], grad.to(ds_ptr.dtype.element_ty),
@@ -811,16 +811,22 @@ def _sum_replicas(acc_ptr, dw_ptr, db_ptr, w_numel, b_numel, HAS_BIAS: tl.conste
 
 
 @triton.jit
-def _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, L, STRIDE, PLANE, K: tl.constexpr,
+def _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, causal_end, L, STRIDE, PLANE, K: tl.constexpr,
                              COL_PAD: tl.constexpr, CHUNK: tl.constexpr, BLOCK_N: tl.constexpr):
     """P (from the padded, chunk-major plane) and dP (fp32) at the causal positions of ``rows`` x ``BLOCK_N``
-    columns from ``c0``; 0 elsewhere."""
+    columns from ``c0``; 0 elsewhere. Loaded up to the row block's ``causal_end`` (like ``L``, a multiple of 8 or
+    16 where ``L`` is one, so the mask is constant along runs that many columns long) and the triangle zeroed
+    after: under the triangle's own mask, which varies along a row, every load was a single element (sm_90, Triton
+    3.6, fp32: the two loops' 64 ``LDG.E`` -> 16 ``LDG.E.128``; benchmarks/KERNELS.md, "The scores' kernel's
+    loads"). dP above the diagonal may never have been written (NaN): ``tl.where`` drops it, where a product would
+    not."""
     cols = c0 + tl.arange(0, BLOCK_N)
-    causal = (rows < L)[:, None] & (cols[None, :] <= rows[:, None])
+    inside = (rows < L)[:, None] & (cols < causal_end)[None, :]
     probs = tl.load(probs_plane + _padded_offsets(rows + K // 2, cols + COL_PAD, PLANE // STRIDE, CHUNK),
-                    mask=causal, other=0.0)
-    dprobs = tl.load(dprobs_plane + rows[:, None] * L + cols[None, :], mask=causal, other=0.0)
-    return probs.to(tl.float32), dprobs
+                    mask=inside, other=0.0)
+    dprobs = tl.load(dprobs_plane + rows[:, None] * L + cols[None, :], mask=inside, other=0.0)
+    causal = cols[None, :] <= rows[:, None]
+    return tl.where(causal, probs.to(tl.float32), 0.0), tl.where(causal, dprobs, 0.0)
 
 
 # ----------------------------------------------------------------------------- launchers
