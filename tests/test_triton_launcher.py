@@ -17,7 +17,7 @@ import torch
 import triton
 
 import plugins._triton_launcher as triton_launcher
-from plugins._triton_launcher import Launcher, _c_launch, aligned, cdiv, next_power_of_2
+from plugins._triton_launcher import Launcher, _c_launch, aligned, cdiv, lean_apply, next_power_of_2
 from plugins.fused_neighborhood_attention import triton_kernels as fused_neighborhood_attention
 from plugins.multi_token_attention import triton_kernels as multi_token_attention
 
@@ -238,3 +238,59 @@ def test_aligned_copies_only_tensors_that_do_not_start_on_16_bytes():
     assert copy.data_ptr() % 16 == 0 and torch.equal(copy, inside)
     strided = whole[:, ::2]
     assert aligned(strided).is_contiguous() and torch.equal(aligned(strided), strided)
+
+
+class _Scale(torch.autograd.Function):
+    """``x * factor (+ shift)``, differentiable in ``x``: an autograd function of the families' form."""
+
+    @staticmethod
+    def forward(ctx, x, factor, shift):
+        ctx.factor = factor
+        return x * factor if shift is None else x * factor + shift
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.factor, None, None
+
+
+def test_a_lean_apply_gives_what_apply_gives_and_the_same_gradients():
+    lean = lean_apply(_Scale)
+    for shift in (None, torch.full((3,), 0.5)):
+        x = torch.randn(3, requires_grad=True)
+        out = lean(x, 3.0, shift)
+        assert type(out.grad_fn) is type(_Scale.apply(x, 3.0, shift).grad_fn)
+        out.backward(torch.tensor([1.0, 2.0, 4.0]))
+        assert torch.equal(out.detach(), _Scale.apply(x.detach(), 3.0, shift))
+        assert torch.equal(x.grad, torch.tensor([3.0, 6.0, 12.0]))
+    assert lean(torch.ones(2), 2.0, None).grad_fn is None  # no input requires grad: no graph
+
+
+def test_a_lean_apply_unwraps_a_dead_functorch_wrapper_as_apply_does():
+    escaped = []
+    torch.func.grad(lambda t: escaped.append(t) or (t * 2).sum())(torch.ones(3))
+    (dead,) = escaped  # tracked by a transform that has ended
+    out = lean_apply(_Scale)(dead, 2.0, None)
+    assert out.grad_fn is None and torch.equal(out, torch.full((3,), 2.0))
+
+
+def test_a_lean_apply_under_a_functorch_transform_is_apply_itself():
+    def raised(apply):
+        with pytest.raises(RuntimeError) as caught:
+            torch.func.grad(lambda t: apply(t, 2.0, None).sum())(torch.ones(3))
+        return str(caught.value)
+
+    assert "setup_context" in raised(lean_apply(_Scale)) and raised(lean_apply(_Scale)) == raised(_Scale.apply)
+
+
+def test_a_lean_apply_refuses_a_function_with_setup_context():
+    class WithSetup(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+    with pytest.raises(TypeError, match="setup_context"):
+        lean_apply(WithSetup)

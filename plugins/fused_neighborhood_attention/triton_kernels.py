@@ -72,7 +72,7 @@ from torch.autograd.function import once_differentiable
 
 from plugins._arguments import check_precision, check_shape, check_tensors, described, whole_number
 from plugins._triton_launcher import (Launcher, aligned, cdiv, device_time, follow_previous_launch, launch_device,
-                                      next_power_of_2)
+                                      lean_apply, next_power_of_2)
 from plugins._triton_launcher import tuned_configs as autotuned_choices
 
 FP32_DOT_PRECISION = "tf32"
@@ -602,6 +602,9 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
         return tuple(grads)
 
 
+_apply_fused_neighborhood_attention = lean_apply(_FusedNeighborhoodAttention)
+
+
 def fused_neighborhood_attention_triton(hidden_states, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias,
                                         out_weight, out_bias, *, heads: int, kernel_size: int, dilation: int,
                                         scale: Optional[float] = None,
@@ -615,8 +618,8 @@ def fused_neighborhood_attention_triton(hidden_states, q_weight, q_bias, k_weigh
     """
     plan = _plan_of(hidden_states, (q_weight, k_weight, v_weight, out_weight), (q_bias, k_bias, v_bias, out_bias),
                     heads, kernel_size, dilation, None if scale is None else float(scale), precision)
-    return _FusedNeighborhoodAttention.apply(hidden_states, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias,
-                                             out_weight, out_bias, plan)
+    return _apply_fused_neighborhood_attention(hidden_states, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias,
+                                               out_weight, out_bias, plan)
 
 
 # ----------------------------------------------------------------------------- records

@@ -92,7 +92,7 @@ from torch.autograd.function import once_differentiable
 
 from plugins._arguments import check_precision, check_shape, check_tensors, described, whole_number
 from plugins._triton_launcher import (Launcher, aligned, cdiv, device_time, follow_previous_launch, launch_device,
-                                      let_next_launch_start, next_power_of_2)
+                                      lean_apply, let_next_launch_start, next_power_of_2)
 from plugins._triton_launcher import tuned_configs as autotuned_choices
 from plugins.multi_token_attention.reference import multi_token_attention_torch
 
@@ -1130,6 +1130,9 @@ class _MultiTokenAttention(torch.autograd.Function):
         return dscores, dweight, dbias, None
 
 
+_apply_multi_token_attention = lean_apply(_MultiTokenAttention)
+
+
 def multi_token_attention_triton(scores: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], *,
                                  groups: int = 1, precision: str = FP32_DOT_PRECISION) -> torch.Tensor:
     """Same contract as ``reference.multi_token_attention_torch``; differentiable (once: a second derivative raises).
@@ -1143,7 +1146,7 @@ def multi_token_attention_triton(scores: torch.Tensor, weight: torch.Tensor, bia
     plan = _plan_of(scores, weight, bias, groups, precision)
     if not scores.shape[0]:  # no program to launch: torch's empty result, and zero weight gradients
         return multi_token_attention_torch(scores, weight, bias, groups=groups)
-    return _MultiTokenAttention.apply(scores, weight, bias, plan)
+    return _apply_multi_token_attention(scores, weight, bias, plan)
 
 
 # ----------------------------------------------------------------------------- records
