@@ -5,7 +5,9 @@ so each one must wait for it (``follow_previous_launch``) before it reads anythi
 path through the kernel, no load, atomic or helper call comes before that wait. The host's
 integer helpers agree with Triton's. A cached launch calls the launcher's C function with the
 layout it parses, and only where the launcher is one whose layout is known; a bound launch (a per-shape
-plan's) goes there straight after its first call, and only with aligned tensors.
+plan's) goes there straight after its first call, and only with aligned tensors. A lean apply of a family's
+autograd function is its ``apply`` with less Python: the same outputs, graph and gradients, dead functorch
+wrappers unwrapped, and ``apply`` itself under a functorch transform.
 """
 
 import ast
