@@ -45,6 +45,7 @@ import os
 from typing import Callable
 
 import torch
+from torch.autograd import forward_ad
 import triton
 import triton.language as tl
 
@@ -98,14 +99,17 @@ def aligned(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def lean_apply(function: type[torch.autograd.Function]) -> Callable:
-    """``function.apply`` with less Python a call, for a family's autograd function (one without ``setup_context``).
+    """``function.apply`` with less Python a call, for a family's autograd function: one without ``setup_context``
+    whose forward only saves tensors and sets attributes on its ``ctx``.
 
     ``torch.autograd.Function.apply`` is a Python classmethod around the C++ apply: it checks for
     ``setup_context``, asks whether a functorch transform is active and unwraps dead functorch wrappers
-    with a generator. The callable returned does the same unwrapping and calls the C++ apply directly,
-    and leaves a call made under a functorch transform to ``function.apply``. On the development
-    machine's CPU, every launch a no-op, that took about 1.6 us off a multi-token attention forward's
-    19 and 2.2 off a neighborhood attention forward's 30 (benchmarks/KERNELS.md, "The autograd
+    with a generator. The callable returned does the same unwrapping and calls the C++ apply directly;
+    where no gradient can follow (grad mode off, or no tensor that requires grad) it runs the forward
+    alone, with no graph node to build; and it leaves a call under a functorch transform or a forward-mode
+    dual level to ``function.apply``. On the development machine's CPU, every launch a no-op, that took
+    about 1 us off a multi-token attention forward's 18 and a neighborhood attention forward's 26, and 4
+    of 16 off a multi-token attention forward no gradient follows (benchmarks/KERNELS.md, "The autograd
     wrapper's Python").
     """
     if function.setup_context is not torch.autograd.Function.setup_context:
@@ -114,11 +118,30 @@ def lean_apply(function: type[torch.autograd.Function]) -> Callable:
     unwrap = torch._C._functorch.unwrap_if_dead
 
     def apply(*args):
-        if torch._C._are_functorch_transforms_active():
+        if torch._C._are_functorch_transforms_active() or forward_ad._current_level >= 0:
             return function.apply(*args)
-        return c_apply(*[unwrap(arg) if isinstance(arg, torch.Tensor) else arg for arg in args])
+        args = [unwrap(arg) if isinstance(arg, torch.Tensor) else arg for arg in args]
+        if torch.is_grad_enabled() and torch._C._any_requires_grad(*args):
+            return c_apply(*args)
+        return function.forward(_NO_GRAPH, *args)
 
     return apply
+
+
+class _NoGraph:
+    """The ``ctx`` of a forward that no gradient will follow (see :func:`lean_apply`): what the forward saves or
+    sets on it is dropped, so one instance serves every call."""
+
+    __slots__ = ()
+
+    def save_for_backward(self, *tensors):
+        pass
+
+    def __setattr__(self, name, value):
+        pass
+
+
+_NO_GRAPH = _NoGraph()
 
 
 def _unwrap(kernel):

@@ -17,6 +17,7 @@ import textwrap
 import pytest
 import torch
 import triton
+from torch.autograd import forward_ad
 
 import plugins._triton_launcher as triton_launcher
 from plugins._triton_launcher import Launcher, _c_launch, aligned, cdiv, lean_apply, next_power_of_2
@@ -264,7 +265,22 @@ def test_a_lean_apply_gives_what_apply_gives_and_the_same_gradients():
         out.backward(torch.tensor([1.0, 2.0, 4.0]))
         assert torch.equal(out.detach(), _Scale.apply(x.detach(), 3.0, shift))
         assert torch.equal(x.grad, torch.tensor([3.0, 6.0, 12.0]))
-    assert lean(torch.ones(2), 2.0, None).grad_fn is None  # no input requires grad: no graph
+
+
+def test_a_lean_apply_runs_the_forward_alone_where_no_gradient_follows(monkeypatch):
+    applied, contexts = [], []
+    monkeypatch.setattr(_Scale, "apply", classmethod(lambda cls, *args: applied.append(args)))
+    forward = _Scale.forward
+    monkeypatch.setattr(_Scale, "forward", staticmethod(lambda ctx, *args: contexts.append(ctx) or forward(ctx, *args)))
+    lean = lean_apply(_Scale)
+    x = torch.randn(3, requires_grad=True)
+    with torch.no_grad():
+        assert torch.equal(lean(x, 2.0, None), x.detach() * 2)
+    plain = lean(x.detach(), 2.0, torch.ones(3))
+    assert plain.grad_fn is None and not plain.requires_grad and torch.equal(plain, x.detach() * 2 + 1)
+    assert not any(isinstance(ctx, torch.autograd.function.FunctionCtx) for ctx in contexts)  # no graph node made
+    assert lean(x, 2.0, None).grad_fn is not None and applied == []  # the C++ apply, not apply's wrapper
+    assert isinstance(contexts[-1], torch.autograd.function.FunctionCtx)
 
 
 def test_a_lean_apply_unwraps_a_dead_functorch_wrapper_as_apply_does():
@@ -282,6 +298,16 @@ def test_a_lean_apply_under_a_functorch_transform_is_apply_itself():
         return str(caught.value)
 
     assert "setup_context" in raised(lean_apply(_Scale)) and raised(lean_apply(_Scale)) == raised(_Scale.apply)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # torch's forward AD
+def test_a_lean_apply_under_forward_mode_autodiff_is_apply_itself():
+    def raised(apply):
+        with forward_ad.dual_level(), pytest.raises(NotImplementedError, match="jvp") as caught:
+            apply(forward_ad.make_dual(torch.ones(3), torch.ones(3)), 2.0, None)
+        return str(caught.value)
+
+    assert raised(lean_apply(_Scale)) == raised(_Scale.apply)  # no jvp: an error, not a dropped tangent
 
 
 def test_a_lean_apply_refuses_a_function_with_setup_context():
