@@ -7,6 +7,7 @@ outputs poisoned with NaN, forward and every gradient compared with the float64 
 
 import pytest
 import torch
+import triton
 
 from plugins.multi_token_attention import reference
 from plugins.multi_token_attention import triton_kernels
@@ -109,6 +110,15 @@ def test_triton_records_its_configs():
     assert set(record["autotuned"]) == {"_mta_pad_kernel", "_mta_conv_fwd_kernel", "_mta_conv_im2col_kernel",
                                         "_mta_bwd_scores_kernel", "_mta_bwd_weight_strips_kernel",
                                         "_mta_bwd_weight_im2col_kernel"}
+
+
+def test_the_convolution_times_unrestricted_registers_only_at_lengths_with_no_factor_of_16():
+    configs = [triton.Config({"BLOCK_M": 64}, num_warps=4, num_stages=stages, maxnreg=registers)
+               for registers in (168, None) for stages in (2, 3)]
+    for align in (1, 2, 4, 8):
+        assert triton_kernels._conv_candidates(configs, {}, L_ALIGN=align) == configs
+    assert triton_kernels._conv_candidates(configs, {}, L_ALIGN=16) == configs[:2]
+    assert triton_kernels._mta_conv_fwd_kernel.early_config_prune is triton_kernels._conv_candidates
 
 
 def test_floors():

@@ -315,10 +315,23 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, zeroed_ptr, L_UNITS, ROWS
 
 def _conv_configs():
     """2- or 3-stage pipelines at 168 registers, three programs per SM: ptxas gives some builds of the same loop
-    176..180 (two per SM), and 4 stages spill at 168 (benchmarks/KERNELS.md, runs 14 and 15)."""
+    176..180 (two per SM), and 4 stages spill at 168 (benchmarks/KERNELS.md, runs 14 and 15); and the same
+    unrestricted, for the lengths :func:`_conv_candidates` gives them to."""
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
-    return [triton.Config({"BLOCK_M": 64}, num_warps=4, num_stages=stages, maxnreg=168) for stages in (2, 3)]
+    return [triton.Config({"BLOCK_M": 64}, num_warps=4, num_stages=stages, maxnreg=registers)
+            for registers in (168, None) for stages in (2, 3)]
+
+
+def _conv_candidates(configs, named_args, **kwargs):
+    """The convolution's configs worth timing (the autotuner's pruning hook): every one at a length with no factor
+    of 16, the 168-register ones elsewhere. Output rows that start off 16 bytes are stored an element at a time, and
+    at 168 registers ptxas spilled in those stores (232-368 bytes of stack, sm_90); unrestricted (239 registers,
+    two programs an SM) the convolution took 12.7 instead of 19.2 us at 4 heads, k 3, L 777, bf16 on an H100, and
+    tied at L 768, 1024 and 256 (benchmarks/KERNELS.md, "Odd lengths' registers")."""
+    if kwargs.get("L_ALIGN", named_args.get("L_ALIGN")) < 16:
+        return configs
+    return [config for config in configs if config.maxnreg]
 
 
 @triton.jit
@@ -351,7 +364,8 @@ def _heads_per_program(heads_out):
     return min(next_power_of_2(heads_out), 4)
 
 
-@triton.autotune(configs=_conv_configs(), key=["L_UNITS", "L_ALIGN", "C_IN", "C_OUT", "K"], do_bench=device_time)
+@triton.autotune(configs=_conv_configs(), key=["L_UNITS", "L_ALIGN", "C_IN", "C_OUT", "K"], do_bench=device_time,
+                 prune_configs_by={"early_config_prune": _conv_candidates})
 @triton.jit
 def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L_UNITS, STRIDE, PLANE, L_ALIGN: tl.constexpr,
                          C_IN: tl.constexpr, C_OUT: tl.constexpr, K: tl.constexpr, HAS_BIAS: tl.constexpr,
