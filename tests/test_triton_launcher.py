@@ -7,7 +7,8 @@ integer helpers agree with Triton's. A cached launch calls the launcher's C func
 layout it parses, and only where the launcher is one whose layout is known; a bound launch (a per-shape
 plan's) goes there straight after its first call, and only with aligned tensors. A lean apply of a family's
 autograd function is its ``apply`` with less Python: the same outputs, graph and gradients, dead functorch
-wrappers unwrapped, and ``apply`` itself under a functorch transform.
+wrappers unwrapped, the forward alone where no gradient follows, and ``apply`` itself under a functorch
+transform or a forward-mode dual level.
 """
 
 import ast
