@@ -115,12 +115,12 @@ def lean_apply(function: type[torch.autograd.Function]) -> Callable:
     if function.setup_context is not torch.autograd.Function.setup_context:
         raise TypeError(f"{function.__name__} defines setup_context: call its apply, which binds default arguments")
     c_apply = super(torch.autograd.Function, function).apply
-    unwrap = torch._C._functorch.unwrap_if_dead
+    unwrap_if_dead = torch._C._functorch.unwrap_if_dead
 
     def apply(*args):
         if torch._C._are_functorch_transforms_active() or forward_ad._current_level >= 0:
             return function.apply(*args)
-        args = [unwrap(arg) if isinstance(arg, torch.Tensor) else arg for arg in args]
+        args = [unwrap_if_dead(arg) if isinstance(arg, torch.Tensor) else arg for arg in args]
         if torch.is_grad_enabled() and torch._C._any_requires_grad(*args):
             return c_apply(*args)
         return function.forward(_NO_GRAPH, *args)

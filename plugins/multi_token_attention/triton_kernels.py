@@ -329,7 +329,7 @@ def _conv_candidates(configs, named_args, **kwargs):
     at 168 registers ptxas spilled in those stores (232-368 bytes of stack, sm_90); unrestricted (239 registers,
     two programs an SM) the convolution took 12.7 instead of 19.2 us at 4 heads, k 3, L 777, bf16 on an H100, and
     tied at L 768, 1024 and 256 (benchmarks/KERNELS.md, "Odd lengths' registers")."""
-    if kwargs.get("L_ALIGN", named_args.get("L_ALIGN")) < 16:
+    if kwargs["L_ALIGN"] < 16:  # a constexpr: always passed by keyword
         return configs
     return [config for config in configs if config.maxnreg]
 
