@@ -63,6 +63,16 @@ def _character_problems(data: dict, names: tuple) -> dict:
     return problems
 
 
+class Figure(fields.Float):
+    """A float a reader writes in ASCII digits: ``float()`` also reads ``1_000`` and other scripts' digits (``١٢``),
+    which no results table writes, so a figure spelled so is more likely a slip than a measurement."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str) and (not value.isascii() or "_" in value):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 class AttestationSchema(Schema):
     """A community note or reproduction: what a reader posts and what the API shows.
 
@@ -84,12 +94,12 @@ class AttestationSchema(Schema):
                          error_messages={"required": "Choose a note or a reproduction."})
     author = fields.String(allow_none=True, validate=_at_most(80, "the name"))
     body = fields.String(load_default="", validate=_at_most(MAX_POST_BODY_CHARS, "the text"))
-    median = fields.Float(allow_none=True,
+    median = Figure(allow_none=True,
                           validate=validate.Range(min=0, min_inclusive=False, error="The median must be above 0."),
                           error_messages=_number_messages("the median", "e.g. 84.6"))
-    p20 = fields.Float(allow_none=True, validate=validate.Range(min=0, error="p20 cannot be negative."),
+    p20 = Figure(allow_none=True, validate=validate.Range(min=0, error="p20 cannot be negative."),
                        error_messages=_number_messages("p20", "or leave it empty"))
-    p80 = fields.Float(allow_none=True, validate=validate.Range(min=0, error="p80 cannot be negative."),
+    p80 = Figure(allow_none=True, validate=validate.Range(min=0, error="p80 cannot be negative."),
                        error_messages=_number_messages("p80", "or leave it empty"))
     unit = fields.String(allow_none=True, validate=validate.OneOf(
         ATTESTATION_UNITS, error="Choose a unit: ns, µs, ms or s (MB or GB for memory)."))

@@ -6,7 +6,6 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 from runners.timing import PROTOCOL_PRESETS
 from runners.types import PASSES, TARGETS
 
-from .inputs import control_character_in
 from .models import REQUEST_STATUSES
 from .rerun_schemas import Scalar, name_of, string_problem
 from .schema_fields import UtcDateTime
@@ -17,8 +16,9 @@ MAX_LOG_TAIL = 4000  # characters of a worker's log kept with its request
 
 
 def printable(value: str) -> None:
-    """No control character (not even a line break's CR) and no lone surrogate: one message for either."""
-    if control_character_in(value) or string_problem(value):
+    """Printable characters only: no control character (not even a line break or a tab) and no lone surrogate, one
+    message for either."""
+    if not value.isprintable():
         raise ValidationError("must not contain control characters or lone surrogates")
 
 
@@ -38,6 +38,11 @@ def storable(value: str) -> None:
 def text(most: int, **kwargs) -> fields.String:
     """A name or id: 1 to ``most`` characters, no control character (nor lone surrogate)."""
     return fields.String(validate=[validate.Length(min=1, max=most), printable], **kwargs)
+
+
+def worker_name() -> fields.String:
+    """A consumer's name (``host/slot``), by the rule ``flask worker`` names it by: no white space at either end."""
+    return fields.String(required=True, validate=name_of(200))
 
 
 def log_text(**kwargs) -> fields.String:
@@ -126,27 +131,28 @@ class CreatedRequestSchema(Schema):
 class WorkerSchema(Schema):
     """A consumer: its name (host/slot) and what it runs on."""
 
-    worker = text(200, required=True)
+    worker = worker_name()
     target = fields.String(required=True, validate=validate.OneOf(TARGETS))
-    gpu = text(120, required=True, metadata={"description": "the GPU model the worker found (the CPU's name)"})
+    gpu = fields.String(required=True, validate=name_of(120),
+                        metadata={"description": "the GPU model the worker found (the CPU's name)"})
 
 
 class RenewSchema(Schema):
-    worker = text(200, required=True)
+    worker = worker_name()
     log_tail = log_text()
 
 
 class RequestResultsSchema(Schema):
     """Results of one of a request's workloads (bundle lines), recorded once per implementation."""
 
-    worker = text(200, required=True)
+    worker = worker_name()
     workload = fields.Integer(required=True, strict=True, validate=validate.Range(min=0))
     results = fields.List(fields.Dict(), required=True, validate=validate.Length(min=1),
                           metadata={"description": "bundle lines, as POST /api/v1/reruns takes them"})
 
 
 class FinishSchema(Schema):
-    worker = text(200, required=True)
+    worker = worker_name()
     status = fields.String(required=True, validate=validate.OneOf(("done", "failed")))
     error = log_text(allow_none=True)
     log_tail = log_text()

@@ -130,10 +130,23 @@ def test_memory_results_are_linked_to_the_memory_run_of_their_workload(small_app
     (["\udcff"], "a run id is 1 to 16 printable characters"),  # bytes that are not UTF-8 (``$'\\xff'``)
     (["--external-id", "\udcff"], "an external id is 1 to 600 printable characters"),
     (["--kernel", "\udcff"], "a family is 1 to 120 printable characters"),
+    (["x", "--target", "cpu", "--device", "1"], "--device 1 picks a CUDA device; this rerun's target is cpu"),
+    (["x", "--target", "cpu", "--device", "0"], "--device 0 picks a CUDA device; this rerun's target is cpu"),
+    (["x", "--device", "one"], "'one' is not a valid integer"),
 ])
 def test_usage_errors(runner, arguments, message):
     result = runner.invoke(args=["rerun", *arguments])
     assert result.exit_code == 2 and message in result.output
+
+
+@pytest.mark.parametrize("index", ["2", "-1"])
+def test_a_device_torch_does_not_see_is_a_usage_error(runner, monkeypatch, index):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    result = runner.invoke(args=["rerun", "x", "--device", index])
+    assert result.exit_code == 2 and f"--device {index}: torch sees CUDA devices 0 to 1 here" in result.output
 
 
 @pytest.fixture

@@ -160,6 +160,9 @@ def test_latency_run_refuses_memory_units(small_app, poster):
 @pytest.mark.parametrize("field, value, message", [
     ("median", "fast", "Enter the median as a number"),
     ("median", "8,8", "Enter the median as a number"),
+    ("median", "1_000", "Enter the median as a number"),
+    ("median", "\u0661\u0662", "Enter the median as a number"),  # Arabic-Indic digits, which float() reads as 12
+    ("p80", "\uff19\uff10", "Enter p80 as a number"),  # fullwidth digits
     ("median", "nan", "finite number"),
     ("median", "1e400", "finite number"),
     ("median", "0", "The median must be above 0."),

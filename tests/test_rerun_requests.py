@@ -77,6 +77,8 @@ def test_a_token_that_may_ask_gets_201_with_the_requests_id_and_url(queue_app, c
      "implementations: names 'torch' more than once"),
     ({"run": "RUN", "target": "cpu", "implementations": ["tor\x00ch"]}, 400,
      "implementations[0]: must not contain control characters or lone surrogates"),
+    ({"run": "RUN", "target": "cpu", "implementations": ["torch\n"]}, 400,
+     "implementations[0]: must not contain control characters or lone surrogates"),
 ])
 def test_bad_asks_are_refused_with_their_reason_and_store_nothing(queue_app, client, asker, body, status, message):
     original = source_run(queue_app, external_id=FNA_REFERENCE)
@@ -393,6 +395,21 @@ def test_a_request_queued_too_long_is_put_on_the_queue_again(queue_app, client, 
         RerunRequest.update(queued_at=utcnow() - timedelta(hours=2)).execute()  # its message was lost
     assert client.post("/api/v1/rerun-workers", json=check_in, headers=bearer(host)).json == {"requeued": [request_id]}
     assert huey.pending_count() == 2 and client.get(f"/api/v1/rerun-requests/{request_id}").json["status"] == "queued"
+
+
+@pytest.mark.parametrize("field, value", [("worker", "cpu-a/cpu0\n"), ("worker", " cpu-a/cpu0"), ("worker", "cpu-a/\tcpu0"),
+                                          ("gpu", "AMD EPYC "), ("gpu", "AMD\nEPYC")])
+def test_a_worker_named_with_white_space_at_an_end_or_a_line_break_is_refused(queue_app, client, asker, runner,
+                                                                            field, value):
+    """Names as ``flask worker`` makes them: a worker or GPU with one more space or a line break is another."""
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, target="cpu").json["id"]
+    host = token_for(runner, "cpu-a")
+    body = {"worker": "cpu-a/cpu0", "target": "cpu", "gpu": "AMD EPYC", field: value}
+    for path in ("/api/v1/rerun-workers", f"/api/v1/rerun-requests/{request_id}/claim"):
+        answer = client.post(path, json=body, headers=bearer(host))
+        assert answer.status_code == 400 and field in answer.json["error"], (path, answer.json)
+    assert client.get(f"/api/v1/rerun-requests/{request_id}").json["status"] == "queued"
 
 
 def test_results_come_only_from_the_worker_running_the_request_and_of_what_it_asked(queue_app, client, asker,

@@ -239,6 +239,20 @@ def chosen_target(target: str | None) -> str:
     return target or available
 
 
+def chosen_device(target: str, device_index: int | None) -> int:
+    """The CUDA device index to run on (0 unless ``--device`` says): one torch sees, and only for the cuda target."""
+    if device_index is None:
+        return 0
+    if target != "cuda":
+        raise click.UsageError(f"--device {device_index} picks a CUDA device; this rerun's target is {target}")
+    import torch
+
+    count = torch.cuda.device_count()
+    if not 0 <= device_index < count:
+        raise click.UsageError(f"--device {device_index}: torch sees CUDA devices 0 to {count - 1} here")
+    return device_index
+
+
 @click.command("rerun")
 @click.argument("run_ids", nargs=-1, callback=checked_name("a run id", Run.id.max_length))
 @click.option("--external-id", "external_ids", multiple=True, help="Select a run by its upstream external id.",
@@ -262,7 +276,7 @@ def chosen_target(target: str | None) -> str:
               help="Measure only this metric (repeatable; default: speed, and on CUDA memory too). A memory-only "
                    "rerun checks correctness and measures peaks without timing anything.")
 @click.option("--target", type=click.Choice(TARGETS), help="Hardware target (default: cuda when a GPU is visible).")
-@click.option("--device", "device_index", default=0, show_default=True, help="CUDA device index.")
+@click.option("--device", "device_index", type=int, help="CUDA device index (default: 0).")
 @click.option("--protocol", "preset", type=click.Choice(list(PROTOCOL_PRESETS)), default="standard", show_default=True,
               help="Timing protocol preset.")
 @click.option("--budget", type=float, help="Seconds each implementation may take, compilation included "
@@ -291,6 +305,7 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, dtype, im
     if out:
         check_writable(out)
     target = chosen_target(target)
+    device_index = chosen_device(target, device_index)
     metrics = metrics or METRICS
     try:
         check_metrics(metrics, target)

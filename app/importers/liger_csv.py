@@ -16,7 +16,8 @@ and GPU are one measurement however their sweeps spell it, and the newest supers
 others, within one file as across history versions.
 A row is refused, with its line, for whatever either database would refuse or store
 differently (a control character, a cell longer than its column, a document name over
-its limit, a configuration canonical JSON cannot hold), for a figure that is not above 0 or not finite as
+its limit, a configuration canonical JSON cannot hold), for a metric and unit other than the two Liger's
+scripts write (speed in ms, stored in ns; memory in MB), for a figure that is not above 0 or not finite as
 stored, and for a timestamp after the import. A file fails as a whole, saying why
 and where, when it is not a Liger CSV, when the csv module cannot read a record (a
 field over its 128 KiB limit), or when it has no row to import.
@@ -54,6 +55,9 @@ COLUMNS = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_na
            "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str",
            "gpu_name", "timestamp", "liger_version")
 COMPARABILITY_FAMILY = "liger_kernel_bench"
+STORED_UNITS = {("speed", "ms"): ("ns", 1e6), ("memory", "MB"): ("MB", 1.0)}
+"""The metrics and units Liger's scripts write, each with the unit a run stores it in and the factor to it: the
+pages and reproductions read a run's unit as ns or MB, so any other pair would be shown and compared wrongly."""
 
 GENERIC_ALIASES = {
     "seq_len": "seq", "T": "seq", "batch_size": "batch", "bsz": "batch", "B": "batch", "num_heads": "heads",
@@ -205,14 +209,17 @@ class LigerCsvReader:
 
     @staticmethod
     def stored_figures(row: dict, figures: dict) -> tuple:
-        """``(unit, median, p20, p80)`` as a run stores them: latencies in ns, each above 0 (pages divide by them,
-        and the rerun importer asks the same)."""
-        unit, stored = row["metric_unit"], [figures[quantile] for quantile in QUANTILES]
-        if row["metric_name"] == "speed" and unit == "ms":
-            unit = "ns"
-            nanoseconds = [value * 1e6 for value in stored]
-            check_number("a latency in ns", max(nanoseconds))  # 1e308 ms is no finite number of ns
-            stored = [round(value) for value in nanoseconds]
+        """``(unit, median, p20, p80)`` as a run stores them (:data:`STORED_UNITS`): latencies in whole ns, each
+        above 0 (pages divide by them, and the rerun importer asks the same)."""
+        metric, unit = row["metric_name"], row["metric_unit"]
+        if (metric, unit) not in STORED_UNITS:
+            raise RowRejected(f"metric_name and metric_unit are {metric!r} in {unit!r}; "
+                              f"importable: {', '.join(f'{m} in {u}' for m, u in STORED_UNITS)}")
+        unit, factor = STORED_UNITS[metric, unit]
+        stored = [figures[quantile] * factor for quantile in QUANTILES]
+        if unit == "ns":
+            check_number("a latency in ns", max(stored))  # 1e308 ms is no finite number of ns
+            stored = [round(value) for value in stored]
             check_number("a latency in ns", max(stored))
         for quantile, value in zip(QUANTILES, stored):
             if not value > 0:
