@@ -95,12 +95,12 @@ class AttestationSchema(Schema):
     author = fields.String(allow_none=True, validate=_at_most(80, "the name"))
     body = fields.String(load_default="", validate=_at_most(MAX_POST_BODY_CHARS, "the text"))
     median = Figure(allow_none=True,
-                          validate=validate.Range(min=0, min_inclusive=False, error="The median must be above 0."),
-                          error_messages=_number_messages("the median", "e.g. 84.6"))
+                    validate=validate.Range(min=0, min_inclusive=False, error="The median must be above 0."),
+                    error_messages=_number_messages("the median", "e.g. 84.6"))
     p20 = Figure(allow_none=True, validate=validate.Range(min=0, error="p20 cannot be negative."),
-                       error_messages=_number_messages("p20", "or leave it empty"))
+                 error_messages=_number_messages("p20", "or leave it empty"))
     p80 = Figure(allow_none=True, validate=validate.Range(min=0, error="p80 cannot be negative."),
-                       error_messages=_number_messages("p80", "or leave it empty"))
+                 error_messages=_number_messages("p80", "or leave it empty"))
     unit = fields.String(allow_none=True, validate=validate.OneOf(
         ATTESTATION_UNITS, error="Choose a unit: ns, µs, ms or s (MB or GB for memory)."))
     gpu = fields.String(allow_none=True, validate=_at_most(120, "the GPU name"))

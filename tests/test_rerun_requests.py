@@ -397,8 +397,8 @@ def test_a_request_queued_too_long_is_put_on_the_queue_again(queue_app, client, 
     assert huey.pending_count() == 2 and client.get(f"/api/v1/rerun-requests/{request_id}").json["status"] == "queued"
 
 
-@pytest.mark.parametrize("field, value", [("worker", "cpu-a/cpu0\n"), ("worker", " cpu-a/cpu0"), ("worker", "cpu-a/\tcpu0"),
-                                          ("gpu", "AMD EPYC "), ("gpu", "AMD\nEPYC")])
+@pytest.mark.parametrize("field, value", [("worker", "cpu-a/cpu0\n"), ("worker", " cpu-a/cpu0"),
+                                          ("worker", "cpu-a/\tcpu0"), ("gpu", "AMD EPYC "), ("gpu", "AMD\nEPYC")])
 def test_a_worker_named_with_white_space_at_an_end_or_a_line_break_is_refused(queue_app, client, asker, runner,
                                                                             field, value):
     """Names as ``flask worker`` makes them: a worker or GPU with one more space or a line break is another."""
