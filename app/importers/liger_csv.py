@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from runners import memory
 from runners.hardware import describe_gpu, short_name
 
 from ..db import database
@@ -55,7 +56,7 @@ COLUMNS = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_na
            "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str",
            "gpu_name", "timestamp", "liger_version")
 COMPARABILITY_FAMILY = "liger_kernel_bench"
-STORED_UNITS = {("speed", "ms"): ("ns", 1e6), ("memory", "MB"): ("MB", 1.0)}
+STORED_UNITS = {("speed", "ms"): ("ns", 1e6), ("memory", "MB"): (memory.UNIT, 1.0)}
 """The metrics and units Liger's scripts write, each with the unit a run stores it in and the factor to it: the
 pages and reproductions read a run's unit as ns or MB, so any other pair would be shown and compared wrongly."""
 
