@@ -18,6 +18,7 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, vali
 
 from runners import memory
 from runners.isolation import CHILD_PROCESS, HARNESS_PROCESS
+from runners.timing import PROTOCOL_VERSION
 from runners.names import FAMILY_NAME_LENGTH, IMPLEMENTATION_NAME_LENGTH, address_name_problem, name_problem
 from runners.types import DTYPE_NAMES, MATH_MODES, PASSES, TARGETS
 
@@ -110,6 +111,28 @@ class Scalar(fields.Field):
         return value
 
 
+class JsonNumber(fields.Float):
+    """A JSON number, never a numeric string or a boolean: documents keep the value as written and pages format it."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class JsonBoolean(fields.Boolean):
+    """``true`` or ``false``, never a number or a string that reads as one."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid")
+        return value
+
+
+def count(least: int = 0) -> fields.Integer:
+    return fields.Integer(strict=True, validate=validate.Range(min=least))
+
+
 def length(most: int, least: int = 1) -> validate.Length:
     return validate.Length(min=least, max=most)
 
@@ -171,27 +194,65 @@ class RerunPolicySchema(Schema):
         unknown = INCLUDE
 
     name = fields.String(validate=length(DOCUMENT_NAME))
+    version = count(1)
+    tolerances = fields.Dict(keys=fields.String(validate=length(20)), values=JsonNumber())
+
+
+class OutputFiguresSchema(Schema):
+    """One output's figures in every trial: what ``flask rejudge`` judges again by."""
+
+    differenceNorms = fields.List(JsonNumber(allow_nan=True), required=True)
+    referenceNorms = fields.List(JsonNumber(validate=validate.Range(min=0)), required=True)
+    shape = fields.List(count(), required=True)
 
 
 class RerunCorrectnessSchema(Schema):
     class Meta:
-        unknown = INCLUDE  # errors per output, trials, tolerance: recorded as measured
+        unknown = INCLUDE  # what a later harness records beside these
 
     policy = fields.Nested(RerunPolicySchema)
     policyText = fields.String()
-    passed = fields.Boolean()
+    passed = JsonBoolean()
+    tf32 = JsonBoolean()
+    trials = count(1)
+    relL2Error = JsonNumber(allow_none=True, allow_nan=True, validate=validate.Range(min=0))
+    tolerance = JsonNumber(validate=validate.Range(min=0, min_inclusive=False))
+    outputErrors = fields.Dict(keys=fields.String(), values=JsonNumber(allow_nan=True))
+    outputFigures = fields.Dict(keys=fields.String(), values=fields.Nested(OutputFiguresSchema))
+
+
+class LaunchQueueSchema(Schema):
+    class Meta:
+        unknown = INCLUDE
+
+    method = fields.String(validate=length(200))
+    minDelayNs = count()
+    maxDelayNs = count()
+    delayFactor = count()
 
 
 class RerunProtocolSchema(Schema):
     class Meta:
-        unknown = INCLUDE  # warm-up, input sets, budget: the protocol's own parameters
+        unknown = INCLUDE  # what a later protocol records beside these; pages show every field they know
 
     name = fields.String(validate=length(DOCUMENT_NAME))
+    version = fields.Integer(strict=True, validate=validate.Range(min=1, max=PROTOCOL_VERSION))  # absent before version 3
     preset = fields.String(validate=length(80))
     harness = fields.Dict()
     comparabilityFamily = fields.String(validate=length(80))
-    trials = fields.Integer(strict=True, validate=validate.Range(min=1))
-    samplesPerTrial = fields.Integer(strict=True, validate=validate.Range(min=1))
+    trials = count(1)
+    samplesPerTrial = count(1)
+    warmupReps = count()
+    correctnessTrials = count()
+    inputSets = count()
+    auditCalls = count()
+    l2FlushBytes = fields.Integer(strict=True, validate=validate.Range(min=0), allow_none=True)  # None on CPUs
+    budgetSeconds = JsonNumber(validate=validate.Range(min=0, min_inclusive=False))
+    inputSeeds = fields.List(fields.Integer(strict=True))
+    statistics = fields.List(fields.String(validate=length(40)))
+    launchQueue = fields.Nested(LaunchQueueSchema, allow_none=True)  # None on CPUs
+    timer = fields.String(validate=length(200))
+    primaryStatistic = fields.String(validate=length(40))
 
 
 class RerunCostSchema(Schema):

@@ -90,15 +90,20 @@ def rejudge_run(run: Run) -> Verdict | None:
 
 
 def rejudge_runs(runs) -> RejudgeSummary:
-    """Judge every run given (stored reruns) under the current policy, one transaction per run."""
+    """Judge every run given (stored reruns) under the current policy, one transaction per run; a record that cannot
+    be judged (stored before its figures were checked) is reported and left as it is."""
     summary = RejudgeSummary()
     for run in runs:
         missing = missing_figures(run)
         if missing:
             summary.unreadable.append((run, missing))
             continue
-        with database.atomic():
-            verdict = rejudge_run(run)
+        try:
+            with database.atomic():
+                verdict = rejudge_run(run)
+        except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as error:  # stored before the checks
+            summary.unreadable.append((run, f"its correctness record cannot be judged ({error!r})"))
+            continue
         if verdict is None:
             summary.already += 1
         else:

@@ -259,6 +259,12 @@ POLICY = Policy(version=3, tolerances=TOLERANCES, norm_floor=NORM_FLOOR, peer_fl
                 own_scale_cap=OWN_SCALE_CAP, zero_scale=ZERO_SCALE)
 """The version new reruns are judged under."""
 
+POLICY_VERSIONS = {1: Policy(version=1, tolerances=TOLERANCES, norm_floor=NORM_FLOOR, peer_floor=0.0),
+                   2: Policy(version=2, tolerances=TOLERANCES, norm_floor=NORM_FLOOR, peer_floor=PEER_FLOOR),
+                   POLICY.version: POLICY}
+"""Every version a result may have been judged under, as published: a record naming another, or a known one with
+other figures, was not judged by KernelIndex's policy."""
+
 
 def policy_document(trials: int) -> dict[str, Any]:
     """The current correctness policy as the document the registry digests."""

@@ -4,6 +4,8 @@ import csv
 import statistics
 from datetime import datetime, timedelta, timezone
 
+from runners.correctness import POLICY, POLICY_TEXT, policy_document
+
 # The columns of Liger-Kernel's benchmark/data/all_benchmark_data.csv, in order.
 HEADER = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name",
           "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str", "gpu_name",
@@ -38,10 +40,7 @@ def rerun_result(run, implementation="kernelindex_triton", *, median=80_000.0, h
         "status": status,
         "error": None if status == "passed" else "relative L2 error 0.5 > tolerance 0.002",
         "timing": timing if status == "passed" else None,
-        "correctness": {"policy": {"name": "kernelindex-correctness-v1", "tolerances": {"fp32": 0.002}},
-                        "policyText": "Relative L2 error against float64.", "passed": status == "passed",
-                        "relL2Error": 1e-4 if status == "passed" else 0.5, "tolerance": 0.002, "trials": 3,
-                        "tf32": True},
+        "correctness": correctness_record(error=1e-4 if status == "passed" else 0.5),
         "environment": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H200", "architecture": "sm_90",
                                      "name": "NVIDIA H200"},
                         "software": {"torch": "2.11.0", "triton": "3.6.0", "cuda": "12.8"},
@@ -51,6 +50,16 @@ def rerun_result(run, implementation="kernelindex_triton", *, median=80_000.0, h
         "observedAt": observed_at,
         "cost": {"flops": 4_300_000_000, "bytes": 12_000_000},
     }
+
+
+def correctness_record(error: float, trials: int = 3) -> dict:
+    """A correctness record judged under the current policy: one output, its error ``error`` in every trial."""
+    reference_norm = 8.0
+    return {"policy": policy_document(trials), "policyText": POLICY_TEXT, "passed": error <= POLICY.tolerances["tf32"],
+            "relL2Error": error, "tolerance": POLICY.tolerances["tf32"], "outputErrors": {"output": error},
+            "trials": trials, "tf32": True,
+            "outputFigures": {"output": {"differenceNorms": [error * reference_norm] * trials,
+                                         "referenceNorms": [reference_norm] * trials, "shape": [4, 4]}}}
 
 
 def memory_result(run, implementation="kernelindex_triton", *, peak=48.0, host="h200-a",

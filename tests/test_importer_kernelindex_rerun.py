@@ -90,6 +90,40 @@ def test_agreeing_hosts_replicate(app, reference):
     assert {r.evidence for r in Run.select().where(Run.source == "kernelindex")} == {"kernelindex-replicated"}
 
 
+def test_one_measurement_recorded_for_two_hosts_does_not_replicate(app, reference):
+    """The same bundle imported again under another host name is one measurement, not two that agree."""
+    record_rerun_results([rerun_result(reference, median=80_000.0, host="h200-a")])
+    summary = record_rerun_results([rerun_result(reference, median=80_000.0, host="h200-b")])
+    assert summary.replicated == 0
+    assert {r.evidence for r in Run.select().where(Run.source == "kernelindex")} == {"kernelindex-rerun"}
+
+
+@pytest.mark.parametrize("version", [99, 0, "5", 5.0])
+def test_a_protocol_version_never_published_is_refused(app, reference, version):
+    result = rerun_result(reference)
+    result["protocol"]["version"] = version
+    with pytest.raises(RerunRejected, match="version"):
+        record_rerun_results([result])
+
+
+@pytest.mark.parametrize("part, field, value", [
+    ("protocol", "budgetSeconds", "x"), ("protocol", "budgetSeconds", "60"), ("protocol", "inputSeeds", ["1"]),
+    ("protocol", "statistics", [1]), ("protocol", "launchQueue", {"method": "delay", "minDelayNs": "5"}),
+    ("protocol", "launchQueue", "x"), ("protocol", "warmupReps", 1.5),
+    ("correctness", "relL2Error", "0.1"), ("correctness", "tolerance", True), ("correctness", "trials", "3"),
+    ("correctness", "tf32", 1), ("correctness", "passed", "true"), ("correctness", "outputErrors", {"output": "0"}),
+    ("correctness", "outputFigures", {"output": {"differenceNorms": [None], "referenceNorms": [1.0], "shape": [4]}}),
+    ("correctness", "outputFigures", {"output": {"differenceNorms": [0.1], "referenceNorms": [1.0]}}),
+])
+def test_mistyped_fields_that_pages_and_rejudge_read_are_refused(app, reference, part, field, value):
+    """Stored as posted, a string where a page formats a number made its run page answer 500 for good."""
+    result = rerun_result(reference, status="failed")
+    result[part][field] = value
+    with pytest.raises(RerunRejected, match=field):
+        record_rerun_results([result])
+    assert not Run.select().where(Run.source == "kernelindex").exists()
+
+
 def test_disagreeing_hosts_do_not_replicate(app, reference):
     record_rerun_results([rerun_result(reference, median=80_000.0, host="h200-a"),
                           rerun_result(reference, median=120_000.0, host="h200-b")])
@@ -278,4 +312,45 @@ def test_a_result_that_says_passed_against_its_own_figures_is_refused():
     figures = result["correctness"]["outputFigures"]["output"]
     figures["differenceNorms"] = [norm * 1000 for norm in figures["differenceNorms"]]
     problem = verdict_problem(result)
-    assert problem.startswith("it says passed, but its own figures fail policy version 3: output: error at least")
+    assert problem.startswith("it says passed, but its own figures do not pass policy version 3: output: error at")
+
+
+@pytest.mark.parametrize("policy_change", [
+    {"version": 99}, {"version": 4}, {"version": "3"}, {"version": True}, {"version": None},
+    {"tolerances": {"bf16": 1.0, "fp16": 1.0, "fp32": 1.0, "tf32": 1.0}},  # version 3 by name, not by its table
+    {"version": 2},  # version 2's table has no own-scale cap
+])
+def test_a_result_whose_policy_was_never_published_is_refused(policy_change):
+    """Naming another version (or none, or a published one with other figures) does not take a verdict past the
+    check: the failing line of the test above, and a passing one, under each such policy."""
+    from app.importers.kernelindex_rerun import verdict_problem
+    from app.rerun_schemas import result_schema
+
+    bundle = Path(__file__).parent.parent / "benchmarks" / "results" / "h200" / "h200-host-cost.jsonl"
+    for scale in (1, 1000):
+        result = result_schema.load(json.loads(bundle.read_text().splitlines()[0]))
+        figures = result["correctness"]["outputFigures"]["output"]
+        figures["differenceNorms"] = [norm * scale for norm in figures["differenceNorms"]]
+        result["correctness"]["policy"].update(policy_change)
+        assert "is not one KernelIndex published" in verdict_problem(result)
+        del result["correctness"]["policy"]
+        assert "is not one KernelIndex published" in verdict_problem(result)
+
+
+def test_a_result_of_an_older_policy_is_judged_by_the_version_it_names():
+    """A committed version 2 line passes under version 2's table; with its errors made 1,000 times larger it does
+    not, though it names an older version."""
+    from app.importers.kernelindex_rerun import verdict_problem
+    from app.rerun_schemas import result_schema
+
+    for path in sorted((Path(__file__).parent.parent / "benchmarks" / "results").rglob("*.jsonl")):
+        lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        older = [line for line in lines if line["status"] == "passed" and line["correctness"]["policy"]["version"] == 2
+                 and "outputFigures" in line["correctness"]]
+        if older:
+            break
+    result = result_schema.load(older[0])
+    assert verdict_problem(result) is None
+    for figures in result["correctness"]["outputFigures"].values():
+        figures["differenceNorms"] = [norm * 1000 for norm in figures["differenceNorms"]]
+    assert verdict_problem(result).startswith("it says passed, but its own figures do not pass policy version 2")

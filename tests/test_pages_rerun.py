@@ -90,7 +90,7 @@ def test_policy_is_summarised_with_a_link_to_its_full_text_by_digest(small_app, 
     assert twin["policy_url"] == "/policies/" + twin["policy_digest"].removeprefix("sha256:")
     assert "Full text of the policy" in client.get(f"/runs/{rerun.id}").get_data(as_text=True)
     policy = client.get(twin["policy_url"])
-    assert policy.status_code == 200 and "Relative L2 error against float64." in policy.get_data(as_text=True)
+    assert policy.status_code == 200 and "KernelIndex correctness policy, version 3" in policy.get_data(as_text=True)
     assert client.get(twin["policy_url"] + ".json").get_json()["kind"] == "CorrectnessPolicy"
     assert client.get("/policies/" + "0" * 64).status_code == 404
 

@@ -45,10 +45,14 @@ def test_rejudge_stores_the_new_verdict_beside_the_recorded_one(app, runner):
     assert "rejudged 0 rerun(s)" in again.output and "1 already judged under it" in again.output
 
 
-def test_runs_judged_under_the_current_version_and_unreadable_records_are_left_alone(small_app, runner):
-    legacy = rerun_result(reference_run(small_app))  # no policy version, no per-output errors
+def test_runs_judged_under_the_current_version_and_unreadable_records_are_left_alone(small_app, runner, monkeypatch):
+    legacy = rerun_result(reference_run(small_app))  # as stored before versions and per-output errors were recorded
+    legacy["correctness"] = {"policy": {"name": "kernelindex-correctness-v1", "tolerances": {"fp32": 0.002}},
+                             "policyText": "Relative L2 error against float64.", "passed": True, "relL2Error": 1e-4,
+                             "tolerance": 0.002, "trials": 3, "tf32": True}
     current = liger_fna_backward()
     current["correctness"] = {**current["correctness"], "policy": policy_document(3), "policyText": POLICY_TEXT}
+    monkeypatch.setattr("app.importers.kernelindex_rerun.verdict_problem", lambda result: None)  # an older import
     old, _ = record(small_app, legacy, current)
     result = runner.invoke(args=["rejudge"])
     assert f"{old.id}: not re-judged: its correctness record lacks policy version, outputErrors" in result.output
@@ -96,3 +100,18 @@ def test_every_rerun_list_names_its_gpu_against_the_reproduced_run(small_app, cl
     assert "rerun on NVIDIA H200, not the H100 of that run" in rerun_text
     twin = client.get(f"/runs/{source.id}.json").get_json()
     assert {entry["gpu"] for entry in twin["reruns"]} == {"NVIDIA H200", source.gpu}
+
+
+def test_a_record_that_cannot_be_judged_is_reported_and_the_rest_judged(small_app, runner):
+    """A record stored before its figures were checked (a null error) does not stop ``flask rejudge``, which
+    ``make serve`` runs before serving; the other runs are judged."""
+    again = {**liger_fna_backward(), "observedAt": "2026-12-01T23:59:59Z"}  # the same run measured again later
+    liger, other = record(small_app, liger_fna_backward(), again)
+    with small_app.app_context():
+        details = Run.get_by_id(liger.id).details
+        details["correctness"]["outputErrors"] = {name: None for name in details["correctness"]["outputErrors"]}
+        Run.update(details=details).where(Run.id == liger.id).execute()
+    result = runner.invoke(args=["rejudge"])
+    assert result.exit_code == 0, result.output
+    assert f"{liger.id}: not re-judged: its correctness record cannot be judged (TypeError(" in result.output
+    assert "rejudged 1 rerun(s)" in result.output

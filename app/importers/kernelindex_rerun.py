@@ -25,7 +25,7 @@ from flask import current_app
 from marshmallow import ValidationError
 
 from runners import memory
-from runners.correctness import POLICY, rejudge
+from runners.correctness import POLICY_VERSIONS, Policy, rejudge
 from runners.discovery import family_definitions
 from runners.hardware import short_name
 
@@ -208,18 +208,29 @@ def loaded_result(result, submission: Submission, skew: timedelta, declared: dic
 
 
 def verdict_problem(result: dict) -> str | None:
-    """Why a result that says it passed cannot have, by its own figures, under the policy version it names when that
-    is the current one (older versions' results are judged again by ``flask rejudge``, beside their verdict)."""
-    correctness = result["correctness"]
-    policy = correctness.get("policy")
-    if result["status"] != "passed" or not isinstance(policy, dict) or policy.get("version") != POLICY.version:
+    """Why a result's verdict cannot stand: it names no policy version KernelIndex published (or a published one with
+    other figures), or it says it passed and its own figures fail the version it names. Results of older versions
+    are judged again under the current one by ``flask rejudge``, beside their verdict."""
+    policy = result["correctness"].get("policy")
+    if policy is None and result["status"] != "passed":
+        return None
+    version = policy.get("version") if isinstance(policy, dict) else None
+    published = POLICY_VERSIONS.get(version) if type(version) is int else None
+    try:
+        named = Policy.from_document(policy)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        named = None
+    if published is None or named != published:
+        return (f"its correctness policy (version {version!r}) is not one KernelIndex published (versions "
+                f"{', '.join(map(str, POLICY_VERSIONS))}, with their tolerances and floors)")
+    if result["status"] != "passed":
         return None
     try:
-        verdict = rejudge(result)
+        verdict = rejudge(result, published)
     except (KeyError, TypeError, ValueError, ArithmeticError) as error:
-        return f"its correctness record cannot be judged under policy version {POLICY.version} ({error!r})"
-    if verdict.status == "failed":
-        return f"it says passed, but its own figures fail policy version {POLICY.version}: {'; '.join(verdict.reasons)}"
+        return f"its correctness record cannot be judged under policy version {version} ({error!r})"
+    if verdict.status != "passed":
+        return f"it says passed, but its own figures do not pass policy version {version}: {'; '.join(verdict.reasons)}"
     return None
 
 
@@ -305,8 +316,11 @@ def gpu_uuids(runs) -> dict:
 
 
 def independent(runs, uuids) -> bool:
-    """Whether two of these runs come from different hosts and, where known, different GPUs."""
+    """Whether two of these runs are two measurements (not one recorded twice: same time and figures) from different
+    hosts and, where known, different GPUs."""
     return any(first.host != second.host and not (uuids[first.id] and uuids[first.id] == uuids[second.id])
+               and (first.observed_at, first.median, first.p20, first.p80)
+               != (second.observed_at, second.median, second.p20, second.p80)
                for index, first in enumerate(runs) for second in runs[index + 1:])
 
 
