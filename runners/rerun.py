@@ -144,10 +144,22 @@ def device_for(target: str, index: int) -> str:
 
 
 def capture_environment(target: str, device: str, registry: PluginRegistry | None = None) -> dict[str, Any]:
-    """The host description: ``generate_environment`` then every ``update_environment``."""
+    """The host description: ``generate_environment`` then every ``update_environment``; RerunError, naming the
+    hook, where a plugin's raises or the answer lacks the hardware every rerun records."""
     hook = (registry or get_registry()).manager.hook
-    environment = hook.generate_environment(target=target, device=device)
-    hook.update_environment(environment=environment, target=target, device=device)
+    try:
+        environment = hook.generate_environment(target=target, device=device)
+    except Exception as error:  # a plugin's code: any failure stops the rerun with its reason
+        raise RerunError(f"a plugin's generate_environment failed: {error!r}") from error
+    hardware = environment.get("hardware") if isinstance(environment, dict) else None
+    if not (isinstance(hardware, dict) and all(isinstance(hardware.get(key), str)
+                                               for key in ("vendor", "product", "architecture"))):
+        raise RerunError("generate_environment answered no hardware with vendor, product and architecture: "
+                         f"{str(environment)[:200]}")
+    try:
+        hook.update_environment(environment=environment, target=target, device=device)
+    except Exception as error:
+        raise RerunError(f"a plugin's update_environment failed: {error!r}") from error
     return environment
 
 

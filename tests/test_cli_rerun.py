@@ -337,6 +337,27 @@ def test_rerun_runs_an_added_implementation_named_and_records_it(small_app, runn
     assert sorted(run.implementation for run in reruns(small_app)) == ["torch", "torch_again"]
 
 
+@pytest.mark.parametrize("plugin, message", [
+    ("def generate_environment(target, device):\n    raise RuntimeError('no GPU tool')\n",
+     "a plugin's generate_environment failed: RuntimeError('no GPU tool')"),
+    ("def generate_environment(target, device):\n    return {'nothing': 1}\n",
+     "generate_environment answered no hardware with vendor, product and architecture"),
+    ("def update_environment(environment, target, device):\n    raise RuntimeError('no clock')\n",
+     "a plugin's update_environment failed: RuntimeError('no clock')"),
+])
+def test_a_failing_environment_hook_stops_the_rerun_with_its_reason(small_app, runner, tmp_path, monkeypatch,
+                                                                    plugin, message):
+    plugins_dir = tmp_path / "plugins"
+    plugins_dir.mkdir()
+    (plugins_dir / "environment.py").write_text("from runners import hookimpl\n\n\n@hookimpl(tryfirst=True)\n"
+                                                + plugin)
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(plugins_dir))
+    result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
+                                 "--implementation", "torch", "--out", str(tmp_path / "results.jsonl")])
+    assert result.exit_code == 1 and message in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def test_without_leaves_implementations_out(small_app, runner, tmp_path):
     bundle = tmp_path / "without.jsonl"
     result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", "--param", "seq=8",

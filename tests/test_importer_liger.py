@@ -127,6 +127,16 @@ def test_malformed_rows_are_rejected_with_line_numbers(tmp_path, app, runner):
         assert sorted(Run.select(Run.x_value).tuples()) == [("128",), ("8192",)]
 
 
+def test_figures_are_read_as_the_csv_writes_numbers_only(tmp_path, app, runner):
+    """``float()`` reads ``1_000`` and other scripts' digits; no upstream row spells a figure so."""
+    path = write(tmp_path, "spelled.csv", ",".join(HEADER), fna_row("128", median="1_000"),
+                 fna_row("256", median="\u0663"), fna_row("512", median="\uff13"), fna_row("1024", median="0.1"))
+    result = import_liger(runner, path)
+    assert "read 4, created 1, unchanged 0, superseded 0, rejected 3" in result.output, result.output
+    for line, text in ((2, "'1_000'"), (3, "'\u0663'"), (4, "'\uff13'")):
+        assert f"line {line}: rejected: y_value_50 is not a number: {text}" in result.output, result.output
+
+
 def test_rows_no_run_can_hold_are_rejected_and_the_others_imported(tmp_path, app, runner):
     path = write(tmp_path, "hostile.csv", ",".join(HEADER),
                  fna_row("128"),

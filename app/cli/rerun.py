@@ -323,7 +323,10 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, dtype, im
     if dtype and not fresh:
         raise click.UsageError("--dtype is for a --kernel no run has; the published runs have their own dtypes")
     protocol = protocol_document(preset, target, budget)
-    environment = capture_environment(target, device_for(target, device_index), registry)
+    try:
+        environment = capture_environment(target, device_for(target, device_index), registry)
+    except RerunError as error:
+        raise click.ClickException(str(error)) from error
     requests = harness_requests(runs, (environment.get("hardware") or {}).get("product"))
     if server:
         requests += fetched_requests(server, run_ids)

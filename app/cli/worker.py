@@ -86,7 +86,7 @@ def supervise(children: dict[str, subprocess.Popen], poll_seconds: float = 1.0) 
 def serve_one(slot: str, target: str, server: str | None, token: str | None) -> None:
     """Be one consumer: find the hardware, serve its queue until a signal stops it."""
     from runners.discovery import get_registry
-    from runners.rerun import capture_environment, device_for
+    from runners.rerun import RerunError, capture_environment, device_for
 
     from .. import queue
     from ..rerun_requests import Worker
@@ -95,7 +95,10 @@ def serve_one(slot: str, target: str, server: str | None, token: str | None) -> 
 
     config = current_app.config
     registry = get_registry()
-    environment = capture_environment(target, device_for(target, 0), registry)
+    try:
+        environment = capture_environment(target, device_for(target, 0), registry)
+    except RerunError as error:
+        raise click.ClickException(f"{slot}: {error}") from error
     host = socket.gethostname()
     worker = Worker(name=f"{host}/{slot}", host=host, target=target, gpu=gpu_name(environment["hardware"]))
     coordinator = (ServerCoordinator(server, token) if server

@@ -9,6 +9,7 @@ in, a configuration nested deeper than a benchmark's ever is.
 import csv
 import json
 import math
+import re
 import sys
 
 from runners.names import address_name_problem
@@ -24,6 +25,9 @@ CELL_COLUMNS = {"kernel_name": Family.name, "kernel_provider": Run.implementatio
                 "gpu_name": Run.gpu}
 ADDRESS_COLUMNS = ("kernel_name", "kernel_provider", "kernel_operation_mode")  # segments of addresses and run ids
 QUANTILES = ("50", "20", "80")  # the y_value columns: median, p20, p80
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""A number as upstream's CSV writer spells one: ASCII digits, no ``_`` (``float()`` also reads ``1_000`` and
+Arabic-Indic or fullwidth digits, which no upstream row has)."""
 MAX_CONFIG_DEPTH = 8  # upstream configurations are flat; a deeper one is not a benchmark configuration
 
 
@@ -33,10 +37,9 @@ class RowRejected(Exception):
 
 def parse_number(text: str):
     """``1024`` → 1024, ``0.5`` → 0.5, anything else (a model name) stays text."""
-    try:
-        number = float(text)
-    except ValueError:
+    if not DECIMAL.fullmatch(text):
         return text
+    number = float(text)
     if not math.isfinite(number):
         return text
     return int(number) if number.is_integer() and "e" not in text.lower() else number
@@ -104,10 +107,9 @@ def figures_of(row: dict) -> dict:
     figures = {}
     for quantile in QUANTILES:
         text = row[f"y_value_{quantile}"]
-        try:
-            figures[quantile] = float(text)
-        except ValueError:
-            raise RowRejected(f"y_value_{quantile} is not a number: {text!r}") from None
+        if not DECIMAL.fullmatch(text.strip()):
+            raise RowRejected(f"y_value_{quantile} is not a number: {text!r}")
+        figures[quantile] = float(text)
         if not math.isfinite(figures[quantile]) or figures[quantile] < 0:
             raise RowRejected(f"y_value_{quantile} is not a finite non-negative number: {text!r}")
     if not figures["20"] <= figures["50"] <= figures["80"]:
