@@ -4,6 +4,8 @@ They load the run page's forms (trimming text, refusing control characters, sayi
 plain words what to fix) and dump what the API shows of a stored post.
 """
 
+import unicodedata
+
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, pre_load, validate, validates_schema
 
 from .inputs import control_character_in, direction_control_in
@@ -27,13 +29,22 @@ ISSUE_REASONS = {
 MAX_POST_BODY_CHARS = 4000
 
 
+def _blank(value) -> bool:
+    """Whether posted text shows nothing: white space and invisible format characters (a zero-width space, a byte
+    order mark, a word joiner) alone."""
+    return all(character.isspace() or unicodedata.category(character) == "Cf" for character in str(value or ""))
+
+
 def _clean_form_text(data: dict, optional: tuple) -> dict:
-    """Posted form text as the schema wants it: trimmed, newlines as \\n, empty optional fields absent."""
+    """Posted form text as the schema wants it: trimmed, newlines as \\n, blank text empty, empty optional fields
+    absent."""
     cleaned = {}
     for name, value in dict(data).items():
         if isinstance(value, str):
             value = value.replace("\r\n", "\n").replace("\r", "\n")
             value = value.lstrip("\n").rstrip() if name == "body" else value.strip()  # keep markdown indents
+            if _blank(value):
+                value = ""
             if value == "" and name in optional:
                 continue
         cleaned[name] = value
@@ -127,7 +138,7 @@ class AttestationSchema(Schema):
         ``data`` lacks a field that failed its own check, so "give X" is said only of a field left empty."""
         errors = _character_problems(data, self.TEXT_FIELDS)
         left_empty = {name for name in ("body", *self.REPRODUCTION_FIELDS)
-                      if not data.get(name) and not str(original_data.get(name) or "").strip()}
+                      if not data.get(name) and _blank(original_data.get(name))}
         if data.get("kind") == "note" and "body" in left_empty:
             errors["body"] = ["Write the note (it is empty)."]
         if data.get("kind") == "reproduction":
@@ -185,7 +196,7 @@ class IssueReportSchema(Schema):
     @validates_schema(skip_on_field_errors=False, pass_original=True)
     def described_when_other(self, data, original_data, **kwargs):
         errors = _character_problems(data, ("body",))
-        if data.get("reason") == "other" and not str(original_data.get("body") or "").strip():
+        if data.get("reason") == "other" and _blank(original_data.get("body")):
             errors["body"] = ["Describe the problem."]
         if errors:
             raise ValidationError(errors)

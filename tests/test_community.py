@@ -78,6 +78,8 @@ def test_section_lists_notes_in_posting_order_and_says_when_there_are_none(small
 @pytest.mark.parametrize("body, message", [
     ("", "Write the note (it is empty)."),
     ("   \r\n  ", "Write the note (it is empty)."),
+    ("\u200b", "Write the note (it is empty)."),  # invisible characters alone show nothing
+    ("\ufeff \u2060", "Write the note (it is empty)."),
     ("x" * 4001, "Keep the text to 4000 characters."),
     ("null \x00 byte", "Remove the control characters"),
 ])
@@ -87,6 +89,15 @@ def test_invalid_note_is_refused_inline_and_stores_nothing(small_app, poster, bo
     assert response.status_code == 422
     assert message in field_errors(response.get_data(as_text=True))["body"]
     assert counts(small_app) == (0, 0)
+
+
+def test_an_invisible_author_name_is_no_name(small_app, poster):
+    run = reference_run(small_app)
+    response = poster.post(f"/runs/{run.id}/attestations", data={**note("measured"), "author": "\u200b\u2060"},
+                           headers=HTMX)
+    assert response.status_code == 200 and "Anonymous" in response.get_data(as_text=True)
+    with small_app.app_context():
+        assert [a.author for a in Attestation.select()] == [None]
 
 
 def test_note_of_exactly_4000_characters_is_accepted_and_crlf_counts_once(small_app, poster):
@@ -408,6 +419,7 @@ def test_issue_report_without_javascript_redirects_to_the_run_page(small_app, po
     ({}, "reason", "Choose what is wrong."),
     ({"reason": "it is bad"}, "reason", "Choose what is wrong."),
     ({"reason": "other"}, "body", "Describe the problem."),
+    ({"reason": "other", "body": "\u200b"}, "body", "Describe the problem."),
     ({"reason": "other", "body": "z" * 4001}, "body", "Keep the description to 4000 characters."),
 ])
 def test_invalid_issue_report_is_refused_inline(small_app, poster, form, field, message):

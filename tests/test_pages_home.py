@@ -70,6 +70,8 @@ def test_the_home_page_search_moves_to_the_search_page_in_place(small_app, clien
     assert refused.headers["HX-Retarget"] == "#page-alert" and refused.headers["HX-Reselect"] == "unset"
     message = f"the search is longer than {MAX_QUERY} characters"
     assert refused.get_data(as_text=True) == f'<p class="form-error" data-transient>{message}</p>'
+    spaced = client.get("/search.json?q=PCIe" + "%20" * (MAX_QUERY + 1) + "H100")  # searched as "PCIe H100"
+    assert spaced.status_code == 200 and spaced.get_json()["q"] == "PCIe H100"
     home = client.get("/").get_data(as_text=True)
     assert re.search(r'<div id="page-alert" role="alert" data-swap-statuses="400,404">', home)
 

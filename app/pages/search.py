@@ -31,9 +31,9 @@ def result_row(run: Run) -> dict:
 def search_page(q: str, page_text) -> dict:
     """The matches of ``q`` and page ``page_text`` of their runs, newest first; BadSearch or BadPage (a page past the
     last one too) when the page cannot show them."""
+    q = " ".join(q.split())  # as it is searched: its address, title and count say no more than its words
     if len(q) > search.MAX_QUERY:
         raise BadSearch(f"the search is longer than {search.MAX_QUERY} characters")
-    q = " ".join(q.split())  # as it is searched: its address, title and count say no more than its words
     matches = search.search(q)
     page = Pagination(page_number(page_text), current_app.config["SEARCH_PAGE_SIZE"], matches.total)
     page.refuse_past_last()
