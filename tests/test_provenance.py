@@ -15,7 +15,7 @@ HISTORY_COMMIT = "a53675ddeb531aea116f673f182806e6a3d387be"
 def test_published_is_the_upstream_commit_date_of_the_file_not_the_import_date(app, runner, client, tmp_path):
     history_file = tmp_path / "2025-06-05_a53675dd.csv"
     shutil.copy(DATA / "liger_small.csv", history_file)
-    result = runner.invoke(args=["import", "liger", str(history_file), "--commit", HISTORY_COMMIT])
+    result = runner.invoke(args=["import", "liger", str(history_file), "--commit", HISTORY_COMMIT.upper()])  # as typed
     assert result.exit_code == 0, result.output
     with app.app_context():
         run = Run.select().first()

@@ -32,10 +32,10 @@ def expand_locations(locations):
 
 
 def checked_commit(context, parameter, commit):
-    """``--commit``: a git commit id, 7 to 40 hexadecimal digits."""
-    if commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", commit):
+    """``--commit``: a git commit id, 7 to 40 hexadecimal digits, kept in lower case as git writes it."""
+    if commit is not None and not re.fullmatch(r"[0-9a-fA-F]{7,40}", commit):
         raise click.BadParameter(f"a commit is 7 to 40 hexadecimal digits, not {commit[:60]!r}")
-    return commit
+    return None if commit is None else commit.lower()
 
 
 def one_import_at_a_time(command):
