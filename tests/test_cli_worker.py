@@ -36,7 +36,8 @@ def started(monkeypatch):
     return calls
 
 
-def test_one_consumer_per_gpu_each_pinned_to_its_gpu(runner, started):
+def test_one_consumer_per_gpu_each_pinned_to_its_gpu(runner, started, monkeypatch):
+    monkeypatch.setattr("torch.cuda.device_count", lambda: 3)
     result = runner.invoke(args=["worker", "--target", "cuda", "--gpus", "0,2", "--server", "http://index.test",
                                  "--token", "kih_secret"])
     assert result.exit_code == 0, result.output
@@ -61,6 +62,19 @@ def test_cpu_consumers(runner, started):
 def test_usage_errors(runner, started, arguments, message):
     result = runner.invoke(args=["worker", *arguments])
     assert result.exit_code == 2 and message in result.output and not started
+
+
+@pytest.mark.parametrize("gpus, seen, status, message", [
+    ("0,0", 2, 2, "0,0: each GPU once"),
+    ("1,01", 2, 2, "1,01: each GPU once"),
+    ("0,2", 2, 2, "torch sees 2 GPU(s) here (0 to 1), not 2"),
+    ("0", 0, 1, "torch sees no CUDA device here"),
+])
+def test_gpus_are_each_named_once_and_seen_by_torch(runner, started, monkeypatch, gpus, seen, status, message):
+    monkeypatch.setattr("torch.cuda.device_count", lambda: seen)
+    result = runner.invoke(args=["worker", "--target", "cuda", "--gpus", gpus, "--server", "http://index.test",
+                                 "--token", "kih_secret"])
+    assert result.exit_code == status and message in result.output and not started, result.output
 
 
 def test_a_consumer_that_ends_unasked_stops_the_worker_with_status_1(runner, monkeypatch):

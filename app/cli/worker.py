@@ -31,18 +31,27 @@ def progress(message: str) -> None:
 
 
 def visible_gpus(choice: str) -> list[str]:
-    """The GPU indices ``--gpus`` names: ``all`` (every GPU torch sees) or ``0,2``."""
-    if choice != "all":
-        indices = [part.strip() for part in choice.split(",") if part.strip()]
-        if not indices or not all(index.isdigit() for index in indices):
-            raise click.BadParameter("give all or GPU indices such as 0,2", param_hint="--gpus")
-        return indices
+    """The GPU indices ``--gpus`` names: ``all`` (every GPU torch sees) or ``0,2``, each once and each one torch
+    sees (a consumer of a GPU that is not there would fail only when it starts)."""
     import torch
 
     count = torch.cuda.device_count()
+    if choice == "all":
+        indices = [str(index) for index in range(count)]
+    else:
+        indices = [part.strip() for part in choice.split(",") if part.strip()]
+        if not indices or not all(index.isascii() and index.isdigit() for index in indices):
+            raise click.BadParameter("give all or GPU indices such as 0,2", param_hint="--gpus")
+        indices = [str(int(index)) for index in indices]
+        if len(set(indices)) < len(indices):
+            raise click.BadParameter(f"{choice}: each GPU once (one consumer a GPU)", param_hint="--gpus")
     if not count:
         raise click.ClickException("torch sees no CUDA device here; for CPU workers give --target cpu --workers N")
-    return [str(index) for index in range(count)]
+    unseen = [index for index in indices if int(index) >= count]
+    if unseen:
+        raise click.BadParameter(f"torch sees {count} GPU(s) here (0 to {count - 1}), not {', '.join(unseen)}",
+                                 param_hint="--gpus")
+    return indices
 
 
 def child_command(arguments: list[str]) -> list[str]:
