@@ -110,12 +110,33 @@ def check_configuration(app):
         problems.append("KERNELINDEX_PUBLIC_URL is not set: set it to the address readers use "
                         "(e.g. https://kernelindex.example), or list the Host: names to serve in "
                         "KERNELINDEX_TRUSTED_HOSTS (e.g. kernelindex.example,www.kernelindex.example).")
+    problems += setting_problems(app.config)
     scheme = (app.config.get("DATABASE_URL") or "sqlite://").partition("://")[0]
     if scheme not in DATABASE_SCHEMES:
         problems.append(f"KERNELINDEX_DATABASE_URL names a {scheme!r} database: KernelIndex runs on SQLite "
                         "(sqlite:///path) or PostgreSQL (postgresql://user:password@host/db).")
     if problems:
         raise ConfigurationError("KernelIndex will not start:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+def setting_problems(settings) -> list[str]:
+    """The numeric settings (``app/config.py``'s) set to something else than a number of their kind: an environment
+    variable that is no JSON number stays a string (``10s``), and was found only where the setting is used, as a
+    traceback. Counts (page sizes, limits, attempts) are whole numbers from 1, durations and others from 0."""
+    from . import config as defaults
+
+    problems = []
+    for name, default in vars(defaults).items():
+        if not name.isupper() or isinstance(default, bool) or not isinstance(default, (int, float)):
+            continue
+        value = settings.get(name)
+        whole = isinstance(default, int) and not name.endswith("_SECONDS")
+        least = 1 if whole and name != "PROXIES" else 0
+        kind = int if whole else (int, float)
+        if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) or value < least:
+            problems.append(f"KERNELINDEX_{name} must be {'a whole number' if whole else 'a number'} from {least} "
+                            f"(the default is {default}), not {value!r}.")
+    return problems
 
 
 def password_problem(password: str, username: str = "") -> str | None:

@@ -281,6 +281,25 @@ def test_app_refuses_to_start_without_a_long_secret(bare_environment, secret):
         create_app({"DATABASE_URL": bare_environment, "SECRET_KEY": secret, "PUBLIC_URL": "https://ki.example"})
 
 
+@pytest.mark.parametrize("variable, value, message", [
+    ("IMPORT_LOCK_WAIT_SECONDS", "10s", "KERNELINDEX_IMPORT_LOCK_WAIT_SECONDS must be a number from 0 (the default is "
+                                        "600), not '10s'"),
+    ("SQLITE_BUSY_TIMEOUT_SECONDS", "-5", "KERNELINDEX_SQLITE_BUSY_TIMEOUT_SECONDS must be a number from 0"),
+    ("API_PAGE_SIZE", "0", "KERNELINDEX_API_PAGE_SIZE must be a whole number from 1"),
+    ("POSTS_PER_MINUTE", "2.5", "KERNELINDEX_POSTS_PER_MINUTE must be a whole number from 1"),
+    ("PROXIES", "true", "KERNELINDEX_PROXIES must be a whole number from 0"),
+])
+def test_app_refuses_to_start_with_a_numeric_setting_of_another_kind(bare_environment, monkeypatch, variable, value,
+                                                                     message):
+    """Set through the environment, a value that is no JSON number stays a string and failed only where used."""
+    monkeypatch.setenv(f"KERNELINDEX_{variable}", value)
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
+        create_app({"DATABASE_URL": bare_environment, "SECRET_KEY": "s" * 40, "PUBLIC_URL": "https://ki.example"})
+    monkeypatch.setenv("KERNELINDEX_SQLITE_BUSY_TIMEOUT_SECONDS", "0.5")  # a duration may be a fraction
+    monkeypatch.delenv(f"KERNELINDEX_{variable}")
+    create_app({"DATABASE_URL": bare_environment, "SECRET_KEY": "s" * 40, "PUBLIC_URL": "https://ki.example"})
+
+
 def test_app_refuses_to_start_without_a_public_url_or_trusted_hosts(bare_environment):
     with pytest.raises(ConfigurationError, match="KERNELINDEX_PUBLIC_URL is not set") as refused:
         create_app({"DATABASE_URL": bare_environment, "SECRET_KEY": LONG_SECRET})
