@@ -241,6 +241,11 @@ def test_a_maintainer_asks_on_the_run_page_and_the_section_polls_while_pending(q
     assert "asked by maintainer alice" in fragment
     twin = maintainer.get(f"/runs/{original.id}.json").json["rerun_section"]
     assert twin["polling"] and twin["requests"][0]["gpu"] == "NVIDIA H200"
+    polled = maintainer.get(f"/runs/{original.id}/rerun-requests", headers={"HX-Request": "true"})
+    assert 'data-status="queued"' in polled.get_data(as_text=True) and "<html" not in polled.get_data(as_text=True)
+    for headers in ({}, {"Accept": "application/json"}):  # a reader's link, a JSON client: the run page, its twin
+        plain = maintainer.get(f"/runs/{original.id}/rerun-requests", headers=headers)
+        assert plain.status_code == 303 and plain.headers["Location"].endswith(f"/runs/{original.id}#reruns-requested")
     assert twin["requests"][0]["implementations"] is None  # every implementation
 
     request_id = twin["requests"][0]["id"]

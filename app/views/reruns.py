@@ -47,8 +47,12 @@ def section_of(run):
 
 @reruns.get("/runs/<run_id>/rerun-requests")
 def run_requests(run_id):
-    """The run page's section of rerun requests: what its HTMX polling fetches."""
-    return section_of(run_or_404(run_id))
+    """The run page's section of rerun requests: what its HTMX polling fetches. Anything else is sent to the section
+    on the run page (whose JSON twin, asked for by Accept, holds the requests too)."""
+    run = run_or_404(run_id)
+    if not is_htmx():
+        return redirect(run_url(run.id, _anchor="reruns-requested"), code=303)
+    return section_of(run)
 
 
 @reruns.post("/reruns")
