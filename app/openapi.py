@@ -26,6 +26,9 @@ def _json(schema, description: str) -> dict:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
+NOT_JSON = "The body is not declared JSON (Content-Type: application/json); nothing was stored."
+
+
 def _error(description: str) -> dict:
     return _json(schemas.ErrorSchema, description)
 
@@ -96,7 +99,7 @@ def build_spec() -> APISpec:
                       "400": _error("A result was rejected, or the body is not a list of results; nothing was "
                                     "stored."),
                       "401": _error("No valid rerun-host token."),
-                      "413": _error("The body is larger than a rerun batch may be.")}}})
+                      "413": _error("The body is larger than a rerun batch may be."), "415": _error(NOT_JSON)}}})
 
     page = _query("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE})
     family_filters = [*(_query(name, _text()) for name in ("pass", "metric", "gpu", "implementation")),
@@ -156,7 +159,7 @@ def describe_rerun_requests(spec: APISpec) -> None:
         return {"post": {"summary": summary, "security": token, "parameters": [REQUEST_ID],
                          "requestBody": body(schema),
                          "responses": {status: ok, "400": _error("A malformed body; nothing was stored."),
-                                       "401": unauthorized, "404": _error("No such request."),
+                                       "401": unauthorized, "404": _error("No such request."), "415": _error(NOT_JSON),
                                        "409": _error(NOT_YOURS), **(extra or {})}}}
 
     spec.path("/api/v1/rerun-requests", operations={"post": {
@@ -167,6 +170,7 @@ def describe_rerun_requests(spec: APISpec) -> None:
                       "400": _error("The body names no work this index can resolve, or is malformed; nothing was "
                                     "stored."),
                       "401": unauthorized, "403": _error("The token may not ask for reruns."),
+                      "415": _error(NOT_JSON),
                       "503": _error("The queue is unreachable; nothing was stored.")}}})
     spec.path("/api/v1/rerun-requests/{request_id}", operations={"get": {
         "summary": "A rerun request: its work, status, worker, attempts, resulting runs and the tail of the "
@@ -192,7 +196,7 @@ def describe_rerun_requests(spec: APISpec) -> None:
         "summary": "A worker checks in: the web offers its GPU model, and requests whose lease expired are "
                    "queued again.", "security": token, "requestBody": body(rerun_request_schemas.WorkerSchema),
         "responses": {"200": {"description": "Checked in: the ids of the requests queued again."},
-                      "400": _error("A malformed body."), "401": unauthorized,
+                      "400": _error("A malformed body."), "401": unauthorized, "415": _error(NOT_JSON),
                       "403": _error("The token may not post results for this GPU model.")}}})
     spec.path("/reruns.json", operations={"get": {
         "summary": "Rerun requests, newest first (the `/reruns` page's JSON twin).",

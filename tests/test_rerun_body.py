@@ -105,6 +105,19 @@ def test_malformed_json_is_400(small_app, posting, body):
     assert response.status_code == 400 and response.get_json()["error"]
 
 
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded"])
+def test_a_body_not_declared_json_is_415_and_says_so(small_app, runner, content_type):
+    token = runner.invoke(args=["tokens", "create", "a", "--host", "h200-a", "--may-request"]).output.strip()
+    client = small_app.test_client()
+    for url in ("/api/v1/reruns", "/api/v1/rerun-requests", "/api/v1/rerun-workers"):
+        response = client.post(url, data=b"[]" if url.endswith("reruns") else b"{}", content_type=content_type,
+                               headers={"Authorization": f"Bearer {token}"})
+        assert response.status_code == 415, (url, response.get_data(as_text=True))
+        assert "Content-Type: application/json" in response.get_json()["error"]
+    with small_app.app_context():
+        assert not Run.select().where(Run.source == "kernelindex").exists()
+
+
 @pytest.mark.parametrize("where", ["harness process", "child process"])
 def test_a_result_says_which_process_measured_it(small_app, posting, where):
     response = posting(set_path("integrity", {"inputSeeds": [1], "timedCalls": 1, "auditedCalls": [1],

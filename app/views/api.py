@@ -69,12 +69,21 @@ def authenticated_host():
     return host
 
 
-def rerun_results() -> list:
-    """The posted JSON list of results, or 400 (nesting too deep for the JSON parser included)."""
+def json_body():
+    """The posted JSON value; 415 when the body is not declared JSON (``Content-Type: application/json``), 400 when
+    it nests too deeply for the parser, None when it does not parse."""
+    if not request.is_json:
+        abort(415, description=f"send the body as JSON, with Content-Type: application/json (not "
+                               f"{(request.content_type or 'none')[:80]!r})")
     try:
-        results = request.get_json(silent=True)
+        return request.get_json(silent=True)
     except RecursionError:
-        abort(400, description="the body nests too deeply to be read as rerun results")
+        abort(400, description="the body nests too deeply to be read")
+
+
+def rerun_results() -> list:
+    """The posted JSON list of results, or 415 or 400."""
+    results = json_body()
     if not isinstance(results, list) or not results:
         abort(400, description="the body must be a non-empty JSON list of rerun results")
     return results
@@ -98,11 +107,8 @@ def record_reruns():
 
 
 def loaded_body(schema) -> dict:
-    """The JSON body loaded by ``schema``, or 400 saying what to fix (nothing is stored)."""
-    try:
-        body = request.get_json(silent=True)
-    except RecursionError:
-        body = None
+    """The JSON body loaded by ``schema``, or 415 or 400 saying what to fix (nothing is stored)."""
+    body = json_body()
     if not isinstance(body, dict):
         abort(400, description="the body must be a JSON object")
     try:
