@@ -74,7 +74,8 @@ def test_rerun_of_the_mta_reference_by_kernel_and_pass_writes_a_bundle(small_app
 @pytest.mark.parametrize("arguments, message", [
     (["nosuchrun"], "no run with id 'nosuchrun'"),
     (["--external-id", "nope/forward"], "no run with external id"),
-    (["--kernel", "no_such_kernel"], "no source-reported speed runs of no_such_kernel"),
+    (["--kernel", "no_such_kernel"], "no source-reported speed runs of no_such_kernel; and no plugin here declares "
+                                     "the family 'no_such_kernel'"),
     (["--kernel", "fused_neighborhood_attention", "--implementation", "cuda_graph"], "has no implementation"),
 ])
 def test_bad_input_exits_non_zero_with_a_message(small_app, runner, arguments, message):

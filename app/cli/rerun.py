@@ -79,7 +79,9 @@ def fresh_requests(kernel: str, passes, sweep: dict, dtype: str | None, definiti
     missing = [name for name in definition.parameters if name not in sweep] if definition else []
     if definition is None or missing:
         hint = (f"; to measure it afresh, give each of its parameters: "
-                + " ".join(f"--param {name}=..." for name in missing)) if definition else ""
+                + " ".join(f"--param {name}=..." for name in missing)) if definition else (
+            f"; and no plugin here declares the family {kernel!r} (`flask plugins` lists those found; a plugin folder "
+            "of your own is found through KERNELINDEX_PLUGINS_DIR)")
         raise click.ClickException(f"no {SOURCE_REPORTED} {METRIC} runs of {kernel}"
                                    + (f" for pass {', '.join(passes)}" if passes else "") + hint)
     parameters = {name: sweep[name] for name in definition.parameters}
@@ -288,7 +290,12 @@ def chosen_device(target: str, device_index: int | None) -> int:
 @with_appcontext
 def rerun_command(run_ids, external_ids, kernels, passes, assignments, dtype, implementations, left_out, metrics,
                   target, device_index, preset, budget, out, server, token):
-    """Re-measure runs on this host and record KernelIndex reruns."""
+    """Re-measure runs on this host and record KernelIndex reruns.
+
+    Exits 0 once every result is recorded, passed or failed (a failed result, its reason included, is a record
+    too: comparators fail correctness checks); non-zero when the rerun cannot start or its results cannot be
+    recorded.
+    """
     if passes and not kernels:
         raise click.UsageError("--pass selects among --kernel runs; give --kernel too")
     if dtype and not (kernels and assignments):
