@@ -18,8 +18,8 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, vali
 
 from runners import memory
 from runners.isolation import CHILD_PROCESS, HARNESS_PROCESS
-from runners.timing import PROTOCOL_VERSION
 from runners.names import FAMILY_NAME_LENGTH, IMPLEMENTATION_NAME_LENGTH, address_name_problem, name_problem
+from runners.timing import PROTOCOL_VERSION
 from runners.types import DTYPE_NAMES, MATH_MODES, PASSES, TARGETS
 
 MAX_DEPTH = 16  # a bundle line nests 6 deep
@@ -129,8 +129,8 @@ class JsonBoolean(fields.Boolean):
         return value
 
 
-def count(least: int = 0) -> fields.Integer:
-    return fields.Integer(strict=True, validate=validate.Range(min=least))
+def count(least: int = 0, **kwargs) -> fields.Integer:
+    return fields.Integer(strict=True, validate=validate.Range(min=least), **kwargs)
 
 
 def length(most: int, least: int = 1) -> validate.Length:
@@ -246,7 +246,7 @@ class RerunProtocolSchema(Schema):
     correctnessTrials = count()
     inputSets = count()
     auditCalls = count()
-    l2FlushBytes = fields.Integer(strict=True, validate=validate.Range(min=0), allow_none=True)  # None on CPUs
+    l2FlushBytes = count(allow_none=True)  # None on CPUs
     budgetSeconds = JsonNumber(validate=validate.Range(min=0, min_inclusive=False))
     inputSeeds = fields.List(fields.Integer(strict=True))
     statistics = fields.List(fields.String(validate=length(40)))

@@ -131,7 +131,7 @@ def setting_problems(settings) -> list[str]:
             continue
         value = settings.get(name)
         whole = isinstance(default, int) and not name.endswith("_SECONDS")
-        least = 1 if whole and name != "PROXIES" else 0
+        least = 1 if whole and default >= 1 else 0  # PROXIES may be 0, as by default
         kind = int if whole else (int, float)
         if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) or value < least:
             problems.append(f"KERNELINDEX_{name} must be {'a whole number' if whole else 'a number'} from {least} "

@@ -283,7 +283,9 @@ def generate_environment(target: str, device: str) -> dict[str, Any]:
 
     :return: ``{"hardware": {...}, "software": {...}, "host": ..., "target": ...,
         "cpu": {...}}``; ``hardware`` has at least ``vendor``, ``product`` and
-        ``architecture``.
+        ``architecture`` (strings). A hook that raises, or an answer without them,
+        stops the rerun (``flask rerun``, each ``flask worker`` consumer) with a
+        message naming the hook; so does an :func:`update_environment` that raises.
     """
 
 
