@@ -337,6 +337,13 @@ def test_a_result_whose_policy_was_never_published_is_refused(policy_change):
         assert "is not one KernelIndex published" in verdict_problem(result)
 
 
+def test_a_passed_result_whose_figures_cover_no_trial_is_refused(app, reference):
+    result = rerun_result(reference)
+    result["correctness"]["outputFigures"]["output"]["differenceNorms"] = []
+    with pytest.raises(RerunRejected, match="cannot be judged under policy version 3"):
+        record_rerun_results([result])
+
+
 def test_a_result_of_an_older_policy_is_judged_by_the_version_it_names():
     """A committed version 2 line passes under version 2's table; with its errors made 1,000 times larger it does
     not, though it names an older version."""

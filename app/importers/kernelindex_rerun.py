@@ -227,7 +227,7 @@ def verdict_problem(result: dict) -> str | None:
         return None
     try:
         verdict = rejudge(result, published)
-    except (KeyError, TypeError, ValueError, ArithmeticError) as error:
+    except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as error:
         return f"its correctness record cannot be judged under policy version {version} ({error!r})"
     if verdict.status != "passed":
         return f"it says passed, but its own figures do not pass policy version {version}: {'; '.join(verdict.reasons)}"
