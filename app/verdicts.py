@@ -14,7 +14,7 @@ version says of its outputs; only a fresh rerun can rank.
 
 from dataclasses import dataclass, field
 
-from runners.correctness import POLICY, POLICY_TEXT, Verdict, policy_document, rejudge
+from runners.correctness import POLICY, POLICY_TEXT, UNREADABLE_RECORD, Verdict, policy_document, rejudge
 
 from .db import database
 from .importers.kernelindex_rerun import policy_document as correctness_policy_document
@@ -101,7 +101,7 @@ def rejudge_runs(runs) -> RejudgeSummary:
         try:
             with database.atomic():
                 verdict = rejudge_run(run)
-        except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as error:  # stored before the checks
+        except UNREADABLE_RECORD as error:  # stored before the checks
             summary.unreadable.append((run, f"its correctness record cannot be judged ({error!r})"))
             continue
         if verdict is None:

@@ -265,6 +265,10 @@ POLICY_VERSIONS = {1: Policy(version=1, tolerances=TOLERANCES, norm_floor=NORM_F
 """Every version a result may have been judged under, as published: a record naming another, or a known one with
 other figures, was not judged by KernelIndex's policy."""
 
+UNREADABLE_RECORD = (KeyError, TypeError, ValueError, IndexError, ArithmeticError)
+"""What :func:`rejudge` raises on a record it cannot read (a field missing, of another type, a figure list shorter
+than its trials): the importer refuses such a line, ``flask rejudge`` reports a stored one."""
+
 
 def policy_document(trials: int) -> dict[str, Any]:
     """The current correctness policy as the document the registry digests."""

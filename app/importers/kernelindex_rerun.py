@@ -25,7 +25,7 @@ from flask import current_app
 from marshmallow import ValidationError
 
 from runners import memory
-from runners.correctness import POLICY_VERSIONS, Policy, rejudge
+from runners.correctness import POLICY_VERSIONS, UNREADABLE_RECORD, Policy, rejudge
 from runners.discovery import family_definitions
 from runners.hardware import short_name
 
@@ -227,7 +227,7 @@ def verdict_problem(result: dict) -> str | None:
         return None
     try:
         verdict = rejudge(result, published)
-    except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as error:
+    except UNREADABLE_RECORD as error:
         return f"its correctness record cannot be judged under policy version {version} ({error!r})"
     if verdict.status != "passed":
         return f"it says passed, but its own figures do not pass policy version {version}: {'; '.join(verdict.reasons)}"
