@@ -18,6 +18,7 @@ SEARCH_PAGE_SIZE = 20
 MODERATION_PAGE_SIZE = 50  # attestations per page of the maintainers' list
 MAX_CONTENT_LENGTH = 64 * 1024  # bytes of any request body; notes and reproductions are small
 POSTS_PER_MINUTE = 10  # per client, for notes, reproductions and issue reports
+POST_REPEAT_WINDOW_SECONDS = 3600  # an exact repeat of a post on a run within this is the same post, not stored twice
 IMPORT_TIMEOUT_SECONDS = 60  # for importer URLs
 SIGN_IN_ATTEMPTS_PER_MINUTE = 5  # per client address, counted in the database (shared by every worker)
 SIGN_IN_ATTEMPTS_PER_ACCOUNT = 10  # per username in SIGN_IN_ACCOUNT_WINDOW_SECONDS, from any address

@@ -14,6 +14,9 @@ Trust and safety). How each database does it:
   Scopes share ``SCOPE_LOCK_STRIPES`` locks, so a whole-file import holds at most that
   many (PostgreSQL's lock table is small).
 
+Readers' posts on a run (notes, reproductions, issue reports) serialize per run (``lock_run_posts``), so
+that a post sent twice at once finds its first copy and is stored once.
+
 A transaction that still meets a busy database, a deadlock or a serialization failure
 is run again (``retried``), a few times after a jittered pause; if it never gets
 through, ``DatabaseBusy`` answers 503 with Retry-After, never 500.
@@ -37,6 +40,7 @@ from playhouse.pool import MaxConnectionsExceeded
 from werkzeug.exceptions import ServiceUnavailable
 
 from .db import database, is_postgres, lost_connection
+from .models import Run
 
 SCOPE_LOCK_STRIPES = 1024
 SCOPE_LOCKS = 0x4B490001  # advisory lock namespaces (the first key of pg_advisory_lock(int, int))
@@ -74,6 +78,13 @@ def lock_scopes(group_shared_fields) -> None:
     # writers take them in one order, as one statement a stripe did.
     database.execute_sql("SELECT pg_advisory_xact_lock(%s, stripe) FROM unnest(%s::integer[]) AS stripe",
                          (SCOPE_LOCKS, stripes))
+
+
+def lock_run_posts(run_id: str) -> None:
+    """Hold the run's row until the transaction ends (PostgreSQL only): posts on one run are checked and stored
+    one after the other."""
+    if is_postgres():  # SQLite: the transaction already holds the database's one write lock
+        Run.select(Run.id).where(Run.id == run_id).for_update().execute()
 
 
 def is_transient(error: BaseException) -> bool:

@@ -299,8 +299,22 @@ class InvalidationDecision(BaseModel):
         indexes = ((("run", "decided_at"), False),)
 
 
+def earlier_post(post: BaseModel, since: datetime, *conditions):
+    """The stored post on the unsaved ``post``'s run, made since ``since``, that says exactly what ``post`` says
+    (every field its model lists in ``POSTED``; None matches an empty field), or None: a reader's post sent
+    twice (a double click, a retried request) is one post."""
+    model = type(post)
+    same = [field.is_null() if value is None else field == value
+            for field, value in ((getattr(model, name), getattr(post, name)) for name in model.POSTED)]
+    return (model.select().where(model.run == post.run_id, model.created_at >= since, *same, *conditions)
+            .order_by(model.id).first())
+
+
 class Attestation(BaseModel):
     """A community note or reproduction. Shown beside a run; never changes its evidence or rank."""
+
+    POSTED = ("kind", "author", "body", "median", "p20", "p80", "unit", "gpu", "software", "link")
+    """What a reader writes; the same author writing it all again is a repeat (:func:`earlier_post`)."""
 
     run = peewee.ForeignKeyField(Run, backref="attestations", on_delete="CASCADE")
     kind = peewee.CharField(max_length=20)  # note, reproduction
@@ -316,9 +330,17 @@ class Attestation(BaseModel):
     hidden = peewee.BooleanField(default=False)
     created_at = peewee.DateTimeField(default=utcnow)
 
+    def earlier_repeat(self, since: datetime):
+        """The stored attestation this unsaved one repeats, hidden or not (a hidden one posted again would show
+        again), or None."""
+        return earlier_post(self, since)
+
 
 class IssueReport(BaseModel):
     """A reader's report that something about a run is wrong; maintainers resolve it."""
+
+    POSTED = ("reason", "body")
+    """What a reader writes; writing it all again is a repeat (:func:`earlier_post`)."""
 
     run = peewee.ForeignKeyField(Run, backref="issue_reports", on_delete="CASCADE")
     reason = peewee.CharField(max_length=40)
@@ -329,6 +351,11 @@ class IssueReport(BaseModel):
     @classmethod
     def unresolved(cls):
         return cls.select().where(cls.resolved == False)  # noqa: E712
+
+    def earlier_repeat(self, since: datetime):
+        """The open report this unsaved one repeats, or None: reporting again what a maintainer has resolved since
+        says that it is not, and is a new report."""
+        return earlier_post(self, since, IssueReport.resolved == False)  # noqa: E712
 
 
 class Maintainer(BaseModel):

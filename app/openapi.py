@@ -9,7 +9,7 @@ from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Blueprint, current_app, jsonify
 
-from . import page_schemas, rerun_request_schemas, schemas, search
+from . import page_schemas, post_schemas, rerun_request_schemas, schemas, search
 from .inputs import MAX_ROW_ID, TEXT_PATTERN
 from .models import REQUEST_STATUSES
 from .pages.family_filters import FAMILY_SORTS
@@ -138,7 +138,50 @@ def build_spec() -> APISpec:
     describe_downloads(spec)
     describe_policies_and_badges(spec)
     describe_rerun_requests(spec)
+    describe_community_posts(spec)
     return spec
+
+
+REPEATED_POST = ("The same post (run, author and text; every figure of a reproduction; an open report's reason and "
+                 "text) was stored within the last `POST_REPEAT_WINDOW_SECONDS` (an hour by default): nothing was "
+                 "stored again, and `existing` is the post stored before. A reader's browser gets the answer of a "
+                 "success instead, which shows that post.")
+
+
+def _error_or_page(description: str) -> dict:
+    """A refusal of a form, which answers JSON to a client that prefers it and HTML (the form with the reason) to
+    the others."""
+    return {"description": description, "content": {"application/json": {"schema": schemas.ErrorSchema},
+                                                    "text/html": {"schema": {"type": "string"}}}}
+
+
+def describe_community_posts(spec: APISpec) -> None:
+    """The run page's forms: JSON answers for a client that prefers JSON (``Accept: application/json``), the
+    section as an HTMX fragment or a redirect back to the run page for a reader."""
+    html = {"text/html": {"schema": {"type": "string"}}}
+    for path, schema, summary in (
+            ("/runs/{run_id}/attestations", post_schemas.AttestationSchema,
+             "Post a note or a reproduction on a run (the run page's form)."),
+            ("/runs/{run_id}/issues", post_schemas.IssueReportSchema,
+             "Report an issue with a run to the maintainers (the run page's form).")):
+        spec.path(path, operations={"post": {
+            "summary": summary,
+            "description": "A form, with the session's `csrf_token` in it (or in the `X-CSRFToken` header); "
+                           "send `Accept: application/json` for JSON answers.",
+            "parameters": [RUN_ID],
+            "requestBody": {"required": True, "content": {"application/x-www-form-urlencoded": {"schema": schema}}},
+            "responses": {"201": _json(schema, "Posted (to a client that prefers JSON): the post as stored."),
+                          "200": {"description": "Posted, or posted before (with HTMX): the run page's section.",
+                                  "content": html},
+                          "303": {"description": "Posted, or posted before (without JavaScript): to the run page."},
+                          "400": _error_or_page("The security token is missing or out of date, or (without "
+                                                "JavaScript) the post is not valid; nothing was stored."),
+                          "404": _error_or_page("No such run."), "409": _error(REPEATED_POST),
+                          "413": _error_or_page("The body is larger than a post may be; nothing was stored."),
+                          "422": _error_or_page("The post is not valid (JSON: `details` says what to fix in each "
+                                                "field); nothing was stored."),
+                          "429": _error_or_page("Too many posts from this address in a minute; nothing was "
+                                                "stored.")}}})
 
 
 REQUEST_ID = {"in": "path", "name": "request_id", "required": True, "description": "The rerun request's id.",

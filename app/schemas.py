@@ -310,11 +310,14 @@ class BulkRunSchema(Schema):
 
 
 class ErrorSchema(Schema):
-    """Every 4xx and 5xx answer of the API and the twins; ``details`` only on a refused post."""
+    """Every 4xx and 5xx answer of the API and the twins; ``details`` only on a refused post, ``existing`` only on
+    a repeated one."""
 
     error = fields.String(required=True)
     status = fields.Integer(required=True, metadata={"description": "the HTTP status, repeated"})
     details = fields.Dict()
+    existing = fields.Dict(metadata={"description": "the post stored before, as its 201 answer showed it "
+                                                    "(409 to a repeated post)"})
 
 
 run_filter_schema = RunFilterSchema()

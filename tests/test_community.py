@@ -1,10 +1,12 @@
 """Notes, reproductions and issue reports posted on a run (app/views/community.py)."""
 
 import re
+from datetime import timedelta
 
 import pytest
+from openapi_schema_validator import OAS30Validator, oas30_format_checker
 
-from app.models import Attestation, ComparisonGroup, IssueReport, Run
+from app.models import Attestation, ComparisonGroup, IssueReport, Run, utcnow
 
 from .pages_support import HTMX, TOKEN, counts, find_run, note, reference_run, with_token
 
@@ -432,3 +434,90 @@ def test_invalid_issue_report_is_refused_inline(small_app, poster, form, field, 
     plain = poster.post(f"/runs/{run.id}/issues", data={"csrf_token": TOKEN, **form})
     assert plain.status_code == 400 and message in plain.get_data(as_text=True)
     assert counts(small_app) == (0, 0)
+
+
+# --- a post sent twice --------------------------------------------------------------------------
+
+JSON = {"Accept": "application/json"}
+
+
+def test_a_note_sent_twice_is_stored_once_and_shown_to_the_reader(small_app, poster):
+    run = reference_run(small_app)
+    first = poster.post(f"/runs/{run.id}/attestations", data=note("Same here.", author="Ada"), headers=HTMX)
+    again = poster.post(f"/runs/{run.id}/attestations", data=note("\r\nSame here.  \r\n", author=" Ada "), headers=HTMX)
+    assert first.status_code == again.status_code == 200
+    with small_app.app_context():
+        [stored] = Attestation.select()
+    html = again.get_data(as_text=True)
+    assert f"Your note is posted already (attestation {stored.id}," in html
+    assert "within 60 minutes is stored once" in html and html.count("<p>Same here.</p>") == 1
+    plain = poster.post(f"/runs/{run.id}/attestations", data=note("Same here.", author="Ada"))
+    assert plain.status_code == 303
+    assert plain.headers["Location"].endswith(f"/runs/{run.id}#attestation-{stored.id}")  # the post stored before
+    assert counts(small_app) == (1, 0)
+
+
+def test_a_repeated_post_is_409_for_json_clients_naming_the_post_as_documented(small_app, poster):
+    run = reference_run(small_app)
+    created = poster.post(f"/runs/{run.id}/attestations", data=reproduction(), headers=JSON)
+    repeated = poster.post(f"/runs/{run.id}/attestations", data=reproduction(), headers=JSON)
+    assert created.status_code == 201 and repeated.status_code == 409
+    body = repeated.get_json()
+    assert f"Your reproduction is posted already (attestation {created.json['id']}," in body["error"]
+    assert body["existing"] == created.json and body["status"] == 409
+    document = poster.get("/api/openapi.json").get_json()
+    response = document["paths"]["/runs/{run_id}/attestations"]["post"]["responses"]["409"]
+    schema = {**response["content"]["application/json"]["schema"], "components": document["components"]}
+    assert list(OAS30Validator(schema, format_checker=oas30_format_checker).iter_errors(body)) == []
+    assert counts(small_app) == (1, 0)
+
+
+@pytest.mark.parametrize("second", [
+    note("Same here.", author="Grace"),  # another author
+    note("Same here!", author="Ada"),  # other text
+    reproduction(author="Ada"),  # another kind, with figures
+])
+def test_a_post_that_differs_is_stored(small_app, poster, second):
+    run = reference_run(small_app)
+    poster.post(f"/runs/{run.id}/attestations", data=note("Same here.", author="Ada"), headers=HTMX)
+    assert poster.post(f"/runs/{run.id}/attestations", data=second, headers=JSON).status_code == 201
+    assert counts(small_app) == (2, 0)
+
+
+def test_a_repeat_after_the_window_or_on_another_run_is_a_new_post(small_app, poster):
+    run = reference_run(small_app)
+    other = find_run(small_app, implementation="liger")
+    poster.post(f"/runs/{run.id}/attestations", data=note("Same here."), headers=HTMX)
+    assert poster.post(f"/runs/{other.id}/attestations", data=note("Same here."), headers=JSON).status_code == 201
+    with small_app.app_context():
+        Attestation.update(created_at=utcnow() - timedelta(seconds=3601)).execute()
+    assert poster.post(f"/runs/{run.id}/attestations", data=note("Same here."), headers=JSON).status_code == 201
+    assert counts(small_app) == (3, 0)
+
+
+def test_a_hidden_note_sent_again_stays_hidden(small_app, poster):
+    run = reference_run(small_app)
+    poster.post(f"/runs/{run.id}/attestations", data=note("buy cheap GPUs"), headers=HTMX)
+    with small_app.app_context():
+        Attestation.update(hidden=True).execute()
+    again = poster.post(f"/runs/{run.id}/attestations", data=note("buy cheap GPUs"))
+    assert again.headers["Location"].endswith(f"/runs/{run.id}#attestations-body")
+    assert "buy cheap GPUs" not in poster.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert counts(small_app) == (1, 0)
+
+
+def test_an_issue_report_sent_twice_is_stored_once_until_it_is_resolved(small_app, poster):
+    run = reference_run(small_app)
+    report = {"csrf_token": TOKEN, "reason": "wrong-figure", "body": "The p20 equals the median."}
+    created = poster.post(f"/runs/{run.id}/issues", data=report, headers=JSON)
+    again = poster.post(f"/runs/{run.id}/issues", data=report, headers=HTMX)
+    assert again.status_code == 200 and "1 open report on this run." in again.get_data(as_text=True)
+    assert f"Your report is sent already (report {created.json['id']}," in again.get_data(as_text=True)
+    repeated = poster.post(f"/runs/{run.id}/issues", data=report, headers=JSON)
+    assert repeated.status_code == 409 and repeated.get_json()["existing"] == created.json
+    assert f"report {created.json['id']}" in repeated.get_json()["error"]
+    assert counts(small_app) == (0, 1)
+    with small_app.app_context():
+        IssueReport.update(resolved=True).execute()
+    assert poster.post(f"/runs/{run.id}/issues", data=report, headers=JSON).status_code == 201  # it is not resolved
+    assert counts(small_app) == (0, 2)

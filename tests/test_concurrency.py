@@ -12,11 +12,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app.models import ComparisonGroup, Run, SourceFile
+from app.models import Attestation, ComparisonGroup, Run, SourceFile
 
 from .conftest import DATA, POSTGRES, TESTS, import_lock_held_elsewhere
 from .factories import rerun_result, stamp
-from .pages_support import reference_run
+from .pages_support import note, reference_run, with_token
 
 needs_postgres = pytest.mark.skipif(not POSTGRES, reason="KERNELINDEX_TEST_POSTGRES is not set")
 
@@ -98,6 +98,25 @@ def test_8_posts_for_the_same_4_measurements_leave_one_current_run_each(app, ref
         assert len(reruns) == 4 and newest == {stamps[7]}  # the newest of each
         assert Run.select().where(Run.source == "kernelindex").count() == 32  # every observation kept
         assert_each_group_ranks_its_members_once(reruns, members=2)
+
+
+def test_8_copies_of_one_note_sent_at_once_are_stored_once(app, reference):
+    """A double click, many times over: the copies check for each other one after the other."""
+    start = threading.Barrier(8)
+
+    def post(_):
+        client = with_token(app.test_client())
+        try:
+            start.wait(timeout=30)
+        except threading.BrokenBarrierError:
+            pass
+        return client.post(f"/runs/{reference.id}/attestations", data=note("Same here."),
+                           headers={"Accept": "application/json"}).status_code
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert sorted(pool.map(post, range(8))) == [201] + [409] * 7
+    with app.app_context():
+        assert Attestation.select().count() == 1
 
 
 def run_flask(url, *args, extra_env=None):

@@ -10,16 +10,27 @@ counts against the client's rate limit. Their refusals keep their status and sho
 their message above the form: put there by HTMX, or on the section re-rendered as
 a page with the reader's input. A post stores one row or nothing, and
 never touches the run's evidence level or rank.
+
+An exact repeat of a post (the same run, author and text, after the form's trimming;
+every figure of a reproduction; an issue report still open) within
+``POST_REPEAT_WINDOW_SECONDS`` (an hour by default) is the post sent twice: a double
+click, a retry after a slow answer, a form sent again from the browser's history.
+Nothing new is stored. The reader gets the answer of a success that shows the post
+stored before (the section saying so, or a redirect to the post); a JSON client gets
+409 naming it, with the post as ``existing``.
 """
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import NamedTuple
 
-from flask import Blueprint, g, jsonify, make_response, redirect, render_template, request
+from flask import Blueprint, current_app, g, jsonify, make_response, redirect, render_template, request
 from marshmallow import ValidationError
 
+from .. import formatting
 from ..db import database
-from ..models import Attestation, IssueReport, Run
+from ..locks import lock_run_posts
+from ..models import Attestation, IssueReport, Run, utcnow
 from ..pages.community import (ATTESTATIONS_TARGET, REPORT_TARGET, attestation_section, report_issue_section,
                                run_units)
 from ..pages.links import run_url
@@ -46,21 +57,25 @@ def first_messages(messages: dict) -> dict:
 PARTIALS = {"attestation_section": "partials/_attestations.html", "issue_section": "partials/_report_issue.html"}
 
 
-def answer(run: Run, name: str, section: dict, *, error_title: str = "", created=None):
+def answer(run: Run, name: str, section: dict, *, error_title: str = "", created=None, repeated=None,
+           anchor: str = ""):
     """Answer a post with the section it changed (``name`` in the run page's context).
 
-    Success (``created``): the fragment (HTMX), 201 JSON or a redirect to the section.
+    Success (``created``): the fragment (HTMX), 201 JSON or a redirect to the section (or to ``anchor`` in it).
+    Repeat (``repeated``, the post stored before): as a success, the section's notice saying so; 409 JSON.
     Error: the fragment with inline messages (422), JSON (422) or a page (400).
     """
-    ok = created is not None
+    ok = created is not None or repeated is not None
     if wants_json():
-        if ok:
+        if repeated is not None:
+            return jsonify(error=section["notice"], status=409, existing=repeated), 409
+        if created is not None:
             return jsonify(created), 201
-        return jsonify(error="the post is not valid; nothing was saved", details=section["errors"]), 422
+        return jsonify(error="the post is not valid; nothing was saved", status=422, details=section["errors"]), 422
     if is_htmx():
         response = make_response(render_template(PARTIALS[name], run=run, **{name: section}), 200 if ok else 422)
     elif ok:
-        response = redirect(run_url(run.id, _anchor=section["target"]), code=303)
+        response = redirect(run_url(run.id, _anchor=anchor or section["target"]), code=303)
     else:
         response = errors_page(run, name, section, error_title, 400)
     response.vary.update(FRAGMENT_CHOICE)
@@ -87,8 +102,13 @@ def post_attestation(run_id):
         form = {"kind": values.get("kind"), "values": values, "errors": first_messages(error.messages)}
         return answer(run, "attestation_section", attestation_section(run, form),
                       error_title="Your note or reproduction needs a fix")
-    with database.atomic():
-        attestation = Attestation.create(run=run, **data)
+    attestation, repeated = stored_once(Attestation(run=run, **data))
+    if repeated:
+        notice = (f"Your {attestation.kind} is posted already (attestation {attestation.id}, "
+                  f"{formatting.moment(attestation.created_at)}): {repeat_note()}")
+        return answer(run, "attestation_section", attestation_section(run, {"notice": notice}),
+                      repeated=attestation_schema.dump(attestation),
+                      anchor="" if attestation.hidden else f"attestation-{attestation.id}")
     notice = "Your reproduction is posted." if attestation.kind == "reproduction" else "Your note is posted."
     return answer(run, "attestation_section", attestation_section(run, {"notice": notice}),
                   created=attestation_schema.dump(attestation))
@@ -105,10 +125,30 @@ def post_issue(run_id):
     except ValidationError as error:
         form = {"values": values, "errors": first_messages(error.messages)}
         return answer(run, "issue_section", report_issue_section(run, form), error_title="Your report needs a fix")
-    with database.atomic():
-        report = IssueReport.create(run=run, **data)
+    report, repeated = stored_once(IssueReport(run=run, **data))
+    if repeated:
+        form = {"notice": f"Your report is sent already (report {report.id}, {formatting.moment(report.created_at)}) "
+                          f"and the maintainers will look at it: {repeat_note()}"}
+        return answer(run, "issue_section", report_issue_section(run, form),
+                      repeated=issue_report_schema.dump(report))
     form = {"notice": "Thank you: the maintainers will look at your report."}
     return answer(run, "issue_section", report_issue_section(run, form), created=issue_report_schema.dump(report))
+
+
+def repeat_note() -> str:
+    minutes = round(current_app.config["POST_REPEAT_WINDOW_SECONDS"] / 60)
+    return f"the same post sent again within {minutes} minutes is stored once."
+
+
+def stored_once(post):
+    """``post`` stored, and False; or the post it repeats (``earlier_repeat``), and True, storing nothing."""
+    since = utcnow() - timedelta(seconds=current_app.config["POST_REPEAT_WINDOW_SECONDS"])
+    with database.atomic():
+        lock_run_posts(post.run_id)
+        earlier = post.earlier_repeat(since)
+        if earlier is None:
+            post.save(force_insert=True)
+    return (post, False) if earlier is None else (earlier, True)
 
 
 # --- refusals raised before the form is read (CSRF, size, rate) --------------------------------------
