@@ -8,7 +8,9 @@ A family is one package, ``plugins/<family>/``, of four short modules:
     The family as data, no torch: normalized parameter names, the upstream names that
     map onto them (``aliases``; the importer applies them to every upstream row), and
     the tensors a workload allocates, usually :func:`plugins._shapes.shapes`. Everything
-    else in an upstream configuration (``eps``, ``hidden_act``) becomes an *option*.
+    else in an upstream configuration (``eps``, ``hidden_act``) becomes an *option*; one
+    the family reads that takes few values (a flag, an activation's names) lists them in
+    ``option_values``, and results that give it another value are refused.
 
 ``reference.py``
     The one formulation, a plain torch function, written so it computes in float64 when

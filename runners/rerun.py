@@ -180,6 +180,9 @@ class _PluginCalls:
         missing = [name for name in definition.parameters if name not in self.parameters]
         if missing:
             raise RerunError(f"{definition.name} needs parameters {', '.join(missing)}")
+        problem = definition.option_problem(self.options)
+        if problem:
+            raise RerunError(problem)
         self.dtype, self.pass_ = request.dtype, request.pass_
         specs = definition.tensors({**self.parameters, **self.options}, self.dtype)
         self.expected = {spec.name: spec for spec in specs}

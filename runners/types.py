@@ -94,10 +94,16 @@ class FamilyDefinition:
     break, and inputs of a function whose gradient jumps where an input ties a value computed from the others
     (sparsemax's threshold), since values on TF32's coarser grid tie often enough to make honest fp32 arithmetic
     fail."""
+    option_values: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    """The values an option the family reads may take, where they are few (a flag, an activation's names):
+    ``{"bias": (True, False)}``. A workload that gives such an option another value (``"bias": "false"``, a string,
+    which reads as true) is not one the family defines: importers refuse its results and a rerun does not start
+    (:meth:`option_problem`). Options not named here (an upstream label such as ``seq_len``, a number such as
+    ``eps``) take any scalar."""
 
     def __post_init__(self) -> None:
         _check_types(self, name=str, title=str, derive_tensors=Callable, aliases=Mapping, defaults=Mapping,
-                     implied=(Callable, NoneType), default_dtype=(str, NoneType))
+                     implied=(Callable, NoneType), default_dtype=(str, NoneType), option_values=Mapping)
         _check_name("a family's name", self.name, FAMILY_NAME_LENGTH)
         _freeze_tuple(self, "parameters", str)
         _freeze_tuple(self, "constrained_inputs", str)
@@ -106,10 +112,35 @@ class FamilyDefinition:
                              f"not {self.default_dtype!r}")
         object.__setattr__(self, "aliases", _frozen_mapping(self.aliases))
         object.__setattr__(self, "defaults", _frozen_mapping(self.defaults))
+        for name, values in self.option_values.items():
+            if not isinstance(values, tuple) or not values or not all(_is_option_scalar(value) for value in values):
+                raise TypeError(f"{self.name}: option_values[{name!r}] must be a tuple of booleans, numbers or "
+                                f"strings, not {values!r:.80}")
+        object.__setattr__(self, "option_values", _frozen_mapping(self.option_values))
+        problem = self.option_problem(self.defaults)
+        if problem:
+            raise ValueError(f"a default: {problem}")
 
     def tensors(self, values: Mapping[str, Any], dtype: str) -> tuple[TensorSpec, ...]:
         """The workload's tensors, with the family's defaults filled in for missing options."""
         return self.derive_tensors({**self.defaults, **values}, dtype)
+
+    def option_problem(self, options: Mapping[str, Any]) -> str | None:
+        """Why ``options`` are not the family's (an option given a value :attr:`option_values` does not list; a
+        boolean is no number: ``1`` is not ``true``), naming the option and the values it takes; None when they
+        are."""
+        for name, allowed in self.option_values.items():
+            given = options.get(name)
+            if name in options and not any(isinstance(given, bool) == isinstance(value, bool) and given == value
+                                           for value in allowed):
+                allowed_text = " or ".join(json.dumps(value) for value in allowed)
+                return (f"{self.name} workloads take the option {name} as {allowed_text}, "
+                        f"not {json.dumps(given, default=repr)}")
+        return None
+
+
+def _is_option_scalar(value: Any) -> bool:
+    return isinstance(value, (bool, int, str)) or (isinstance(value, float) and math.isfinite(value))
 
 
 TARGETS = ("cpu", "cuda")

@@ -237,6 +237,21 @@ def test_a_bundle_names_families_and_implementations_as_plugins_must(app, refere
     assert Run.select().where(Run.source == "kernelindex").count() == 0
 
 
+@pytest.mark.parametrize("bias", ["false", 1])
+def test_an_option_value_the_family_does_not_define_is_refused(app, reference, runner, client, tmp_path, bias):
+    """FNA's bias is true or false: the string "false" (which reads as true) or 1 names a workload no rerun of
+    the family measures, in a comparison group of its own."""
+    result = rerun_result(reference, observed_at=stamp(-10))
+    result["workload"] = {**result["workload"], "options": {**result["workload"]["options"], "bias": bias}}
+    message = f"fused_neighborhood_attention workloads take the option bias as true or false, not {json.dumps(bias)}"
+    imported = runner.invoke(args=["import", "kernelindex", write_bundle(tmp_path / "bias.jsonl", result)])
+    assert imported.exit_code == 1 and message in imported.output, imported.output
+    token = runner.invoke(args=["tokens", "create", "h200-a"]).output.strip()
+    posted = client.post("/api/v1/reruns", json=[result], headers={"Authorization": f"Bearer {token}"})
+    assert posted.status_code == 400 and message in posted.get_json()["error"]
+    assert Run.select().where(Run.source == "kernelindex").count() == 0
+
+
 @pytest.mark.parametrize("bundle, library_implementation", [
     ("h200-fair-fna-forward-reference.jsonl", "liger+tf32"),
     ("h200-families.jsonl", "huggingface"),

@@ -13,6 +13,7 @@ from runners import discovery
 from runners.discovery import build_registry, family_definitions, get_registry, plugin_listing
 from runners.rerun import RerunRequest, rerun_workload
 from runners.timing import protocol_document
+from runners.types import FamilyDefinition
 
 TEST_PLUGINS = Path(__file__).resolve().parent / "plugins"
 MISSPELLED = '''
@@ -326,6 +327,21 @@ def test_a_record_field_of_the_wrong_type_breaks_only_its_plugin(plugins_dir):
                                   "not tuple ('torch',)",
         "list_details.py": "TypeError: Implementation.details must be Mapping, not list [1]",
     })
+
+
+def test_option_values_are_checked_where_the_definition_is_made():
+    def probe(**fields):
+        return FamilyDefinition(name="probe", title="Probe", parameters=("rows",),
+                                derive_tensors=lambda values, dtype: (), **fields)
+
+    with pytest.raises(TypeError, match=r"probe: option_values\['bias'\] must be a tuple of booleans, numbers or "
+                                        r"strings, not \[True, False\]"):
+        probe(option_values={"bias": [True, False]})
+    with pytest.raises(ValueError, match='a default: probe workloads take the option bias as true or false, not "on"'):
+        probe(defaults={"bias": "on"}, option_values={"bias": (True, False)})
+    definition = probe(defaults={"bias": True}, option_values={"bias": (True, False)})
+    assert definition.option_problem({"bias": False, "eps": 1e-6}) is None  # eps takes any value
+    assert definition.option_problem({"bias": 0}) == "probe workloads take the option bias as true or false, not 0"
 
 
 def test_a_plugin_that_exits_is_broken_and_the_host_goes_on(plugins_dir):

@@ -133,6 +133,8 @@ def test_unlinked_implementations_report_no_rerun_of(environment):
     (RerunRequest("fused_neighborhood_attention", "sideways", SMALL_FNA.parameters, "fp32"), "cpu", None,
      "pass must be one of"),
     (RerunRequest("fused_neighborhood_attention", "forward", {"seq": 8}, "fp32"), "cpu", None, "needs parameters"),
+    (RerunRequest("fused_neighborhood_attention", "forward", SMALL_FNA.parameters, "fp32", {"bias": "no"}), "cpu",
+     None, 'fused_neighborhood_attention workloads take the option bias as true or false, not "no"'),
 ])
 def test_bad_requests_are_refused_before_any_work(request_, target, implementations, message, environment):
     with pytest.raises(RerunError, match=message):

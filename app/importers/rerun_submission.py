@@ -12,6 +12,8 @@ the committed bundles keep their host ``vm``). It is not in the future either.
 Either way, only families and implementations that a plugin on this server declares are
 accepted: a plugin declares its implementations also where their library does not import
 (Liger-Kernel, transformers), so this server needs no GPU libraries to accept their results.
+And only workloads the family defines: its parameters, options of the values it takes
+(``FamilyDefinition.option_values``), tensors it can derive.
 """
 
 import math
@@ -104,6 +106,9 @@ def workload_problem(workload: dict, definition: FamilyDefinition) -> str | None
     names, expected = set(workload["parameters"]), set(definition.parameters)
     if names != expected:
         return f"{definition.name} workloads have the parameters {sorted(expected)}, not {sorted(names)}"
+    problem = definition.option_problem(workload["options"])
+    if problem:
+        return problem
     try:
         tensors = definition.tensors({**workload["parameters"], **workload["options"]}, workload["dtype"])
     except KeyError as error:

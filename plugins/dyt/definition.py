@@ -22,4 +22,5 @@ DYT = FamilyDefinition(
     parameters=("tokens", "hidden"),
     derive_tensors=derive_tensors,
     aliases={"BT": "tokens", "hidden_size": "hidden"},
+    option_values={"beta": (True, False)},
 )

@@ -16,4 +16,5 @@ FUSED_LINEAR_GRPO_LOSS_SEQUENCE = FamilyDefinition(
     derive_tensors=GRPO_TENSORS,
     aliases=GRPO_ALIASES,
     defaults={"importance_sampling_level": "sequence"},
+    option_values={"importance_sampling_level": ("sequence",)},  # "token" is its sibling family's
 )

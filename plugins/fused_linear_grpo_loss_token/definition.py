@@ -29,4 +29,5 @@ FUSED_LINEAR_GRPO_LOSS_TOKEN = FamilyDefinition(
     derive_tensors=GRPO_TENSORS,
     aliases=GRPO_ALIASES,
     defaults={"importance_sampling_level": "token"},
+    option_values={"importance_sampling_level": ("token",)},  # "sequence" is its sibling family's
 )

@@ -24,4 +24,5 @@ FUSED_NEIGHBORHOOD_ATTENTION = FamilyDefinition(
     parameters=("seq", "batch", "heads", "hidden", "dilation", "kernel_size"),
     derive_tensors=derive_tensors,
     defaults={"bias": True},
+    option_values={"bias": (True, False)},
 )

@@ -8,10 +8,13 @@ with GELU in its tanh approximation as the activation, ``hidden_act``
 from plugins.swiglu.definition import SWIGLU
 from runners.types import FamilyDefinition
 
+GELU_TANH = "gelu_pytorch_tanh"
+
 GEGLU = FamilyDefinition(
     name="geglu",
     title="GeGLU",
     parameters=SWIGLU.parameters,
     derive_tensors=SWIGLU.derive_tensors,
     aliases=SWIGLU.aliases,
+    option_values={"hidden_act": (GELU_TANH,)},
 )

@@ -15,10 +15,8 @@ comparator (``LlamaMLP``, configured by the workload's ``hidden_act``) serve her
 import torch
 
 from plugins._formulated import FormulatedFamily, ModuleComparator, by_pass
-from plugins.geglu.definition import GEGLU
+from plugins.geglu.definition import GELU_TANH, GEGLU
 from plugins.swiglu.reference import HUGGINGFACE, INPUTS, PROJECTIONS, liger_mlp_config
-
-GELU_TANH = "gelu_pytorch_tanh"
 
 
 def geglu_mlp(hidden_states, gate_weight, up_weight, down_weight, *, hidden_act):

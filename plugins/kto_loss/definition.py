@@ -39,4 +39,5 @@ KTO_LOSS = FamilyDefinition(
     aliases={"B": "batch", "bsz": "batch", "T": "seq", "H": "hidden", "hidden_size": "hidden", "V": "vocab",
              "vocab_size": "vocab"},
     defaults={"bias": True},
+    option_values={"bias": (True, False)},
 )

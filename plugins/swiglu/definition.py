@@ -10,6 +10,9 @@ as a Llama config does. Upstream's rows sweep ``T`` (seq) at ``B`` (batch) 4.
 from plugins._shapes import shapes
 from runners.types import FamilyDefinition
 
+SILU_NAMES = ("silu", "swish")
+"""The ``hidden_act`` values that name SiLU in a Llama config (Liger's module accepts these)."""
+
 SWIGLU = FamilyDefinition(
     name="swiglu",
     title="SwiGLU",
@@ -18,4 +21,5 @@ SWIGLU = FamilyDefinition(
                           up_weight=("intermediate", "hidden"), down_weight=("hidden", "intermediate")),
     aliases={"B": "batch", "bsz": "batch", "T": "seq", "seq_len": "seq", "hidden_size": "hidden",
              "intermediate_size": "intermediate"},
+    option_values={"hidden_act": SILU_NAMES},
 )

@@ -16,10 +16,7 @@ from types import SimpleNamespace
 import torch
 
 from plugins._formulated import FormulatedFamily, ModuleComparator, by_pass, linear_weight, normal
-from plugins.swiglu.definition import SWIGLU
-
-SILU_NAMES = ("silu", "swish")
-"""The ``hidden_act`` values that name SiLU in a Llama config (Liger's module accepts these)."""
+from plugins.swiglu.definition import SILU_NAMES, SWIGLU
 
 
 def swiglu_mlp(hidden_states, gate_weight, up_weight, down_weight, *, hidden_act):

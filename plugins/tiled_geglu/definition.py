@@ -5,6 +5,7 @@ upstream names, the ``num_shards`` option) with ``hidden_act`` ``gelu_pytorch_ta
 Upstream's rows sweep ``T`` (seq) at ``bsz`` (batch) 2, bf16, four shards.
 """
 
+from plugins.geglu.definition import GEGLU
 from plugins.tiled_swiglu.definition import TILED_SWIGLU
 from runners.types import FamilyDefinition
 
@@ -14,4 +15,5 @@ TILED_GEGLU = FamilyDefinition(
     parameters=TILED_SWIGLU.parameters,
     derive_tensors=TILED_SWIGLU.derive_tensors,
     aliases=TILED_SWIGLU.aliases,
+    option_values=GEGLU.option_values,
 )

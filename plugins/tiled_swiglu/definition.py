@@ -15,4 +15,5 @@ TILED_SWIGLU = FamilyDefinition(
     parameters=SWIGLU.parameters,
     derive_tensors=SWIGLU.derive_tensors,
     aliases=SWIGLU.aliases,
+    option_values=SWIGLU.option_values,
 )
