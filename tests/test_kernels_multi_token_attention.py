@@ -105,6 +105,24 @@ def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, k,
         assert error < 2 * TOLERANCE[dtype], f"seed {seed}: gradient of {name} error {error:.2e}"
 
 
+@pytest.mark.parametrize("seq", [13, 16, 20])
+def test_output_rows_start_on_16_bytes(poisoned_allocations, seq):
+    """At a length that is no multiple of 8 the output is a view of rows padded to one (the convolution stores them
+    16 bytes at a time), in a buffer that holds the last row's padding, which the kernel fills with the causal
+    mask's zeros; at a multiple of 8 it is contiguous. The values are the reference's either way."""
+    seed = fresh_seed()
+    tensors = workload(seq, 3, 1, 4, 4, True, torch.float16, seed)
+    out = triton_kernels.multi_token_attention_triton(**tensors)
+    row = -(-seq // 8) * 8
+    assert out.stride() == (4 * seq * row, seq * row, row, 1)
+    assert out.is_contiguous() == (seq == row)
+    padded = out.as_strided((2, 4, seq, row), out.stride())
+    assert (padded[..., seq:] == 0).all(), f"seed {seed}: padding not written"
+    error = relative_error(out, reference.multi_token_attention_float64(**{
+        name: None if t is None else t.double() for name, t in tensors.items()}))
+    assert error < TOLERANCE[torch.float16], f"seed {seed}: forward error {error:.2e}"
+
+
 def test_triton_records_its_configs():
     record = triton_kernels.implementation_record()
     assert set(record["autotuned"]) == {"_mta_pad_kernel", "_mta_conv_fwd_kernel", "_mta_conv_im2col_kernel",

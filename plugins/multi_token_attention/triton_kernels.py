@@ -345,16 +345,18 @@ def _banded_product(acc, left, right, band_left, band_right, INPUT_PRECISION: tl
 
 
 @triton.jit
-def _store_subtile(acc, bias, out_ptr, batch, rows, first_col, first_head, L, C_OUT: tl.constexpr,
+def _store_subtile(acc, bias, out_ptr, batch, rows, first_col, first_head, L, ROW, C_OUT: tl.constexpr,
                    N: tl.constexpr, OUT_W: tl.constexpr):
-    """``mask0(acc + bias)`` into output columns ``first_col .. first_col + OUT_W`` of the program's output heads."""
+    """``mask0(acc + bias)`` into output columns ``first_col .. first_col + OUT_W`` of the program's output heads,
+    rows ``ROW`` apart: the row's padding columns (from ``L``) get the mask's zeros, so the store's mask is constant
+    along 16-byte runs."""
     n = tl.arange(0, N)
     o = first_head + n // OUT_W
     cols = first_col + n % OUT_W
     acc = tl.where(cols[None, :] <= rows[:, None], acc + bias[None, :], 0.0)
     out_planes = (batch * C_OUT + o).to(tl.int64)
-    tl.store(out_ptr + out_planes[None, :] * L * L + rows[:, None] * L + cols[None, :],
-             acc.to(out_ptr.dtype.element_ty), mask=(rows[:, None] < L) & ((o < C_OUT) & (cols < L))[None, :])
+    tl.store(out_ptr + out_planes[None, :] * L * ROW + rows[:, None] * ROW + cols[None, :],
+             acc.to(out_ptr.dtype.element_ty), mask=(rows[:, None] < L) & ((o < C_OUT) & (cols < ROW))[None, :])
 
 
 def _heads_per_program(heads_out):
@@ -367,10 +369,11 @@ def _heads_per_program(heads_out):
 @triton.autotune(configs=_conv_configs(), key=["L_UNITS", "L_ALIGN", "C_IN", "C_OUT", "K"], do_bench=device_time,
                  prune_configs_by={"early_config_prune": _conv_candidates})
 @triton.jit
-def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L_UNITS, STRIDE, PLANE, L_ALIGN: tl.constexpr,
-                         C_IN: tl.constexpr, C_OUT: tl.constexpr, K: tl.constexpr, HAS_BIAS: tl.constexpr,
-                         N: tl.constexpr, HEADS: tl.constexpr, OUT_W: tl.constexpr, INPUT_PRECISION: tl.constexpr,
-                         UPCAST: tl.constexpr, ZERO_TILES: tl.constexpr, BLOCK_M: tl.constexpr):
+def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L_UNITS, STRIDE, PLANE, ROW_UNITS,
+                         L_ALIGN: tl.constexpr, ROW_ALIGN: tl.constexpr, C_IN: tl.constexpr, C_OUT: tl.constexpr,
+                         K: tl.constexpr, HAS_BIAS: tl.constexpr, N: tl.constexpr, HEADS: tl.constexpr,
+                         OUT_W: tl.constexpr, INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
+                         ZERO_TILES: tl.constexpr, BLOCK_M: tl.constexpr):
     """``BLOCK_M x 4*OUT_W`` output positions (four subtiles) of ``HEADS`` output heads of one batch element.
 
     Padded P (chunk-major: a chunk's rows are contiguous) is read in ``OUT_W``-column chunks
@@ -384,10 +387,12 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L_UNITS, STRIDE, PL
     writes no output): launched early (:func:`let_next_launch_start`), they run while it does. Without
     ``ZERO_TILES`` (the backward's dP, read only at causal positions) they do nothing.
     The band's rows are ``N`` wide (every output head); a program reads its heads' ``HEADS * OUT_W``
-    columns. The head groups of one tile are neighbouring programs, so they share its P in L2.
+    columns. The head groups of one tile are neighbouring programs, so they share its P in L2. Output rows are
+    ``ROW_UNITS * ROW_ALIGN`` elements apart (:func:`_padded_row`).
     Grid: ``(cdiv(L, BLOCK_M) * cdiv(L, 4 * OUT_W) * cdiv(C_OUT, HEADS), batch)``.
     """
     L = L_UNITS * L_ALIGN
+    ROW = ROW_UNITS * ROW_ALIGN  # the output's row stride (see _padded_row)
     NB: tl.constexpr = HEADS * OUT_W
     HEAD_GROUPS: tl.constexpr = (C_OUT + HEADS - 1) // HEADS
     pid = tl.program_id(0)
@@ -427,16 +432,16 @@ def _mta_conv_fwd_kernel(p_ptr, band_ptr, bias_ptr, out_ptr, L_UNITS, STRIDE, PL
         bias = tl.zeros((NB,), dtype=tl.float32)
         if HAS_BIAS:
             bias = tl.load(bias_ptr + o, mask=o < C_OUT, other=0.0).to(tl.float32)
-        _store_subtile(acc0, bias, out_ptr, batch, rows, first_col, first_head, L, C_OUT, NB, OUT_W)
-        _store_subtile(acc1, bias, out_ptr, batch, rows, first_col + OUT_W, first_head, L, C_OUT, NB, OUT_W)
-        _store_subtile(acc2, bias, out_ptr, batch, rows, first_col + 2 * OUT_W, first_head, L, C_OUT, NB, OUT_W)
-        _store_subtile(acc3, bias, out_ptr, batch, rows, first_col + 3 * OUT_W, first_head, L, C_OUT, NB, OUT_W)
+        _store_subtile(acc0, bias, out_ptr, batch, rows, first_col, first_head, L, ROW, C_OUT, NB, OUT_W)
+        _store_subtile(acc1, bias, out_ptr, batch, rows, first_col + OUT_W, first_head, L, ROW, C_OUT, NB, OUT_W)
+        _store_subtile(acc2, bias, out_ptr, batch, rows, first_col + 2 * OUT_W, first_head, L, ROW, C_OUT, NB, OUT_W)
+        _store_subtile(acc3, bias, out_ptr, batch, rows, first_col + 3 * OUT_W, first_head, L, ROW, C_OUT, NB, OUT_W)
     elif ZERO_TILES:
         cols = first_col + tl.arange(0, 4 * OUT_W)
         zeros = tl.zeros((BLOCK_M, 4 * OUT_W), dtype=out_ptr.dtype.element_ty)
         for head in range(first_head, first_head + HEADS):
-            tl.store(out_ptr + (batch * C_OUT + head).to(tl.int64) * L * L + rows[:, None] * L + cols[None, :], zeros,
-                     mask=(rows[:, None] < L) & (cols < L)[None, :] & (head < C_OUT))
+            tl.store(out_ptr + (batch * C_OUT + head).to(tl.int64) * L * ROW + rows[:, None] * ROW + cols[None, :],
+                     zeros, mask=(rows[:, None] < L) & (cols < ROW)[None, :] & (head < C_OUT))
 
 
 def _im2col_configs():
@@ -466,8 +471,8 @@ def _uses_im2col(consts: dict, dtype: torch.dtype) -> bool:
 
 
 @triton.autotune(configs=_im2col_configs(), key=["L", "C_IN", "C_OUT", "K"], do_bench=device_time)
-@triton.jit(do_not_specialize=["L"])
-def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE, C_IN: tl.constexpr,
+@triton.jit(do_not_specialize=["L", "ROW"])
+def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, ROW, STRIDE, PLANE, C_IN: tl.constexpr,
                             C_OUT: tl.constexpr, N: tl.constexpr, K: tl.constexpr, SHIFT: tl.constexpr,
                             HAS_BIAS: tl.constexpr, INPUT_PRECISION: tl.constexpr, ZERO_TILES: tl.constexpr,
                             BY_TAP: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr,
@@ -485,8 +490,9 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE, C
     diagonal read columns P_pad may not have written: only their own rows of the product see them, and they are
     stored as zeros. Tiles wholly above the diagonal store zeros (``ZERO_TILES``) or nothing.
 
-    ``L`` is not specialized: told that it divides by 16 (as ``L_UNITS * L_ALIGN`` does elsewhere here), Triton lays
-    the tile out for 16-byte stores and the convolution took 2.6x-4.4x as long at L 1000, 1024 and 2048.
+    ``L`` and the output's row stride ``ROW`` (:func:`_padded_row`) are not specialized: told that they divide by
+    16 (as ``L_UNITS * L_ALIGN`` does elsewhere here), Triton lays the tile out for 16-byte stores and the
+    convolution took 2.6x-4.4x as long at L 1000, 1024 and 2048.
     Grid: ``(cdiv(L, BLOCK_I) * cdiv(L, BLOCK_J), batch)``.
     """
     TAPS: tl.constexpr = C_IN * K * K
@@ -500,7 +506,7 @@ def _mta_conv_im2col_kernel(p_ptr, w_ptr, bias_ptr, out_ptr, L, STRIDE, PLANE, C
     i = row_block * BLOCK_I + m // BLOCK_J
     j = col_block * BLOCK_J + m % BLOCK_J
     o = tl.arange(0, N)
-    out_offsets = (batch * C_OUT + o).to(tl.int64)[None, :] * L * L + (i * L + j)[:, None]
+    out_offsets = (batch * C_OUT + o).to(tl.int64)[None, :] * L * ROW + (i * ROW + j)[:, None]
     store_ok = ((i < L) & (j < L))[:, None] & (o < C_OUT)[None, :]
     if col_block * BLOCK_J < (row_block + 1) * BLOCK_I:  # the tile reaches the causal half
         follow_previous_launch()  # P_pad and the weights come from the padding pass
@@ -772,36 +778,39 @@ def _bwd_scores_configs():
 
 @triton.autotune(configs=_bwd_scores_configs(), key=["L_UNITS", "L_ALIGN", "C_IN"], do_bench=device_time)
 @triton.jit
-def _mta_bwd_scores_kernel(p_ptr, dp_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L_UNITS, STRIDE, PLANE,
-                           L_ALIGN: tl.constexpr, C_IN: tl.constexpr, C_OUT: tl.constexpr, IN_PER_GROUP: tl.constexpr,
-                           K: tl.constexpr, COL_PAD: tl.constexpr, CHUNK: tl.constexpr, HAS_BIAS: tl.constexpr,
-                           REPLICAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def _mta_bwd_scores_kernel(p_ptr, dp_ptr, acc_ptr, ds_ptr, dw_ptr, db_ptr, L_UNITS, STRIDE, PLANE, ROW_UNITS,
+                           L_ALIGN: tl.constexpr, ROW_ALIGN: tl.constexpr, C_IN: tl.constexpr, C_OUT: tl.constexpr,
+                           IN_PER_GROUP: tl.constexpr, K: tl.constexpr, COL_PAD: tl.constexpr, CHUNK: tl.constexpr,
+                           HAS_BIAS: tl.constexpr, REPLICAS: tl.constexpr, BLOCK_M: tl.constexpr,
+                           BLOCK_N: tl.constexpr):
     """``dscores = P * (dP - delta)``, ``delta[r] = sum_s dP * P``, for ``BLOCK_M`` rows of one input head's plane:
     the causal columns once for delta, again (mostly from L2) for dscores, then zeros to the row's end.
 
     First, every program sums a slice of the accumulated dW and dbias replicas and stores it in their dtype (the
-    weight kernel has finished: same stream). Grid: ``(cdiv(L, BLOCK_M), batch * C_IN)``.
+    weight kernel has finished: same stream). dP's rows are ``ROW_UNITS * ROW_ALIGN`` apart, as the convolution
+    wrote them. Grid: ``(cdiv(L, BLOCK_M), batch * C_IN)``.
     """
     L = L_UNITS * L_ALIGN
+    ROW = ROW_UNITS * ROW_ALIGN
     follow_previous_launch()
     block = tl.program_id(0)
     plane = tl.program_id(1).to(tl.int64)
     _sum_replicas(acc_ptr, dw_ptr, db_ptr, C_OUT * IN_PER_GROUP * K * K, C_OUT, HAS_BIAS,
                   tl.program_id(1) * tl.num_programs(0) + block, tl.num_programs(0) * tl.num_programs(1), REPLICAS)
     rows = block * BLOCK_M + tl.arange(0, BLOCK_M)
-    causal_end = tl.minimum((block + 1) * BLOCK_M, L)
+    causal_end = tl.minimum((block + 1) * BLOCK_M, ROW)  # a multiple of 8: see _causal_probs_and_dprobs
     probs_plane = p_ptr + plane * PLANE
-    dprobs_plane = dp_ptr + plane * L * L
+    dprobs_plane = dp_ptr + plane * L * ROW
     delta = tl.zeros((BLOCK_M,), dtype=tl.float32)
     for c0 in range(0, causal_end, BLOCK_N):
-        probs, dprobs = _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, causal_end, L, STRIDE, PLANE,
-                                                 K, COL_PAD, CHUNK, BLOCK_N)
+        probs, dprobs = _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, causal_end, L, ROW, STRIDE,
+                                                 PLANE, K, COL_PAD, CHUNK, BLOCK_N)
         delta += tl.sum(probs * dprobs, axis=1)
     for c0 in range(0, L, BLOCK_N):
         grad = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         if c0 < causal_end:
-            probs, dprobs = _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, causal_end, L, STRIDE,
-                                                     PLANE, K, COL_PAD, CHUNK, BLOCK_N)
+            probs, dprobs = _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, causal_end, L, ROW,
+                                                     STRIDE, PLANE, K, COL_PAD, CHUNK, BLOCK_N)
             grad = probs * (dprobs - delta[:, None])
         cols = c0 + tl.arange(0, BLOCK_N)
         tl.store(ds_ptr + plane * L * L + rows[:, None] * L + cols[None, :], grad.to(ds_ptr.dtype.element_ty),
@@ -825,11 +834,11 @@ def _sum_replicas(acc_ptr, dw_ptr, db_ptr, w_numel, b_numel, HAS_BIAS: tl.conste
 
 
 @triton.jit
-def _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, causal_end, L, STRIDE, PLANE, K: tl.constexpr,
-                             COL_PAD: tl.constexpr, CHUNK: tl.constexpr, BLOCK_N: tl.constexpr):
+def _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, causal_end, L, ROW, STRIDE, PLANE,
+                             K: tl.constexpr, COL_PAD: tl.constexpr, CHUNK: tl.constexpr, BLOCK_N: tl.constexpr):
     """P (from the padded, chunk-major plane) and dP (fp32) at the causal positions of ``rows`` x ``BLOCK_N``
-    columns from ``c0``; 0 elsewhere. Loaded up to the row block's ``causal_end`` (like ``L``, a multiple of 8 or
-    16 where ``L`` is one, so the mask is constant along runs that many columns long) and the triangle zeroed
+    columns from ``c0``; 0 elsewhere. Loaded up to the row block's ``causal_end`` (its end, or dP's padded row
+    ``ROW``: a multiple of 8, so the mask is constant along runs that many columns long) and the triangle zeroed
     after: under the triangle's own mask, which varies along a row, every load was a single element (sm_90, Triton
     3.6, fp32: the two loops' 64 ``LDG.E`` -> 16 ``LDG.E.128``; benchmarks/KERNELS.md, "The scores' kernel's
     loads"). dP above the diagonal may never have been written (NaN): ``tl.where`` drops it, where a product would
@@ -838,7 +847,7 @@ def _causal_probs_and_dprobs(probs_plane, dprobs_plane, rows, c0, causal_end, L,
     inside = (rows < L)[:, None] & (cols < causal_end)[None, :]
     probs = tl.load(probs_plane + _padded_offsets(rows + K // 2, cols + COL_PAD, PLANE // STRIDE, CHUNK),
                     mask=inside, other=0.0)
-    dprobs = tl.load(dprobs_plane + rows[:, None] * L + cols[None, :], mask=inside, other=0.0)
+    dprobs = tl.load(dprobs_plane + rows[:, None] * ROW + cols[None, :], mask=inside, other=0.0)
     causal = cols[None, :] <= rows[:, None]
     return tl.where(causal, probs.to(tl.float32), 0.0), tl.where(causal, dprobs, 0.0)
 
@@ -912,6 +921,23 @@ def _length(seq: int) -> tuple[int, int]:
     160 ``st.global.b16`` -> 32 ``st.global.v4.b32``; benchmarks/KERNELS.md, "Lengths that are no multiple of 16")."""
     align = math.gcd(seq, 16)
     return seq // align, align
+
+
+def _padded_row(seq: int) -> int:
+    """The row stride of the output and of the backward's dP: ``seq`` rounded up to a multiple of 8, so that every
+    row starts on 16 bytes (32 in fp32) and the convolution stores it 16 bytes at a time. At L 777 its rows,
+    stored an element at a time from misaligned starts, took the convolution 1.5x as long as at L 768 or 784 at 8
+    heads (H100; benchmarks/KERNELS.md, "Odd lengths' zeros", and "Padded rows")."""
+    return cdiv(seq, 8) * 8
+
+
+def _padded_rows(shape, dtype: torch.dtype, device) -> torch.Tensor:
+    """An uninitialised ``[batch, heads, seq, seq]`` tensor whose rows are :func:`_padded_row` apart: a view of a
+    buffer that holds the last row's padding too, which the convolution writes."""
+    batch, heads, seq, _ = shape
+    row = _padded_row(seq)
+    buffer = torch.empty(batch, heads, seq, row, device=device, dtype=dtype)
+    return buffer if row == seq else buffer[..., :seq]
 
 
 def _shape_constants(heads_in: int, weight_shape, groups: int) -> dict:
@@ -993,6 +1019,7 @@ class _Convolution:
         batch, _, seq, _ = out_shape
         _, _, stride_chunks, rows, chunk = padded_shape
         units, align = _length(seq)
+        row_units, row_align = _length(_padded_row(seq))
         scalars = (units, stride_chunks * chunk, rows * stride_chunks * chunk)
         if _uses_im2col(consts, dtype):
             def im2col_grid(meta):
@@ -1000,7 +1027,7 @@ class _Convolution:
 
             heads_in = consts["C_IN"]
             self.launch = _launch_conv_im2col.bind(
-                im2col_grid, (seq, *scalars[1:]), C_IN=heads_in, C_OUT=consts["C_OUT"],
+                im2col_grid, (seq, _padded_row(seq), *scalars[1:]), C_IN=heads_in, C_OUT=consts["C_OUT"],
                 N=_im2col_shape(consts)[2], K=consts["K"], SHIFT=consts["COL_PAD"] - consts["K"] // 2,
                 HAS_BIAS=has_bias, INPUT_PRECISION=precision, ZERO_TILES=zero_tiles,
                 BY_TAP=_convolves_by_tap(heads_in))
@@ -1013,8 +1040,8 @@ class _Convolution:
             return cdiv(seq, meta["BLOCK_M"]) * cdiv(seq, 4 * out_w) * cdiv(consts["C_OUT"], heads), batch
 
         self.launch = _launch_conv_fwd.bind(
-            grid, scalars, L_ALIGN=align, C_IN=consts["C_IN"], C_OUT=consts["C_OUT"], K=consts["K"],
-            HAS_BIAS=has_bias, N=n, HEADS=heads, OUT_W=out_w,
+            grid, (*scalars, row_units), L_ALIGN=align, ROW_ALIGN=row_align, C_IN=consts["C_IN"],
+            C_OUT=consts["C_OUT"], K=consts["K"], HAS_BIAS=has_bias, N=n, HEADS=heads, OUT_W=out_w,
             INPUT_PRECISION=precision if dtype == torch.float32 else "tf32",
             UPCAST=_INTERPRET and dtype != torch.float32, ZERO_TILES=zero_tiles)
 
@@ -1079,11 +1106,11 @@ class _Plan:
             return cdiv(seq, meta["BLOCK_M"]), batch * heads_in
 
         units, align = _length(seq)
+        row_units, row_align = _length(_padded_row(seq))
         self.scores_gradient = _launch_bwd_scores.bind(
-            grid, (units, stride_chunks * chunk, rows * stride_chunks * chunk), L_ALIGN=align, C_IN=heads_in,
-            C_OUT=consts["C_OUT"],
-            IN_PER_GROUP=consts["IN_PER_GROUP"], K=consts["K"], COL_PAD=consts["COL_PAD"], CHUNK=chunk,
-            HAS_BIAS=has_bias, REPLICAS=_REPLICAS)
+            grid, (units, stride_chunks * chunk, rows * stride_chunks * chunk, row_units), L_ALIGN=align,
+            ROW_ALIGN=row_align, C_IN=heads_in, C_OUT=consts["C_OUT"], IN_PER_GROUP=consts["IN_PER_GROUP"],
+            K=consts["K"], COL_PAD=consts["COL_PAD"], CHUNK=chunk, HAS_BIAS=has_bias, REPLICAS=_REPLICAS)
 
 
 def _checked_call(scores, weight, bias, groups: int, precision: str) -> None:
@@ -1120,7 +1147,7 @@ class _MultiTokenAttention(torch.autograd.Function):
     def forward(ctx, scores, weight, bias, plan):
         scores, weight, bias = aligned(scores), aligned(weight), None if bias is None else aligned(bias)
         probs, band = plan.pad_probs(scores, weight)
-        out = torch.empty(plan.out_shape, device=scores.device, dtype=scores.dtype)
+        out = _padded_rows(plan.out_shape, scores.dtype, scores.device)
         plan.convolve(probs, band, bias, out)
         ctx.save_for_backward(probs, weight, bias)
         ctx.plan = plan
@@ -1134,7 +1161,7 @@ class _MultiTokenAttention(torch.autograd.Function):
         grad_out = aligned(grad_out)
         acc = torch.empty(plan.accumulators, device=probs.device, dtype=torch.float32)
         grads, band = plan.pad_grads(grad_out, weight, acc)
-        dprobs = torch.empty(plan.scores_shape, device=probs.device, dtype=torch.float32)
+        dprobs = _padded_rows(plan.scores_shape, torch.float32, probs.device)
         plan.convolve_grads(grads, band, None, dprobs)
         plan.weight_gradient(grads if plan.weight_gradient_of_padded else grad_out, probs, acc)
         dscores = torch.empty(plan.scores_shape, device=probs.device, dtype=probs.dtype)
@@ -1155,6 +1182,9 @@ def multi_token_attention_triton(scores: torch.Tensor, weight: torch.Tensor, bia
     torch formulation does; sums are fp32 inside the kernels; outputs in the scores' dtype.
     The forward convolution multiplies fp32 as ``precision`` says (``tl.dot``'s ``input_precision``: TF32
     by default, ``PRECISE_FP32_DOT_PRECISION`` for fp32-grade results); the backward's products are fp32 FMAs.
+    At a length that is no multiple of 8 the output is not contiguous: a view of rows padded to the next multiple
+    of 8 (``out.stride(2)``, :func:`_padded_row`), whose 16-byte-aligned rows the convolution stores whole, as
+    flash-attn pads a head dimension; ``out.contiguous()`` copies it.
     A call the kernels cannot take raises TypeError or ValueError (checked once a call signature, in its plan).
     """
     plan = _plan_of(scores, weight, bias, groups, precision)
