@@ -344,6 +344,14 @@ def test_option_values_are_checked_where_the_definition_is_made():
     assert definition.option_problem({"bias": 0}) == "probe workloads take the option bias as true or false, not 0"
 
 
+def test_every_switch_a_family_defaults_declares_its_two_values():
+    """A boolean default (bias, beta) is a switch a rerun result must give as true or false, never "false" or 1."""
+    undeclared = [f"{definition.name}.{name}" for definition in family_definitions().values()
+                  for name, default in definition.defaults.items()
+                  if isinstance(default, bool) and definition.option_values.get(name) != (True, False)]
+    assert not undeclared
+
+
 def test_a_plugin_that_exits_is_broken_and_the_host_goes_on(plugins_dir):
     (plugins_dir / "exits_at_import.py").write_text('import sys\n\nsys.exit("bye")\n')
     write_plugin(plugins_dir / "exits_in_its_hook.py",

@@ -28,4 +28,5 @@ MULTI_TOKEN_ATTENTION = FamilyDefinition(
     derive_tensors=derive_tensors,
     aliases={"B": "batch", "C_in": "heads_in", "C_out": "heads_out", "K": "k", "L": "seq"},
     defaults={"groups": 1, "bias": True},
+    option_values={"bias": (True, False)},
 )
