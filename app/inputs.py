@@ -8,11 +8,20 @@ as does any other Unicode text. The Liger importer applies the same rule to its 
 What readers post and maintainers' reasons refuse the invisible text-direction
 controls as well (:data:`DIRECTION_CONTROLS`). Messages of other programs passed on (a database driver's,
 a web server's) are put on one line (:func:`one_line`).
+
+Text arrives as UTF-8 (:func:`utf8_text`): a posted form or JSON body holding bytes no
+UTF-8 text has is a 400 saying so, never stored as Werkzeug would read it (``%E9``, or
+U+FFFD in a multipart field).
 """
+
+from collections.abc import Iterator
+from urllib.parse import unquote_to_bytes
 
 from flask import request
 from werkzeug.exceptions import BadRequest
+from werkzeug.formparser import MultiPartParser
 from werkzeug.routing import IntegerConverter
+from werkzeug.sansio.multipart import Data, Epilogue, Field, File, MultipartDecoder, NeedData
 
 CONTROL_CHARACTERS = frozenset(chr(c) for c in range(32) if chr(c) not in "\n\t") | {"\x7f"}
 # The same rule as a JSON Schema pattern, for the OpenAPI document's string parameters.
@@ -31,6 +40,74 @@ def control_character_in(text: str) -> str | None:
 def direction_control_in(text: str) -> str | None:
     """The first text-direction control in ``text`` (:data:`DIRECTION_CONTROLS`), or None."""
     return next((character for character in text if character in DIRECTION_CONTROLS), None)
+
+
+class NotUtf8(ValueError):
+    """Bytes from outside that are not UTF-8 text; the message says where."""
+
+
+def utf8_text(data: bytes) -> str:
+    """Bytes from outside (a posted body, an imported file) as text, or NotUtf8 naming the first byte that is not
+    UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise NotUtf8(f"not UTF-8 text ({error.reason} at byte {error.start})") from error
+
+
+URLENCODED_FORM, MULTIPART_FORM = "application/x-www-form-urlencoded", "multipart/form-data"
+SEND_UTF8 = "Send it as UTF-8 text, as a browser does."
+
+
+def refuse_form_not_utf8() -> None:
+    """A 400 for a posted form whose body, or one of whose fields, is not text in its encoding (UTF-8; a multipart
+    field may declare ASCII or Latin-1, which Werkzeug honours): Werkzeug would read those bytes as ``%E9`` or
+    U+FFFD, and a post would store them so."""
+    if request.mimetype not in (URLENCODED_FORM, MULTIPART_FORM):
+        return
+    body = request.get_data(cache=True)  # kept: the form is parsed from it next
+    if request.mimetype == URLENCODED_FORM:
+        try:
+            fields = _urlencoded_fields(utf8_text(body))
+        except NotUtf8 as error:
+            raise BadRequest(description=f"Nothing was saved: the form is {error}. {SEND_UTF8}") from error
+    else:
+        fields = _multipart_fields(body, request.mimetype_params.get("boundary", ""))
+    for name, value, encoding in fields:
+        try:
+            value.decode(encoding)
+        except UnicodeDecodeError as error:
+            raise BadRequest(description=f"Nothing was saved: the field {name[:40]!r} is not {encoding.upper()} "
+                                         f"text ({error.reason}). {SEND_UTF8}") from error
+
+
+def _urlencoded_fields(text: str) -> Iterator[tuple[str, bytes, str]]:
+    """Each name and each value of a URL-encoded form, percent-decoded, with the field's name and its encoding."""
+    for pair in text.split("&"):
+        name, value = (unquote_to_bytes(part.replace("+", " ")) for part in pair.partition("=")[::2])
+        shown = name.decode("utf-8", "replace")
+        yield shown, name, "utf-8"
+        yield shown, value, "utf-8"
+
+
+def _multipart_fields(body: bytes, boundary: str) -> Iterator[tuple[str, bytes, str]]:
+    """Each text field of a multipart form (files are no text) as its name, its bytes and the encoding Werkzeug
+    reads it in; none from a body Werkzeug could not parse either (it reads no field from it)."""
+    name, chunks, encoding = "", None, "utf-8"
+    try:
+        decoder = MultipartDecoder(boundary.encode("latin-1"))
+        decoder.receive_data(body)
+        decoder.receive_data(None)
+        while boundary and not isinstance(event := decoder.next_event(), (Epilogue, NeedData)):
+            if isinstance(event, (Field, File)):
+                name, chunks = event.name, [] if isinstance(event, Field) else None
+                encoding = MultiPartParser().get_part_charset(event.headers)
+            elif isinstance(event, Data) and chunks is not None:
+                chunks.append(event.data)
+                if not event.more_data:
+                    yield name, b"".join(chunks), encoding
+    except ValueError:
+        return
 
 
 def one_line(message) -> str:

@@ -96,8 +96,8 @@ def build_spec() -> APISpec:
         "requestBody": {"required": True, "content": {"application/json": {"schema": {
             "type": "array", "items": {"type": "object"}, "minItems": 1}}}},
         "responses": {"201": {"description": "Recorded: counts of created, unchanged and replicated runs."},
-                      "400": _error("A result was rejected, or the body is not a list of results; nothing was "
-                                    "stored."),
+                      "400": _error("A result was rejected, or the body is not a list of results in UTF-8 "
+                                    "JSON; nothing was stored."),
                       "401": _error("No valid rerun-host token."),
                       "413": _error("The body is larger than a rerun batch may be."), "415": _error(NOT_JSON)}}})
 
@@ -174,8 +174,9 @@ def describe_community_posts(spec: APISpec) -> None:
                           "200": {"description": "Posted, or posted before (with HTMX): the run page's section.",
                                   "content": html},
                           "303": {"description": "Posted, or posted before (without JavaScript): to the run page."},
-                          "400": _error_or_page("The security token is missing or out of date, or (without "
-                                                "JavaScript) the post is not valid; nothing was stored."),
+                          "400": _error_or_page("The security token is missing or out of date, the form is not "
+                                                "UTF-8 text, or (without JavaScript) the post is not valid; "
+                                                "nothing was stored."),
                           "404": _error_or_page("No such run."), "409": _error(REPEATED_POST),
                           "413": _error_or_page("The body is larger than a post may be; nothing was stored."),
                           "422": _error_or_page("The post is not valid (JSON: `details` says what to fix in each "

@@ -7,6 +7,7 @@ import pytest
 
 from app.pages.pagination import MAX_PAGE
 
+from .pages_support import HTMX, TOKEN, counts, reference_run, with_token
 from .test_maintainers import sign_in
 
 HUGE = "99999999999999999999"
@@ -109,3 +110,75 @@ def test_openapi_string_parameters_exclude_control_characters(client):
                 if schema.get("type") == "string" and "enum" not in schema:
                     assert not re.search(schema["pattern"], "a\x00b"), (path, parameter["name"])
             assert "400" in operation["responses"], path
+
+
+# --- posted text is UTF-8 ---------------------------------------------------------------------------
+
+URLENCODED = "application/x-www-form-urlencoded"
+MULTIPART = "multipart/form-data; boundary=b0undary"
+
+
+def multipart(*fields) -> bytes:
+    """A multipart body of ``(name, value bytes, its part's Content-Type or None)`` fields."""
+    parts = [b"--b0undary\r\nContent-Disposition: form-data; name=\"" + name.encode() + b"\"\r\n"
+             + (b"Content-Type: " + content_type.encode() + b"\r\n" if content_type else b"")
+             + b"\r\n" + value + b"\r\n" for name, value, content_type in fields]
+    return b"".join(parts) + b"--b0undary--\r\n"
+
+
+NOT_UTF8_FORMS = {
+    "a percent-encoded Latin-1 byte": (b"kind=note&body=caf%E9+au+lait", URLENCODED,
+                                       "the field 'body' is not UTF-8 text (invalid continuation byte)"),
+    "a raw Latin-1 byte": (b"kind=note&body=caf\xe9", URLENCODED,
+                           "the form is not UTF-8 text (unexpected end of data at byte 18)"),
+    "a Latin-1 byte in a field's name": (b"kind=note&body=x&caf%E9=1", URLENCODED, "the field 'caf\ufffd' is not"),
+    "a multipart field": (multipart(("kind", b"note", None), ("body", b"caf\xe9 au lait", None)), MULTIPART,
+                          "the field 'body' is not UTF-8 text (invalid continuation byte)"),
+    "a multipart field declared ASCII": (multipart(("kind", b"note", None),
+                                                   ("body", b"caf\xe9", "text/plain; charset=us-ascii")),
+                                         MULTIPART, "the field 'body' is not US-ASCII text"),
+}
+
+
+@pytest.mark.parametrize("body, content_type, message", NOT_UTF8_FORMS.values(), ids=NOT_UTF8_FORMS.keys())
+def test_a_form_that_is_not_utf8_text_is_refused_and_stores_nothing(small_app, client, body, content_type, message):
+    run_id = reference_run(small_app).id
+    with_token(client)
+    headers = {"X-CSRFToken": TOKEN}
+    answered = client.post(f"/runs/{run_id}/attestations", data=body, content_type=content_type,
+                           headers={**headers, "Accept": "application/json"})
+    assert answered.status_code == 400 and message in answered.get_json()["error"], answered.get_json()
+    assert "Send it as UTF-8 text" in answered.get_json()["error"]
+    swapped = client.post(f"/runs/{run_id}/issues", data=body.replace(b"kind=note", b"reason=other"),
+                          content_type=content_type, headers={**headers, **HTMX})
+    assert swapped.status_code == 400 and "Nothing was saved" in swapped.get_data(as_text=True)
+    assert counts(small_app) == (0, 0)
+
+
+@pytest.mark.parametrize("body, content_type", [
+    (b"kind=note&body=caf%C3%A9+%E6%B3%A8%E6%84%8F", URLENCODED),
+    (multipart(("kind", b"note", None), ("body", "café 注意".encode(), None)), MULTIPART),
+    (multipart(("kind", b"note", None), ("body", "café 注意".encode(), "text/plain; charset=utf-8")), MULTIPART),
+])
+def test_forms_in_utf8_are_stored_as_written(small_app, client, body, content_type):
+    run_id = reference_run(small_app).id
+    with_token(client)
+    answered = client.post(f"/runs/{run_id}/attestations", data=body, content_type=content_type,
+                           headers={"X-CSRFToken": TOKEN, "Accept": "application/json"})
+    assert answered.status_code == 201 and answered.get_json()["body"] == "café 注意"
+
+
+def test_a_multipart_field_declared_latin1_is_read_as_latin1(small_app, client):
+    """Werkzeug honours a part's ``charset`` of ISO-8859-1, in which every byte is text."""
+    run_id = reference_run(small_app).id
+    with_token(client)
+    body = multipart(("kind", b"note", None), ("body", "café".encode("latin-1"), "text/plain; charset=iso-8859-1"))
+    answered = client.post(f"/runs/{run_id}/attestations", data=body, content_type=MULTIPART,
+                           headers={"X-CSRFToken": TOKEN, "Accept": "application/json"})
+    assert answered.status_code == 201 and answered.get_json()["body"] == "café"
+
+
+def test_a_sign_in_form_that_is_not_utf8_text_is_refused(small_app, client):
+    client.get("/maintainers/sign-in")
+    response = client.post("/maintainers/sign-in", data=b"username=alic%E9&password=x", content_type=URLENCODED)
+    assert response.status_code == 400 and "is not UTF-8 text" in response.get_data(as_text=True)

@@ -105,6 +105,13 @@ def test_malformed_json_is_400(small_app, posting, body):
     assert response.status_code == 400 and response.get_json()["error"]
 
 
+def test_a_body_that_is_not_utf8_text_is_400_and_says_so(small_app, posting):
+    response = posting(b'[{"family": "caf\xe9"}]')  # Latin-1
+    assert response.status_code == 400
+    assert response.get_json()["error"] == ("the body is not UTF-8 text (invalid continuation byte at byte 16); "
+                                            "send JSON in UTF-8")
+
+
 @pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded"])
 def test_a_body_not_declared_json_is_415_and_says_so(small_app, runner, content_type):
     token = runner.invoke(args=["tokens", "create", "a", "--host", "h200-a", "--may-request"]).output.strip()

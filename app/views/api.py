@@ -1,8 +1,11 @@
 """The JSON API, ``/api/v1``: stable, pinned by tests."""
 
+import json
+
 from flask import Blueprint, abort, current_app, jsonify, request
 from marshmallow import ValidationError
 
+from ..inputs import NotUtf8, utf8_text
 from ..pages import api as pages
 from ..pages import rerun_requests as pages_requests
 from ..pages.lookup import group_or_404, rerun_request_or_404, run_or_404
@@ -71,14 +74,18 @@ def authenticated_host():
 
 def json_body():
     """The posted JSON value; 415 when the body is not declared JSON (``Content-Type: application/json``), 400 when
-    it nests too deeply for the parser, None when it does not parse."""
+    it is not UTF-8 text (JSON's encoding) or nests too deeply for the parser, None when it does not parse."""
     if not request.is_json:
         abort(415, description=f"send the body as JSON, with Content-Type: application/json (not "
                                f"{(request.content_type or 'none')[:80]!r})")
     try:
-        return request.get_json(silent=True)
+        return json.loads(utf8_text(request.get_data()))
+    except NotUtf8 as error:
+        abort(400, description=f"the body is {error}; send JSON in UTF-8")
     except RecursionError:
         abort(400, description="the body nests too deeply to be read")
+    except ValueError:  # not JSON, or an integer of more digits than Python converts
+        return None
 
 
 def rerun_results() -> list:
