@@ -14,6 +14,7 @@ UTF-8 text has is a 400 saying so, never stored as Werkzeug would read it (``%E9
 U+FFFD in a multipart field).
 """
 
+import codecs
 from collections.abc import Iterator
 from urllib.parse import unquote_to_bytes
 
@@ -47,12 +48,14 @@ class NotUtf8(ValueError):
 
 
 def utf8_text(data: bytes) -> str:
-    """Bytes from outside (a posted body, an imported file) as text, or NotUtf8 naming the first byte that is not
-    UTF-8."""
+    """Bytes from outside (a posted body, an imported file: a Liger CSV, a rerun bundle) as text, without the
+    byte-order mark that Windows editors and spreadsheets put first (it is no part of the text); NotUtf8 naming the
+    first byte that is not UTF-8."""
+    unmarked = data.removeprefix(codecs.BOM_UTF8)
     try:
-        return data.decode("utf-8")
+        return unmarked.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise NotUtf8(f"not UTF-8 text ({error.reason} at byte {error.start})") from error
+        raise NotUtf8(f"not UTF-8 text ({error.reason} at byte {error.start + len(data) - len(unmarked)})") from error
 
 
 URLENCODED_FORM, MULTIPART_FORM = "application/x-www-form-urlencoded", "multipart/form-data"

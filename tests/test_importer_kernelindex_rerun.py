@@ -1,5 +1,6 @@
 """Recording KernelIndex reruns: evidence, links, ranking among reruns, replication, bundles and the API."""
 
+import codecs
 import json
 from pathlib import Path
 
@@ -167,6 +168,23 @@ def test_bundle_import_is_idempotent(app, reference, runner, tmp_path):
         broken.write_bytes(content)
         result = runner.invoke(args=["import", "kernelindex", str(broken)])
         assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
+
+
+def test_a_bundle_or_a_posted_body_may_start_with_a_byte_order_mark(app, reference, runner, client, tmp_path):
+    """As a Liger CSV may (test_importer_liger): Windows editors write one, and it is no part of the text."""
+    bundle = tmp_path / "marked.jsonl"
+    bundle.write_bytes(codecs.BOM_UTF8 + (json.dumps(rerun_result(reference, host="vm")) + "\n").encode())
+    imported = runner.invoke(args=["import", "kernelindex", str(bundle)])
+    assert imported.exit_code == 0 and "created 1, unchanged 0" in imported.output, imported.output
+    token = runner.invoke(args=["tokens", "create", "h200-a"]).output.strip()
+    body = codecs.BOM_UTF8 + json.dumps([rerun_result(reference, observed_at=stamp(-10))]).encode()
+    posted = client.post("/api/v1/reruns", data=body, content_type="application/json",
+                         headers={"Authorization": f"Bearer {token}"})
+    assert posted.status_code == 201, posted.get_json()
+    assert Run.select().where(Run.source == "kernelindex").count() == 2
+    bundle.write_bytes(codecs.BOM_UTF8 + b'{"family": "caf\xe9"}\n')
+    refused = runner.invoke(args=["import", "kernelindex", str(bundle)])
+    assert refused.exit_code == 1 and "not UTF-8 text (invalid continuation byte at byte 18)" in refused.output
 
 
 def test_api_requires_a_rerun_host_token(app, reference, runner, client):

@@ -1,5 +1,6 @@
 """The Liger-Kernel CSV importer: normalization, idempotence, supersession and every failure path."""
 
+import codecs
 import csv
 import io
 import threading
@@ -186,6 +187,14 @@ def test_wrong_format_files_change_nothing(tmp_path, app, runner, content, messa
     assert result.exit_code == 1 and message in result.output
     with app.app_context():
         assert Run.select().count() == 9 and SourceFile.select().count() == 1
+
+
+def test_a_csv_may_start_with_a_byte_order_mark(tmp_path, app, runner):
+    """Spreadsheets write one; it is no part of the first column's name (rerun bundles read it the same way)."""
+    path = tmp_path / "marked.csv"
+    path.write_bytes(codecs.BOM_UTF8 + (DATA / "liger_small.csv").read_bytes())
+    result = import_liger(runner, path)
+    assert result.exit_code == 0 and "created 9" in result.output, result.output
 
 
 def test_truncated_file_keeps_its_good_rows_and_reports_the_cut_one(tmp_path, app, runner):

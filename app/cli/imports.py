@@ -115,15 +115,10 @@ def import_kernelindex(bundles, host):
     failures = 0
     for bundle in bundles:
         try:
-            results = read_bundle(read_location(bundle, current_app.config["IMPORT_TIMEOUT_SECONDS"]).decode("utf-8"))
+            results = read_bundle(read_location(bundle, current_app.config["IMPORT_TIMEOUT_SECONDS"]))
             if not results:
                 raise RerunRejected("the bundle holds no result")
             summary = record_rerun_results(results, submission=Submission(host=host))
-        except UnicodeDecodeError as error:
-            failures += 1
-            click.echo(f"{bundle}: not imported, nothing changed: not UTF-8 text ({error.reason} at byte "
-                       f"{error.start})", err=True)
-            continue
         except (ImportFailed, RerunRejected) as error:
             failures += 1
             click.echo(f"{bundle}: not imported, nothing changed: {error}", err=True)

@@ -31,6 +31,7 @@ from runners.hardware import short_name
 
 from .. import comparison
 from ..db import database
+from ..inputs import NotUtf8, utf8_text
 from ..locks import retried
 from ..manifests import document_digest, make_document
 from ..manifests.documents import environment_document, implementation_document, protocol_document
@@ -65,8 +66,12 @@ class RecordSummary:
         return f"created {len(self.created)}, unchanged {self.unchanged}, replicated {self.replicated}"
 
 
-def read_bundle(text: str) -> list[dict]:
-    """The results of a JSON-lines bundle (one result per line; blank lines ignored)."""
+def read_bundle(data: bytes) -> list[dict]:
+    """The results of a JSON-lines bundle (UTF-8, one result per line; blank lines ignored)."""
+    try:
+        text = utf8_text(data)
+    except NotUtf8 as error:
+        raise RerunRejected(str(error)) from error
     results = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

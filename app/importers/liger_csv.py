@@ -35,6 +35,7 @@ from runners import memory
 from runners.hardware import describe_gpu, short_name
 
 from ..db import database
+from ..inputs import NotUtf8, utf8_text
 from ..locks import retried
 from ..manifests.documents import environment_document, implementation_document, protocol_document
 from ..models import SOURCE_REPORTED, Run, SourceFile, utcnow
@@ -256,9 +257,9 @@ class LigerCsvReader:
 def parse_csv(data: bytes, reader: LigerCsvReader, progress=None):
     """Rows read, checked rows with their line numbers, and rejected rows; ImportFailed if not a Liger CSV."""
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise ImportFailed(f"not UTF-8 text ({error.reason} at byte {error.start})") from error
+        text = utf8_text(data)
+    except NotUtf8 as error:
+        raise ImportFailed(str(error)) from error
     table = csv.reader(io.StringIO(text, newline=""))
     rows = csv_records(table)
     header = next(rows, None)
