@@ -190,7 +190,13 @@ def build_workload(parameters: Mapping[str, Any], dtype: str, options: Mapping[s
     :return: every tensor the family definition derives for these values (names,
         shapes and dtypes are checked against it) plus ``grad_output``: the fixed
         upstream gradient for the backward and full passes, shaped like the forward
-        output. Tensors do not require grad; :func:`prepare_pass` decides that.
+        output. Tensors do not require grad; :func:`prepare_pass` decides that. A hook
+        that raises, answers anything but a mapping of tensor names to ``torch.Tensor``
+        (a list, None, a NumPy array among the values) or tensors other than the
+        definition's stops the rerun before anything is timed, with a one-line
+        :class:`~runners.rerun.RerunError` naming the hook, the plugin and what it
+        returned (``flask rerun`` exits 1 with it; an implementation measured in a child
+        process fails with it instead).
     """
 
 
@@ -240,7 +246,11 @@ def reference_outputs(workload: Workload, pass_: str) -> Mapping[str, torch.Tens
     :param pass_: the pass being checked.
 
     :return: float64 tensors under the same names :func:`prepare_pass`'s ``run``
-        returns; every one of them is compared.
+        returns; every one of them is compared. A hook that raises, or answers anything
+        but a mapping of output names to ``torch.Tensor``, stops the rerun at its first
+        correctness trial as :func:`build_workload`'s does: a one-line
+        :class:`~runners.rerun.RerunError` naming the hook, the plugin and what it
+        returned.
     """
 
 

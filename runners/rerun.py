@@ -188,17 +188,40 @@ class _PluginCalls:
         self.expected = {spec.name: spec for spec in specs}
         self.cost = self._workload_cost()
 
-    def _workload_cost(self) -> WorkloadCost:
+    def _hook(self, hook_name: str) -> str:
+        """How an error names one of the plugin's hooks: ``<plugin>'s build_workload hook (<family> on <target>)``."""
         record = self.plugin.record
-        hook = f"{self.plugin.name}'s workload_cost hook ({record.family.name} on {record.target})"
+        return f"{self.plugin.name}'s {hook_name} hook ({record.family.name} on {record.target})"
+
+    def _answer(self, hook_name: str, **kwargs):
+        """The hook's answer; RerunError naming the hook and the plugin where it fails."""
         try:
-            cost = self.call("workload_cost", parameters=self.parameters, dtype=self.dtype, options=self.options,
-                             pass_=self.pass_)
+            return self.call(hook_name, **kwargs)
         except PLUGIN_FAULTS as error:
-            raise RerunError(f"{hook} failed: {type(error).__name__}: {error}") from error
+            raise RerunError(f"{self._hook(hook_name)} failed: {type(error).__name__}: {error}") from error
+
+    def _workload_cost(self) -> WorkloadCost:
+        cost = self._answer("workload_cost", parameters=self.parameters, dtype=self.dtype, options=self.options,
+                            pass_=self.pass_)
         if not isinstance(cost, WorkloadCost):
-            raise RerunError(f"{hook} returned {type(cost).__name__}, not a WorkloadCost")
+            raise RerunError(f"{self._hook('workload_cost')} returned {type(cost).__name__}, not a WorkloadCost")
         return cost
+
+    def _tensors_by_name(self, hook_name: str, **kwargs) -> dict[str, Any]:
+        """The answer of a hook that answers tensors by name (``build_workload``, ``reference_outputs``), as a dict;
+        RerunError naming the hook, the plugin, what it returned and what it should have, where it is anything
+        else (a list, None, a NumPy array among the values)."""
+        import torch
+
+        answer = self._answer(hook_name, **kwargs)
+        wanted = "not a mapping of tensor names to torch.Tensor"
+        if not isinstance(answer, Mapping):
+            raise RerunError(f"{self._hook(hook_name)} returned {type(answer).__name__}, {wanted}")
+        for name, value in answer.items():
+            if not isinstance(name, str) or not isinstance(value, torch.Tensor):
+                raise RerunError(f"{self._hook(hook_name)} returned {type(answer).__name__} whose {name!r:.40} is "
+                                 f"{type(value).__name__}, {wanted}")
+        return dict(answer)
 
     def call(self, hook_name: str, **kwargs):
         return self.registry.call(self.plugin, hook_name, **kwargs)
@@ -208,19 +231,26 @@ class _PluginCalls:
 
     def tensors(self, seed: int) -> dict[str, Any]:
         """One seeded set of the workload's tensors, checked against the family definition."""
-        tensors = dict(self.call("build_workload", parameters=self.parameters, dtype=self.dtype,
-                                 options=self.options, seed=seed, device=self.device))
+        tensors = self._tensors_by_name("build_workload", parameters=self.parameters, dtype=self.dtype,
+                                        options=self.options, seed=seed, device=self.device)
+        hook = self._hook("build_workload")
         for name, spec in self.expected.items():
             tensor = tensors.get(name)
             if tensor is None:
-                raise RerunError(f"build_workload made no {name!r}")
+                raise RerunError(f"{hook} made no {name!r}")
             if tuple(tensor.shape) != spec.shape or dtype_name(tensor.dtype) != spec.dtype:
-                raise RerunError(f"build_workload made {name} {dtype_name(tensor.dtype)} "
+                raise RerunError(f"{hook} made {name} {dtype_name(tensor.dtype)} "
                                  f"{list(tensor.shape)}; the definition says {spec.dtype} {list(spec.shape)}")
         extra = set(tensors) - set(self.expected) - {"grad_output"}
         if extra:
-            raise RerunError(f"build_workload made tensors the definition does not name: {', '.join(sorted(extra))}")
+            raise RerunError(f"{hook} made tensors the definition does not name: {', '.join(sorted(extra))}")
         return tensors
+
+    def reference_outputs(self, workload: Workload) -> dict[str, Any]:
+        """The family's float64 answer on ``workload``, detached: what an implementation's outputs are checked
+        against."""
+        expected = self._tensors_by_name("reference_outputs", workload=workload, pass_=self.pass_)
+        return {name: tensor.detach() for name, tensor in expected.items()}
 
     def workload(self, seed: int, tensors: Mapping[str, Any] | None = None) -> Workload:
         """The workload of ``seed``: its tensors as built, or ``tensors`` (built from it, then changed)."""
@@ -245,8 +275,7 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
     for number, trial in enumerate(plan, start=1):
         phase = f"correctness trial {number}"
         reference_workload = calls.workload(trial.seed, trial.inputs(calls.tensors(trial.seed), constrained))
-        expected = calls.call("reference_outputs", workload=reference_workload, pass_=calls.pass_)
-        expected = {name: tensor.detach() for name, tensor in expected.items()}
+        expected = calls.reference_outputs(reference_workload)
         for contestant in contestants:
             if contestant.error:
                 continue
@@ -305,8 +334,7 @@ def _audit(calls: _PluginCalls, contestants: Sequence[timing.Contestant], seeds:
         try:
             for kept in sorted(contestant.audit.kept, key=lambda kept: kept.call):
                 workload = calls.workload(seeds[kept.input_set], input_sets.fed(kept.input_set, kept.offset))
-                expected = calls.call("reference_outputs", workload=workload, pass_=calls.pass_)
-                expected = {name: tensor.detach() for name, tensor in expected.items()}
+                expected = calls.reference_outputs(workload)
                 try:
                     figures = correctness.check_trial(kept.outputs, kept.outputs, expected, {}, dtype)
                 except correctness.IncorrectOutput as failure:

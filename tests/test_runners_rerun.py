@@ -145,6 +145,56 @@ def test_bad_requests_are_refused_before_any_work(request_, target, implementati
 TOY_LINEAR = Path(__file__).resolve().parent / "plugins" / "toy_linear.py"
 
 
+def toy_linear_answering(plugins_dir: Path, hook: str, body: str) -> Path:
+    """tests/plugins/toy_linear.py with ``hook``'s function doing ``body`` instead, in ``plugins_dir``."""
+    source = TOY_LINEAR.read_text()
+    start = source.index(f"@hookimpl\ndef {hook}(")
+    end = source.find("\n\n\n", start)
+    signature = source[start:source.index("\n", source.index("def ", start))]
+    plugin = plugins_dir / "toy_linear.py"
+    plugin.write_text(source[:start] + f"{signature}\n    {body}" + (source[end:] if end != -1 else "\n"))
+    return plugin
+
+
+TOY_REQUEST = RerunRequest("toy_linear", "forward", {"rows": 8, "features": 4}, "fp32", {"bias": True})
+TENSORS_BY_NAME = "not a mapping of tensor names to torch.Tensor"
+
+
+@pytest.mark.parametrize("hook, body, reason", [
+    ("build_workload", "return [torch.zeros(8, 4)]", f"returned list, {TENSORS_BY_NAME}"),
+    ("build_workload", "return None", f"returned NoneType, {TENSORS_BY_NAME}"),
+    ("build_workload", "return {'x': [[0.0] * 4] * 8}", f"returned dict whose 'x' is list, {TENSORS_BY_NAME}"),
+    ("build_workload", "return {'x': torch.zeros(8, 4)}", "made no 'weight'"),
+    ("build_workload", "raise KeyError('rows')", "failed: KeyError: 'rows'"),
+    ("reference_outputs", "return torch.zeros(8, 4, dtype=torch.float64)", f"returned Tensor, {TENSORS_BY_NAME}"),
+    ("reference_outputs", "return {'output': 1.0}", f"returned dict whose 'output' is float, {TENSORS_BY_NAME}"),
+    ("reference_outputs", "return {1: torch.zeros(8, 4)}", f"returned dict whose 1 is Tensor, {TENSORS_BY_NAME}"),
+])
+def test_a_tensor_hook_that_breaks_the_contract_stops_the_rerun_naming_the_hook_and_the_plugin(
+        hook, body, reason, tmp_path, monkeypatch, environment):
+    """Measured in the harness process, as the built-in plugins are."""
+    plugin = toy_linear_answering(tmp_path, hook, body)
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(rerun.isolation, "third_party", lambda family_plugin, provider: False)
+    with pytest.raises(RerunError) as refused:
+        rerun_workload(TOY_REQUEST, target="cpu", protocol=protocol_document("smoke", "cpu"), environment=environment)
+    assert str(refused.value) == f"{plugin}'s {hook} hook (toy_linear on cpu) {reason}"
+
+
+@pytest.mark.parametrize("hook, body, reason", [
+    ("build_workload", "return None", f"returned NoneType, {TENSORS_BY_NAME}"),
+    ("reference_outputs", "return {'output': 1.0}", f"returned dict whose 'output' is float, {TENSORS_BY_NAME}"),
+])
+def test_a_tensor_hook_that_breaks_the_contract_in_a_child_process_fails_its_result_naming_it(
+        hook, body, reason, tmp_path, monkeypatch, environment):
+    plugin = toy_linear_answering(tmp_path, hook, body)
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
+    [result] = rerun_workload(TOY_REQUEST, target="cpu", protocol=protocol_document("smoke", "cpu"),
+                              environment=environment)
+    assert result.error == f"child process: RerunError: {plugin}'s {hook} hook (toy_linear on cpu) {reason}"
+    assert result.status == "failed"
+
+
 @pytest.mark.parametrize("answer, reason", [
     ("{'flops': 1, 'bytes': 2}", "returned dict, not a WorkloadCost"),
     ("WorkloadCost(flops=-1, bytes=float('nan'))",
@@ -153,16 +203,12 @@ TOY_LINEAR = Path(__file__).resolve().parent / "plugins" / "toy_linear.py"
 ])
 def test_a_workload_cost_hook_that_breaks_the_contract_stops_the_rerun_before_anything_is_measured(
         answer, reason, tmp_path, monkeypatch, environment):
-    honest, _, _ = TOY_LINEAR.read_text().partition("@hookimpl\ndef workload_cost")
-    plugin = tmp_path / "toy_linear.py"
-    plugin.write_text(f"{honest}@hookimpl\ndef workload_cost(parameters, dtype, options, pass_):\n"
-                      f"    return {answer}\n")
+    plugin = toy_linear_answering(tmp_path, "workload_cost", f"return {answer}")
     monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
     measured = []
     monkeypatch.setattr(rerun, "measure", lambda *args, **kwargs: measured.append(args) or [])
     monkeypatch.setattr(rerun, "_measured_in_child", lambda *args, **kwargs: measured.append(args))
-    request = RerunRequest("toy_linear", "forward", {"rows": 8, "features": 4}, "fp32", {"bias": True})
     with pytest.raises(RerunError) as refused:
-        rerun_workload(request, target="cpu", protocol=protocol_document("smoke", "cpu"), environment=environment)
+        rerun_workload(TOY_REQUEST, target="cpu", protocol=protocol_document("smoke", "cpu"), environment=environment)
     assert str(refused.value) == f"{plugin}'s workload_cost hook (toy_linear on cpu) {reason}"
     assert measured == []
