@@ -325,10 +325,10 @@ def _conv_configs():
 
 def _conv_candidates(configs, named_args, **kwargs):
     """The convolution's configs worth timing (the autotuner's pruning hook): every one at a length with no factor
-    of 16, the 168-register ones elsewhere. Output rows that start off 16 bytes are stored an element at a time, and
-    at 168 registers ptxas spilled in those stores (232-368 bytes of stack, sm_90); unrestricted (239 registers,
-    two programs an SM) the convolution took 12.7 instead of 19.2 us at 4 heads, k 3, L 777, bf16 on an H100, and
-    tied at L 768, 1024 and 256 (benchmarks/KERNELS.md, "Odd lengths' registers")."""
+    of 16, the 168-register ones elsewhere. Unrestricted, they tied at L 768, 1024 and 256; at L 777, 4 heads, k 3,
+    bf16 (H100), they took 9.2 instead of 10.5 us (182 registers against 168 and 24 bytes of stack; at 8 and 16
+    heads both builds are the same 168 registers), and before the output's rows were padded (:func:`_padded_row`)
+    12.7 instead of 19.2 (benchmarks/KERNELS.md, "Odd lengths' registers", "Padded rows")."""
     if kwargs["L_ALIGN"] < 16:  # a constexpr: always passed by keyword
         return configs
     return [config for config in configs if config.maxnreg]
@@ -925,9 +925,9 @@ def _length(seq: int) -> tuple[int, int]:
 
 def _padded_row(seq: int) -> int:
     """The row stride of the output and of the backward's dP: ``seq`` rounded up to a multiple of 8, so that every
-    row starts on 16 bytes (32 in fp32) and the convolution stores it 16 bytes at a time. At L 777 its rows,
-    stored an element at a time from misaligned starts, took the convolution 1.5x as long as at L 768 or 784 at 8
-    heads (H100; benchmarks/KERNELS.md, "Odd lengths' zeros", and "Padded rows")."""
+    row starts on 16 bytes and the convolution stores it 16 bytes at a time. Rows stored an element at a time from
+    misaligned starts took it 32.0 us at 8 heads, k 3, L 777, fp16 where L 784 takes 22.4; with padded rows 22.1
+    (H100; 139.8 -> 114.2 at 16 heads, k 5; benchmarks/KERNELS.md, "Padded rows")."""
     return cdiv(seq, 8) * 8
 
 
@@ -1222,5 +1222,6 @@ def implementation_record(precision: str = FP32_DOT_PRECISION) -> dict:
     """What a run records about this implementation at ``precision``: versions, precision and tuned configs."""
     return {"module": __name__, "triton": triton.__version__,
             "compute_precision": "P rounded to the input dtype (as torch); fp32 sums; I/O in the input dtype",
+            "output_layout": "rows padded to a multiple of 8 elements where seq is not one (a strided view)",
             "fp32_dot_precision": precision, "tf32": precision == "tf32",
             "autotuned": tuned_configs()}
