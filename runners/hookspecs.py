@@ -227,7 +227,9 @@ def prepare_pass(implementation: Implementation, workload: Workload, pass_: str)
 
     :return: a :class:`~runners.types.PreparedPass` whose ``run`` returns ``output``
         and/or ``grad_<tensor>`` outputs in the workload's dtype, freshly computed, computed
-        in the implementation's declared math mode for the workload's dtype.
+        in the implementation's declared math mode for the workload's dtype. A hook that
+        raises or answers anything else (None, a bare function) fails that implementation's
+        result alone, its error saying what the hook answered; the other implementations run.
     """
 
 

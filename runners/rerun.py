@@ -24,7 +24,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from runners import correctness, integrity, isolation, memory, scan, telemetry, timing
 from runners.discovery import PLUGIN_FAULTS, LoadedPlugin, PluginRegistry, PluginSource, get_registry, registry_of
-from runners.types import PASSES, Implementation, RerunResult, Workload, WorkloadCost, dtype_name, torch_dtype
+from runners.types import (PASSES, Implementation, PreparedPass, RerunResult, Workload, WorkloadCost, dtype_name,
+                           torch_dtype)
 
 METRIC = "speed"
 METRICS = (METRIC, memory.METRIC)
@@ -363,9 +364,12 @@ def _prepared_contestants(calls: _PluginCalls, chosen: Mapping[str, Implementati
         contestants.append(contestant)
         try:
             with contestant.guarded(compiling=True):
-                contestant.prepared = calls.prepare_pass(implementation, workload)
-            if contestant.prepared is None:
-                contestant.error = f"prepare: the plugin prepared nothing for {name}"
+                prepared = calls.prepare_pass(implementation, workload)
+            if isinstance(prepared, PreparedPass):
+                contestant.prepared = prepared
+            else:
+                answered = "nothing" if prepared is None else f"{type(prepared).__name__}, not a PreparedPass,"
+                contestant.error = f"prepare: the plugin's prepare_pass answered {answered} for {name}"
         except Exception as error:
             contestant.fail("prepare", error)
     return contestants

@@ -195,6 +195,24 @@ def test_a_tensor_hook_that_breaks_the_contract_in_a_child_process_fails_its_res
     assert result.status == "failed"
 
 
+@pytest.mark.parametrize("body, answered", [
+    ("return None", "nothing"),
+    ("return {'output': torch.zeros(8, 4)}", "dict, not a PreparedPass,"),
+    ("return lambda: {'output': torch.zeros(8, 4)}", "function, not a PreparedPass,"),
+])
+def test_a_prepare_pass_that_answers_no_prepared_pass_fails_its_result_saying_so(body, answered, tmp_path, monkeypatch,
+                                                                                 environment):
+    """Measured in the harness process: the result fails naming the hook's answer (it was an AttributeError on
+    ``.context`` deep in the timing harness)."""
+    toy_linear_answering(tmp_path, "prepare_pass", body)
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(rerun.isolation, "third_party", lambda family_plugin, provider: False)
+    [result] = rerun_workload(TOY_REQUEST, target="cpu", protocol=protocol_document("smoke", "cpu"),
+                              environment=environment)
+    assert result.status == "failed"
+    assert result.error == f"prepare: the plugin's prepare_pass answered {answered} for torch"
+
+
 @pytest.mark.parametrize("answer, reason", [
     ("{'flops': 1, 'bytes': 2}", "returned dict, not a WorkloadCost"),
     ("WorkloadCost(flops=-1, bytes=float('nan'))",
