@@ -1019,7 +1019,6 @@ class _Convolution:
         batch, _, seq, _ = out_shape
         _, _, stride_chunks, rows, chunk = padded_shape
         units, align = _length(seq)
-        row_units, row_align = _length(_padded_row(seq))
         scalars = (units, stride_chunks * chunk, rows * stride_chunks * chunk)
         if _uses_im2col(consts, dtype):
             def im2col_grid(meta):
@@ -1035,6 +1034,7 @@ class _Convolution:
         _, a_w, n = _band_shape(consts)
         out_w = a_w // 2
         heads = _heads_per_program(consts["C_OUT"])
+        row_units, row_align = _length(_padded_row(seq))
 
         def grid(meta):
             return cdiv(seq, meta["BLOCK_M"]) * cdiv(seq, 4 * out_w) * cdiv(consts["C_OUT"], heads), batch
