@@ -211,18 +211,25 @@ class _PluginCalls:
     def _tensors_by_name(self, hook_name: str, **kwargs) -> dict[str, Any]:
         """The answer of a hook that answers tensors by name (``build_workload``, ``reference_outputs``), as a dict;
         RerunError naming the hook, the plugin, what it returned and what it should have, where it is anything
-        else (a list, None, a NumPy array among the values)."""
+        else (a list, None, a NumPy array among the values, an empty mapping, a mapping that cannot be read)."""
         import torch
 
         answer = self._answer(hook_name, **kwargs)
         wanted = "not a mapping of tensor names to torch.Tensor"
         if not isinstance(answer, Mapping):
             raise RerunError(f"{self._hook(hook_name)} returned {type(answer).__name__}, {wanted}")
-        for name, value in answer.items():
+        try:
+            tensors = dict(answer.items())
+        except PLUGIN_FAULTS as error:
+            raise RerunError(f"{self._hook(hook_name)} returned {type(answer).__name__} that cannot be read "
+                             f"({type(error).__name__}: {error}), {wanted}") from error
+        if not tensors:
+            raise RerunError(f"{self._hook(hook_name)} returned an empty {type(answer).__name__}, {wanted}")
+        for name, value in tensors.items():
             if not isinstance(name, str) or not isinstance(value, torch.Tensor):
                 raise RerunError(f"{self._hook(hook_name)} returned {type(answer).__name__} whose {name!r:.40} is "
                                  f"{type(value).__name__}, {wanted}")
-        return dict(answer)
+        return tensors
 
     def call(self, hook_name: str, **kwargs):
         return self.registry.call(self.plugin, hook_name, **kwargs)

@@ -169,6 +169,9 @@ TENSORS_BY_NAME = "not a mapping of tensor names to torch.Tensor"
     ("reference_outputs", "return torch.zeros(8, 4, dtype=torch.float64)", f"returned Tensor, {TENSORS_BY_NAME}"),
     ("reference_outputs", "return {'output': 1.0}", f"returned dict whose 'output' is float, {TENSORS_BY_NAME}"),
     ("reference_outputs", "return {1: torch.zeros(8, 4)}", f"returned dict whose 1 is Tensor, {TENSORS_BY_NAME}"),
+    ("reference_outputs", "return {}", f"returned an empty dict, {TENSORS_BY_NAME}"),
+    ("reference_outputs", "return __import__('collections').ChainMap(None)",
+     f"returned ChainMap that cannot be read (TypeError: 'NoneType' object is not iterable), {TENSORS_BY_NAME}"),
 ])
 def test_a_tensor_hook_that_breaks_the_contract_stops_the_rerun_naming_the_hook_and_the_plugin(
         hook, body, reason, tmp_path, monkeypatch, environment):
