@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -127,8 +128,15 @@ class FamilyDefinition:
 
     def option_problem(self, options: Mapping[str, Any]) -> str | None:
         """Why ``options`` are not the family's (an option given a value :attr:`option_values` does not list; a
-        boolean is no number: ``1`` is not ``true``), naming the option and the values it takes; None when they
-        are."""
+        boolean is no number: ``1`` is not ``true``), naming the option and the values it takes; or an option
+        the family reads given under another spelling (``Bias``, ``bias `` with a space, ``bias`` with a zero-width
+        space), which the family would not read, so the workload would name a value it does not measure; None
+        when they are."""
+        read = {_option_name_key(name): name for name in (*self.option_values, *self.defaults)}
+        for given_name in options:
+            name = read.get(_option_name_key(given_name), given_name)
+            if name != given_name:
+                return f"{self.name} workloads name the option {name}, not {json.dumps(given_name)}"
         for name, allowed in self.option_values.items():
             given = options.get(name)
             if name in options and not any(isinstance(given, bool) == isinstance(value, bool) and given == value
@@ -137,6 +145,12 @@ class FamilyDefinition:
                 return (f"{self.name} workloads take the option {name} as {allowed_text}, "
                         f"not {json.dumps(given, default=repr)}")
         return None
+
+
+def _option_name_key(name: str) -> str:
+    """An option's name as a reader would see it: without case, surrounding white space or invisible format
+    characters (Unicode category Cf)."""
+    return "".join(character for character in name if unicodedata.category(character) != "Cf").strip().casefold()
 
 
 def _is_option_scalar(value: Any) -> bool:

@@ -270,6 +270,25 @@ def test_an_option_value_the_family_does_not_define_is_refused(app, reference, r
     assert Run.select().where(Run.source == "kernelindex").count() == 0
 
 
+@pytest.mark.parametrize("options, given", [
+    ({"Bias": "false"}, "Bias"), ({"bias": True, "BIAS": False}, "BIAS"), ({"bias ": False}, "bias "),
+    ({"bias\u200b": False}, "bias\u200b"),
+])
+def test_an_option_the_family_reads_spelled_otherwise_is_refused(app, reference, runner, client, tmp_path, options,
+                                                                  given):
+    """FNA reads ``bias``: a result naming ``Bias`` measured the default while its workload says otherwise, in a
+    comparison group of its own, past the check of bias's values."""
+    result = {**rerun_result(reference, observed_at=stamp(-10)), "rerunOf": None}
+    result["workload"] = {**result["workload"], "options": options}
+    message = f"fused_neighborhood_attention workloads name the option bias, not {json.dumps(given)}"
+    imported = runner.invoke(args=["import", "kernelindex", write_bundle(tmp_path / "bias.jsonl", result)])
+    assert imported.exit_code == 1 and message in imported.output, imported.output
+    token = runner.invoke(args=["tokens", "create", "h200-a"]).output.strip()
+    posted = client.post("/api/v1/reruns", json=[result], headers={"Authorization": f"Bearer {token}"})
+    assert posted.status_code == 400 and message in posted.get_json()["error"]
+    assert Run.select().where(Run.source == "kernelindex").count() == 0
+
+
 @pytest.mark.parametrize("bundle, library_implementation", [
     ("h200-fair-fna-forward-reference.jsonl", "liger+tf32"),
     ("h200-families.jsonl", "huggingface"),
