@@ -138,6 +138,20 @@ def test_figures_are_read_as_the_csv_writes_numbers_only(tmp_path, app, runner):
         assert f"line {line}: rejected: y_value_50 is not a number: {text}" in result.output, result.output
 
 
+def test_a_row_naming_an_option_value_its_family_does_not_measure_is_rejected(tmp_path, app, runner):
+    """As a rerun result is: the family reads ``bias`` as true or false, so "false" (a string, read as true) or a
+    misspelled name would store a workload it does not measure."""
+    path = write(tmp_path, "options.csv", ",".join(HEADER),
+                 fna_row("128"),
+                 fna_row("256").replace('""bias"": true', '""bias"": ""false""'),
+                 fna_row("512").replace('""bias"": true', '""Bias"": false'))
+    result = import_liger(runner, path)
+    assert "read 3, created 1, unchanged 0, superseded 0, rejected 2" in result.output, result.output
+    assert ('line 3: rejected: fused_neighborhood_attention workloads take the option bias as true or false, '
+            'not "false"') in result.output
+    assert 'line 4: rejected: fused_neighborhood_attention workloads name the option bias, not "Bias"' in result.output
+
+
 def test_rows_no_run_can_hold_are_rejected_and_the_others_imported(tmp_path, app, runner):
     path = write(tmp_path, "hostile.csv", ",".join(HEADER),
                  fna_row("128"),

@@ -162,6 +162,9 @@ class LigerCsvReader:
             raise RowRejected(f"{family.name} needs {', '.join(missing)} in its configuration")
         parameters = {name: values.get(name, family.defaults.get(name)) for name in family.parameters}
         options = {name: value for name, value in values.items() if name not in family.parameters}
+        problem = family.option_problem(options)  # as for reruns: a workload names only values its family measures
+        if problem:
+            raise RowRejected(problem)
         return family, parameters, dtype, options
 
     def check(self, row: dict) -> "CheckedRow":
