@@ -97,6 +97,7 @@ def _multipart_fields(body: bytes, boundary: str) -> Iterator[tuple[str, bytes, 
     """Each text field of a multipart form (files are no text) as its name, its bytes and the encoding Werkzeug
     reads it in; none from a body Werkzeug could not parse either (it reads no field from it)."""
     name, chunks, encoding = "", None, "utf-8"
+    charset_of = MultiPartParser().get_part_charset
     try:
         decoder = MultipartDecoder(boundary.encode("latin-1"))
         decoder.receive_data(body)
@@ -104,7 +105,7 @@ def _multipart_fields(body: bytes, boundary: str) -> Iterator[tuple[str, bytes, 
         while boundary and not isinstance(event := decoder.next_event(), (Epilogue, NeedData)):
             if isinstance(event, (Field, File)):
                 name, chunks = event.name, [] if isinstance(event, Field) else None
-                encoding = MultiPartParser().get_part_charset(event.headers)
+                encoding = charset_of(event.headers)
             elif isinstance(event, Data) and chunks is not None:
                 chunks.append(event.data)
                 if not event.more_data:

@@ -261,13 +261,8 @@ def test_an_option_value_the_family_does_not_define_is_refused(app, reference, r
     the family measures, in a comparison group of its own."""
     result = rerun_result(reference, observed_at=stamp(-10))
     result["workload"] = {**result["workload"], "options": {**result["workload"]["options"], "bias": bias}}
-    message = f"fused_neighborhood_attention workloads take the option bias as true or false, not {json.dumps(bias)}"
-    imported = runner.invoke(args=["import", "kernelindex", write_bundle(tmp_path / "bias.jsonl", result)])
-    assert imported.exit_code == 1 and message in imported.output, imported.output
-    token = runner.invoke(args=["tokens", "create", "h200-a"]).output.strip()
-    posted = client.post("/api/v1/reruns", json=[result], headers={"Authorization": f"Bearer {token}"})
-    assert posted.status_code == 400 and message in posted.get_json()["error"]
-    assert Run.select().where(Run.source == "kernelindex").count() == 0
+    assert_refused_on_import_and_post(runner, client, tmp_path, result, "fused_neighborhood_attention workloads "
+                                      f"take the option bias as true or false, not {json.dumps(bias)}")
 
 
 @pytest.mark.parametrize("options, given", [
@@ -280,8 +275,14 @@ def test_an_option_the_family_reads_spelled_otherwise_is_refused(app, reference,
     comparison group of its own, past the check of bias's values."""
     result = {**rerun_result(reference, observed_at=stamp(-10)), "rerunOf": None}
     result["workload"] = {**result["workload"], "options": options}
-    message = f"fused_neighborhood_attention workloads name the option bias, not {json.dumps(given)}"
-    imported = runner.invoke(args=["import", "kernelindex", write_bundle(tmp_path / "bias.jsonl", result)])
+    assert_refused_on_import_and_post(runner, client, tmp_path, result, "fused_neighborhood_attention workloads "
+                                      f"name the option bias, not {json.dumps(given)}")
+
+
+def assert_refused_on_import_and_post(runner, client, tmp_path, result, message):
+    """``flask import kernelindex`` exits 1 and ``POST /api/v1/reruns`` answers 400, both saying ``message``; no
+    rerun is stored."""
+    imported = runner.invoke(args=["import", "kernelindex", write_bundle(tmp_path / "refused.jsonl", result)])
     assert imported.exit_code == 1 and message in imported.output, imported.output
     token = runner.invoke(args=["tokens", "create", "h200-a"]).output.strip()
     posted = client.post("/api/v1/reruns", json=[result], headers={"Authorization": f"Bearer {token}"})
