@@ -100,7 +100,9 @@ class Checked(fields.Dict):
 
 
 class Scalar(fields.Field):
-    """A workload parameter or option: a number, a boolean or a short string, never an object or a list."""
+    """A workload parameter or option: a number, a boolean or a short string, never an object, a list or null."""
+
+    default_error_messages = {"null": "must be a number, a boolean or a string of at most 80 characters, not null"}
 
     def _deserialize(self, value, attr, data, **kwargs):
         if not (isinstance(value, (bool, int, float)) or (isinstance(value, str) and len(value) <= 80)):

@@ -1,4 +1,5 @@
-"""Field types the API schemas (``app.schemas``) and the post schemas (``app.post_schemas``) share."""
+"""Field types the API schemas (``app.schemas``) and the post schemas (``app.post_schemas``) share, and the one
+line every refusal of a schema's input reads as (:func:`validation_message`)."""
 
 from datetime import timezone
 
@@ -24,3 +25,24 @@ def text_filter(max_length: int, **kwargs) -> fields.String:
     """A query filter of at most ``max_length`` characters (a column's: SQLite would compare a longer value,
     PostgreSQL never store it); the document also says it holds no control character (``app.inputs``)."""
     return fields.String(validate=validate.Length(max=max_length), metadata={"pattern": TEXT_PATTERN}, **kwargs)
+
+
+def validation_message(messages) -> str:
+    """marshmallow's error messages, however nested, as one line a reader can act on:
+    ``params.seq[0]: must not be ...; run: ...`` (a dict field's ``value`` and ``key`` levels left out)."""
+    found: dict[str, list[str]] = {}
+
+    def walk(node, path: str) -> None:
+        if isinstance(node, dict):
+            for key, inner in node.items():
+                step = (f"[{key}]" if isinstance(key, int) else "" if key in ("value", "key", "_schema")
+                        else f".{key}" if path else str(key))
+                walk(inner, path + step)
+        elif isinstance(node, list):
+            for inner in node:
+                walk(inner, path)
+        else:
+            found.setdefault(path, []).append(str(node))
+
+    walk(messages, "")
+    return "; ".join(f"{path}: {' '.join(texts)}" if path else " ".join(texts) for path, texts in found.items())

@@ -279,6 +279,19 @@ def test_an_option_the_family_reads_spelled_otherwise_is_refused(app, reference,
                                       f"name the option bias, not {json.dumps(given)}")
 
 
+@pytest.mark.parametrize("bias, message", [
+    (None, "must be a number, a boolean or a string of at most 80 characters, not null"),
+    ([False], "must be a number, a boolean or a string of at most 80 characters"),
+])
+def test_an_option_value_that_is_no_scalar_is_refused_in_one_line(app, reference, runner, client, tmp_path, bias,
+                                                                   message):
+    """A null or a list where an option's value belongs is refused naming the option's place in the result, as one
+    line (not marshmallow's nested messages dumped as JSON)."""
+    result = rerun_result(reference, observed_at=stamp(-10))
+    result["workload"] = {**result["workload"], "options": {**result["workload"]["options"], "bias": bias}}
+    assert_refused_on_import_and_post(runner, client, tmp_path, result, f"workload.options.bias: {message}")
+
+
 def assert_refused_on_import_and_post(runner, client, tmp_path, result, message):
     """``flask import kernelindex`` exits 1 and ``POST /api/v1/reruns`` answers 400, both saying ``message``; no
     rerun is stored."""

@@ -40,6 +40,7 @@ from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadP
                        workload_document_for)
 from ..registry import InvalidDocument, store_runs
 from ..rerun_schemas import gpu_name, json_problem, result_schema
+from ..schema_fields import validation_message
 from .rerun_submission import Submission, declared_implementations, naive_utc, unknown_problem
 
 SOURCE = "kernelindex"
@@ -204,7 +205,7 @@ def loaded_result(result, submission: Submission, skew: timedelta, declared: dic
         try:
             result = result_schema.load(result)
         except ValidationError as error:
-            problem = json.dumps(error.messages, sort_keys=True)
+            problem = validation_message(error.messages)
     problem = (problem or submission.problem(result, skew) or unknown_problem(result, declared, definitions)
                or verdict_problem(result))
     if problem:

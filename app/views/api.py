@@ -10,7 +10,7 @@ from ..pages import api as pages
 from ..pages import rerun_requests as pages_requests
 from ..pages.lookup import group_or_404, rerun_request_or_404, run_or_404
 from ..schemas import comparison_schema, run_detail_schema, run_filter_schema, run_list_schema
-from .render import validation_message
+from ..schema_fields import validation_message
 
 api = Blueprint("api", __name__, url_prefix="/api/v1")
 

@@ -95,27 +95,6 @@ def error_headers(error) -> list:
     return [(name, value) for name, value in error.get_headers() if name != "Content-Type"]
 
 
-def validation_message(messages) -> str:
-    """marshmallow's error messages, however nested, as one line a reader can act on:
-    ``params.seq[0]: must not be ...; run: ...`` (a dict field's ``value`` and ``key`` levels left out)."""
-    found: dict[str, list[str]] = {}
-
-    def walk(node, path: str) -> None:
-        if isinstance(node, dict):
-            for key, inner in node.items():
-                step = (f"[{key}]" if isinstance(key, int) else "" if key in ("value", "key", "_schema")
-                        else f".{key}" if path else str(key))
-                walk(inner, path + step)
-        elif isinstance(node, list):
-            for inner in node:
-                walk(inner, path)
-        else:
-            found.setdefault(path, []).append(str(node))
-
-    walk(messages, "")
-    return "; ".join(f"{path}: {' '.join(texts)}" if path else " ".join(texts) for path, texts in found.items())
-
-
 DOWNLOAD_SUFFIXES = (".csv", ".jsonl", ".svg")  # files for programs and embeds: an error page would not read there
 
 

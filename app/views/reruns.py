@@ -14,8 +14,9 @@ from ..pages.rerun_requests import (CPU_CHOICE, REFUSAL_ALERT, REFUSAL_STATUSES,
                                    reruns_page as reruns_context, run_requests_section)
 from ..rerun_request_schemas import rerun_ask_schema
 from ..rerun_requests import QueueUnavailable, RequestRefused, ask_for_rerun, cancel as cancel_request
+from ..schema_fields import validation_message
 from .maintainers import maintainer_required, safe_next
-from .render import error_response, install, is_htmx, refusal_fragment, respond, validation_message
+from .render import error_response, install, is_htmx, refusal_fragment, respond
 
 reruns = Blueprint("reruns", __name__)
 reruns.record_once(install)
