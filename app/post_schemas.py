@@ -27,6 +27,7 @@ ISSUE_REASONS = {
     "other": "Something else",
 }
 MAX_POST_BODY_CHARS = 4000
+CHOOSE_KIND = "Choose a note or a reproduction."
 
 
 def _blank(value) -> bool:
@@ -101,8 +102,8 @@ class AttestationSchema(Schema):
     REPRODUCTION_FIELDS = ("median", "p20", "p80", "unit", "gpu", "software", "link")
 
     id = fields.Integer(dump_only=True)
-    kind = fields.String(required=True, validate=validate.OneOf(("note", "reproduction")),
-                         error_messages={"required": "Choose a note or a reproduction."})
+    kind = fields.String(required=True, validate=validate.OneOf(("note", "reproduction"), error=CHOOSE_KIND),
+                         error_messages={"required": CHOOSE_KIND})
     author = fields.String(allow_none=True, validate=_at_most(80, "the name"))
     body = fields.String(load_default="", validate=_at_most(MAX_POST_BODY_CHARS, "the text"))
     median = Figure(allow_none=True,

@@ -341,6 +341,18 @@ def test_unknown_kind_is_refused(small_app, poster, kind):
     assert counts(small_app) == (0, 0)
 
 
+@pytest.mark.parametrize("kind", [None, "", "review"])
+@pytest.mark.parametrize("headers, status", [(HTMX, 422), ({}, 400)])
+def test_a_post_without_a_known_kind_says_to_choose_one(small_app, poster, kind, headers, status):
+    """A form that sends no kind at all (not only an unknown one) is told what to fix, not just refused."""
+    run = reference_run(small_app)
+    form = {name: value for name, value in note(kind=kind).items() if value is not None}
+    response = poster.post(f"/runs/{run.id}/attestations", data=form, headers=headers)
+    assert response.status_code == status
+    assert "Choose a note or a reproduction." in response.get_data(as_text=True)
+    assert counts(small_app) == (0, 0)
+
+
 @pytest.mark.parametrize("path", ["/runs/nosuchrun/attestations", "/runs/nosuchrun/issues"])
 def test_posting_on_an_unknown_run_is_404_and_stores_nothing(small_app, poster, path):
     response = poster.post(path, data={**note(), "reason": "other"})
