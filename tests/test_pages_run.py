@@ -195,6 +195,16 @@ def test_unknown_runs_are_404_with_a_message(small_app, client, url):
         assert '<main id="content"' in response.get_data(as_text=True)
 
 
+@pytest.mark.parametrize("headers", [{}, {"Accept": "application/json"}, HTMX])
+def test_a_404_varies_on_every_header_that_picks_page_fragment_or_json(small_app, client, headers):
+    """A 404 is cacheable by default, and one URL answers it as a page, a fragment or JSON: a cache that kept the JSON
+    one for every client would show it to a browser in place of the page."""
+    response = client.get("/runs/000000000000", headers=headers)
+    assert response.status_code == 404
+    assert {"HX-Request", "HX-Boosted", "HX-History-Restore-Request", "HX-Target", "Accept"} <= set(
+        name.strip() for name in response.headers.get("Vary", "").split(","))
+
+
 def test_citation_formats_carry_permalink_digest_and_access_date(small_app, client):
     run = reference_run(small_app)
     citation = client.get(f"/runs/{run.id}.json").get_json()["citation"]

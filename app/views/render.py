@@ -100,15 +100,17 @@ DOWNLOAD_SUFFIXES = (".csv", ".jsonl", ".svg")  # files for programs and embeds:
 
 def error_response(error):
     """A clear message with the 4xx/5xx status: JSON for API, twin and download requests, the message alone for an
-    HTMX swap (:func:`refusal_fragment`), a page otherwise."""
+    HTMX swap (:func:`refusal_fragment`), a page otherwise. Each says in ``Vary`` that the others exist: a 404 is
+    cacheable, and a cache must not serve the JSON one to a browser."""
     if wants_json() or request.path.startswith("/api/") or request.path.endswith(DOWNLOAD_SUFFIXES):
-        return jsonify(error=error.description, status=error.code), error.code, error_headers(error)
-    if _swaps_in_place():  # a part of the page or its whole <main>
-        return refusal_fragment(error, f"#{PAGE_ALERT}")
-    response = error.get_response()
-    response.set_data(render_template("error.html", error=error, title=f"{error.code} {error.name}"))
-    response.content_type = "text/html; charset=utf-8"
-    response.vary.update(FRAGMENT_CHOICE)
+        response = make_response(jsonify(error=error.description, status=error.code), error.code, error_headers(error))
+    elif _swaps_in_place():  # a part of the page or its whole <main>
+        response = refusal_fragment(error, f"#{PAGE_ALERT}")
+    else:
+        response = error.get_response()
+        response.set_data(render_template("error.html", error=error, title=f"{error.code} {error.name}"))
+        response.content_type = "text/html; charset=utf-8"
+    response.vary.update((*FRAGMENT_CHOICE, "Accept"))
     return response
 
 
