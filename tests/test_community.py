@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 from openapi_schema_validator import OAS30Validator, oas30_format_checker
+from werkzeug.datastructures import MultiDict
 
 from app.models import Attestation, ComparisonGroup, IssueReport, Run, utcnow
 
@@ -320,6 +321,21 @@ def test_a_post_too_large_to_read_without_javascript_says_so_beside_the_form_and
     html = response.get_data(as_text=True)
     assert "The post is too large" in refusal_alert(html) and 'id="note-body"' in html
     assert f'href="/runs/{run.id}#attestations-body"' in html
+    assert counts(small_app) == (0, 0)
+
+
+@pytest.mark.parametrize("path, form", [
+    ("attestations", [("csrf_token", TOKEN), ("kind", "note"), ("body", "first"), ("body", "second")]),
+    ("attestations", [("csrf_token", TOKEN), ("kind", "reproduction"), ("kind", "note"), ("body", "which?")]),
+    ("issues", [("csrf_token", TOKEN), ("reason", "other"), ("reason", "duplicate"), ("body", "which?")]),
+])
+def test_a_field_sent_twice_is_refused_and_stores_nothing(small_app, poster, path, form):
+    """No page's form sends a field twice; storing the first value would drop the second without a word."""
+    run = reference_run(small_app)
+    refused = poster.post(f"/runs/{run.id}/{path}", data=MultiDict(form), headers={"Accept": "application/json"})
+    assert refused.status_code == 400 and f"sends {form[2][0]} more than once" in refused.json["error"]
+    html = poster.post(f"/runs/{run.id}/{path}", data=MultiDict(form), headers=HTMX).get_data(as_text=True)
+    assert "more than once" in html
     assert counts(small_app) == (0, 0)
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import NamedTuple
 
-from flask import Blueprint, current_app, g, jsonify, make_response, redirect, render_template, request
+from flask import Blueprint, abort, current_app, g, jsonify, make_response, redirect, render_template, request
 from marshmallow import ValidationError
 
 from .. import formatting
@@ -47,6 +47,15 @@ community = Blueprint("community", __name__)
 def submitted_values() -> dict:
     """The posted form, for re-showing it; the token is not echoed back."""
     return {name: value for name, value in request.form.to_dict().items() if name != "csrf_token"}
+
+
+def refuse_repeated_fields() -> None:
+    """400 for a form that sends a field more than once (no page's form does): storing one value would drop the
+    other without a word."""
+    repeated = [name for name, values in request.form.lists() if len(values) > 1]
+    if repeated:
+        abort(400, description=f"The form sends {', '.join(repeated)} more than once, so nothing was saved: "
+                               "send each field once.")
 
 
 def first_messages(messages: dict) -> dict:
@@ -95,6 +104,7 @@ def errors_page(run: Run, name: str, section: dict, title: str, status: int, hea
 def post_attestation(run_id):
     """Add a note or a reproduction to a run."""
     run = run_or_404(run_id)
+    refuse_repeated_fields()
     values = submitted_values()
     try:
         data = AttestationSchema(units=run_units(run)).load(values)
@@ -119,6 +129,7 @@ def post_attestation(run_id):
 def post_issue(run_id):
     """Report an issue with a run to the maintainers."""
     run = run_or_404(run_id)
+    refuse_repeated_fields()
     values = submitted_values()
     try:
         data = issue_report_schema.load(values)
