@@ -125,6 +125,8 @@ def test_memory_results_are_linked_to_the_memory_run_of_their_workload(small_app
     (["x", "--metric", "memory", "--target", "cpu"], "a cpu rerun measures no memory"),
     (["x", "--metric", "power"], "'power' is not one of 'speed', 'memory'"),
     (["x", "--server", "notaurl", "--token", "t"], "--server must be an http:// or https:// address"),
+    (["x", "--server", "", "--token", "t"], "--server must be an http:// or https:// address, not ''"),
+    (["x", "--out", ""], "--out names a bundle file, not an empty argument"),
     (["x", "--budget", "0"], "--budget is a number of seconds above 0, not 0.0"),
     (["x", "--budget", "nan"], "not nan"),
     (["x", "--out", "/nonexistent/folder/bundle.jsonl"], "--out /nonexistent/folder/bundle.jsonl: No such file"),

@@ -58,6 +58,7 @@ def test_cpu_consumers(runner, started):
 @pytest.mark.parametrize("arguments, message", [
     (["--target", "cuda", "--gpus", "0,x"], "give all or GPU indices"),
     (["--target", "cpu", "--server", "http://index.test"], "--server needs --token"),
+    (["--target", "cpu", "--server", "", "--token", "t"], "--server must be an http:// or https:// address, not ''"),
 ])
 def test_usage_errors(runner, started, arguments, message):
     result = runner.invoke(args=["worker", *arguments])

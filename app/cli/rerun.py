@@ -169,7 +169,10 @@ def post_results(server: str, token: str, results: list[RerunResult]) -> str:
 
 
 def check_writable(path: str) -> None:
-    """Open ``path`` for appending now, so that a bundle it cannot take fails before anything is measured."""
+    """Open ``path`` for appending now, so that a bundle it cannot take fails before anything is measured; an empty
+    ``--out`` (an unset shell variable) is refused, not taken as no ``--out``, which records in this database."""
+    if not path:
+        raise click.UsageError("--out names a bundle file, not an empty argument")
     try:
         Path(path).open("a", encoding="utf-8").close()
     except OSError as error:
@@ -307,9 +310,9 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, dtype, im
         raise click.UsageError("--server needs --token (or KERNELINDEX_RERUN_TOKEN)")
     if budget is not None and not (math.isfinite(budget) and budget > 0):
         raise click.UsageError(f"--budget is a number of seconds above 0, not {budget}")
-    if server:
+    if server is not None:  # an empty --server too: it must not mean this database
         server = checked_server(server)
-    if out:
+    if out is not None:
         check_writable(out)
     target = chosen_target(target)
     device_index = chosen_device(target, device_index)

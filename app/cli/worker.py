@@ -134,7 +134,7 @@ def worker_command(gpus, target, cpu_workers, server, token):
     """Serve the rerun queues: one consumer per GPU, or --workers N on the CPU."""
     if server and not token:
         raise click.UsageError("--server needs --token (or KERNELINDEX_RERUN_TOKEN)")
-    if server:
+    if server is not None:  # an empty --server too: it must not mean this database
         server = checked_server(server)
     target = target or default_target()
     if target == "cpu" and gpus != "all":
