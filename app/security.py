@@ -39,6 +39,7 @@ from datetime import timedelta
 from functools import wraps
 from urllib.parse import urlsplit
 
+import click
 from flask import current_app, request, session
 from werkzeug.exceptions import BadRequest, RequestEntityTooLarge, SecurityError, TooManyRequests
 from werkzeug.middleware.proxy_fix import ProxyFix
@@ -72,8 +73,9 @@ SECURITY_HEADERS = {
 }
 
 
-class ConfigurationError(RuntimeError):
-    """The app refuses to start: a setting that production needs is missing or unsafe."""
+class ConfigurationError(click.ClickException):
+    """The app refuses to start: a setting that production needs is missing or unsafe. A click error, so that
+    ``flask --app wsgi ...`` (which makes the app before any command) says why and exits 1 without a traceback."""
 
 
 def configure_public_url(app):

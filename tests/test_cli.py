@@ -1,5 +1,6 @@
 """The flask CLI: database, maintainers and rerun-host tokens."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -194,6 +195,16 @@ def test_db_upgrade_waits_for_a_running_upgrade_or_import(app, runner):
 def test_an_unknown_database_scheme_stops_the_app_at_start():
     with pytest.raises(ConfigurationError, match="names a 'mysql' database"):
         create_app({"TESTING": True, "DATABASE_URL": "mysql://user@host/db", "SECRET_KEY": "test"})
+
+
+def test_a_refused_configuration_ends_the_command_line_in_its_reason_not_a_traceback(tmp_path):
+    """``flask --app wsgi`` makes the app before any command runs, so its refusal came as a traceback."""
+    environment = {**os.environ, "KERNELINDEX_DATABASE_URL": "mysql://user@host/db",
+                   "KERNELINDEX_SECRET_KEY": "k" * 40, "KERNELINDEX_PUBLIC_URL": "http://localhost"}
+    done = subprocess.run([sys.executable, "-m", "flask", "--app", "wsgi", "tokens", "list"], cwd=REPOSITORY,
+                          env=environment, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("Error: KernelIndex will not start:\n  - KERNELINDEX_DATABASE_URL names a 'mysql'")
 
 
 @pytest.mark.parametrize("arguments", [["tokens", "list"], ["tokens", "create", "h200-a"], ["rejudge"],
