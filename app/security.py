@@ -114,10 +114,16 @@ def check_configuration(app):
                         "(e.g. https://kernelindex.example), or list the Host: names to serve in "
                         "KERNELINDEX_TRUSTED_HOSTS (e.g. kernelindex.example,www.kernelindex.example).")
     problems += setting_problems(app.config)
-    scheme = (app.config.get("DATABASE_URL") or "sqlite://").partition("://")[0]
+    database_url = app.config.get("DATABASE_URL") or "sqlite://"
+    scheme = database_url.partition("://")[0]
     if scheme not in DATABASE_SCHEMES:
         problems.append(f"KERNELINDEX_DATABASE_URL names a {scheme!r} database: KernelIndex runs on SQLite "
                         "(sqlite:///path) or PostgreSQL (postgresql://user:password@host/db).")
+    try:
+        urlsplit(database_url).port
+    except ValueError:  # a password's unencoded / or @ leaves part of it where the port goes: never quoted here
+        problems.append("KERNELINDEX_DATABASE_URL's port is not a number from 0 to 65535: percent-encode a / @ : # "
+                        "or ? in its user name or password (%2F %40 %3A %23 %3F).")
     if problems:
         raise ConfigurationError("KernelIndex will not start:\n" + "\n".join(f"  - {p}" for p in problems))
 

@@ -197,7 +197,16 @@ def test_an_unknown_database_scheme_stops_the_app_at_start():
         create_app({"TESTING": True, "DATABASE_URL": "mysql://user@host/db", "SECRET_KEY": "test"})
 
 
-def test_a_refused_configuration_ends_the_command_line_in_its_reason_not_a_traceback(tmp_path):
+@pytest.mark.parametrize("url", ["postgresql://kernelindex:pa/ss@db.example/kernelindex",
+                                 "postgresql://kernelindex@db.example:70000/kernelindex"])
+def test_a_database_url_with_no_port_where_its_port_goes_stops_the_app_at_start(url):
+    """Such a URL stopped the app with urllib's ValueError, which quotes what stands where the port goes."""
+    with pytest.raises(ConfigurationError, match="KERNELINDEX_DATABASE_URL's port is not a number") as refused:
+        create_app({"TESTING": True, "DATABASE_URL": url, "SECRET_KEY": "test"})
+    assert "pa/ss" not in str(refused.value) and "'pa'" not in str(refused.value)
+
+
+def test_a_refused_configuration_ends_the_command_line_in_its_reason_not_a_traceback():
     """``flask --app wsgi`` makes the app before any command runs, so its refusal came as a traceback."""
     environment = {**os.environ, "KERNELINDEX_DATABASE_URL": "mysql://user@host/db",
                    "KERNELINDEX_SECRET_KEY": "k" * 40, "KERNELINDEX_PUBLIC_URL": "http://localhost"}
