@@ -15,7 +15,8 @@ Trust and safety). How each database does it:
   many (PostgreSQL's lock table is small).
 
 Readers' posts on a run (notes, reproductions, issue reports) serialize per run (``lock_run_posts``), so
-that a post sent twice at once finds its first copy and is stored once.
+that a post sent twice at once finds its first copy and is stored once; asks for reruns per family
+(``lock_rerun_asks``), so that an ask sent twice at once finds its first request.
 
 A transaction that still meets a busy database, a deadlock or a serialization failure
 is run again (``retried``), a few times after a jittered pause; if it never gets
@@ -45,6 +46,7 @@ from .models import Run
 SCOPE_LOCK_STRIPES = 1024
 SCOPE_LOCKS = 0x4B490001  # advisory lock namespaces (the first key of pg_advisory_lock(int, int))
 IMPORT_LOCKS = 0x4B490002
+RERUN_ASK_LOCKS = 0x4B490003
 RETRY_ATTEMPTS = 3
 RETRY_PAUSE_SECONDS = 0.05  # doubled each attempt, jittered
 RETRY_AFTER_SECONDS = 2
@@ -85,6 +87,14 @@ def lock_run_posts(run_id: str) -> None:
     one after the other."""
     if is_postgres():  # SQLite: the transaction already holds the database's one write lock
         Run.select(Run.id).where(Run.id == run_id).for_update().execute()
+
+
+def lock_rerun_asks(family: str) -> None:
+    """Hold the family's ask lock until the transaction ends (PostgreSQL only): asks for one family's reruns are
+    checked against the pending requests and stored one after the other."""
+    if is_postgres():  # SQLite: the transaction already holds the database's one write lock
+        stripe = int.from_bytes(hashlib.sha256(family.encode()).digest()[:4], "big") >> 1
+        database.execute_sql("SELECT pg_advisory_xact_lock(%s, %s)", (RERUN_ASK_LOCKS, stripe))
 
 
 def is_transient(error: BaseException) -> bool:

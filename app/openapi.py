@@ -214,6 +214,9 @@ def describe_rerun_requests(spec: APISpec) -> None:
                       "400": _error("The body names no work this index can resolve, or is malformed; nothing was "
                                     "stored."),
                       "401": unauthorized, "403": _error("The token may not ask for reruns."),
+                      "409": _error("A queued or running request holds the same work (run or group, workloads, "
+                                    "implementations, target, GPU model and protocol): nothing new was queued, and "
+                                    "`existing` is that request's id, URL and status."),
                       "415": _error(NOT_JSON),
                       "503": _error("The queue is unreachable; nothing was stored.")}}})
     spec.path("/api/v1/rerun-requests/{request_id}", operations={"get": {

@@ -30,6 +30,7 @@ from runners.rerun import RerunRequest as HarnessRequest
 
 from . import queue
 from .db import database
+from .locks import lock_rerun_asks
 from .importers.rerun_submission import workload_problem
 from .models import (REQUEST_CANCELLED, REQUEST_FAILED, REQUEST_PENDING, REQUEST_QUEUED, REQUEST_RUNNING,
                      SOURCE_REPORTED, ComparisonGroup, RerunRequest, RerunRequestResult, RerunWorker, Run, utcnow)
@@ -43,6 +44,16 @@ lines of ``params`` multiply, and every workload is stored, shown on the run pag
 
 class RequestRefused(ValueError):
     """A request that names no work this index can resolve (an unknown run, a memory run...): answered 400."""
+
+
+class RequestRepeated(Exception):
+    """The same work (run or group, workloads, implementations, target, GPU model and protocol) is queued or running
+    already, in ``existing``: an ask sent twice (a double click) runs it once."""
+
+    def __init__(self, existing):
+        super().__init__(f"rerun request {existing.id} asks for the same work and is {existing.status}; "
+                         "nothing new was queued")
+        self.existing = existing
 
 
 class QueueUnavailable(RuntimeError):
@@ -166,7 +177,8 @@ def workloads_problem(requests: list[HarnessRequest], definitions) -> str | None
 
 
 def ask_for_rerun(ask: dict, requested_by: str) -> RerunRequest:
-    """Store a request (``ask`` loaded by ``rerun_ask_schema``) and queue it; RequestRefused if it names no work."""
+    """Store a request (``ask`` loaded by ``rerun_ask_schema``) and queue it; RequestRefused if it names no work,
+    RequestRepeated if a queued or running request holds the same work."""
     target = "cuda" if "gpu" in ask else ask["target"]
     gpu = ask.get("gpu")
     run, comparison_key, runs = resolved_work(ask)
@@ -183,11 +195,16 @@ def ask_for_rerun(ask: dict, requested_by: str) -> RerunRequest:
                          ask.get("implementations") or [])
     if problem:
         raise RequestRefused(problem)
-    request = RerunRequest.create(
-        run=run, comparison_key=comparison_key, family=runs[0].kernel_id,
-        workloads=[workload_document(item) for item in work], implementations=ask.get("implementations"),
-        target=target, gpu=gpu, queue=queue.queue_name(target, gpu), protocol=ask["protocol"],
-        requested_by=requested_by)
+    work_asked = {"run": run, "comparison_key": comparison_key, "family": runs[0].kernel_id,
+                  "workloads": [workload_document(item) for item in work], "implementations": ask.get("implementations"),
+                  "target": target, "gpu": gpu, "protocol": ask["protocol"]}
+    with database.atomic():
+        lock_rerun_asks(work_asked["family"])
+        existing = pending_request(work_asked)
+        if existing is None:
+            request = RerunRequest.create(**work_asked, queue=queue.queue_name(target, gpu), requested_by=requested_by)
+    if existing is not None:
+        raise RequestRepeated(existing)
     try:  # after the commit, so that a worker given the id finds the row
         queue.enqueue(request.id, request.queue, current_app.config)
     except Exception as error:
@@ -195,6 +212,17 @@ def ask_for_rerun(ask: dict, requested_by: str) -> RerunRequest:
         raise QueueUnavailable(f"the rerun queue is unreachable ({type(error).__name__}); nothing was stored, "
                                "try again later") from error
     return request
+
+
+def pending_request(work_asked: dict) -> RerunRequest | None:
+    """The queued or running request for exactly this work (``ask_for_rerun``'s fields), if any."""
+    same = [getattr(RerunRequest, name) == value if value is not None else getattr(RerunRequest, name).is_null()
+            for name, value in work_asked.items() if name not in ("workloads", "implementations")]
+    for request in RerunRequest.select().where(RerunRequest.status.in_(REQUEST_PENDING), *same).order_by(
+            RerunRequest.id):
+        if request.workloads == work_asked["workloads"] and request.implementations == work_asked["implementations"]:
+            return request
+    return None
 
 
 def lease_end():

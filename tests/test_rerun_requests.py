@@ -300,6 +300,8 @@ def test_a_refused_ask_or_cancel_from_the_run_page_shows_its_message_in_the_sect
         (maintainer, "/reruns", {**form, "run": "nosuchrun"}, 404, "nosuchrun"),
         (maintainer, "/reruns", {**form, "where": "Imaginary GPU 9000"}, 400,
          "no worker serves the GPU model &#39;Imaginary GPU 9000&#39; now; ask on one a worker serves (NVIDIA H200)"),
+        (maintainer, "/reruns", form, 409,  # a double click
+         f"rerun request {request_id} asks for the same work and is queued; nothing new was queued"),
     ]
     for poster, path, data, status, message in refusals:
         refused = poster.post(path, data=data, headers={"HX-Request": "true"})
@@ -309,10 +311,11 @@ def test_a_refused_ask_or_cancel_from_the_run_page_shows_its_message_in_the_sect
         plain = poster.post(path, data=data)
         assert plain.status_code == status and "<html" in plain.text and message in plain.text
     queue_app.config["QUEUE_URL"] = "redis://127.0.0.1:1/0"  # nothing listens there
-    down = maintainer.post("/reruns", data=form, headers={"HX-Request": "true"})
+    other_work = {**form, "protocol": "standard"}
+    down = maintainer.post("/reruns", data=other_work, headers={"HX-Request": "true"})
     assert down.status_code == 503 and down.headers["HX-Retarget"] == "#rerun-requests-alert"
     assert "queue is unreachable" in down.text
-    assert maintainer.post("/reruns", data=form).status_code == 503
+    assert maintainer.post("/reruns", data=other_work).status_code == 503
     with queue_app.app_context():
         assert RerunRequest.select().count() == 1
 
@@ -478,3 +481,43 @@ def test_finishing_keeps_the_log_tail_last_sent_and_a_worker_stores_long_errors_
     assert finished.status_code == 200, finished.json
     shown = client.get(f"/api/v1/rerun-requests/{request_id}").json
     assert (shown["status"], shown["log_tail"], shown["error"]) == ("failed", "hello", error)
+
+
+def test_the_same_ask_while_its_request_is_pending_queues_nothing_new(queue_app, client, asker):
+    """An ask sent twice (a script retried, a double click) is the request already queued or running: 409 with it as
+    ``existing``; other work, or the same once the first is over, is a request of its own."""
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    work = {"run": original.id, "implementations": ["torch"], "gpu": "NVIDIA H200", "protocol": "smoke"}
+    first = ask(client, asker, **work).json
+    again = ask(client, asker, **work)
+    assert again.status_code == 409, again.json
+    assert again.json["existing"] == first and f"rerun request {first['id']} asks for the same work" in again.json[
+        "error"]
+    for other in ({"protocol": "standard"}, {"implementations": ["kernelindex_triton"]}, {"gpu": "NVIDIA H100"}):
+        assert ask(client, asker, **{**work, **other}).status_code == 201
+    with queue_app.app_context():
+        assert RerunRequest.select().count() == 4
+        from app.rerun_requests import cancel
+        assert cancel(first["id"])
+    assert ask(client, asker, **work).status_code == 201
+
+
+def test_asks_racing_for_the_same_work_store_one_request(queue_app, client, asker):
+    import threading
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    barrier, statuses = threading.Barrier(6), []
+
+    def race():
+        with queue_app.test_client() as own_client:
+            barrier.wait()
+            statuses.append(ask(own_client, asker, run=original.id, target="cpu").status_code)
+
+    racers = [threading.Thread(target=race) for _ in range(6)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join()
+    assert sorted(statuses) == [201] + [409] * 5, statuses
+    with queue_app.app_context():
+        assert RerunRequest.select().count() == 1

@@ -136,9 +136,10 @@ def token_worker(token, body: dict):
 
 @api.post("/rerun-requests")
 def ask_for_rerun():
-    """Ask for a rerun with a token that may ask: 201 with the request's id and URL."""
+    """Ask for a rerun with a token that may ask: 201 with the request's id and URL; 409 with the pending request
+    for the same work as ``existing``, queuing nothing."""
     from ..rerun_request_schemas import created_request_schema, rerun_ask_schema
-    from ..rerun_requests import QueueUnavailable, RequestRefused, ask_for_rerun as ask
+    from ..rerun_requests import QueueUnavailable, RequestRefused, RequestRepeated, ask_for_rerun as ask
 
     token = authenticated_host()
     if not token.may_request:
@@ -148,6 +149,10 @@ def ask_for_rerun():
         created = ask(loaded_body(rerun_ask_schema), requested_by=f"token {token.name}")
     except RequestRefused as error:
         abort(400, description=str(error))
+    except RequestRepeated as error:
+        existing = error.existing
+        item = {"id": existing.id, "url": pages_requests.request_api_url(existing.id), "status": existing.status}
+        return jsonify(error=str(error), status=409, existing=created_request_schema.dump(item)), 409
     except QueueUnavailable as error:
         abort(503, description=str(error))
     item = {"id": created.id, "url": pages_requests.request_api_url(created.id), "status": created.status}

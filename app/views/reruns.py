@@ -13,7 +13,7 @@ from ..pages.pagination import BadPage, page_number
 from ..pages.rerun_requests import (CPU_CHOICE, REFUSAL_ALERT, REFUSAL_STATUSES, BadFilter, rerun_choices,
                                    reruns_page as reruns_context, run_requests_section)
 from ..rerun_request_schemas import rerun_ask_schema
-from ..rerun_requests import QueueUnavailable, RequestRefused, ask_for_rerun, cancel as cancel_request
+from ..rerun_requests import QueueUnavailable, RequestRefused, RequestRepeated, ask_for_rerun, cancel as cancel_request
 from ..schema_fields import validation_message
 from .maintainers import maintainer_required, safe_next
 from .render import error_response, install, is_htmx, refusal_fragment, respond
@@ -80,6 +80,8 @@ def ask():
         abort(400, description=validation_message(error.messages))
     except RequestRefused as error:
         abort(400, description=str(error))
+    except RequestRepeated as error:
+        abort(409, description=str(error))
     except QueueUnavailable as error:
         abort(503, description=str(error))
     if run is None:
