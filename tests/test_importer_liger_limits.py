@@ -67,6 +67,17 @@ def only_rejected(tmp_path, bad_row):
      "extra_benchmark_config_str holds an integer of more than 4300 digits"),
     (fna_row("128").replace('""bias"": true', '""bias"": ""\\ud800""'),
      "extra_benchmark_config_str contains a NUL, control character or lone surrogate"),
+    ('cross_entropy,liger,forward,speed,ms,V,vocab size,4096,0.1,0.09,0.11,"{""B"": null, ""T"": 2048}",'
+     "NVIDIA H100 80GB HBM3,2025-05-27 19:25:08,0.2.1",  # a traceback, which ended the import of a folder
+     "cross_entropy cannot derive its parameters from this row: unsupported operand type(s)"),
+    *((fna_row("128").replace('""batch_size"": 2', f'""batch_size"": {batch}'), reason)  # as the rerun importer
+      for batch, reason in (("null", "fused_neighborhood_attention derives empty or impossible tensors"),
+                            ("-2", "fused_neighborhood_attention derives empty or impossible tensors"),
+                            ("0", "fused_neighborhood_attention derives empty or impossible tensors"),
+                            ("1.5", "fused_neighborhood_attention derives empty or impossible tensors"),
+                            ("true", "fused_neighborhood_attention derives empty or impossible tensors"),
+                            ('""2""', "fused_neighborhood_attention derives empty or impossible tensors"),
+                            ("100000000000", "fused_neighborhood_attention derives 6.55e+15 tensor elements"))),
 ])
 def test_rows_either_database_would_refuse_are_rejected_with_their_line(tmp_path, app, runner, bad_row, reason):
     result = import_liger(runner, only_rejected(tmp_path, bad_row))

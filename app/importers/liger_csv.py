@@ -47,6 +47,7 @@ from ..schemas import MAX_EXTERNAL_ID, document_errors
 from . import ImportFailed, ImportSummary, RejectedRow, is_url, read_location, sha256_hex
 from .liger_rows import (QUANTILES, RowRejected, check_cells, check_number, csv_records, figures_of, parse_number,
                          parsed_config)
+from .rerun_submission import workload_problem
 
 SOURCE = "liger-kernel-bench"
 LIGER = RecordSource(name=SOURCE, run_name_prefix="liger", evidence=SOURCE_REPORTED)
@@ -156,13 +157,17 @@ class LigerCsvReader:
             return family, values, dtype, {}
         dtype = dtype or family.default_dtype
         if family.implied is not None:
-            values = {**family.implied(values), **values}
+            try:
+                values = {**family.implied(values), **values}
+            except (ArithmeticError, TypeError, ValueError) as error:  # the plugin's arithmetic on a null, a list ...
+                raise RowRejected(f"{family.name} cannot derive its parameters from this row: {error}") from error
         missing = [name for name in family.parameters if name not in values and name not in family.defaults]
         if missing:
             raise RowRejected(f"{family.name} needs {', '.join(missing)} in its configuration")
         parameters = {name: values.get(name, family.defaults.get(name)) for name in family.parameters}
         options = {name: value for name, value in values.items() if name not in family.parameters}
-        problem = family.option_problem(options)  # as for reruns: a workload names only values its family measures
+        # as for reruns: a workload names only values its family measures, and its tensors can be made
+        problem = workload_problem({"parameters": parameters, "options": options, "dtype": dtype or "fp32"}, family)
         if problem:
             raise RowRejected(problem)
         return family, parameters, dtype, options
