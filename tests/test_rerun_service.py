@@ -82,8 +82,12 @@ def test_web_and_api_requests_are_rerun_once_by_cpu_workers_and_shown_on_the_run
                              data={"csrf_token": token_of(maintainer, f"/runs/{reference}")})
     assert cancel.status_code == 303 and service.request(cancelled)["status"] == "cancelled"
     web = from_the_form()
-    status, created = service.api("/api/v1/rerun-requests", {"run": reference, "implementations": ["torch"],
-                                                             "target": "cpu", "protocol": "smoke"}, asker)
+    same_work = {"run": reference, "implementations": ["torch"], "target": "cpu", "protocol": "smoke"}
+    status, repeated = service.api("/api/v1/rerun-requests", same_work, asker)
+    assert status == 409 and repeated["existing"]["id"] == web, repeated  # the form's request holds it
+    group = service.api(f"/api/v1/runs/{reference}")[1]["comparison"]["key"]
+    by_group = {"comparison": group, "implementations": ["torch"], "target": "cpu", "protocol": "smoke"}
+    status, created = service.api("/api/v1/rerun-requests", by_group, asker)
     assert status == 201, created
     status, refused = service.api("/api/v1/rerun-requests", {"family": "kernelindex_unplugged", "target": "cpu"},
                                   asker)
