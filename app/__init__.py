@@ -32,10 +32,11 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config.update(test_config)
     check_configuration(app)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
-    if not app.config["DATABASE_URL"]:
-        app.config["DATABASE_URL"] = "sqlite:///" + os.path.join(app.instance_path, "kernelindex.sqlite3")
+    default_database_url = "sqlite:///" + os.path.join(app.instance_path, "kernelindex.sqlite3")
+    app.config["DATABASE_URL"] = app.config["DATABASE_URL"] or default_database_url
     if not app.config["QUEUE_URL"]:
-        app.config["QUEUE_URL"] = "sqlite:///" + os.path.join(app.instance_path, queue.QUEUE_FILE)
+        app.config["QUEUE_URL"] = queue.embedded_url(app.config["DATABASE_URL"], default_database_url,
+                                                     app.instance_path)
     db.init_app(app)
 
     from .views import register_blueprints

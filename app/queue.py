@@ -6,10 +6,12 @@ twice, or one for a request cancelled meanwhile, does no harm: the consumer clai
 request in the database first and drops the message when it cannot.
 
 ``QUEUE_URL`` picks the engine: ``sqlite:///path`` is ``SqliteHuey`` (the embedded default,
-``queue.sqlite3`` in the instance folder: the web app and its workers on one machine, no extra
-server), ``redis://...`` is ``RedisHuey`` (many GPU hosts).
+:func:`embedded_url`: the web app and its workers on one machine, no extra server),
+``redis://...`` is ``RedisHuey`` (many GPU hosts).
 """
 
+import hashlib
+import os
 import re
 
 from huey import RedisHuey, SqliteHuey
@@ -23,6 +25,20 @@ CPU_QUEUE = "reruns-cpu"
 
 _queues: dict = {}
 _job_handler = None  # set in a consumer process: what to do with a delivered request id
+
+
+def embedded_url(database_url: str, default_database_url: str, instance_path: str) -> str:
+    """The embedded queue of a database when ``QUEUE_URL`` names none: ``queue.sqlite3`` in the instance folder for
+    the default database; for a SQLite file a queue beside it (``runs.sqlite3`` -> ``runs.queue.sqlite3``); for any
+    other database ``queue-<digest of its URL>.sqlite3`` in the instance folder. One queue a database, so that a
+    worker of one database never takes (and drops) the messages of another served on the same machine."""
+    if database_url == default_database_url:
+        return SQLITE_PREFIX + os.path.join(instance_path, QUEUE_FILE)
+    path = database_url[len(SQLITE_PREFIX):].partition("?")[0] if database_url.startswith(SQLITE_PREFIX) else ""
+    if path and path != ":memory:":
+        return SQLITE_PREFIX + path.removesuffix(".sqlite3") + "." + QUEUE_FILE
+    digest = hashlib.sha256(database_url.encode()).hexdigest()[:16]
+    return SQLITE_PREFIX + os.path.join(instance_path, f"queue-{digest}.sqlite3")
 
 
 def queue_name(target: str, gpu: str | None) -> str:

@@ -103,3 +103,23 @@ def test_a_consumer_that_ends_unasked_stops_the_worker_with_status_1(runner, mon
     result = runner.invoke(args=["worker", "--target", "cpu", "--workers", "2"])
     assert result.exit_code == 1 and "consumer cpu1 ended with status -9; stopped the others" in result.output
     assert [consumer.signals for consumer in consumers] == [[signal.SIGTERM], []]
+
+
+def test_each_database_gets_a_queue_of_its_own_unless_one_is_named(tmp_path):
+    """A worker serving one database must never take (and drop) the requests queued for another on this machine:
+    without ``QUEUE_URL`` the queue follows the database."""
+    from app import create_app
+
+    def queue_of(**config):
+        return create_app({"SECRET_KEY": "x" * 40, "PUBLIC_URL": "http://localhost", **config}).config["QUEUE_URL"]
+
+    default = queue_of(DATABASE_URL=None)
+    assert default.endswith("/instance/queue.sqlite3")
+    first = queue_of(DATABASE_URL=f"sqlite:///{tmp_path / 'first.sqlite3'}")
+    assert first == f"sqlite:///{tmp_path / 'first.queue.sqlite3'}"
+    assert queue_of(DATABASE_URL=f"sqlite:///{tmp_path / 'second.sqlite3'}") != first
+    postgres = [queue_of(DATABASE_URL=f"postgresql://ki:secret@db/{name}") for name in ("a", "b")]
+    assert postgres[0] != postgres[1] and not {default, first} & set(postgres)
+    assert "secret" not in postgres[0] and postgres[0].startswith("sqlite:///")
+    named = "redis://127.0.0.1:6379/0"
+    assert queue_of(DATABASE_URL=f"sqlite:///{tmp_path / 'first.sqlite3'}", QUEUE_URL=named) == named
