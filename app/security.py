@@ -119,6 +119,9 @@ def check_configuration(app):
     if scheme not in DATABASE_SCHEMES:
         problems.append(f"KERNELINDEX_DATABASE_URL names a {scheme!r} database: KernelIndex runs on SQLite "
                         "(sqlite:///path) or PostgreSQL (postgresql://user:password@host/db).")
+    if scheme == "sqlite" and urlsplit(database_url).query:  # sqlite3.connect's keywords: a TypeError
+        problems.append("KERNELINDEX_DATABASE_URL for SQLite is a path alone (sqlite:///path/to/file.sqlite3), with "
+                        "no ?parameters: KernelIndex sets the connection's own.")
     try:
         urlsplit(database_url).port
     except ValueError:  # a password's unencoded / or @ leaves part of it where the port goes: never quoted here

@@ -206,6 +206,13 @@ def test_a_database_url_with_no_port_where_its_port_goes_stops_the_app_at_start(
     assert "pa/ss" not in str(refused.value) and "'pa'" not in str(refused.value)
 
 
+@pytest.mark.parametrize("url", ["sqlite:////tmp/ki.sqlite3?foo=bar", "sqlite:////tmp/ki.sqlite3?timeout=5"])
+def test_a_sqlite_url_with_parameters_stops_the_app_at_start(url):
+    """They went to ``sqlite3.connect`` as keywords, a TypeError at the first command's connection."""
+    with pytest.raises(ConfigurationError, match="for SQLite is a path alone"):
+        create_app({"TESTING": True, "DATABASE_URL": url, "SECRET_KEY": "test"})
+
+
 def test_a_refused_configuration_ends_the_command_line_in_its_reason_not_a_traceback():
     """``flask --app wsgi`` makes the app before any command runs, so its refusal came as a traceback."""
     environment = {**os.environ, "KERNELINDEX_DATABASE_URL": "mysql://user@host/db",
