@@ -98,6 +98,11 @@ def test_maintainer_accounts(app, runner):
         assert user.password_hash != "s3cret-passphrase" and user.password_hash.startswith(("scrypt:", "pbkdf2:"))
     again = runner.invoke(args=["users", "create", "ada"], input="x\nx\n")
     assert again.exit_code != 0 and "already exists" in again.output
+    for look_alike in ("Ada", "ADA", "\uff41\uff44\uff41"):  # pages name who invalidated: no second "ada"
+        refused = runner.invoke(args=["users", "create", look_alike, "--password", "another-passphrase"])
+        assert refused.exit_code == 1 and "would read as the existing 'ada'" in refused.output, refused.output
+    with app.app_context():
+        assert [user.username for user in Maintainer.select()] == ["ada"]
 
 
 @pytest.mark.parametrize("arguments, message", [

@@ -1,5 +1,7 @@
 """``flask users``: maintainer accounts (only maintainers moderate)."""
 
+import unicodedata
+
 import click
 import peewee
 from flask.cli import AppGroup
@@ -11,6 +13,11 @@ from .names import checked_name
 users_cli = AppGroup("users", help="Manage maintainer accounts.")
 
 
+def reads_as(username: str) -> str:
+    """A name as a reader tells it from others: without case, full-width or other compatibility forms."""
+    return unicodedata.normalize("NFKC", username).casefold()
+
+
 @users_cli.command("create")
 @click.argument("username", callback=checked_name("a username", Maintainer.username.max_length))
 @click.password_option()
@@ -20,6 +27,10 @@ def create_user(username, password):
 
     if Maintainer.get_or_none(Maintainer.username == username):
         raise click.ClickException(f"maintainer {username!r} already exists")
+    if look_alike := next((name for name, in Maintainer.select(Maintainer.username).tuples()
+                           if name != username and reads_as(name) == reads_as(username)), None):
+        raise click.ClickException(f"maintainer {username!r} would read as the existing {look_alike!r} on the pages "
+                                   "that name who moderated: choose another name")
     if problem := password_problem(password, username):
         raise click.ClickException(problem)
     try:
