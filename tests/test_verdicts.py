@@ -61,6 +61,19 @@ def test_runs_judged_under_the_current_version_and_unreadable_records_are_left_a
     assert runner.invoke(args=["rejudge", "000000000000"]).exit_code == 1
 
 
+def test_runs_named_to_rejudge_that_it_cannot_judge_say_why(small_app, runner):
+    [rerun] = record(small_app, liger_fna_backward())
+    with small_app.app_context():
+        upstream = Run.select().where(Run.source != "kernelindex").first()
+    cases = {(rerun.id, "--kernel", "multi_token_attention"):
+             f"{rerun.id} is a rerun of fused_neighborhood_attention, not of multi_token_attention",
+             (upstream.id,): f"{upstream.id} is no KernelIndex rerun (its source: {upstream.source})",
+             ("000000000000",): "000000000000 is no run here"}
+    for arguments, reason in cases.items():
+        refused = runner.invoke(args=["rejudge", *arguments])
+        assert refused.exit_code == 1 and f"Error: not rejudged: {reason}" in refused.output, refused.output
+
+
 def test_the_run_page_shows_both_verdicts(app, runner, client):
     [liger] = record(app, liger_fna_backward())
     runner.invoke(args=["rejudge"])

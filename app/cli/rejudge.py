@@ -5,7 +5,7 @@ from flask.cli import with_appcontext
 
 from runners.names import FAMILY_NAME_LENGTH, address_name_problem
 
-from ..models import Family, Run
+from ..models import KERNELINDEX_SOURCE, Family, Run
 from .names import checked_name
 from ..verdicts import rejudge_runs, rejudgeable
 
@@ -15,6 +15,16 @@ def verdict_line(run, verdict) -> str:
     why = f" ({'; '.join(verdict.reasons)})" if verdict.reasons else ""
     return (f"{run.id} {run.kernel_id}/{run.pass_}/{run.implementation}: {run.status} as recorded; "
             f"under version {verdict.policy.version} {verdict.status}{why}")
+
+
+def why_not_rejudgeable(run_id: str, kernels) -> str:
+    """Why a run named to ``rejudge`` is not among the reruns it judges: unknown, not a rerun, or of another family."""
+    run = Run.get_or_none(Run.id == run_id)
+    if run is None:
+        return f"{run_id} is no run here"
+    if run.source != KERNELINDEX_SOURCE or run.details is None:
+        return f"{run_id} is no KernelIndex rerun (its source: {run.source})"
+    return f"{run_id} is a rerun of {run.kernel_id}, not of {' or '.join(kernels)}"
 
 
 @click.command("rejudge")
@@ -33,7 +43,8 @@ def rejudge_command(run_ids, kernels):
     runs = list(rejudgeable(run_ids, kernels))
     missing = set(run_ids) - {run.id for run in runs}
     if missing:
-        raise click.ClickException(f"not KernelIndex reruns here: {', '.join(sorted(missing))}")
+        raise click.ClickException("not rejudged: " + "; ".join(why_not_rejudgeable(run_id, kernels)
+                                                                 for run_id in sorted(missing)))
     summary = rejudge_runs(runs)
     for run, verdict in summary.judged:
         if verdict.status != run.status:
