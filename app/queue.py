@@ -35,7 +35,7 @@ def embedded_url(database_url: str, default_database_url: str, instance_path: st
     if database_url == default_database_url:
         return SQLITE_PREFIX + os.path.join(instance_path, QUEUE_FILE)
     path = database_url[len(SQLITE_PREFIX):].partition("?")[0] if database_url.startswith(SQLITE_PREFIX) else ""
-    if path and path != ":memory:":
+    if path:
         return SQLITE_PREFIX + path.removesuffix(".sqlite3") + "." + QUEUE_FILE
     digest = hashlib.sha256(database_url.encode()).hexdigest()[:16]
     return SQLITE_PREFIX + os.path.join(instance_path, f"queue-{digest}.sqlite3")

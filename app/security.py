@@ -99,6 +99,21 @@ def configure_public_url(app):
         app.config["TRUSTED_HOSTS"] = [host.strip() for host in hosts.split(",") if host.strip()]
 
 
+def sqlite_url_problems(url: str) -> list[str]:
+    """What a SQLite URL lacks: a file (in memory every connection, so every request and command, would see a new
+    empty database, and migrations would vanish with the command that applied them), and a path alone (``?``
+    parameters went to ``sqlite3.connect`` as keywords: a TypeError at the first connection)."""
+    parts = urlsplit(url)
+    problems = []
+    if parts.path in ("", "/", "/:memory:"):
+        problems.append("KERNELINDEX_DATABASE_URL names an in-memory SQLite database, which every connection sees "
+                        "empty: name a file (sqlite:///path/to/file.sqlite3).")
+    if parts.query:
+        problems.append("KERNELINDEX_DATABASE_URL for SQLite is a path alone (sqlite:///path/to/file.sqlite3), with "
+                        "no ?parameters: KernelIndex sets the connection's own.")
+    return problems
+
+
 def check_configuration(app):
     """Refuse to start with a missing or short secret, or with no known public host (tests may omit the host)."""
     configure_public_url(app)
@@ -119,9 +134,8 @@ def check_configuration(app):
     if scheme not in DATABASE_SCHEMES:
         problems.append(f"KERNELINDEX_DATABASE_URL names a {scheme!r} database: KernelIndex runs on SQLite "
                         "(sqlite:///path) or PostgreSQL (postgresql://user:password@host/db).")
-    if scheme == "sqlite" and urlsplit(database_url).query:  # sqlite3.connect's keywords: a TypeError
-        problems.append("KERNELINDEX_DATABASE_URL for SQLite is a path alone (sqlite:///path/to/file.sqlite3), with "
-                        "no ?parameters: KernelIndex sets the connection's own.")
+    if scheme == "sqlite" and app.config.get("DATABASE_URL"):  # unset: the instance folder's file
+        problems += sqlite_url_problems(database_url)
     try:
         urlsplit(database_url).port
     except ValueError:  # a password's unencoded / or @ leaves part of it where the port goes: never quoted here

@@ -211,10 +211,14 @@ def test_a_database_url_with_no_port_where_its_port_goes_stops_the_app_at_start(
     assert "pa/ss" not in str(refused.value) and "'pa'" not in str(refused.value)
 
 
-@pytest.mark.parametrize("url", ["sqlite:////tmp/ki.sqlite3?foo=bar", "sqlite:////tmp/ki.sqlite3?timeout=5"])
-def test_a_sqlite_url_with_parameters_stops_the_app_at_start(url):
-    """They went to ``sqlite3.connect`` as keywords, a TypeError at the first command's connection."""
-    with pytest.raises(ConfigurationError, match="for SQLite is a path alone"):
+@pytest.mark.parametrize("url, message", [
+    ("sqlite:////tmp/ki.sqlite3?foo=bar", "for SQLite is a path alone"),  # sqlite3.connect's keywords: a TypeError
+    ("sqlite:////tmp/ki.sqlite3?timeout=5", "for SQLite is a path alone"),
+    ("sqlite://", "in-memory SQLite database"),  # `flask db upgrade` applied migrations that vanished with it
+    ("sqlite:///:memory:", "in-memory SQLite database"),
+])
+def test_a_sqlite_url_that_names_no_file_alone_stops_the_app_at_start(url, message):
+    with pytest.raises(ConfigurationError, match=message):
         create_app({"TESTING": True, "DATABASE_URL": url, "SECRET_KEY": "test"})
 
 
