@@ -64,11 +64,15 @@ class ImportRunning(Exception):
     """Another import holds this database's import lock."""
 
 
+def stripe(key: str) -> int:
+    """One of ``SCOPE_LOCK_STRIPES`` locks for ``key``."""
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") % SCOPE_LOCK_STRIPES
+
+
 def scope_stripe(shared: dict) -> int:
     """The lock stripe of a comparison group's workload scope (``shared`` as ``comparison.group_shared`` makes it)."""
-    scope = [shared[name] for name in ("kernel", "workload", "pass", "metric", "gpu")]
-    digest = hashlib.sha256(json.dumps(scope, sort_keys=True).encode()).digest()
-    return int.from_bytes(digest[:8], "big") % SCOPE_LOCK_STRIPES
+    return stripe(json.dumps([shared[name] for name in ("kernel", "workload", "pass", "metric", "gpu")],
+                             sort_keys=True))
 
 
 def lock_scopes(group_shared_fields) -> None:
@@ -93,8 +97,7 @@ def lock_rerun_asks(family: str) -> None:
     """Hold the family's ask lock until the transaction ends (PostgreSQL only): asks for one family's reruns are
     checked against the pending requests and stored one after the other."""
     if is_postgres():  # SQLite: the transaction already holds the database's one write lock
-        stripe = int.from_bytes(hashlib.sha256(family.encode()).digest()[:4], "big") >> 1
-        database.execute_sql("SELECT pg_advisory_xact_lock(%s, %s)", (RERUN_ASK_LOCKS, stripe))
+        database.execute_sql("SELECT pg_advisory_xact_lock(%s, %s)", (RERUN_ASK_LOCKS, stripe(family)))
 
 
 def is_transient(error: BaseException) -> bool:

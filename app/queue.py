@@ -34,9 +34,8 @@ def embedded_url(database_url: str, default_database_url: str, instance_path: st
     worker of one database never takes (and drops) the messages of another served on the same machine."""
     if database_url == default_database_url:
         return SQLITE_PREFIX + os.path.join(instance_path, QUEUE_FILE)
-    path = database_url[len(SQLITE_PREFIX):].partition("?")[0] if database_url.startswith(SQLITE_PREFIX) else ""
-    if path:
-        return SQLITE_PREFIX + path.removesuffix(".sqlite3") + "." + QUEUE_FILE
+    if database_url.startswith(SQLITE_PREFIX):  # a file (app.security refuses one in memory)
+        return database_url.removesuffix(".sqlite3") + "." + QUEUE_FILE
     digest = hashlib.sha256(database_url.encode()).hexdigest()[:16]
     return SQLITE_PREFIX + os.path.join(instance_path, f"queue-{digest}.sqlite3")
 

@@ -201,10 +201,9 @@ def ask_for_rerun(ask: dict, requested_by: str) -> RerunRequest:
     with database.atomic():
         lock_rerun_asks(work_asked["family"])
         existing = pending_request(work_asked)
-        if existing is None:
-            request = RerunRequest.create(**work_asked, queue=queue.queue_name(target, gpu), requested_by=requested_by)
-    if existing is not None:
-        raise RequestRepeated(existing)
+        if existing is not None:  # the transaction stored nothing
+            raise RequestRepeated(existing)
+        request = RerunRequest.create(**work_asked, queue=queue.queue_name(target, gpu), requested_by=requested_by)
     try:  # after the commit, so that a worker given the id finds the row
         queue.enqueue(request.id, request.queue, current_app.config)
     except Exception as error:

@@ -99,18 +99,29 @@ def configure_public_url(app):
         app.config["TRUSTED_HOSTS"] = [host.strip() for host in hosts.split(",") if host.strip()]
 
 
-def sqlite_url_problems(url: str) -> list[str]:
-    """What a SQLite URL lacks: a file (in memory every connection, so every request and command, would see a new
-    empty database, and migrations would vanish with the command that applied them), and a path alone (``?``
-    parameters went to ``sqlite3.connect`` as keywords: a TypeError at the first connection)."""
+def database_url_problems(url: str) -> list[str]:
+    """Why KernelIndex cannot run on ``url``: another database than SQLite or PostgreSQL; for SQLite no file (in
+    memory every connection, so every request and command, would see a new empty database, and migrations would
+    vanish with the command that applied them) or ``?`` parameters (they went to ``sqlite3.connect`` as keywords: a
+    TypeError at the first connection); a port that is no number (a password's unencoded / or @ leaves part of it
+    there: never quoted here)."""
+    scheme = url.partition("://")[0]
+    if scheme not in DATABASE_SCHEMES:
+        return [f"KERNELINDEX_DATABASE_URL names a {scheme!r} database: KernelIndex runs on SQLite (sqlite:///path) "
+                "or PostgreSQL (postgresql://user:password@host/db)."]
     parts = urlsplit(url)
     problems = []
-    if parts.path in ("", "/", "/:memory:"):
+    if scheme == "sqlite" and parts.path in ("", "/", "/:memory:"):
         problems.append("KERNELINDEX_DATABASE_URL names an in-memory SQLite database, which every connection sees "
                         "empty: name a file (sqlite:///path/to/file.sqlite3).")
-    if parts.query:
+    if scheme == "sqlite" and parts.query:
         problems.append("KERNELINDEX_DATABASE_URL for SQLite is a path alone (sqlite:///path/to/file.sqlite3), with "
                         "no ?parameters: KernelIndex sets the connection's own.")
+    try:
+        parts.port
+    except ValueError:
+        problems.append("KERNELINDEX_DATABASE_URL's port is not a number from 0 to 65535: percent-encode a / @ : # "
+                        "or ? in its user name or password (%2F %40 %3A %23 %3F).")
     return problems
 
 
@@ -129,18 +140,8 @@ def check_configuration(app):
                         "(e.g. https://kernelindex.example), or list the Host: names to serve in "
                         "KERNELINDEX_TRUSTED_HOSTS (e.g. kernelindex.example,www.kernelindex.example).")
     problems += setting_problems(app.config)
-    database_url = app.config.get("DATABASE_URL") or "sqlite://"
-    scheme = database_url.partition("://")[0]
-    if scheme not in DATABASE_SCHEMES:
-        problems.append(f"KERNELINDEX_DATABASE_URL names a {scheme!r} database: KernelIndex runs on SQLite "
-                        "(sqlite:///path) or PostgreSQL (postgresql://user:password@host/db).")
-    if scheme == "sqlite" and app.config.get("DATABASE_URL"):  # unset: the instance folder's file
-        problems += sqlite_url_problems(database_url)
-    try:
-        urlsplit(database_url).port
-    except ValueError:  # a password's unencoded / or @ leaves part of it where the port goes: never quoted here
-        problems.append("KERNELINDEX_DATABASE_URL's port is not a number from 0 to 65535: percent-encode a / @ : # "
-                        "or ? in its user name or password (%2F %40 %3A %23 %3F).")
+    if app.config.get("DATABASE_URL"):  # unset: SQLite in the instance folder
+        problems += database_url_problems(app.config["DATABASE_URL"])
     if problems:
         raise ConfigurationError("KernelIndex will not start:\n" + "\n".join(f"  - {p}" for p in problems))
 

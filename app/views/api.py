@@ -145,18 +145,20 @@ def ask_for_rerun():
     if not token.may_request:
         abort(403, description=f"the token {token.name!r} may not ask for reruns "
                                "(`flask tokens create NAME --may-request`)")
+    def summary(request) -> dict:
+        return created_request_schema.dump({"id": request.id, "url": pages_requests.request_api_url(request.id),
+                                            "status": request.status})
+
     try:
         created = ask(loaded_body(rerun_ask_schema), requested_by=f"token {token.name}")
     except RequestRefused as error:
         abort(400, description=str(error))
     except RequestRepeated as error:
-        existing = error.existing
-        item = {"id": existing.id, "url": pages_requests.request_api_url(existing.id), "status": existing.status}
-        return jsonify(error=str(error), status=409, existing=created_request_schema.dump(item)), 409
+        return jsonify(error=str(error), status=409, existing=summary(error.existing)), 409
     except QueueUnavailable as error:
         abort(503, description=str(error))
-    item = {"id": created.id, "url": pages_requests.request_api_url(created.id), "status": created.status}
-    return jsonify(created_request_schema.dump(item)), 201, {"Location": item["url"]}
+    item = summary(created)
+    return jsonify(item), 201, {"Location": item["url"]}
 
 
 @api.get("/rerun-requests/<row_id:request_id>")
