@@ -6,6 +6,7 @@ from datetime import timezone
 from marshmallow import fields, validate
 
 from .inputs import TEXT_PATTERN
+from .pages.pagination import written_in_digits
 
 
 class UtcDateTime(fields.DateTime):
@@ -19,6 +20,16 @@ class UtcDateTime(fields.DateTime):
         if value is not None and value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
         return super()._serialize(value, attr, obj, **kwargs)
+
+
+class QueryWholeNumber(fields.Integer):
+    """A whole number in a query string, in ASCII digits alone (:func:`~app.pages.pagination.written_in_digits`),
+    as the pages' own page numbers are read."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not (isinstance(value, str) and written_in_digits(value)):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
 
 
 def text_filter(max_length: int, **kwargs) -> fields.String:

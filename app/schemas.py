@@ -18,7 +18,7 @@ from .pages.pagination import MAX_PAGE
 # (2704 bytes), which ``Run.external_id``'s index needs; SQLite would store any length.
 MAX_EXTERNAL_ID = 600
 from .post_schemas import AttestationSchema
-from .schema_fields import UtcDateTime, text_filter
+from .schema_fields import QueryWholeNumber, UtcDateTime, text_filter
 
 
 class MetadataSchema(Schema):
@@ -172,8 +172,8 @@ class RunFilterSchema(Schema):
     evidence = fields.String(validate=validate.OneOf(EVIDENCE_LEVELS))
     source = text_filter(Run.source.max_length)
     external_id = text_filter(MAX_EXTERNAL_ID)
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
-    per_page = fields.Integer(validate=validate.Range(min=1))  # default and maximum: API_PAGE_SIZE, API_MAX_PAGE_SIZE
+    page = QueryWholeNumber(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
+    per_page = QueryWholeNumber(validate=validate.Range(min=1))  # default and maximum: API_PAGE_SIZE, API_MAX_PAGE_SIZE
 
 
 class InvalidationSchema(Schema):

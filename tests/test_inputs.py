@@ -95,6 +95,22 @@ def test_an_empty_page_number_is_refused(small_app, client, url):
     assert client.get(url).status_code == 400
 
 
+@pytest.mark.parametrize("path", ["/api/v1/runs?", "/search.json?q=torch&", f"{FNA}.json?", "/reruns?"])
+@pytest.mark.parametrize("page", ["1_0", "+2", "%202", "2%20", "%EF%BC%92", "%D9%A2", "2.0"])
+def test_a_page_number_not_written_in_ascii_digits_is_refused(small_app, client, path, page):
+    """int() reads each as a number; a page written many ways would be many cache entries and links for one page."""
+    response = client.get(f"{path}page={page}", headers={"Accept": "application/json"})
+    assert response.status_code == 400, (path, page, response.get_data(as_text=True)[:300])
+    assert client.get(f"{path}page=1", headers={"Accept": "application/json"}).status_code == 200
+
+
+@pytest.mark.parametrize("per_page", ["1_0", "+5", "%EF%BC%95"])
+def test_a_page_size_not_written_in_ascii_digits_is_refused(small_app, client, per_page):
+    response = client.get(f"/api/v1/runs?per_page={per_page}")
+    assert response.status_code == 400 and "per_page" in response.get_json()["error"]
+    assert len(client.get("/api/v1/runs?per_page=5").get_json()["items"]) == 5
+
+
 @pytest.mark.parametrize("method", ["put", "delete", "patch"])
 def test_a_method_no_route_allows_is_405_not_a_csrf_refusal(small_app, client, method):
     response = getattr(client, method)("/api/v1/runs")

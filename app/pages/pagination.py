@@ -17,14 +17,19 @@ class BadPage(ValueError):
     """A page number that is not a whole number from 1 to ``MAX_PAGE``; views answer 400 with its message."""
 
 
+def written_in_digits(text: str) -> bool:
+    """Whether a query value is a whole number as links write it, ASCII digits alone: Python's ``int``
+    also reads ``1_0``, ``+3``, `` 3`` and full-width digits, which would name the same page in many ways."""
+    return text.isascii() and text.isdigit()
+
+
 def page_number(text) -> int:
     """The page a query argument asks for; absent means the first (no link or form sends it empty)."""
     if text is None:
         return 1
-    try:
-        page = int(text)
-    except ValueError:
-        raise BadPage(f"page must be a whole number, not {text[:20]!r}") from None
+    if not written_in_digits(text):
+        raise BadPage(f"page must be a whole number, not {text[:20]!r}")
+    page = int(text)
     if page < 1:
         raise BadPage("page must be 1 or more")
     if page > MAX_PAGE:
