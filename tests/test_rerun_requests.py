@@ -333,6 +333,19 @@ def test_the_reruns_list_filters_and_has_a_json_twin(queue_app, client, asker):
     assert "NVIDIA H200" in page and "token scheduler" in page
 
 
+def test_the_reruns_list_refuses_an_unknown_filter_and_a_page_past_the_last(queue_app, client, asker):
+    """As the family table does: a misspelt filter would otherwise list every request as if it applied."""
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    ask(client, asker, run=original.id, target="cpu")
+    for url in ("/reruns.json?stauts=done", "/reruns?gpu=cpu&model=x"):
+        response = client.get(url, headers={"Accept": "application/json"})
+        assert response.status_code == 400 and "unknown filter" in response.get_json()["error"], url
+    assert client.get("/reruns.json?page=1").json["total"] == 1
+    past = client.get("/reruns.json?page=2")
+    assert past.status_code == 400 and "past the last page (1)" in past.json["error"]
+    assert client.get("/reruns.json?status=done&page=1").json["items"] == []  # an empty list has its one page
+
+
 def test_a_request_the_queue_cannot_take_is_not_kept(queue_app, client, asker):
     queue_app.config["QUEUE_URL"] = "redis://127.0.0.1:1/0"  # nothing listens there
     original = source_run(queue_app, external_id=FNA_REFERENCE)

@@ -63,12 +63,19 @@ def comparison_rerun_form(group) -> dict:
             "protocols": list(PROTOCOL_PRESETS), "ask_url": url_for("reruns.ask"), "comparison": group.key}
 
 
+REQUEST_FILTERS = ("status", "gpu", "run")
+
+
 class BadFilter(ValueError):
     """A ``/reruns`` filter the list cannot apply: answered 400."""
 
 
 def reruns_page(filters: dict, page_wanted: int, per_page: int) -> dict:
-    """One page of requests, newest first, filtered by ``status``, ``gpu`` (or ``cpu``) and ``run``."""
+    """One page of requests, newest first, filtered by ``status``, ``gpu`` (or ``cpu``) and ``run``; another
+    filter's name, or a page past the last, is refused as the family table refuses them."""
+    unknown = sorted(set(filters) - {*REQUEST_FILTERS, "page"})
+    if unknown:
+        raise BadFilter(f"unknown filter {unknown[0][:40]!r}: filters are {', '.join(REQUEST_FILTERS)} and page")
     query = RerunRequest.select()
     status = filters.get("status")
     if status:
@@ -82,8 +89,9 @@ def reruns_page(filters: dict, page_wanted: int, per_page: int) -> dict:
         query = query.where(RerunRequest.run == filters["run"])
     query = query.order_by(RerunRequest.created_at.desc(), RerunRequest.id.desc())
     page = Pagination(page_wanted, per_page, query.count())
+    page.refuse_past_last()
     items = [request_item(request) for request in page.of(query)]
     return {"title": "Rerun requests", "items": items, "total": page.total, "page": page.page,
-            "filters": {name: filters.get(name) or "" for name in ("status", "gpu", "run")},
+            "filters": {name: filters.get(name) or "" for name in REQUEST_FILTERS},
             "statuses": REQUEST_STATUSES, "pending": REQUEST_PENDING,
             "next_url": url_for("reruns.reruns_page", **{**filters, "page": page.page + 1}) if page.has_next else None}

@@ -22,15 +22,13 @@ reruns = Blueprint("reruns", __name__)
 reruns.record_once(install)
 
 SECTION = "partials/_rerun_requests.html"
-FILTERS = ("status", "gpu", "run")
 
 
 @reruns.get("/reruns")
 def reruns_page():
     try:
         page = page_number(request.args.get("page"))
-        context = reruns_context({name: request.args.get(name, "") for name in FILTERS}, page,
-                                 current_app.config["API_PAGE_SIZE"])
+        context = reruns_context(request.args.to_dict(), page, current_app.config["API_PAGE_SIZE"])
     except (BadPage, BadFilter) as error:
         abort(400, description=str(error))
     return respond("reruns/reruns.html", context, twin=reruns_page_schema.dump)
