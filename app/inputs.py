@@ -3,7 +3,7 @@
 PostgreSQL refuses a NUL in any string (a 500 if it reaches a query) while SQLite stores
 it, and no name, id or filter here ever holds a control character, so every request's
 path and query (names and values) is checked once, before any view runs: one answers
-400. Tabs and line breaks stay allowed (pasted into the search box, they are spaces),
+400, as does a query argument given twice (a view reads one value). Tabs and line breaks stay allowed (pasted into the search box, they are spaces),
 as does any other Unicode text. The Liger importer applies the same rule to its cells.
 What readers post and maintainers' reasons refuse the invisible text-direction
 controls as well (:data:`DIRECTION_CONTROLS`). Messages of other programs passed on (a database driver's,
@@ -124,8 +124,10 @@ def describe(character: str) -> str:
     return f"U+{ord(character):04X}"
 
 
-def refuse_control_characters():
-    """``before_request``: a 400 for a path or query argument holding a control character."""
+def refuse_unreadable_queries():
+    """``before_request``: a 400 for a path or query argument holding a control character, or for a query argument
+    given more than once (no page's link or form repeats one: taking the first value would drop the others
+    without a word)."""
     for where, text in (("address", request.path),
                         *((f"query argument {name[:40]!r}", f"{name}{value}")
                           for name, value in request.args.items(multi=True))):
@@ -133,6 +135,9 @@ def refuse_control_characters():
         if character:
             raise BadRequest(description=f"the {where} contains a control character ({describe(character)}); "
                                          "names, ids and filters never do")
+    repeated = next((name for name, values in request.args.lists() if len(values) > 1), None)
+    if repeated is not None:
+        raise BadRequest(description=f"the query argument {repeated[:40]!r} is given more than once; give it once")
 
 
 MAX_ROW_ID = 2 ** 31 - 1
@@ -149,4 +154,4 @@ class RowIdConverter(IntegerConverter):
 
 def init_app(app):
     app.url_map.converters["row_id"] = RowIdConverter
-    app.before_request(refuse_control_characters)
+    app.before_request(refuse_unreadable_queries)

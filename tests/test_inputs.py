@@ -52,6 +52,18 @@ def test_control_characters_in_paths_and_queries_are_refused(small_app, client, 
     assert "control character" in response.get_json()["error"]
 
 
+@pytest.mark.parametrize("url", [
+    "/api/v1/runs?kernel=rms_norm&kernel=layer_norm", "/api/v1/runs?page=1&page=2", "/search.json?q=torch&q=H100",
+    f"{FNA}.json?table=runs&table=runs", "/reruns.json?status=done&status=queued", "/?x=1&x=1", "/api/openapi.json?a&a",
+])
+def test_a_query_argument_given_twice_is_refused(small_app, client, url):
+    """A view reads one value; answering for the first would drop the others without a word."""
+    response = client.get(url, headers={"Accept": "application/json"})
+    assert response.status_code == 400, (url, response.get_data(as_text=True)[:300])
+    assert "more than once" in response.get_json()["error"]
+    assert client.get(url.split("&")[0], headers={"Accept": "application/json"}).status_code == 200
+
+
 def test_control_characters_are_refused_before_authentication(small_app, client):
     response = client.post("/api/v1/reruns?x=%00", json=[{}])
     assert response.status_code == 400
