@@ -3,8 +3,8 @@
 PostgreSQL refuses a NUL in any string (a 500 if it reaches a query) while SQLite stores
 it, and no name, id or filter here ever holds a control character, so every request's
 path and query (names and values) is checked once, before any view runs: one answers
-400, as does a query argument given twice (a view reads one value). Tabs and line breaks stay allowed (pasted into the search box, they are spaces),
-as does any other Unicode text. The Liger importer applies the same rule to its cells.
+400, as does a query argument given twice (a view reads one value). Tabs and line breaks
+stay allowed (pasted into the search box, they are spaces), as does any other Unicode text. The Liger importer applies the same rule to its cells.
 What readers post and maintainers' reasons refuse the invisible text-direction
 controls as well (:data:`DIRECTION_CONTROLS`). Messages of other programs passed on (a database driver's,
 a web server's) are put on one line (:func:`one_line`).
