@@ -303,25 +303,33 @@ class ResultsNotYours(ValueError):
     409, nothing stored."""
 
 
+def _part(document: dict, name: str) -> dict:
+    """The object ``document`` holds under ``name``, or an empty one where it holds none or another value (the
+    importer then says what is wrong with the result)."""
+    value = document.get(name)
+    return value if isinstance(value, dict) else {}
+
+
 def foreign_result(request: RerunRequest, workload: dict, result: dict) -> str | None:
     """Why ``result`` is not a measurement of ``workload`` that the request asked for, or None: another workload
     (family, pass, parameters, dtype, options), an implementation it did not ask for, another target, GPU or
     protocol."""
-    measured = result.get("workload") if isinstance(result.get("workload"), dict) else {}
+    measured = _part(result, "workload")
     shown = [result.get("family"), result.get("pass")] + [measured.get(part) for part in
                                                           ("parameters", "dtype", "options")]
     if shown != [workload[part] for part in ("family", "pass", "parameters", "dtype", "options")]:
         return "is not of that workload (family, pass, parameters, dtype and options)"
-    implementation = (result.get("implementation") or {}).get("name")
+    implementation = _part(result, "implementation").get("name")
     if request.implementations and implementation not in request.implementations:
         return f"measures {implementation!r}, which the request did not ask for"
-    environment = result.get("environment") or {}
-    hardware = environment.get("hardware") or {}
+    environment = _part(result, "environment")
+    hardware = {part: value for part, value in _part(environment, "hardware").items()
+                if isinstance(value, str)}  # names only: the importer refuses a result with others
     if environment.get("target") != request.target:
         return f"ran on {environment.get('target')!r}; the request wants {request.target}"
     if request.gpu and request.gpu not in (gpu_name(hardware), hardware.get("product")):
         return f"ran on {gpu_name(hardware)}; the request wants {request.gpu}"
-    if (result.get("protocol") or {}).get("preset") != request.protocol:
+    if _part(result, "protocol").get("preset") != request.protocol:
         return f"was timed under another protocol than the request's {request.protocol}"
     return None
 

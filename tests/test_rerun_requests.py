@@ -466,6 +466,35 @@ def test_results_come_only_from_the_worker_running_the_request_and_of_what_it_as
     assert client.post(url, json=body, headers=bearer(host)).status_code == 201
 
 
+@pytest.mark.parametrize("path, value", [(("implementation",), "torch"), (("environment",), ["cuda"]),
+                                         (("protocol",), "standard"), (("environment", "hardware"), "NVIDIA H100"),
+                                         (("environment", "hardware"), {"vendor": "nvidia", "product": 100}),
+                                         (("environment", "hardware"), {"vendor": "nvidia", "product": "NVIDIA H100",
+                                                                        "formFactor": ["SXM"]})])
+def test_a_request_result_whose_parts_are_of_the_wrong_type_is_400(queue_app, client, asker, runner, path, value):
+    """The request's check of what a result measured read each part as an object and each GPU name as text: an
+    AttributeError or TypeError, a 500."""
+    from .factories import rerun_result, stamp
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, implementations=["torch"], gpu="NVIDIA H100 80GB HBM3").json["id"]
+    host = token_for(runner, "h100-a")
+    assert client.post(f"/api/v1/rerun-requests/{request_id}/claim",
+                       json=worker_body("h100-a/0", "NVIDIA H100 80GB HBM3"), headers=bearer(host)).status_code == 200
+    with queue_app.app_context():
+        result = result_for_h100(rerun_result(original, "torch", observed_at=stamp(-30)))
+    *parents, last = path
+    part = result
+    for name in parents:
+        part = part[name]
+    part[last] = value
+    refused = client.post(f"/api/v1/rerun-requests/{request_id}/results",
+                          json={"worker": "h100-a/0", "workload": 0, "results": [result]}, headers=bearer(host))
+    assert refused.status_code == 400 and f"no result of workload 0 of request {request_id}" in refused.json["error"]
+    with queue_app.app_context():
+        assert Run.select().where(Run.source == "kernelindex").count() == 0
+
+
 def test_a_token_for_some_gpus_claims_no_cpu_request(queue_app, client, asker, runner):
     original = source_run(queue_app, external_id=FNA_REFERENCE)
     request_id = ask(client, asker, run=original.id, target="cpu").json["id"]
