@@ -244,7 +244,8 @@ def describe_rerun_requests(spec: APISpec) -> None:
                    "queued again.", "security": token, "requestBody": body(rerun_request_schemas.WorkerSchema),
         "responses": {"200": {"description": "Checked in: the ids of the requests queued again."},
                       "400": _error("A malformed body."), "401": unauthorized, "415": _error(NOT_JSON),
-                      "403": _error("The token may not post results for this GPU model.")}}})
+                      "403": _error("The token may not post results for this GPU model."),
+                      "503": _error("The queue could not take a request whose lease expired; it stays queued.")}}})
     spec.path("/reruns.json", operations={"get": {
         "summary": "Rerun requests, newest first (the `/reruns` page's JSON twin).",
         "parameters": [_query("status", {"type": "string", "enum": ["", *REQUEST_STATUSES]}),

@@ -391,19 +391,31 @@ def requeue_expired() -> list[int]:
                     error=f"its worker was lost {request.attempts} times (last: {request.worker}, lease expired); "
                           "no attempts left")
         elif _change(request.id, expired, status=REQUEST_QUEUED, worker=None, lease_expires_at=None, queued_at=now):
-            queue.enqueue(request.id, request.queue, config)
+            _put_on_queue(request, config)
             requeued.append(request.id)
     waiting = (RerunRequest.status == REQUEST_QUEUED) & (
         RerunRequest.queued_at < now - timedelta(seconds=float(config["RERUN_REDELIVER_SECONDS"])))
     for request in RerunRequest.select().where(waiting):
         if _change(request.id, waiting, queued_at=now):
-            queue.enqueue(request.id, request.queue, config)
+            _put_on_queue(request, config)
             requeued.append(request.id)
     return requeued
 
 
+def _put_on_queue(request: RerunRequest, config) -> None:
+    """Put a queued request's id on its queue again; QueueUnavailable when the queue cannot take it (the request
+    stays queued, and is put on the queue again once it has waited ``RERUN_REDELIVER_SECONDS``)."""
+    try:
+        queue.enqueue(request.id, request.queue, config)
+    except Exception as error:
+        raise QueueUnavailable(f"the rerun queue is unreachable ({type(error).__name__}); request {request.id} stays "
+                               f"queued and is put on the queue again within {config['RERUN_REDELIVER_SECONDS']} s"
+                               ) from error
+
+
 def check_in(worker: Worker) -> list[int]:
-    """Record the worker as alive (the web offers its GPU model) and requeue requests whose lease expired."""
+    """Record the worker as alive (the web offers its GPU model) and requeue requests whose lease expired;
+    QueueUnavailable when the queue cannot take one."""
     fields = {"host": worker.host, "target": worker.target, "gpu": worker.gpu,
               "queue": queue.queue_name(worker.target, worker.gpu), "seen_at": utcnow()}
     if not RerunWorker.update(**fields).where(RerunWorker.name == worker.name).execute():

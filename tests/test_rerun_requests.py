@@ -399,6 +399,25 @@ def test_workers_racing_for_one_request_leave_it_to_exactly_one(queue_app, clien
     assert len(won) == 1 and shown["attempts"] == 1 and shown["worker"] == f"cpu-a/cpu{won[0]}"
 
 
+def test_a_check_in_that_finds_the_queue_unreachable_is_503_and_the_request_stays_queued(queue_app, client, asker,
+                                                                                        runner):
+    """The lease sweep put the request back as queued, then the queue's ConnectionError was a 500."""
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, target="cpu").json["id"]
+    host = token_for(runner, "cpu-a")
+    check_in = {"worker": "cpu-a/cpu0", "target": "cpu", "gpu": "AMD EPYC"}
+    assert client.post(f"/api/v1/rerun-requests/{request_id}/claim", json=check_in,
+                       headers=bearer(host)).status_code == 200
+    with queue_app.app_context():
+        RerunRequest.update(lease_expires_at=RerunRequest.created_at).execute()  # the worker was lost
+    queue_app.config["QUEUE_URL"] = "redis://127.0.0.1:1/0"  # nothing listens there
+    answer = client.post("/api/v1/rerun-workers", json=check_in, headers=bearer(host))
+    assert answer.status_code == 503, answer.get_data(as_text=True)
+    assert answer.json["error"] == (f"the rerun queue is unreachable (ConnectionError); request {request_id} stays "
+                                    "queued and is put on the queue again within 3600 s")
+    assert client.get(f"/api/v1/rerun-requests/{request_id}").json["status"] == "queued"
+
+
 def test_a_request_queued_too_long_is_put_on_the_queue_again(queue_app, client, asker, runner):
     from datetime import timedelta
 

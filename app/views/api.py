@@ -237,8 +237,13 @@ def finish_rerun_request(request_id):
 
 @api.post("/rerun-workers")
 def worker_check_in():
-    """A worker checks in: it is recorded as alive, and requests whose lease expired are queued again."""
+    """A worker checks in: it is recorded as alive, and requests whose lease expired are queued again (503 when the
+    queue cannot take them)."""
     from ..rerun_request_schemas import worker_schema
-    from ..rerun_requests import check_in
+    from ..rerun_requests import QueueUnavailable, check_in
 
-    return jsonify(requeued=check_in(token_worker(authenticated_host(), loaded_body(worker_schema))))
+    worker = token_worker(authenticated_host(), loaded_body(worker_schema))
+    try:
+        return jsonify(requeued=check_in(worker))
+    except QueueUnavailable as error:
+        abort(503, description=str(error))
