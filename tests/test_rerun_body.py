@@ -112,6 +112,28 @@ def test_a_body_that_is_not_utf8_text_is_400_and_says_so(small_app, posting):
                                             "send JSON in UTF-8")
 
 
+def test_a_key_given_twice_in_one_object_is_400_and_stores_nothing(small_app, runner):
+    """JSON leaves a repeated key's meaning open (the parser kept the last value, another reader may keep the first),
+    as a query argument or form field given twice is refused."""
+    import json
+
+    from app.models import RerunWorker
+
+    token = runner.invoke(args=["tokens", "create", "a", "--host", "h200-a"]).output.strip()
+    client = small_app.test_client()
+    with small_app.app_context():
+        result = json.dumps([rerun_result(reference_run(small_app), observed_at=stamp(-10))])
+    twice = result.replace('"status": "passed"', '"status": "failed", "status": "passed"', 1)
+    check_in = '{"worker": "h200-a/0", "target": "cuda", "gpu": "NVIDIA H200", "worker": "h200-b/0"}'
+    for url, body, key in (("/api/v1/reruns", twice, "status"), ("/api/v1/rerun-workers", check_in, "worker")):
+        response = client.post(url, data=body, content_type="application/json",
+                               headers={"Authorization": f"Bearer {token}"})
+        assert response.status_code == 400, (url, response.get_data(as_text=True))
+        assert response.get_json()["error"] == f"the body names the key {key!r} twice in one object; give it once"
+    with small_app.app_context():
+        assert not Run.select().where(Run.source == "kernelindex").exists() and not RerunWorker.select().exists()
+
+
 @pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded"])
 def test_a_body_not_declared_json_is_415_and_says_so(small_app, runner, content_type):
     token = runner.invoke(args=["tokens", "create", "a", "--host", "h200-a", "--may-request"]).output.strip()

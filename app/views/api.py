@@ -1,6 +1,7 @@
 """The JSON API, ``/api/v1``: stable, pinned by tests."""
 
 import json
+from collections import Counter
 
 from flask import Blueprint, abort, current_app, jsonify, request
 from marshmallow import ValidationError
@@ -72,18 +73,34 @@ def authenticated_host():
     return host
 
 
+class RepeatedKey(ValueError):
+    """A JSON object that names one key twice: reading one value would drop the other."""
+
+
+def object_of(pairs: list) -> dict:
+    """A JSON object from its pairs; RepeatedKey when one key comes twice."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        counts = Counter(name for name, _ in pairs)
+        raise RepeatedKey(next(name for name, count in counts.items() if count > 1))
+    return found
+
+
 def json_body():
     """The posted JSON value; 415 when the body is not declared JSON (``Content-Type: application/json``), 400 when
-    it is not UTF-8 text (JSON's encoding) or nests too deeply for the parser, None when it does not parse."""
+    it is not UTF-8 text (JSON's encoding), nests too deeply for the parser or names a key twice in one object (as a
+    query argument or a form field given twice is), None when it does not parse."""
     if not request.is_json:
         abort(415, description=f"send the body as JSON, with Content-Type: application/json (not "
                                f"{(request.content_type or 'none')[:80]!r})")
     try:
-        return json.loads(utf8_text(request.get_data()))
+        return json.loads(utf8_text(request.get_data()), object_pairs_hook=object_of)
     except NotUtf8 as error:
         abort(400, description=f"the body is {error}; send JSON in UTF-8")
     except RecursionError:
         abort(400, description="the body nests too deeply to be read")
+    except RepeatedKey as error:
+        abort(400, description=f"the body names the key {error.args[0][:80]!r} twice in one object; give it once")
     except ValueError:  # not JSON, or an integer of more digits than Python converts
         return None
 
