@@ -134,6 +134,24 @@ def test_a_key_given_twice_in_one_object_is_400_and_stores_nothing(small_app, ru
         assert not Run.select().where(Run.source == "kernelindex").exists() and not RerunWorker.select().exists()
 
 
+def test_a_body_sent_in_chunks_past_the_limit_is_413(small_app, runner):
+    """Without a Content-Length, Werkzeug reads a body up to the limit and stops without a word: the JSON cut there
+    was answered 400 as no JSON object."""
+    import io
+
+    token = runner.invoke(args=["tokens", "create", "a", "--host", "h200-a"]).output.strip()
+    client = small_app.test_client()
+    limit = small_app.config["MAX_CONTENT_LENGTH"]
+    check_in = b'{"worker": "h200-a/0", "target": "cuda", "gpu": "NVIDIA H200"'
+    for size, status in ((limit - 1, 200), (limit + 1, 413)):
+        body = check_in + b" " * (size - len(check_in) - 1) + b"}"
+        response = client.post("/api/v1/rerun-workers", input_stream=io.BytesIO(body), content_type="application/json",
+                               headers={"Authorization": f"Bearer {token}", "Transfer-Encoding": "chunked"},
+                               environ_overrides={"wsgi.input_terminated": True})  # as gunicorn and flask run set it
+        assert response.status_code == status and len(body) == size, response.get_data(as_text=True)
+    assert response.get_json()["error"] == "The data value transmitted exceeds the capacity limit."
+
+
 @pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded"])
 def test_a_body_not_declared_json_is_415_and_says_so(small_app, runner, content_type):
     token = runner.invoke(args=["tokens", "create", "a", "--host", "h200-a", "--may-request"]).output.strip()

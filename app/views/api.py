@@ -5,6 +5,7 @@ from collections import Counter
 
 from flask import Blueprint, abort, current_app, jsonify, request
 from marshmallow import ValidationError
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..inputs import NotUtf8, utf8_text
 from ..pages import api as pages
@@ -87,14 +88,19 @@ def object_of(pairs: list) -> dict:
 
 
 def json_body():
-    """The posted JSON value; 415 when the body is not declared JSON (``Content-Type: application/json``), 400 when
-    it is not UTF-8 text (JSON's encoding), nests too deeply for the parser or names a key twice in one object (as a
-    query argument or a form field given twice is), None when it does not parse."""
+    """The posted JSON value; 415 when the body is not declared JSON (``Content-Type: application/json``), 413 when
+    it is larger than the endpoint takes (sent in chunks as well), 400 when it is not UTF-8 text (JSON's encoding),
+    nests too deeply for the parser or names a key twice in one object (as a query argument or a form field given
+    twice is), None when it does not parse."""
     if not request.is_json:
         abort(415, description=f"send the body as JSON, with Content-Type: application/json (not "
                                f"{(request.content_type or 'none')[:80]!r})")
+    data = request.get_data()
+    if request.content_length is None and request.max_content_length is not None \
+            and len(data) >= request.max_content_length:  # sent in chunks: reading stopped at the limit, silently
+        raise RequestEntityTooLarge()
     try:
-        return json.loads(utf8_text(request.get_data()), object_pairs_hook=object_of)
+        return json.loads(utf8_text(data), object_pairs_hook=object_of)
     except NotUtf8 as error:
         abort(400, description=f"the body is {error}; send JSON in UTF-8")
     except RecursionError:
