@@ -146,7 +146,10 @@ MAX_ROW_ID = 2 ** 31 - 1
 
 class RowIdConverter(IntegerConverter):
     """``<row_id:name>``: a URL's integer key of a row, 1 to :data:`MAX_ROW_ID`; any other number matches no route
-    (a 404), so that no query sees a key the database cannot compare."""
+    (a 404), so that no query sees a key the database cannot compare. Only in ASCII digits without a leading zero, so
+    that a row has one URL (``01``, full-width or Arabic-Indic digits name no row, as no page number is written so)."""
+
+    regex = "[1-9][0-9]*"
 
     def __init__(self, url_map):
         super().__init__(url_map, min=1, max=MAX_ROW_ID)

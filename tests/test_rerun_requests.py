@@ -99,6 +99,21 @@ def test_asking_needs_a_token_that_may_ask(queue_app, client, runner):
     assert client.get(f"/api/v1/rerun-requests/{2 ** 40}").status_code == 404
 
 
+def test_a_request_has_one_url_its_id_in_ascii_digits(queue_app, client, asker, runner):
+    """Werkzeug's integer converter read ``01``, full-width ``１`` and Arabic-Indic ``١`` as 1, for a page and for a
+    worker's calls alike."""
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, target="cpu").json["id"]
+    host = token_for(runner, "cpu-a")
+    assert request_id == 1 and client.get("/api/v1/rerun-requests/1").status_code == 200
+    for key in ("01", "\uff11", "\u0661", "+1"):
+        assert client.get(f"/api/v1/rerun-requests/{key}").status_code == 404, key
+        claim = client.post(f"/api/v1/rerun-requests/{key}/claim", json=worker_body("cpu-a/0", "AMD EPYC", "cpu"),
+                            headers=bearer(host))
+        assert claim.status_code == 404, key
+    assert client.get("/api/v1/rerun-requests/1").json["status"] == "queued"
+
+
 def test_a_family_sweep_names_every_published_workload_with_the_values_swept(queue_app, client, asker):
     answer = ask(client, asker, family="multi_token_attention", target="cpu", params={"seq": [16, 24]},
                  implementations=["torch"], protocol="smoke")
