@@ -41,10 +41,15 @@ def embedded_url(database_url: str, default_database_url: str, instance_path: st
 
 
 def queue_name(target: str, gpu: str | None) -> str:
-    """The queue of a GPU model (``NVIDIA H200`` -> ``reruns-nvidia-h200``), or the CPU's."""
+    """The queue of a GPU model (``NVIDIA H200`` -> ``reruns-nvidia-h200``), or the CPU's. A model named with
+    other than ASCII letters and digits alone gets its name's digest too: the slug keeps only those, so ``!!!``,
+    ``日本`` and full-width ``ＨＢＭ`` would all have shared the queue ``reruns-``."""
     if target == "cpu":
         return CPU_QUEUE
-    return "reruns-" + re.sub(r"[^a-z0-9]+", "-", gpu.lower()).strip("-")
+    slug = re.sub(r"[^a-z0-9]+", "-", gpu.lower()).strip("-")
+    if not slug or not gpu.isascii():
+        slug = "-".join(filter(None, (slug, hashlib.sha256(gpu.encode()).hexdigest()[:12])))
+    return "reruns-" + slug
 
 
 def deliver(request_id: int) -> None:

@@ -152,6 +152,24 @@ def test_only_one_worker_claims_a_request_and_a_lost_lease_requeues_it_then_fail
     assert shown["status"] == "failed" and "lost 2 times" in shown["error"] and shown["attempts"] == 2
 
 
+def test_gpu_models_named_other_than_in_ascii_letters_and_digits_get_queues_of_their_own(queue_app, client, asker):
+    """The queue's slug keeps ASCII letters and digits alone: these all had the queue ``reruns-``, so a worker of one
+    would take the others' requests and fail them as another GPU's."""
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    models = ["!!!", "???", "日本", "中国", "ＮＶＩＤＩＡ Ｈ２００", "NVIDIA H200 ＳＸＭ"]
+    queues = []
+    for model in models:
+        answer = ask(client, asker, run=original.id, gpu=model)
+        assert answer.status_code == 201, answer.json
+        with queue_app.app_context():
+            queues.append(RerunRequest.get_by_id(answer.json["id"]).queue)
+    assert len(set(queues)) == len(models) and "reruns-" not in queues
+    assert queues[-1].startswith("reruns-nvidia-h200-")
+    with queue_app.app_context():  # a model named in ASCII letters and digits keeps the queue it always had
+        asked = ask(client, asker, run=original.id, gpu="NVIDIA H100").json["id"]
+        assert RerunRequest.get_by_id(asked).queue == "reruns-nvidia-h100"
+
+
 def test_a_worker_whose_gpu_model_differs_refuses_the_request(queue_app, client, asker, runner):
     original = source_run(queue_app, external_id=FNA_REFERENCE)
     request_id = ask(client, asker, run=original.id, gpu="NVIDIA H200").json["id"]
