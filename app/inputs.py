@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from urllib.parse import unquote_to_bytes
 
 from flask import request
-from werkzeug.exceptions import BadRequest
+from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 from werkzeug.formparser import MultiPartParser
 from werkzeug.routing import IntegerConverter
 from werkzeug.sansio.multipart import Data, Epilogue, Field, File, MultipartDecoder, NeedData
@@ -62,13 +62,24 @@ URLENCODED_FORM, MULTIPART_FORM = "application/x-www-form-urlencoded", "multipar
 SEND_UTF8 = "Send it as UTF-8 text, as a browser does."
 
 
+def whole_body() -> bytes:
+    """The request's body, read once and kept (a form is parsed from it next); 413 for one sent in chunks (no
+    Content-Length) that reaches the limit: Werkzeug stops reading there without a word, and what was read would be
+    taken for the whole, cut JSON refused as no JSON at all or a form missing its last fields."""
+    body = request.get_data(cache=True)
+    if request.content_length is None and request.max_content_length is not None \
+            and len(body) >= request.max_content_length:
+        raise RequestEntityTooLarge()
+    return body
+
+
 def refuse_form_not_utf8() -> None:
     """A 400 for a posted form whose body, or one of whose fields, is not text in its encoding (UTF-8; a multipart
     field may declare ASCII or Latin-1, which Werkzeug honours): Werkzeug would read those bytes as ``%E9`` or
     U+FFFD, and a post would store them so."""
     if request.mimetype not in (URLENCODED_FORM, MULTIPART_FORM):
         return
-    body = request.get_data(cache=True)  # kept: the form is parsed from it next
+    body = whole_body()
     if request.mimetype == URLENCODED_FORM:
         try:
             fields = _urlencoded_fields(utf8_text(body))

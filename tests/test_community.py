@@ -1,5 +1,6 @@
 """Notes, reproductions and issue reports posted on a run (app/views/community.py)."""
 
+import io
 import re
 from datetime import timedelta
 
@@ -322,6 +323,24 @@ def test_a_post_too_large_to_read_without_javascript_says_so_beside_the_form_and
     assert "The post is too large" in refusal_alert(html) and 'id="note-body"' in html
     assert f'href="/runs/{run.id}#attestations-body"' in html
     assert counts(small_app) == (0, 0)
+
+
+def test_a_post_sent_in_chunks_past_the_limit_is_413_not_read_cut(small_app, poster):
+    """Without a Content-Length, Werkzeug reads a body up to the limit and stops without a word: the form read cut
+    there lost its last fields (here the note's body, refused as missing)."""
+    run = reference_run(small_app)
+    limit = small_app.config["MAX_CONTENT_LENGTH"]
+    head = f"csrf_token={TOKEN}&kind=note&padding=".encode()
+    for size, status in ((limit - 1, 201), (limit + 1, 413)):
+        tail = b"&body=kept+whole"
+        body = head + b"x" * (size - len(head) - len(tail)) + tail
+        response = poster.post(f"/runs/{run.id}/attestations", input_stream=io.BytesIO(body),
+                               content_type="application/x-www-form-urlencoded",
+                               headers={"Transfer-Encoding": "chunked", "Accept": "application/json"},
+                               environ_overrides={"wsgi.input_terminated": True})  # as gunicorn and flask run set it
+        assert response.status_code == status and len(body) == size, response.get_data(as_text=True)[:300]
+    assert "The post is too large" in response.get_json()["error"]
+    assert counts(small_app) == (1, 0)
 
 
 @pytest.mark.parametrize("path, form", [

@@ -5,9 +5,8 @@ from collections import Counter
 
 from flask import Blueprint, abort, current_app, jsonify, request
 from marshmallow import ValidationError
-from werkzeug.exceptions import RequestEntityTooLarge
 
-from ..inputs import NotUtf8, utf8_text
+from ..inputs import NotUtf8, utf8_text, whole_body
 from ..pages import api as pages
 from ..pages import rerun_requests as pages_requests
 from ..pages.lookup import group_or_404, rerun_request_or_404, run_or_404
@@ -95,12 +94,8 @@ def json_body():
     if not request.is_json:
         abort(415, description=f"send the body as JSON, with Content-Type: application/json (not "
                                f"{(request.content_type or 'none')[:80]!r})")
-    data = request.get_data()
-    if request.content_length is None and request.max_content_length is not None \
-            and len(data) >= request.max_content_length:  # sent in chunks: reading stopped at the limit, silently
-        raise RequestEntityTooLarge()
     try:
-        return json.loads(utf8_text(data), object_pairs_hook=object_of)
+        return json.loads(utf8_text(whole_body()), object_pairs_hook=object_of)
     except NotUtf8 as error:
         abort(400, description=f"the body is {error}; send JSON in UTF-8")
     except RecursionError:
