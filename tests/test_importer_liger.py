@@ -305,6 +305,35 @@ def test_a_url_is_fetched_within_the_timeout_in_all_and_up_to_the_cap(app, runne
         server.shutdown()
 
 
+def test_a_url_whose_headers_drip_is_refused_within_the_timeout(app, runner):
+    """A server sending its headers a byte at a time trips neither the socket's timeout nor the body's deadline."""
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            try:
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Drip: ")
+                for _ in range(200):  # 10 s, a byte each 50 ms
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.05)
+                self.wfile.write(b"\r\nContent-Length: 0\r\n\r\n")
+            except OSError:
+                pass
+
+        def log_message(self, *args):
+            pass
+
+    app.config["IMPORT_TIMEOUT_SECONDS"] = 1
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        started = time.monotonic()
+        result = import_liger(runner, f"http://127.0.0.1:{server.server_port}/drip.csv")
+        assert time.monotonic() - started < 5, result.output
+        assert result.exit_code == 1 and "took longer than the import's timeout" in result.output, result.output
+    finally:
+        server.shutdown()
+
+
 @pytest.mark.skipif(not LIGER_DATA.is_dir(), reason="../shared/data/liger is not present")
 def test_source_commit_is_read_from_source_md(app, runner):
     import_liger(runner, LIGER_DATA / "history" / "2024-09-03_b5672a15.csv", LIGER_DATA / "all_benchmark_data_cutile.csv")

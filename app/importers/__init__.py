@@ -2,6 +2,7 @@
 
 import hashlib
 import http.client
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -54,8 +55,7 @@ def read_location(location: str, timeout: float) -> bytes:
     per read), at most :data:`MAX_IMPORT_BYTES` of them, or ImportFailed saying why not."""
     if is_url(location):
         try:
-            with urllib.request.urlopen(location, timeout=timeout) as response:
-                data = read_before(response, time.monotonic() + timeout)
+            data = fetch_within(location, timeout)
         except (OSError, http.client.HTTPException, ValueError) as error:  # unreachable, refused, cut short, slow
             raise ImportFailed(f"could not fetch {location}: {one_line(error)}") from error
     else:
@@ -70,6 +70,29 @@ def read_location(location: str, timeout: float) -> bytes:
     if len(data) > MAX_IMPORT_BYTES:
         raise ImportFailed(f"{location} holds more than {MAX_IMPORT_BYTES // 2 ** 20} MiB, the most an import reads")
     return data
+
+
+def fetch_within(url: str, timeout: float) -> bytes:
+    """The body at ``url`` (:func:`read_before`), or TimeoutError once ``timeout`` seconds have passed. urllib's timeout
+    bounds each socket read only, so a server sending its status line or headers a byte at a time would hold the
+    import for ever: the fetch runs in a daemon thread, left to such a server until the process ends."""
+    outcome, deadline = {}, time.monotonic() + timeout
+
+    def fetch():
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
+                outcome["data"] = read_before(response, deadline)
+        except Exception as error:  # raised again by the caller
+            outcome["error"] = error
+
+    thread = threading.Thread(target=fetch, name=f"fetch {url}", daemon=True)
+    thread.start()
+    thread.join(max(deadline - time.monotonic(), 0))
+    if thread.is_alive():
+        raise TimeoutError("it took longer than the import's timeout (IMPORT_TIMEOUT_SECONDS)")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["data"]
 
 
 def read_before(response, deadline: float) -> bytes:
