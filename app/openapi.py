@@ -237,7 +237,8 @@ def describe_rerun_requests(spec: APISpec) -> None:
         {"description": "Recorded: the ids of the runs created (none for results recorded before)."},
         status="201", extra={"413": _error("The body is larger than a rerun batch may be.")}))
     spec.path("/api/v1/rerun-requests/{request_id}/finish", operations=worker_call(
-        "The worker closes the request as done or failed.", rerun_request_schemas.FinishSchema,
+        "The worker closes the request as done, or as failed with its error (a request done has none).",
+        rerun_request_schemas.FinishSchema,
         {"description": "Closed."}))
     spec.path("/api/v1/rerun-workers", operations={"post": {
         "summary": "A worker checks in: the web offers its GPU model, and requests whose lease expired are "

@@ -157,6 +157,12 @@ class FinishSchema(Schema):
     error = log_text(allow_none=True)
     log_tail = log_text()
 
+    @validates_schema
+    def no_error_when_done(self, data, **kwargs):
+        """A request done with an error would read as both on its page ("done: ..."): a worker that met one failed."""
+        if data.get("status") == "done" and data.get("error"):
+            raise ValidationError("a request done has no error; finish it as failed to give one", "error")
+
 
 rerun_ask_schema = RerunAskSchema()
 rerun_request_schema = RerunRequestSchema()

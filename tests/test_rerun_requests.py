@@ -570,6 +570,10 @@ def test_finishing_keeps_the_log_tail_last_sent_and_a_worker_stores_long_errors_
     assert lease.status_code == 200
     error = storable("Triton compile error \x1b[31m" + "E" * 5000)
     assert len(error) == 4000 and "\x1b" not in error
+    contradictory = client.post(f"/api/v1/rerun-requests/{request_id}/finish",
+                                json={"worker": "cpu-a/0", "status": "done", "error": error}, headers=bearer(host))
+    assert contradictory.status_code == 400 and "finish it as failed" in contradictory.json["error"]
+    assert client.get(f"/api/v1/rerun-requests/{request_id}").json["status"] == "running"
     finished = client.post(f"/api/v1/rerun-requests/{request_id}/finish",
                            json={"worker": "cpu-a/0", "status": "failed", "error": error}, headers=bearer(host))
     assert finished.status_code == 200, finished.json
