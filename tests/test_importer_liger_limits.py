@@ -29,6 +29,9 @@ def only_rejected(tmp_path, bad_row):
 @pytest.mark.parametrize("bad_row, reason", [
     (fna_row("128", provider="li\x00ger"), "kernel_provider contains a control character"),
     (fna_row("128", gpu="NVIDIA\x07H100"), "gpu_name contains a control character"),
+    *((fna_row("128", gpu=gpu), "gpu_name is 1 to 120 printable characters")  # ranked apart from NVIDIA H100 ...
+      for gpu in ("NVIDIA\tH100 80GB HBM3", "NVIDIA\u2028H100 80GB HBM3", "NVIDIA H100 80GB HBM3\u200b",
+                  "NVIDIA H100 80GB HBM3\u3164", "NVIDIA\u00a0H100 80GB HBM3")),
     (fna_row("128").replace('""dtype""', '""d\\u0000type""'), "extra_benchmark_config_str contains a control"),
     (fna_row("128").replace("fused_neighborhood_attention", "k" * 121, 1), "kernel_name is longer than 120"),
     (fna_row("128", provider="p" * 81), "kernel_provider is longer than 80"),

@@ -12,7 +12,7 @@ import math
 import re
 import sys
 
-from runners.names import address_name_problem
+from runners.names import address_name_problem, name_problem
 
 from ..inputs import control_character_in, describe
 from ..models import Family, Run
@@ -48,7 +48,9 @@ def parse_number(text: str):
 def check_cells(row: dict):
     """Refuse what either database would refuse or keep differently (a control character, an over-long cell) and
     names a page address or run id cannot hold, by the rule plugins and rerun bundles obey
-    (:func:`runners.names.address_name_problem`: one more space would make another family or implementation)."""
+    (:func:`runners.names.address_name_problem`: one more space would make another family or implementation), and a
+    GPU name by the rule rerun results' GPUs obey (:func:`runners.names.name_problem`: a line break, tab or
+    zero-width space inside would rank its runs apart, under a GPU that reads the same)."""
     for column, text in row.items():
         character = control_character_in(text or "")
         if character:
@@ -60,6 +62,9 @@ def check_cells(row: dict):
         problem = address_name_problem(column, row[column], CELL_COLUMNS[column].max_length)
         if problem:
             raise RowRejected(problem)
+    problem = name_problem("gpu_name", row["gpu_name"].strip(), CELL_COLUMNS["gpu_name"].max_length)
+    if problem:
+        raise RowRejected(problem)
 
 
 def check_number(where: str, value) -> None:
