@@ -91,6 +91,15 @@ def test_rows_either_database_would_refuse_are_rejected_with_their_line(tmp_path
         assert [run.x_value for run in Run.select()] == ["256"]
 
 
+def test_a_row_spanning_lines_is_reported_at_its_first_line(tmp_path, app, runner):
+    spanning = fna_row("128", median="fast").replace('""bias"": true, ', '""bias"": true,\n\n')  # lines 2 to 4
+    path = write(tmp_path, "spanning.csv", ",".join(HEADER), spanning, fna_row("512", median="slow"), GOOD)
+    result = import_liger(runner, path)
+    assert "read 3, created 1, unchanged 0, superseded 0, rejected 2" in result.output, result.output
+    assert "line 2: rejected: y_value_50 is not a number: 'fast'" in result.output, result.output
+    assert "line 5: rejected: y_value_50 is not a number: 'slow'" in result.output, result.output
+
+
 def test_a_field_over_the_csv_limit_fails_its_file_with_the_line(tmp_path, app, runner):
     huge = fna_row("128").replace("0.5.10", "v" * (10 * 1024 * 1024))
     path = write(tmp_path, "huge.csv", ",".join(HEADER), GOOD, huge)

@@ -280,13 +280,13 @@ def parse_csv(data: bytes, reader: LigerCsvReader, progress=None):
     twice = sorted({column for column in header if header.count(column) > 1})
     if twice:
         raise ImportFailed(f"the header names {', '.join(twice)} more than once")
-    checked, rejected, read = [], [], 0
+    checked, rejected, read, last_line = [], [], 0, table.line_num
     figures_seen = {}  # identity key -> (figures, line): one observation given twice must agree
     for cells in rows:
+        line, last_line = last_line + 1, table.line_num  # a row's first line: a quoted cell may hold line breaks
         if not any(cell.strip() for cell in cells):
             continue  # blank lines (upstream has a trailing one) are not rows
         read += 1
-        line = table.line_num
         if len(cells) != len(header):
             rejected.append(RejectedRow(line, f"expected {len(header)} fields, found {len(cells)}"))
             continue
