@@ -74,7 +74,9 @@ class FamilyDefinition:
     not parameters (``bias``) are *options*: they change the tensors, not the sweep.
     ``defaults`` are values left out of external-id slugs (``groups=1``, ``bias=True``).
     ``derive_tensors(values, dtype)`` returns the tensors a workload allocates, where
-    ``values`` holds every parameter and option.
+    ``values`` holds every parameter and option; it raises ValueError for values the family
+    does not define (heads that do not divide hidden): importers refuse such a result and an
+    ask for it queues nothing.
     """
 
     name: str

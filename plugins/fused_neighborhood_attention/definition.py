@@ -9,7 +9,13 @@ from runners.types import FamilyDefinition, TensorSpec
 
 
 def derive_tensors(values, dtype):
+    """The workload's tensors; ValueError for sizes the layer has no meaning at (what the reference refuses)."""
     batch, seq, hidden = values["batch"], values["seq"], values["hidden"]
+    heads, kernel_size, dilation = values["heads"], values["kernel_size"], values["dilation"]
+    if heads < 1 or hidden % heads:
+        raise ValueError(f"hidden ({hidden}) must divide by heads ({heads})")
+    if kernel_size < 1 or kernel_size % 2 == 0 or dilation < 1:
+        raise ValueError(f"kernel_size ({kernel_size}) must be positive and odd, dilation ({dilation}) positive")
     tensors = [TensorSpec("hidden_states", dtype, (batch, seq, hidden))]
     for projection in ("q", "k", "v", "out"):
         tensors.append(TensorSpec(f"{projection}_weight", dtype, (hidden, hidden)))

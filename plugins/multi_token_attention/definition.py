@@ -10,11 +10,16 @@ from runners.types import FamilyDefinition, TensorSpec
 
 
 def derive_tensors(values, dtype):
+    """The workload's tensors; ValueError for sizes the convolution has no meaning at (an even k has no centre)."""
     batch, seq = values["batch"], values["seq"]
-    heads_in, heads_out, k = values["heads_in"], values["heads_out"], values["k"]
+    heads_in, heads_out, k, groups = values["heads_in"], values["heads_out"], values["k"], values["groups"]
+    if k < 1 or k % 2 == 0:
+        raise ValueError(f"k ({k}) must be positive and odd")
+    if groups < 1 or heads_in % groups or heads_out % groups:
+        raise ValueError(f"heads_in ({heads_in}) and heads_out ({heads_out}) must divide by groups ({groups})")
     tensors = [
         TensorSpec("scores", dtype, (batch, heads_in, seq, seq)),
-        TensorSpec("weight", dtype, (heads_out, heads_in // values["groups"], k, k)),
+        TensorSpec("weight", dtype, (heads_out, heads_in // groups, k, k)),
     ]
     if values["bias"]:
         tensors.append(TensorSpec("bias", dtype, (heads_out,)))
