@@ -220,6 +220,17 @@ def test_a_local_import_records_the_host_its_operator_names(app, reference, runn
     assert refused.exit_code == 2 and "printable" in refused.output
 
 
+@pytest.mark.parametrize("host", ["vm ", "vm\n", "v\tm", "vm\u200b"])
+def test_a_host_a_bundle_names_follows_the_rule_of_host_names(app, reference, runner, tmp_path, host):
+    """Each reads as "vm" and would be recorded as another host, as --host refuses it to be."""
+    bundle = write_bundle(tmp_path / "results.jsonl", rerun_result(reference, host=host))
+    refused = runner.invoke(args=["import", "kernelindex", bundle])
+    assert refused.exit_code == 1, refused.output
+    assert "result 1: environment.host: a host is 1 to 120 printable characters" in refused.output
+    assert Run.select().where(Run.source == "kernelindex").count() == 0
+    assert runner.invoke(args=["import", "kernelindex", "--host", "vm", bundle]).exit_code == 0
+
+
 @pytest.mark.parametrize("change, reason", [
     ({"observedAt": "2999-01-01T00:00:00Z"}, "in the future"),
     ({"family": "no_such_family"}, "declares the family 'no_such_family'"),

@@ -36,7 +36,9 @@ def naive_utc(moment: datetime) -> datetime:
 
 
 def host_problem(host: str) -> str | None:
-    """Why a host name given on the command line cannot be recorded, or None."""
+    """Why a host name given on the command line, or named by a result its operator vouches for, cannot be recorded
+    (``vm`` with a trailing space or a line break in it is another host that reads the same, whose results could
+    count as a replication of ``vm``'s), or None."""
     return name_problem("a host", host, HOST_LENGTH)
 
 
@@ -61,6 +63,10 @@ class Submission:
 
     def problem(self, result: dict, skew: timedelta) -> str | None:
         """Why the vouching host may not record this result, or None."""
+        if self.host is None and "host" in result["environment"]:
+            problem = host_problem(result["environment"]["host"])
+            if problem:
+                return f"environment.host: {problem}"
         observed = naive_utc(result["observedAt"])
         if observed > self.received_at + skew:
             return (f"observedAt {observed:%Y-%m-%d %H:%M:%S} UTC is in the future "
