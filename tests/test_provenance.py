@@ -3,7 +3,7 @@
 import shutil
 
 from app import upstream
-from app.importers import liger_csv
+from app.importers import ImportFailed, liger_csv
 from app.models import Run
 
 from .conftest import DATA, import_csv
@@ -42,6 +42,23 @@ def test_upstream_import_reads_the_pinned_raw_files_and_home_shows_the_commit(ap
     assert all(f"/{upstream.PINNED_COMMIT}/benchmark/data/" in url for url in read)
     assert "LIGER_DATA=" in result.output  # says what to pass when offline
     assert upstream.PINNED_COMMIT[:12] in client.get("/").get_data(as_text=True)
+
+
+def test_upstream_import_goes_on_past_a_file_it_cannot_fetch_and_exits_non_zero(app, runner, monkeypatch):
+    def read_location(location, timeout):
+        read.append(location)
+        if location == upstream.NEWEST_FILES[0].url:
+            raise ImportFailed(f"could not fetch {location}: HTTP Error 404: Not Found")
+        return (DATA / "liger_small.csv").read_bytes()
+
+    read = []
+    monkeypatch.setattr(liger_csv, "read_location", read_location)
+    result = runner.invoke(args=["import", "liger-upstream"])
+    assert result.exit_code == 1, result.output
+    assert read == [file.url for file in upstream.NEWEST_FILES]
+    assert f"{upstream.NEWEST_FILES[0].url}: not imported, nothing changed: could not fetch" in result.output
+    with app.app_context():
+        assert Run.select().count() == 9
 
 
 def test_one_byte_form_of_the_manifest(small_app, client):

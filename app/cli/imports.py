@@ -67,12 +67,17 @@ def report_rejected(rows):
 @one_import_at_a_time
 def import_liger(locations, commit):
     """Import Liger-Kernel benchmark CSVs (paths, folders or URLs); exits 1 if any file imported nothing."""
+    import_liger_files([(location, commit) for location in expand_locations(locations)])
+
+
+def import_liger_files(files):
+    """Import each ``(location, commit)`` in turn, going on past a file that imports nothing; exit 1 if one did."""
     from runners.discovery import family_definitions
 
     from ..importers.liger_csv import import_file
 
     families, failures = family_definitions(), 0
-    for location in list(expand_locations(locations)):
+    for location, commit in files:
         try:
             summary = import_file(location, families=families, commit=commit,
                                   timeout=current_app.config["IMPORT_TIMEOUT_SECONDS"],
@@ -89,15 +94,14 @@ def import_liger(locations, commit):
 
 
 @import_cli.command("liger-upstream")
-@click.pass_context
-def import_liger_upstream(context):
+@one_import_at_a_time
+def import_liger_upstream():
     """Import Liger-Kernel's newest CSVs from the upstream repository at the pinned commit (needs the network)."""
     from ..upstream import NEWEST_FILES, PINNED_COMMIT
 
     click.echo(f"Liger-Kernel at {PINNED_COMMIT[:12]}; offline, pass a local copy instead: "
                "make serve LIGER_DATA=<folder of the Liger CSVs>", err=True)
-    for upstream_file in NEWEST_FILES:
-        context.invoke(import_liger, locations=(upstream_file.url,), commit=upstream_file.commit)
+    import_liger_files([(upstream_file.url, upstream_file.commit) for upstream_file in NEWEST_FILES])
 
 
 @import_cli.command("kernelindex")
