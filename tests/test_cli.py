@@ -216,8 +216,10 @@ def test_a_database_url_with_no_port_where_its_port_goes_stops_the_app_at_start(
     ("sqlite:////tmp/ki.sqlite3?timeout=5", "for SQLite is a path alone"),
     ("sqlite://", "in-memory SQLite database"),  # `flask db upgrade` applied migrations that vanished with it
     ("sqlite:///:memory:", "in-memory SQLite database"),
+    ("sqlite:///kernelindex.sqlite3", "names a relative path"),  # another database in each folder a command runs in
+    ("sqlite:///instance/kernelindex.sqlite3", "names a relative path"),
 ])
-def test_a_sqlite_url_that_names_no_file_alone_stops_the_app_at_start(url, message):
+def test_a_sqlite_url_that_names_no_file_by_its_absolute_path_alone_stops_the_app_at_start(url, message):
     with pytest.raises(ConfigurationError, match=message):
         create_app({"TESTING": True, "DATABASE_URL": url, "SECRET_KEY": "test"})
 
