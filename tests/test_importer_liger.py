@@ -290,7 +290,7 @@ def test_a_url_is_fetched_within_the_timeout_in_all_and_up_to_the_cap(app, runne
             pass
 
     app.config["IMPORT_TIMEOUT_SECONDS"] = 1
-    monkeypatch.setattr("app.importers.MAX_IMPORT_BYTES", 2 ** 20)
+    monkeypatch.setattr("app.importers.liger_csv.MAX_LIGER_CSV_BYTES", 2 ** 20)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -298,7 +298,7 @@ def test_a_url_is_fetched_within_the_timeout_in_all_and_up_to_the_cap(app, runne
         slow = import_liger(runner, f"{base}/slow.csv")
         assert slow.exit_code == 1 and "took longer than the import's timeout" in slow.output, slow.output
         endless = import_liger(runner, f"{base}/endless.csv")
-        assert endless.exit_code == 1 and "holds more than 1 MiB, the most an import reads" in endless.output
+        assert endless.exit_code == 1 and "holds more than 1 MiB, the most this import reads" in endless.output
         shouted = import_liger(runner, base.replace("http", "HTTP") + "/endless.csv")  # a scheme in any case
         assert shouted.exit_code == 1 and "holds more than 1 MiB" in shouted.output, shouted.output
     finally:

@@ -34,7 +34,7 @@ def test_without_a_known_commit_published_is_the_observed_day(small_app, client)
 
 def test_upstream_import_reads_the_pinned_raw_files_and_home_shows_the_commit(app, runner, client, monkeypatch):
     read = []
-    monkeypatch.setattr(liger_csv, "read_location", lambda location, timeout: read.append(location)
+    monkeypatch.setattr(liger_csv, "read_location", lambda location, timeout, limit: read.append(location)
                         or (DATA / "liger_small.csv").read_bytes())
     result = runner.invoke(args=["import", "liger-upstream"])
     assert result.exit_code == 0, result.output
@@ -45,7 +45,7 @@ def test_upstream_import_reads_the_pinned_raw_files_and_home_shows_the_commit(ap
 
 
 def test_upstream_import_goes_on_past_a_file_it_cannot_fetch_and_exits_non_zero(app, runner, monkeypatch):
-    def read_location(location, timeout):
+    def read_location(location, timeout, limit):
         read.append(location)
         if location == upstream.NEWEST_FILES[0].url:
             raise ImportFailed(f"could not fetch {location}: HTTP Error 404: Not Found")

@@ -41,8 +41,8 @@ class ImportSummary:
 
 
 MAX_IMPORT_BYTES = 256 * 1024 * 1024
-"""The most an import reads from one file or URL: Liger's CSVs hold under 1 MB, a rerun bundle a few MB per workload;
-a device, a pipe or a server that never stops sending would otherwise fill the memory."""
+"""The most an import reads from one file or URL unless its importer takes less (Liger's CSVs): a rerun bundle holds a
+few MB per workload; a device, a pipe or a server that never stops sending would otherwise fill the memory."""
 
 
 def is_url(location: str) -> bool:
@@ -50,12 +50,13 @@ def is_url(location: str) -> bool:
     return location.lower().startswith(("http://", "https://"))
 
 
-def read_location(location: str, timeout: float) -> bytes:
+def read_location(location: str, timeout: float, limit: int | None = None) -> bytes:
     """The bytes of a regular file or an http(s) URL (fetched within about ``timeout`` seconds in all, not only
-    per read), at most :data:`MAX_IMPORT_BYTES` of them, or ImportFailed saying why not."""
+    per read), at most ``limit`` of them (:data:`MAX_IMPORT_BYTES` when None), or ImportFailed saying why not."""
+    limit = MAX_IMPORT_BYTES if limit is None else limit
     if is_url(location):
         try:
-            data = fetch_within(location, timeout)
+            data = fetch_within(location, timeout, limit)
         except (OSError, http.client.HTTPException, ValueError) as error:  # unreachable, refused, cut short, slow
             raise ImportFailed(f"could not fetch {location}: {one_line(error)}") from error
     else:
@@ -64,15 +65,15 @@ def read_location(location: str, timeout: float) -> bytes:
             raise ImportFailed(f"{location} is not a regular file (a device or a pipe is never imported)")
         try:
             with path.open("rb") as file:
-                data = file.read(MAX_IMPORT_BYTES + 1)
+                data = file.read(limit + 1)
         except OSError as error:
             raise ImportFailed(f"could not read {location}: {error.strerror or error}") from error
-    if len(data) > MAX_IMPORT_BYTES:
-        raise ImportFailed(f"{location} holds more than {MAX_IMPORT_BYTES // 2 ** 20} MiB, the most an import reads")
+    if len(data) > limit:
+        raise ImportFailed(f"{location} holds more than {limit // 2 ** 20} MiB, the most this import reads")
     return data
 
 
-def fetch_within(url: str, timeout: float) -> bytes:
+def fetch_within(url: str, timeout: float, limit: int) -> bytes:
     """The body at ``url`` (:func:`read_before`), or TimeoutError once ``timeout`` seconds have passed. urllib's timeout
     bounds each socket read only, so a server sending its status line or headers a byte at a time would hold the
     import for ever: the fetch runs in a daemon thread, left to such a server until the process ends."""
@@ -81,7 +82,7 @@ def fetch_within(url: str, timeout: float) -> bytes:
     def fetch():
         try:
             with urllib.request.urlopen(url, timeout=timeout) as response:
-                outcome["data"] = read_before(response, deadline)
+                outcome["data"] = read_before(response, deadline, limit)
         except Exception as error:  # raised again by the caller
             outcome["error"] = error
 
@@ -95,11 +96,11 @@ def fetch_within(url: str, timeout: float) -> bytes:
     return outcome["data"]
 
 
-def read_before(response, deadline: float) -> bytes:
-    """A response's body, up to one byte past :data:`MAX_IMPORT_BYTES`; TimeoutError once ``deadline`` has passed
-    (a server sending a byte a minute never trips the socket's timeout)."""
+def read_before(response, deadline: float, limit: int) -> bytes:
+    """A response's body, up to one byte past ``limit``; TimeoutError once ``deadline`` has passed (a server sending a
+    byte a minute never trips the socket's timeout)."""
     data = bytearray()
-    while len(data) <= MAX_IMPORT_BYTES and (chunk := response.read1(64 * 1024)):
+    while len(data) <= limit and (chunk := response.read1(64 * 1024)):
         if time.monotonic() > deadline:
             raise TimeoutError("it took longer than the import's timeout (IMPORT_TIMEOUT_SECONDS)")
         data += chunk

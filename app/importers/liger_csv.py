@@ -57,6 +57,9 @@ MAIN_FILE = "benchmark/data/all_benchmark_data.csv"
 COLUMNS = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name",
            "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str",
            "gpu_name", "timestamp", "liger_version")
+MAX_LIGER_CSV_BYTES = 16 * 1024 * 1024
+"""The most a Liger import reads from one file or URL: upstream's largest CSV holds 0.65 MB, and an import holds about
+15 KB of memory a row until it commits (a 256 MiB file would have wanted some 17 GB)."""
 COMPARABILITY_FAMILY = "liger_kernel_bench"
 STORED_UNITS = {("speed", "ms"): ("ns", 1e6), ("memory", "MB"): (memory.UNIT, 1.0)}
 """The metrics and units Liger's scripts write, each with the unit a run stores it in and the factor to it: the
@@ -338,7 +341,7 @@ def import_file(location: str, *, families: dict, commit: str | None = None, tim
     """
     if problem := string_problem(location):  # a lone surrogate: a file name that is not UTF-8
         raise ImportFailed(f"its name holds {problem}, which the record of its source cannot: rename it")
-    data = read_location(location, timeout)
+    data = read_location(location, timeout, MAX_LIGER_CSV_BYTES)
     reader = LigerCsvReader(families)
     read, checked, rejected = parse_csv(data, reader, progress)
     summary = ImportSummary(location=location, read=read, rejected=rejected)
