@@ -26,7 +26,8 @@ MAX_DEPTH = 16  # a bundle line nests 6 deep
 MAX_STRING = 100_000  # characters in any one string (the policy text has 2,500)
 MAX_SAFE_INTEGER = 2 ** 53 - 1  # canonical JSON holds no larger integer
 DOCUMENT_NAME = 100  # characters in a document's metadata name
-OBSERVABLE = validate.Range(min=datetime(2000, 1, 1, tzinfo=timezone.utc),  # converting to UTC cannot overflow
+EARLIEST_OBSERVATION = datetime(2000, 1, 1, tzinfo=timezone.utc)  # no result here is from before it
+OBSERVABLE = validate.Range(min=EARLIEST_OBSERVATION,  # converting to UTC cannot overflow
                             max=datetime(9999, 1, 1, tzinfo=timezone.utc))
 FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")  # tab, newline and CR are text
 

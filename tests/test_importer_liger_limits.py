@@ -45,6 +45,8 @@ def only_rejected(tmp_path, bad_row):
     (fna_row("128", provider="p" * 70), "Implementation document is not valid: {'metadata': {'name': ['Length must be between 1 and 100"),
     (fna_row("128").replace('""bias""', '""' + "b" * 700 + '""'), "the external id is longer than 600"),
     (fna_row("128", timestamp="9999-12-31 23:59:59"), "timestamp 9999-12-31 23:59:59 is after the import"),
+    (fna_row("128", timestamp="0001-01-01 00:00:00"), "timestamp 0001-01-01 00:00:00 is before 2000"),
+    (fna_row("128", timestamp="1999-12-31 23:59:59"), "timestamp 1999-12-31 23:59:59 is before 2000"),
     (fna_row("128").replace(FNA_CONFIG, nested_config(9)), "extra_benchmark_config_str is nested deeper than 8"),
     (fna_row("128").replace(FNA_CONFIG, "[" * 20_000 + "]" * 20_000), "extra_benchmark_config_str is nested deeper"),
     (fna_row("128").replace("fused_neighborhood_attention", " fused_neighborhood_attention", 1),

@@ -42,7 +42,7 @@ from ..models import SOURCE_REPORTED, Run, SourceFile, utcnow
 from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, family_title, prepare, slug,
                        workload_document_for)
 from ..registry import StoreSummary, store_runs, stored_figures
-from ..rerun_schemas import string_problem
+from ..rerun_schemas import EARLIEST_OBSERVATION, string_problem
 from ..schemas import MAX_EXTERNAL_ID, document_errors
 from . import ImportFailed, ImportSummary, RejectedRow, is_url, read_location, sha256_hex
 from .liger_rows import (QUANTILES, RowRejected, check_cells, check_number, csv_records, figures_of, parse_number,
@@ -193,13 +193,16 @@ class LigerCsvReader:
                           Identity(measurement, observed))
 
     def observed_at(self, text: str) -> datetime:
-        """The row's timestamp (UTC), which cannot be later than this import."""
+        """The row's timestamp (UTC), which cannot be later than this import nor earlier than 2000 (as a rerun's)."""
         try:
             observed = datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
         except ValueError:
             raise RowRejected(f"timestamp is not YYYY-MM-DD HH:MM:SS: {text!r}") from None
         if observed > self.imported_at:
             raise RowRejected(f"timestamp {text} is after the import ({self.imported_at:%Y-%m-%d %H:%M:%S} UTC)")
+        if observed < EARLIEST_OBSERVATION.replace(tzinfo=None):
+            raise RowRejected(f"timestamp {text} is before {EARLIEST_OBSERVATION:%Y}, earlier than any GPU kernel "
+                              "benchmark a result can be from")
         return observed
 
     def documents(self, row: dict, family, point: WorkloadPoint, title: str) -> dict:
