@@ -179,6 +179,10 @@ def test_only_regular_files_are_read_and_no_more_than_the_cap(tmp_path, app, run
     for special in ("/dev/zero", pipe):
         result = runner.invoke(args=["import", command, str(special)])
         assert result.exit_code == 1 and f"{special} is not a regular file" in result.output, result.output
+    if command == "liger":  # a folder's own folders are not read, whatever their names
+        (tmp_path / "folder" / "inner.csv").mkdir(parents=True)
+        result = runner.invoke(args=["import", command, str(tmp_path / "folder")])
+        assert result.exit_code == 1 and "is not a regular file (a folder within a folder" in result.output
     monkeypatch.setattr("app.importers.liger_csv.MAX_LIGER_CSV_BYTES" if command == "liger"
                         else "app.importers.MAX_IMPORT_BYTES", 2 ** 20)
     large = tmp_path / "large.csv"
