@@ -4,9 +4,10 @@ PostgreSQL refuses a NUL in any string (a 500 if it reaches a query) while SQLit
 it, and no name, id or filter here ever holds a control character, so every request's
 path and query (names and values) is checked once, before any view runs: one answers
 400, as does a query argument given twice (a view reads one value). Tabs and line breaks
-stay allowed (pasted into the search box, they are spaces), as does any other Unicode text. The Liger importer applies the same rule to its cells.
-What readers post and maintainers' reasons refuse the invisible text-direction
-controls as well (:data:`DIRECTION_CONTROLS`). Messages of other programs passed on (a database driver's,
+stay allowed (pasted into the search box, they are spaces), as does any other Unicode
+text. The Liger importer applies the same rule to its cells. What readers post and
+maintainers' reasons refuse the invisible text-direction controls as well
+(:data:`DIRECTION_CONTROLS`). Messages of other programs passed on (a database driver's,
 a web server's) are put on one line (:func:`one_line`).
 
 Text arrives as UTF-8 (:func:`utf8_text`): a posted form or JSON body holding bytes no
