@@ -185,7 +185,11 @@ class _PluginCalls:
         if problem:
             raise RerunError(problem)
         self.dtype, self.pass_ = request.dtype, request.pass_
-        specs = definition.tensors({**self.parameters, **self.options}, self.dtype)
+        try:
+            specs = definition.tensors({**self.parameters, **self.options}, self.dtype)
+        except PLUGIN_FAULTS as error:  # a plugin's code: its own rerun stops with the reason, never a traceback
+            raise RerunError(f"{plugin.name}'s derive_tensors ({definition.name} on {plugin.record.target}) failed: "
+                             f"{type(error).__name__}: {error}") from error
         self.expected = {spec.name: spec for spec in specs}
         self.cost = self._workload_cost()
 

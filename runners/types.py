@@ -125,8 +125,13 @@ class FamilyDefinition:
             raise ValueError(f"a default: {problem}")
 
     def tensors(self, values: Mapping[str, Any], dtype: str) -> tuple[TensorSpec, ...]:
-        """The workload's tensors, with the family's defaults filled in for missing options."""
-        return self.derive_tensors({**self.defaults, **values}, dtype)
+        """The workload's tensors, with the family's defaults filled in for missing options; TypeError where
+        ``derive_tensors`` answers anything but a tuple or list of :class:`TensorSpec`."""
+        specs = self.derive_tensors({**self.defaults, **values}, dtype)
+        if not isinstance(specs, (tuple, list)) or not all(isinstance(spec, TensorSpec) for spec in specs):
+            raise TypeError(f"{self.name}'s derive_tensors answered {type(specs).__name__} {specs!r:.80}, "
+                            "not a tuple of TensorSpec")
+        return tuple(specs)
 
     def option_problem(self, options: Mapping[str, Any]) -> str | None:
         """Why ``options`` are not the family's (an option given a value :attr:`option_values` does not list; a

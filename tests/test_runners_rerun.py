@@ -216,6 +216,25 @@ def test_a_prepare_pass_that_answers_no_prepared_pass_fails_its_result_saying_so
     assert result.error == f"prepare: the plugin's prepare_pass answered {answered} for torch"
 
 
+@pytest.mark.parametrize("body, reason", [
+    ("raise KeyError('rows')", "failed: KeyError: 'rows'"),
+    ("return [['x', dtype]]", "failed: TypeError: toy_linear's derive_tensors answered list [['x', 'fp32']], not a "
+                              "tuple of TensorSpec"),
+])
+def test_a_definition_whose_derive_tensors_breaks_stops_the_rerun_naming_it(body, reason, tmp_path, monkeypatch,
+                                                                            environment):
+    """A published run's rerun derives its tensors with no check before (``flask rerun RUN_ID``): it was the
+    plugin's own traceback (or an AttributeError on ``spec.name``), not a one-line RerunError."""
+    plugin = tmp_path / "toy_linear.py"
+    source = TOY_LINEAR.read_text()
+    plugin.write_text(source.replace("def derive_tensors(values, dtype):\n",
+                                     f"def derive_tensors(values, dtype):\n    {body}\n", 1))
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
+    with pytest.raises(RerunError) as refused:
+        rerun_workload(TOY_REQUEST, target="cpu", protocol=protocol_document("smoke", "cpu"), environment=environment)
+    assert str(refused.value) == f"{plugin}'s derive_tensors (toy_linear on cpu) {reason}"
+
+
 @pytest.mark.parametrize("answer, reason", [
     ("{'flops': 1, 'bytes': 2}", "returned dict, not a WorkloadCost"),
     ("WorkloadCost(flops=-1, bytes=float('nan'))",
