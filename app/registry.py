@@ -141,7 +141,8 @@ def _insert_missing(model, rows_by_key):
 
 
 def _link_supersessions(measurement_keys, touched_groups) -> int:
-    """Point every older observation of a measurement at the newest; return how many changed."""
+    """Point every older observation of a measurement at the newest; return how many were current and are now
+    superseded (one pointed from an older newest to this one was already out of date)."""
     changed = 0
     history = {}
     for chunk in _chunks(measurement_keys, 500):
@@ -158,5 +159,5 @@ def _link_supersessions(measurement_keys, touched_groups) -> int:
             if run.superseded_by_id != target:
                 Run.update(superseded_by=target).where(Run.id == run.id).execute()
                 touched_groups.add(run.comparison_key_id)
-                changed += target is not None
+                changed += target is not None and run.superseded_by_id is None
     return changed

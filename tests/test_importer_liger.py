@@ -425,6 +425,20 @@ def rope_row(provider, x_name, x_value, config, median, timestamp):
             f"NVIDIA A100-SXM4-80GB,2024-09-03 {timestamp},0.2.1")
 
 
+def test_superseded_counts_the_runs_an_import_put_out_of_date(tmp_path, app, runner):
+    """The third observation of a measurement puts one run out of date, the second's: the first, already superseded,
+    is only pointed at the newest (it was counted again on every later import)."""
+    config = ROPE_CONFIG.format(name="seq_len", value=2048)
+    for number, timestamp in enumerate(("15:39:57", "15:40:57", "15:41:57")):
+        path = write(tmp_path, f"rope{number}.csv", ",".join(HEADER), rope_row("liger", "H", 8192, config, "0.128",
+                                                                               timestamp))
+        result = import_liger(runner, path)
+        assert f"read 1, created 1, unchanged 0, superseded {min(number, 1)}, rejected 0" in result.output, result.output
+    with app.app_context():
+        first, second, third = Run.select().order_by(Run.observed_at)
+        assert (first.superseded_by_id, second.superseded_by_id, third.superseded_by_id) == (third.id, third.id, None)
+
+
 def test_one_file_s_later_row_of_a_workload_supersedes_the_earlier_however_its_sweep_spells_it(tmp_path, app,
                                                                                                  runner):
     """Issue 17: upstream's hidden-size sweep at hidden 8192 and sequence sweep at seq 2048 are one workload."""
