@@ -307,6 +307,19 @@ class IncorrectOutput(Exception):
     """An implementation's output broke the policy; the message says how."""
 
 
+def check_answer(outputs: Any) -> None:
+    """A prepared pass's ``run`` answered a mapping of output names to tensors; IncorrectOutput saying what it
+    answered else (None, a generator, a float or a NumPy array as an output): a wrong answer, not a cheat, which
+    a torch.Tensor subclass or a tensor on another device would be (``integrity.check_plain_outputs``)."""
+    import torch
+
+    if not isinstance(outputs, Mapping):
+        raise IncorrectOutput(f"run returned {type(outputs).__name__}, not a mapping of output names to tensors")
+    for name, value in outputs.items():
+        if not isinstance(value, torch.Tensor):
+            raise IncorrectOutput(f"{name} is a {type(value).__name__}, not a tensor")
+
+
 def poison_allocator(expected: Mapping[str, Any], dtype, device: str) -> None:
     """Fill the memory the next outputs will likely occupy with NaN.
 

@@ -297,6 +297,7 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
                     contestant.prepared.setup()
                     correctness.poison_allocator(expected, dtype, calls.device)
                     outputs = contestant.prepared.run()
+                    correctness.check_answer(outputs)
                     integrity.check_plain_outputs(outputs, calls.device)
                     copied = correctness.snapshot(outputs)
                     if calls.device.startswith("cuda"):

@@ -216,6 +216,25 @@ def test_a_prepare_pass_that_answers_no_prepared_pass_fails_its_result_saying_so
     assert result.error == f"prepare: the plugin's prepare_pass answered {answered} for torch"
 
 
+@pytest.mark.parametrize("answer, reason", [
+    ("None", "run returned NoneType, not a mapping of output names to tensors"),
+    ("(value for value in [torch.zeros(8, 4)])", "run returned generator, not a mapping of output names to tensors"),
+    ("{'output': 1.0}", "output is a float, not a tensor"),
+    ("{'output': torch.zeros(8, 4).numpy()}", "output is a ndarray, not a tensor"),
+])
+def test_a_run_that_answers_no_tensors_fails_as_incorrect_not_as_a_cheat(answer, reason, tmp_path, monkeypatch,
+                                                                        environment):
+    """It was an AttributeError on ``.items`` or an integrity violation ("not a plain torch.Tensor"), which its host
+    records as gamed: a careless answer is a wrong one, and only a tensor posing as another is a cheat."""
+    toy_linear_answering(tmp_path, "prepare_pass", f"return PreparedPass(run=lambda: {answer})")
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(rerun.isolation, "third_party", lambda family_plugin, provider: False)
+    [result] = rerun_workload(TOY_REQUEST, target="cpu", protocol=protocol_document("smoke", "cpu"),
+                              environment=environment)
+    assert (result.status, result.error) == ("failed", f"correctness trial 1: {reason}")
+    assert result.integrity["violations"] == []
+
+
 @pytest.mark.parametrize("body, reason", [
     ("raise KeyError('rows')", "failed: KeyError: 'rows'"),
     ("return [['x', dtype]]", "failed: TypeError: toy_linear's derive_tensors answered list [['x', 'fp32']], not a "
