@@ -129,6 +129,7 @@ def test_memory_results_are_linked_to_the_memory_run_of_their_workload(small_app
     (["x", "--out", ""], "--out names a bundle file, not an empty argument"),
     (["x", "--budget", "0"], "--budget is a number of seconds above 0, not 0.0"),
     (["x", "--budget", "nan"], "not nan"),
+    (["x", "--budget", "1e10"], "--budget is at most 604800 seconds (a week), not 1e+10"),
     (["x", "--out", "/nonexistent/folder/bundle.jsonl"], "--out /nonexistent/folder/bundle.jsonl: No such file"),
     (["\udcff"], "a run id is 1 to 16 printable characters"),  # bytes that are not UTF-8 (``$'\\xff'``)
     (["--external-id", "\udcff"], "an external id is 1 to 600 printable characters"),

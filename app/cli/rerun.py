@@ -37,6 +37,12 @@ from ..schemas import MAX_EXTERNAL_ID
 from .names import checked_name
 
 
+MAX_BUDGET_SECONDS = 7 * 24 * 3600
+"""The longest ``--budget``: a week, more than any rerun is watched for, and within what the clocks that enforce it
+take (a child's deadline of twice the budget overflowed the pipe's poll, a traceback, and the interval timer of a
+built-in's failed its result with an OverflowError)."""
+
+
 def progress(message: str) -> None:
     click.echo(message, err=True)
 
@@ -310,6 +316,8 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, dtype, im
         raise click.UsageError("--server needs --token (or KERNELINDEX_RERUN_TOKEN)")
     if budget is not None and not (math.isfinite(budget) and budget > 0):
         raise click.UsageError(f"--budget is a number of seconds above 0, not {budget}")
+    if budget is not None and budget > MAX_BUDGET_SECONDS:
+        raise click.UsageError(f"--budget is at most {MAX_BUDGET_SECONDS} seconds (a week), not {budget:g}")
     if server is not None:  # an empty --server too: it must not mean this database
         server = checked_server(server)
     if out is not None:
