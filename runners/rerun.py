@@ -392,7 +392,9 @@ def _settled_details(prepared) -> dict[str, Any]:
     if prepared is None or prepared.settled_details is None:
         return {}
     try:
-        return dict(prepared.settled_details())
+        settled = dict(prepared.settled_details())
+        json.dumps(settled, allow_nan=False)  # a child process sends them, and every result records them, as JSON
+        return settled
     except Exception as error:  # a report about details must not cost the run
         return {"settledDetailsError": f"{type(error).__name__}: {error}"}
 

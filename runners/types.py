@@ -236,6 +236,11 @@ class Implementation:
             raise ValueError(f"{self.name}: dtypes must be among {', '.join(WORKLOAD_DTYPES)}, "
                              f"not {', '.join(unknown)}")
         object.__setattr__(self, "details", _frozen_mapping(self.details))
+        try:  # shown, digested and sent in every result's bundle line
+            json.dumps(dict(self.details), allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{self.name}: details must be JSON data (text, finite numbers, booleans, None, lists "
+                             f"and mappings of them): {error}") from None
         declared = "tf32" if self.uses_tf32 else "ieee-fp32"
         mode = self.fp32_math_mode or declared
         if mode not in FP32_MATH_MODES:

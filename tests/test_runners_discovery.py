@@ -329,6 +329,24 @@ def test_a_record_field_of_the_wrong_type_breaks_only_its_plugin(plugins_dir):
     })
 
 
+def test_details_that_are_no_json_data_break_only_their_plugin(plugins_dir):
+    """Every result's bundle line carries them: a set was a TypeError in ``json.dumps`` once the rerun had measured
+    everything, a traceback that lost its results."""
+    write_plugin(plugins_dir / "set_details.py", family_plugin(
+        'KernelPlugin(family=FAMILY, target="cpu", implementations=(Implementation("x", "tests", '
+        'details={"blocks": {1, 2}}),))'))
+    write_plugin(plugins_dir / "nan_details.py", implementation_plugin(
+        '[AddedImplementation(family="rms_norm", target="cpu", prepare_pass=prepare, implementation=Implementation('
+        '"mine", "tests", details={"ratio": float("nan")}))]'))
+    shutil.copy(TEST_PLUGINS / "toy_linear.py", plugins_dir / "z_toy.py")
+
+    json_data = "details must be JSON data (text, finite numbers, booleans, None, lists and mappings of them)"
+    assert_only_those_broken(get_registry(), {
+        "set_details.py": f"ValueError: x: {json_data}: Object of type set is not JSON serializable",
+        "nan_details.py": f"ValueError: mine: {json_data}: Out of range float values are not JSON compliant",
+    })
+
+
 def test_option_values_are_checked_where_the_definition_is_made():
     def probe(**fields):
         return FamilyDefinition(name="probe", title="Probe", parameters=("rows",),

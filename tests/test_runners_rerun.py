@@ -235,6 +235,20 @@ def test_a_run_that_answers_no_tensors_fails_as_incorrect_not_as_a_cheat(answer,
     assert result.integrity["violations"] == []
 
 
+def test_settled_details_that_are_no_json_data_are_reported_not_fatal(tmp_path, monkeypatch, environment):
+    """Measured in a child process, which sends them as JSON: it exited with code 1 before answering, and the
+    result failed with no reason but that."""
+    toy_linear_answering(tmp_path, "prepare_pass", "return PreparedPass.on_workload(linear_of, workload, pass_, "
+                                                   "settled_details=lambda: {'config': object()})")
+    monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
+    [result] = rerun_workload(TOY_REQUEST, target="cpu", protocol=protocol_document("smoke", "cpu"),
+                              environment=environment)
+    assert result.status == "passed", result.error
+    assert result.implementation.details == {
+        "settledDetailsError": "TypeError: Object of type object is not JSON serializable"}
+    assert json.loads(result.bundle_line())["implementation"]["details"] == result.implementation.details
+
+
 @pytest.mark.parametrize("body, reason", [
     ("raise KeyError('rows')", "failed: KeyError: 'rows'"),
     ("return [['x', dtype]]", "failed: TypeError: toy_linear's derive_tensors answered list [['x', 'fp32']], not a "
