@@ -297,7 +297,8 @@ def generate_environment(target: str, device: str) -> dict[str, Any]:
         "cpu": {...}}``; ``hardware`` has at least ``vendor``, ``product`` and
         ``architecture`` (strings). A hook that raises, or an answer without them,
         stops the rerun (``flask rerun``, each ``flask worker`` consumer) with a
-        message naming the hook; so does an :func:`update_environment` that raises.
+        message naming the hook; so does an :func:`update_environment` that raises, and an
+        environment that is no JSON data (a set, a NaN) once both hooks have made it.
     """
 
 

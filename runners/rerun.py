@@ -146,7 +146,8 @@ def device_for(target: str, index: int) -> str:
 
 def capture_environment(target: str, device: str, registry: PluginRegistry | None = None) -> dict[str, Any]:
     """The host description: ``generate_environment`` then every ``update_environment``; RerunError, naming the
-    hook, where a plugin's raises or the answer lacks the hardware every rerun records."""
+    hook, where a plugin's raises, the answer lacks the hardware every rerun records or the environment is no JSON
+    data."""
     hook = (registry or get_registry()).manager.hook
     try:
         environment = hook.generate_environment(target=target, device=device)
@@ -161,6 +162,11 @@ def capture_environment(target: str, device: str, registry: PluginRegistry | Non
         hook.update_environment(environment=environment, target=target, device=device)
     except Exception as error:
         raise RerunError(f"a plugin's update_environment failed: {error!r}") from error
+    try:  # every result's bundle line carries it: checked before anything is measured, not after
+        json.dumps(environment, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise RerunError(f"generate_environment and update_environment made an environment that is no JSON data: "
+                         f"{error}") from error
     return environment
 
 

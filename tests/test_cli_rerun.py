@@ -348,6 +348,9 @@ def test_rerun_runs_an_added_implementation_named_and_records_it(small_app, runn
      "generate_environment answered no hardware with vendor, product and architecture"),
     ("def update_environment(environment, target, device):\n    raise RuntimeError('no clock')\n",
      "a plugin's update_environment failed: RuntimeError('no clock')"),
+    ("def update_environment(environment, target, device):\n    environment['mine'] = {'versions': {1, 2}}\n",
+     "generate_environment and update_environment made an environment that is no JSON data: Object of type set is "
+     "not JSON serializable"),  # it was json.dumps's traceback once every result was measured
 ])
 def test_a_failing_environment_hook_stops_the_rerun_with_its_reason(small_app, runner, tmp_path, monkeypatch,
                                                                     plugin, message):
