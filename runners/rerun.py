@@ -248,7 +248,9 @@ class _PluginCalls:
         return self.registry.prepare_pass(self.plugin, implementation, workload, self.pass_)
 
     def tensors(self, seed: int) -> dict[str, Any]:
-        """One seeded set of the workload's tensors, checked against the family definition."""
+        """One seeded set of the workload's tensors, checked against the family definition and the device."""
+        import torch
+
         tensors = self._tensors_by_name("build_workload", parameters=self.parameters, dtype=self.dtype,
                                         options=self.options, seed=seed, device=self.device)
         hook = self._hook("build_workload")
@@ -262,6 +264,10 @@ class _PluginCalls:
         extra = set(tensors) - set(self.expected) - {"grad_output"}
         if extra:
             raise RerunError(f"{hook} made tensors the definition does not name: {', '.join(sorted(extra))}")
+        elsewhere = sorted(name for name, tensor in tensors.items() if tensor.device != torch.device(self.device))
+        if elsewhere:
+            raise RerunError(f"{hook} made {', '.join(elsewhere)} on {tensors[elsewhere[0]].device}, not on the "
+                             f"workload's device {self.device}")
         return tensors
 
     def reference_outputs(self, workload: Workload) -> dict[str, Any]:

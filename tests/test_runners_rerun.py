@@ -166,6 +166,9 @@ TENSORS_BY_NAME = "not a mapping of tensor names to torch.Tensor"
     ("build_workload", "return {'x': [[0.0] * 4] * 8}", f"returned dict whose 'x' is list, {TENSORS_BY_NAME}"),
     ("build_workload", "return {'x': torch.zeros(8, 4)}", "made no 'weight'"),
     ("build_workload", "raise KeyError('rows')", "failed: KeyError: 'rows'"),
+    ("build_workload", "return {name: torch.zeros(shape, device='meta') for name, shape in "
+                       "(('x', (8, 4)), ('weight', (4, 4)), ('bias', (4,)), ('grad_output', (8, 4)))}",
+     "made bias, grad_output, weight, x on meta, not on the workload's device cpu"),
     ("reference_outputs", "return torch.zeros(8, 4, dtype=torch.float64)", f"returned Tensor, {TENSORS_BY_NAME}"),
     ("reference_outputs", "return {'output': 1.0}", f"returned dict whose 'output' is float, {TENSORS_BY_NAME}"),
     ("reference_outputs", "return {1: torch.zeros(8, 4)}", f"returned dict whose 1 is Tensor, {TENSORS_BY_NAME}"),
