@@ -438,3 +438,19 @@ def test_a_result_of_an_older_policy_is_judged_by_the_version_it_names():
     for figures in result["correctness"]["outputFigures"].values():
         figures["differenceNorms"] = [norm * 1000 for norm in figures["differenceNorms"]]
     assert verdict_problem(result).startswith("it says passed, but its own figures do not pass policy version 2")
+
+
+@pytest.mark.parametrize("error", [RuntimeError("CUDA is not here"), AttributeError("'list' has no attribute 'x'"),
+                                   IndexError("tuple index out of range")])
+def test_a_family_whose_derive_tensors_breaks_refuses_the_workload_naming_it(error):
+    """derive_tensors is a plugin's code: any exception of it refuses the result (a 500 on a host's upload before),
+    not only the ones that say a value does not fit."""
+    from app.importers.rerun_submission import workload_problem
+    from runners.types import FamilyDefinition
+
+    def derive_tensors(values, dtype):
+        raise error
+
+    family = FamilyDefinition(name="broken_family", title="Broken", parameters=("n",), derive_tensors=derive_tensors)
+    problem = workload_problem({"parameters": {"n": 4}, "options": {}, "dtype": "fp32"}, family)
+    assert problem == f"broken_family's derive_tensors failed on this workload: {type(error).__name__}: {error}"

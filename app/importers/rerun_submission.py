@@ -121,6 +121,8 @@ def workload_problem(workload: dict, definition: FamilyDefinition) -> str | None
         return f"{definition.name} cannot derive this workload's tensors without the option {error.args[0]!r}"
     except (ArithmeticError, TypeError, ValueError) as error:
         return f"{definition.name} cannot derive this workload's tensors: {error}"
+    except Exception as error:  # a plugin's own bug (derive_tensors is third-party code): its results are refused
+        return f"{definition.name}'s derive_tensors failed on this workload: {type(error).__name__}: {error}"
     if any(isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_SAFE_INTEGER
            for tensor in tensors for size in tensor.shape):
         return f"{definition.name} derives empty or impossible tensors from this workload"
