@@ -193,7 +193,8 @@ def build_workload(parameters: Mapping[str, Any], dtype: str, options: Mapping[s
         output. Tensors do not require grad; :func:`prepare_pass` decides that. A hook
         that raises, answers anything but a mapping of tensor names to ``torch.Tensor``
         (a list, None, a NumPy array among the values), tensors other than the
-        definition's or tensors on another device than ``device`` stops the rerun before anything is timed, with a one-line
+        definition's or tensors on another device than ``device`` stops the rerun
+        before anything is timed, with a one-line
         :class:`~runners.rerun.RerunError` naming the hook, the plugin and what it
         returned (``flask rerun`` exits 1 with it; an implementation measured in a child
         process fails with it instead).
