@@ -103,8 +103,8 @@ def configure_public_url(app):
 def database_url_problems(url: str) -> list[str]:
     """Why KernelIndex cannot run on ``url``: another database than SQLite or PostgreSQL; for SQLite no file (in
     memory every connection, so every request and command, would see a new empty database, and migrations would
-    vanish with the command that applied them), a relative path or ``?`` parameters (they went to ``sqlite3.connect`` as keywords: a
-    TypeError at the first connection); a port that is no number (a password's unencoded / or @ leaves part of it
+    vanish with the command that applied them), a relative path or ``?`` parameters (they went to
+    ``sqlite3.connect`` as keywords: a TypeError at the first connection); a port that is no number (a password's unencoded / or @ leaves part of it
     there: never quoted here)."""
     scheme = url.partition("://")[0]
     if scheme not in DATABASE_SCHEMES:

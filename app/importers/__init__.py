@@ -62,7 +62,8 @@ def read_location(location: str, timeout: float, limit: int | None = None) -> by
     else:
         path = Path(location)
         if path.exists() and not path.is_file():
-            raise ImportFailed(f"{location} is not a regular file (a folder within a folder, a device or a pipe is never imported)")
+            raise ImportFailed(f"{location} is not a regular file (a folder within a folder, a device or a pipe is "
+                               "never imported)")
         try:
             with path.open("rb") as file:
                 data = file.read(limit + 1)
