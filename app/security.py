@@ -104,24 +104,25 @@ def database_url_problems(url: str) -> list[str]:
     """Why KernelIndex cannot run on ``url``: another database than SQLite or PostgreSQL; for SQLite no file (in
     memory every connection, so every request and command, would see a new empty database, and migrations would
     vanish with the command that applied them), a relative path or ``?`` parameters (they went to
-    ``sqlite3.connect`` as keywords: a TypeError at the first connection); a port that is no number (a password's unencoded / or @ leaves part of it
-    there: never quoted here)."""
+    ``sqlite3.connect`` as keywords: a TypeError at the first connection); a port that is no number (a password's
+    unencoded / or @ leaves part of it there: never quoted here)."""
     scheme = url.partition("://")[0]
     if scheme not in DATABASE_SCHEMES:
         return [f"KERNELINDEX_DATABASE_URL names a {scheme!r} database: KernelIndex runs on SQLite (sqlite:///path) "
                 "or PostgreSQL (postgresql://user:password@host/db)."]
     parts = urlsplit(url)
     problems = []
-    if scheme == "sqlite" and parts.path in ("", "/", "/:memory:"):
-        problems.append("KERNELINDEX_DATABASE_URL names an in-memory SQLite database, which every connection sees "
-                        "empty: name a file (sqlite:///path/to/file.sqlite3).")
-    if scheme == "sqlite" and parts.path not in ("", "/", "/:memory:") and not os.path.isabs(parts.path[1:]):
-        problems.append("KERNELINDEX_DATABASE_URL for SQLite names a relative path, which each command would take from "
-                        "the folder it runs in (a worker started elsewhere, another database): give an absolute one "
-                        "(sqlite:////path/to/file.sqlite3, four slashes).")
-    if scheme == "sqlite" and parts.query:
-        problems.append("KERNELINDEX_DATABASE_URL for SQLite is a path alone (sqlite:///path/to/file.sqlite3), with "
-                        "no ?parameters: KernelIndex sets the connection's own.")
+    if scheme == "sqlite":
+        if parts.path in ("", "/", "/:memory:"):
+            problems.append("KERNELINDEX_DATABASE_URL names an in-memory SQLite database, which every connection sees "
+                            "empty: name a file (sqlite:///path/to/file.sqlite3).")
+        elif not os.path.isabs(parts.path[1:]):
+            problems.append("KERNELINDEX_DATABASE_URL for SQLite names a relative path, which each command would take "
+                            "from the folder it runs in (a worker started elsewhere, another database): give an "
+                            "absolute one (sqlite:////path/to/file.sqlite3, four slashes).")
+        if parts.query:
+            problems.append("KERNELINDEX_DATABASE_URL for SQLite is a path alone (sqlite:///path/to/file.sqlite3), "
+                            "with no ?parameters: KernelIndex sets the connection's own.")
     try:
         parts.port
     except ValueError:

@@ -152,30 +152,34 @@ def token_worker(token, body: dict):
     return Worker(name=body["worker"], host=token.host, target=body["target"], gpu=body["gpu"])
 
 
+def request_summary(rerun_request) -> dict:
+    """A rerun request as an ask's answer names it: the one created (201) or the one already pending (409)."""
+    from ..rerun_request_schemas import created_request_schema
+
+    return created_request_schema.dump({"id": rerun_request.id, "status": rerun_request.status,
+                                        "url": pages_requests.request_api_url(rerun_request.id)})
+
+
 @api.post("/rerun-requests")
 def ask_for_rerun():
     """Ask for a rerun with a token that may ask: 201 with the request's id and URL; 409 with the pending request
     for the same work as ``existing``, queuing nothing."""
-    from ..rerun_request_schemas import created_request_schema, rerun_ask_schema
+    from ..rerun_request_schemas import rerun_ask_schema
     from ..rerun_requests import QueueUnavailable, RequestRefused, RequestRepeated, ask_for_rerun as ask
 
     token = authenticated_host()
     if not token.may_request:
         abort(403, description=f"the token {token.name!r} may not ask for reruns "
                                "(`flask tokens create NAME --may-request`)")
-    def summary(request) -> dict:
-        return created_request_schema.dump({"id": request.id, "url": pages_requests.request_api_url(request.id),
-                                            "status": request.status})
-
     try:
         created = ask(loaded_body(rerun_ask_schema), requested_by=f"token {token.name}")
     except RequestRefused as error:
         abort(400, description=str(error))
     except RequestRepeated as error:
-        return jsonify(error=str(error), status=409, existing=summary(error.existing)), 409
+        return jsonify(error=str(error), status=409, existing=request_summary(error.existing)), 409
     except QueueUnavailable as error:
         abort(503, description=str(error))
-    item = summary(created)
+    item = request_summary(created)
     return jsonify(item), 201, {"Location": item["url"]}
 
 
