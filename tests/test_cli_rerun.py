@@ -280,14 +280,17 @@ def test_plugins_command_lists_plugins_and_broken_ones(runner, tmp_path, monkeyp
     (tmp_path / "broken.py").write_text("raise ImportError('needs a GPU library')\n")
     monkeypatch.setenv(discovery.PLUGINS_DIR_VARIABLE, str(tmp_path))
     result = runner.invoke(args=["plugins"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
+    assert "1 plugin(s) could not be loaded" in result.stderr
     assert "multi_token_attention  cpu  torch, torch_compile  [builtin: plugins.multi_token_attention.cpu]" \
         in result.output
     assert "BROKEN [directory:" in result.output and "needs a GPU library" in result.output
     if importlib.util.find_spec("transformers") is None:
         assert "huggingface (unavailable: transformers does not import: No module named 'transformers')" \
             in result.output
-    listing = json.loads(runner.invoke(args=["plugins", "--json"]).output)
+    as_json = runner.invoke(args=["plugins", "--json"])
+    assert as_json.exit_code == 1
+    listing = json.loads(as_json.stdout)
     assert {plugin["origin"] for plugin in listing["plugins"]} == {"builtin"}
     assert listing["broken"][0]["error"] == "ImportError: needs a GPU library"
 

@@ -20,11 +20,24 @@ def implementation_line(implementation, source, plugin) -> str:
 @click.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Print the listing as JSON.")
 def plugins_command(as_json):
-    """List kernel plugins: family, target, implementations and their origins, and broken ones."""
+    """List kernel plugins: family, target, implementations and their origins, and broken ones.
+
+    Exits 1 when a plugin could not be loaded, so that a host's set-up script stops there rather than
+    serving reruns without it.
+    """
     registry = get_registry()
     if as_json:
         click.echo(json.dumps(registry.listing(), indent=2))
-        return
+    else:
+        print_listing(registry)
+    if registry.broken:
+        click.echo(f"{len(registry.broken)} plugin(s) could not be loaded; check {PLUGINS_DIR_VARIABLE} "
+                   "and installed packages.", err=True)
+        raise SystemExit(1)
+
+
+def print_listing(registry) -> None:
+    """One line a plugin: what it provides and where it came from; broken ones last."""
     for plugin in registry.plugins:
         if plugin.record:
             record = plugin.record
@@ -39,6 +52,3 @@ def plugins_command(as_json):
             click.echo(f"(harness hooks)  [{plugin.origin}: {plugin.name}]")
     for plugin in registry.broken:
         click.echo(f"BROKEN [{plugin.origin}: {plugin.name}]: {plugin.error}")
-    if registry.broken:
-        click.echo(f"{len(registry.broken)} plugin(s) could not be loaded; check {PLUGINS_DIR_VARIABLE} "
-                   "and installed packages.", err=True)
