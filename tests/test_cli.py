@@ -62,6 +62,7 @@ def test_a_token_is_issued_to_one_host_and_optionally_some_gpus(app, runner):
     created = runner.invoke(args=["tokens", "create", "rack-7", "--host", "h200-a", "--gpu", "NVIDIA H200",
                                   "--gpu", "NVIDIA H100", "--gpu", "NVIDIA H200"])
     assert created.exit_code == 0, created.output
+    assert created.stdout.startswith("kih_") and created.stderr.count("note: no run in the index is on") == 2
     with app.app_context():
         stored = HostToken.get(HostToken.name == "rack-7")
         assert (stored.host, stored.gpus) == ("h200-a", ["NVIDIA H200", "NVIDIA H100"])  # each kind once
@@ -72,6 +73,15 @@ def test_a_token_is_issued_to_one_host_and_optionally_some_gpus(app, runner):
     assert "\tmay ask for reruns" in runner.invoke(args=["tokens", "list"]).output
     too_long = runner.invoke(args=["tokens", "create", "x", "--host", "h" * 121])
     assert too_long.exit_code == 2 and "printable" in too_long.output
+
+
+def test_a_token_for_a_gpu_the_index_knows_gets_no_note(small_app, runner):
+    """The note is for a name no run reports (likely a typo); a GPU with runs is taken as it is."""
+    created = runner.invoke(args=["tokens", "create", "rack-9",
+                                  "--gpu", "NVIDIA H100 80GB HBM3", "--gpu", "NVIDA H100"])
+    assert created.exit_code == 0, created.output
+    assert created.stderr.strip() == "note: no run in the index is on 'NVIDA H100'; the token posts results only " \
+                                     "for a GPU reported exactly so"
 
 
 @pytest.mark.parametrize("model, command, refusal", [

@@ -20,7 +20,7 @@ def reference(small_app):
 def token_for(runner, name, *options) -> str:
     created = runner.invoke(args=["tokens", "create", name, *options])
     assert created.exit_code == 0, created.output
-    return created.output.strip()
+    return created.stdout.strip()
 
 
 def post(client, token, *results):

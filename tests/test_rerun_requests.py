@@ -19,7 +19,7 @@ def queue_app(small_app, tmp_path):
 def token_for(runner, name, *options) -> str:
     created = runner.invoke(args=["tokens", "create", name, *options])
     assert created.exit_code == 0, created.output
-    return created.output.strip()
+    return created.stdout.strip()
 
 
 def bearer(token):
