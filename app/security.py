@@ -146,6 +146,11 @@ def check_configuration(app):
                         "(e.g. https://kernelindex.example), or list the Host: names to serve in "
                         "KERNELINDEX_TRUSTED_HOSTS (e.g. kernelindex.example,www.kernelindex.example).")
     problems += setting_problems(app.config)
+    for name in ("DATABASE_URL", "QUEUE_URL"):
+        if app.config.get(name) == "":  # `KERNELINDEX_DATABASE_URL=$DB` with DB unset: not the default, a slip
+            problems.append(f"KERNELINDEX_{name} is set but empty: unset it for the default "
+                            f"({'SQLite in the instance folder' if name == 'DATABASE_URL' else 'the embedded queue'}), "
+                            "or name one.")
     if app.config.get("DATABASE_URL"):  # unset: SQLite in the instance folder
         problems += database_url_problems(app.config["DATABASE_URL"])
     if problems:

@@ -234,6 +234,16 @@ def test_a_sqlite_url_that_names_no_file_by_its_absolute_path_alone_stops_the_ap
         create_app({"TESTING": True, "DATABASE_URL": url, "SECRET_KEY": "test"})
 
 
+@pytest.mark.parametrize("name, default", [("DATABASE_URL", "SQLite in the instance folder"),
+                                           ("QUEUE_URL", "the embedded queue")])
+def test_a_database_or_queue_url_set_but_empty_stops_the_app_at_start(tmp_path, name, default):
+    """``KERNELINDEX_DATABASE_URL=$DB`` with DB unset wrote into the instance folder's database without a word."""
+    with pytest.raises(ConfigurationError, match=f"KERNELINDEX_{name} is set but empty: unset it for the default "
+                                                 f"\\({default}\\), or name one"):
+        create_app({"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+                    name: ""})
+
+
 def test_a_refused_configuration_ends_the_command_line_in_its_reason_not_a_traceback():
     """``flask --app wsgi`` makes the app before any command runs, so its refusal came as a traceback."""
     environment = {**os.environ, "KERNELINDEX_DATABASE_URL": "mysql://user@host/db",
