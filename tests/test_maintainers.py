@@ -236,6 +236,23 @@ def test_issue_reports_come_a_page_at_a_time(small_app, maintainer, posted):
         assert maintainer.get(f"/maintainers/?{query}").status_code == 400, query
 
 
+def test_acting_on_the_last_row_of_a_later_page_goes_back_to_the_last_page_that_has_rows(small_app, maintainer,
+                                                                                         posted):
+    small_app.config["MODERATION_PAGE_SIZE"] = 1
+    token = token_of(maintainer, "/maintainers/?page=2")
+    resolved = maintainer.post(f"/maintainers/issues/{posted['issues'][0]}/resolve",
+                               data={"csrf_token": token, "next": "/maintainers/?page=2"})
+    back = maintainer.get(resolved.headers["Location"]).get_data(as_text=True)
+    assert "1 open" in back and "It duplicates another run" in back and "No open issue reports." not in back
+    assert 'name="next" value="/maintainers/"' in back and 'rel="prev"' not in back
+    for hidden in (posted["note"], posted["reproduction"]):
+        maintainer.post(f"/maintainers/attestations/{hidden}/hidden", data={"csrf_token": token, "hidden": "1"})
+    shown = maintainer.post(f"/maintainers/attestations/{posted['note']}/hidden", data={
+        "csrf_token": token, "hidden": "0", "next": "/maintainers/attestations?hidden=1&page=2"})
+    back = maintainer.get(shown.headers["Location"]).get_data(as_text=True)
+    assert "1 hidden attestation" in back and "NVIDIA H100" in back and "No attestations are hidden." not in back
+
+
 def test_resolving_an_unknown_report_is_404(small_app, maintainer):
     token = token_of(maintainer, "/maintainers/")
     assert maintainer.post("/maintainers/issues/999/resolve", data={"csrf_token": token}).status_code == 404

@@ -1,5 +1,7 @@
 """The maintainers' pages: open (or resolved) issue reports, and every attestation to hide or show."""
 
+from dataclasses import replace
+
 from flask import current_app
 
 from .. import formatting
@@ -18,6 +20,15 @@ def decision_offered(run: Run) -> str | None:
     if run.invalidated_at is None:
         return INVALIDATED
     return None if found_by_harness(run) else REINSTATED
+
+
+def moderation_page(page_wanted: int, total: int) -> Pagination:
+    """The page of a maintainers' list to show: ``page_wanted``, or the last page where that is past it. A
+    maintainer's action on a later page's last row (resolving, hiding, showing again) sends them back to that page,
+    which has no rows once the row left the list: it showed none, with the count of those left above and no link to
+    them."""
+    page = Pagination(page_wanted, current_app.config["MODERATION_PAGE_SIZE"], total)
+    return replace(page, page=min(page.page, page.pages))
 
 
 def issue_row(report: IssueReport) -> dict:
@@ -45,7 +56,7 @@ def issues_page(resolved: bool, page_wanted: int) -> dict:
     unresolved = IssueReport.unresolved().count()
     counts = {"open": unresolved, "resolved": IssueReport.select().count() - unresolved}
     state = "resolved" if resolved else "open"
-    page = Pagination(page_wanted, current_app.config["MODERATION_PAGE_SIZE"], counts[state])
+    page = moderation_page(page_wanted, counts[state])
     return {"rows": [issue_row(report) for report in page.of(reports)], "state": state, "counts": counts,
             "page": page.page, "more": page.has_next}
 
@@ -56,6 +67,6 @@ def attestations_page(only_hidden: bool, page_wanted: int) -> dict:
              .order_by(Attestation.created_at.desc(), Attestation.id.desc()))
     if only_hidden:
         query = query.where(Attestation.hidden == True)  # noqa: E712
-    page = Pagination(page_wanted, current_app.config["MODERATION_PAGE_SIZE"], query.count())
+    page = moderation_page(page_wanted, query.count())
     rows = [{**attestation_row(a, a.run), "run_id": a.run.id, "run_url": run_url(a.run.id)} for a in page.of(query)]
     return {"rows": rows, "only_hidden": only_hidden, "page": page.page, "more": page.has_next, "total": page.total}
