@@ -120,8 +120,8 @@ class Run(BaseModel):
     ``identity_key`` is the upstream observation's identity (kernel, provider, pass,
     metric, x, parsed config, GPU, timestamp) and makes imports idempotent;
     ``measurement_key`` names the kernel, implementation, pass, metric, normalized workload,
-    GPU (and a rerun's host): runs sharing it are one measurement's history, of which only
-    the newest (``superseded_by`` null) ranks.
+    GPU (and a rerun's host): runs sharing it and a comparison group are one measurement's
+    history, of which only the newest (``superseded_by`` null) ranks.
     Latency figures are in ns; memory figures in the source's unit (MB).
     """
 

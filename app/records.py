@@ -164,7 +164,7 @@ class RunRecord:
 
     @property
     def measurement_key(self) -> str:
-        """Runs sharing it are one measurement's history, of which only the newest ranks.
+        """Runs sharing it (and a comparison group) are one measurement's history, of which only the newest ranks.
 
         It names the normalized workload, never the source's spelling of it: Liger's hidden-size
         sweep at hidden 8192 (seq 2048) and its sequence sweep at seq 2048 (hidden 8192) are one

@@ -141,15 +141,19 @@ def _insert_missing(model, rows_by_key):
 
 
 def _link_supersessions(measurement_keys, touched_groups) -> int:
-    """Point every older observation of a measurement at the newest; return how many were current and are now
-    superseded (one pointed from an older newest to this one was already out of date)."""
+    """Point every older observation of a measurement at the newest in its comparison group; return how many were
+    current and are now superseded (one pointed from an older newest to this one was already out of date).
+
+    A host's smoke rerun is the same measurement as its standard rerun under a protocol that ranks apart: it never
+    takes the standard one out of the ranking it cannot join.
+    """
     changed = 0
     history = {}
     for chunk in _chunks(measurement_keys, 500):
         query = (Run.select(Run.id, Run.measurement_key, Run.observed_at, Run.superseded_by, Run.comparison_key)
                  .where(Run.measurement_key.in_(chunk)))
         for run in query:
-            history.setdefault(run.measurement_key, []).append(run)
+            history.setdefault((run.measurement_key, run.comparison_key_id), []).append(run)
     for runs in history.values():
         if len(runs) < 2:
             continue

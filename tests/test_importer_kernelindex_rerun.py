@@ -49,6 +49,19 @@ def test_smoke_reruns_never_rank_beside_standard_ones(app, reference):
     assert Run.get_by_id(standard).rank == Run.get_by_id(smoke).rank == 1
 
 
+def test_a_later_smoke_rerun_leaves_the_standard_one_ranked(app, reference):
+    """One host's smoke rerun is the same measurement under a protocol that ranks apart: it superseded the host's
+    standard rerun, which left the standard ranking with nothing there to replace it."""
+    standard = record_rerun_results([rerun_result(reference, median=80_000.0)]).created[0]
+    later = rerun_result(reference, median=70_000.0, observed_at="2026-11-30T10:00:00Z")
+    later["protocol"] = {**later["protocol"], "name": "kernelindex-smoke",
+                         "comparabilityFamily": "kernelindex_rerun_smoke"}
+    smoke = record_rerun_results([later]).created[0]
+    standard, smoke = Run.get_by_id(standard), Run.get_by_id(smoke)
+    assert standard.superseded_by_id is smoke.superseded_by_id is None
+    assert (standard.rank, standard.comparison_key.size) == (1, 1)
+
+
 def test_samples_that_waited_on_the_host_are_kept_and_shown(app, reference, client):
     synchronising = rerun_result(reference, "torch", median=600_000.0)
     synchronising["timing"]["hostExposedSamples"] = 20
