@@ -160,7 +160,7 @@ class AttestationSchema(Schema):
                 kind, factor = ("time", TIME_UNITS[unit]) if unit in TIME_UNITS else ("memory", MEMORY_UNITS[unit])
                 least, most, words = PLAUSIBLE_FIGURES[kind]
                 for name, value in (("median", median), ("p20", p20), ("p80", p80)):
-                    if value and not least <= value * factor <= most:
+                    if value is not None and not least <= value * factor <= most:
                         errors[name] = [f"Give a {kind} {words}."]
             if median is not None and p20 is not None and p20 > median:
                 errors.setdefault("p20", ["p20 cannot be above the median."])

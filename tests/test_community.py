@@ -185,6 +185,8 @@ def test_latency_run_refuses_memory_units(small_app, poster):
     ("median", "1e12", "Give a time from 1 ps to one day."),
     ("median", "5e-324", "Give a time from 1 ps to one day."),
     ("p80", "1e300", "Give a time from 1 ps to one day."),
+    ("p20", "0", "Give a time from 1 ps to one day."),  # as 1e-20 is: it passed as "p20 0 ms"
+    ("p20", "-0", "Give a time from 1 ps to one day."),
     ("p20", "abc", "Enter p20 as a number"),
     ("p20", "90", "p20 cannot be above the median."),
     ("p80", "80", "p80 cannot be below the median."),
