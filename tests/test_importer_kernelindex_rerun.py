@@ -104,6 +104,17 @@ def test_agreeing_hosts_replicate(app, reference):
     assert {r.evidence for r in Run.select().where(Run.source == "kernelindex")} == {"kernelindex-replicated"}
 
 
+def test_a_smoke_rerun_never_replicates_a_standard_one(app, reference):
+    """Replication is of one measurement under one comparability family: two agreeing hosts, one of them under the
+    smoke protocol, made both results replicated."""
+    record_rerun_results([rerun_result(reference, median=80_000.0, host="h200-a")])
+    smoke = rerun_result(reference, median=80_500.0, host="h200-b", observed_at="2026-11-29T11:00:00Z")
+    smoke["protocol"] = {**smoke["protocol"], "name": "kernelindex-smoke",
+                         "comparabilityFamily": "kernelindex_rerun_smoke"}
+    assert record_rerun_results([smoke]).replicated == 0
+    assert {r.evidence for r in Run.select().where(Run.source == "kernelindex")} == {"kernelindex-rerun"}
+
+
 def test_one_measurement_recorded_for_two_hosts_does_not_replicate(app, reference):
     """The same bundle imported again under another host name is one measurement, not two that agree."""
     record_rerun_results([rerun_result(reference, median=80_000.0, host="h200-a")])

@@ -336,9 +336,8 @@ def mark_replications(workload_keys) -> int:
     reruns = list(Run.rankable().where((Run.source == SOURCE) & Run.workload_key.in_(list(workload_keys))))
     uuids = gpu_uuids(reruns)
     measurements = {}
-    for run in reruns:
-        measurements.setdefault((run.kernel_id, run.implementation, run.pass_, run.metric, run.workload_key,
-                                 run.gpu), []).append(run)
+    for run in reruns:  # a smoke rerun on one host never replicates a standard one on another
+        measurements.setdefault((run.comparison_key_id, run.implementation), []).append(run)
     for runs in measurements.values():
         agree = independent(runs, uuids) and all(comparison.tied(runs[0], other) for other in runs[1:])
         level = KERNELINDEX_REPLICATED if agree else KERNELINDEX_RERUN
