@@ -336,6 +336,8 @@ def test_a_refused_ask_or_cancel_from_the_run_page_shows_its_message_in_the_sect
         (maintainer, f"/reruns/{request_id}/cancel", {"csrf_token": "stale"}, 400, "security token"),
         (client, "/reruns", {**form, "csrf_token": token_of(client)}, 401, "Sign in as a maintainer"),
         (maintainer, "/reruns", {**form, "run": "nosuchrun"}, 404, "nosuchrun"),
+        (maintainer, "/reruns", {**form, "run": f"{original.id}\x00"}, 400,  # was a 500 on PostgreSQL
+         "the run id contains a control character (U+0000)"),
         (maintainer, "/reruns", {**form, "where": "Imaginary GPU 9000"}, 400,
          "no worker serves the GPU model &#39;Imaginary GPU 9000&#39; now; ask on one a worker serves (NVIDIA H200)"),
         (maintainer, "/reruns", form, 409,  # a double click

@@ -6,6 +6,7 @@ from the run page keeps its status and shows its message in the section."""
 from flask import Blueprint, abort, current_app, g, redirect, render_template, request, url_for
 from marshmallow import ValidationError
 
+from ..inputs import control_character_in, describe
 from ..page_schemas import reruns_page_schema
 from ..pages.links import run_url
 from ..pages.lookup import rerun_request_or_404, run_or_404
@@ -62,7 +63,7 @@ def ask():
     comparison = request.form.get("comparison")
     if not comparison and not request.form.get("run"):
         abort(400, description="name the run (run) or the comparison group (comparison) to rerun")
-    run = None if comparison else run_or_404(request.form["run"])
+    run = None if comparison else asked_run(request.form["run"])
     where = request.form.get("where", "")
     served = [choice["value"] for choice in rerun_choices() if choice["value"] != CPU_CHOICE]
     if where != CPU_CHOICE and where not in served:  # the page offers these; the API may queue for any GPU model
@@ -87,6 +88,15 @@ def ask():
     if is_htmx():
         return section_of(run), 201
     return redirect(run_url(run.id, _anchor="reruns-requested"), code=303)
+
+
+def asked_run(run_id: str):
+    """The run the ask's form names; a 400 for an id holding a control character, as for one in an address
+    (``app.inputs``): no run id does, and PostgreSQL refuses a NUL in the query (a 500)."""
+    character = control_character_in(run_id)
+    if character:
+        abort(400, description=f"the run id contains a control character ({describe(character)}); run ids never do")
+    return run_or_404(run_id)
 
 
 @reruns.post("/reruns/<row_id:request_id>/cancel")
