@@ -104,6 +104,17 @@ def test_agreeing_hosts_replicate(app, reference):
     assert {r.evidence for r in Run.select().where(Run.source == "kernelindex")} == {"kernelindex-replicated"}
 
 
+@pytest.mark.parametrize("order", [("a", "b", "c"), ("b", "a", "c"), ("c", "a", "b")])
+def test_whether_hosts_agree_does_not_depend_on_the_order_they_posted_in(app, reference, order):
+    """b is within 2% of a, and a of c, but b is 3.8% slower than c: judged against whichever rerun the database
+    listed first, the three replicated when a came first and not otherwise."""
+    medians = {"a": 100_000.0, "b": 101_900.0, "c": 98_200.0}
+    for hour, host in enumerate(order, start=10):
+        record_rerun_results([rerun_result(reference, median=medians[host], host=host, spread=0.001,
+                                           observed_at=f"2026-11-29T{hour}:00:00Z")])
+    assert {r.evidence for r in Run.select().where(Run.source == "kernelindex")} == {"kernelindex-rerun"}
+
+
 def test_a_smoke_rerun_never_replicates_a_standard_one(app, reference):
     """Replication is of one measurement under one comparability family: two agreeing hosts, one of them under the
     smoke protocol, made both results replicated."""

@@ -331,15 +331,20 @@ def independent(runs, uuids) -> bool:
 
 
 def mark_replications(workload_keys) -> int:
-    """Current passed reruns of one measurement that agree, on two hosts and GPUs, become ``kernelindex-replicated``."""
+    """Current passed reruns of one measurement that agree, on two hosts and GPUs, become ``kernelindex-replicated``.
+
+    They agree when each is tied with the fastest of them, as a ranking ties members with #1: compared with
+    whichever the database listed first, one set of results replicated or not by the order it was recorded in."""
     changed = 0
-    reruns = list(Run.rankable().where((Run.source == SOURCE) & Run.workload_key.in_(list(workload_keys))))
+    reruns = list(Run.rankable().where((Run.source == SOURCE) & Run.workload_key.in_(list(workload_keys)))
+                  .order_by(Run.median, Run.id))
     uuids = gpu_uuids(reruns)
     measurements = {}
     for run in reruns:  # a smoke rerun on one host never replicates a standard one on another
         measurements.setdefault((run.comparison_key_id, run.implementation), []).append(run)
     for runs in measurements.values():
-        agree = independent(runs, uuids) and all(comparison.tied(runs[0], other) for other in runs[1:])
+        fastest, *others = runs
+        agree = independent(runs, uuids) and all(comparison.tied(fastest, other) for other in others)
         level = KERNELINDEX_REPLICATED if agree else KERNELINDEX_RERUN
         for run in runs:
             if run.evidence != level:
