@@ -282,6 +282,20 @@ def test_refused_post_without_javascript_rerenders_the_section_as_a_page(small_a
     assert counts(small_app) == (0, 0)
 
 
+@pytest.mark.parametrize("path, section", [("attestations", "attestations-body"), ("issues", "report-issue-body")])
+def test_a_refused_posts_address_asked_for_as_a_page_is_its_section_on_the_run_page(small_app, poster, path,
+                                                                                     section):
+    """Reloaded, bookmarked, or the footer's sign-in link followed from the refused post's page: no 405."""
+    run = reference_run(small_app)
+    refused = poster.post(f"/runs/{run.id}/{path}", data={"csrf_token": TOKEN}).get_data(as_text=True)
+    sign_in = re.search(r'href="(/maintainers/sign-in\?next=[^"]+)"', refused).group(1)
+    assert sign_in.endswith(f"next=/runs/{run.id}/{path}")
+    response = poster.get(f"/runs/{run.id}/{path}")
+    assert response.status_code == 303 and response.headers["Location"].endswith(f"/runs/{run.id}#{section}")
+    assert poster.get(f"/runs/nosuchrun/{path}").status_code == 404
+    assert counts(small_app) == (0, 0)
+
+
 def refusal_alert(html: str) -> str:
     """The message in the attestation form's alert slot, "" when it is empty."""
     slot = re.search(r'id="attestations-body-alert"[^>]*>(.*?)</div>', html, re.S).group(1)

@@ -146,6 +146,20 @@ def post_issue(run_id):
     return answer(run, "issue_section", report_issue_section(run, form), created=issue_report_schema.dump(report))
 
 
+@community.get("/runs/<run_id>/attestations")
+def attestations_address(run_id):
+    """The address a refused post's page (without JavaScript) leaves in the address bar, as a page: reloaded,
+    bookmarked, or gone back to after signing in from that page's footer, it is the section on the run page, not a
+    405."""
+    return redirect(run_url(run_or_404(run_id).id, _anchor=ATTESTATIONS_TARGET), code=303)
+
+
+@community.get("/runs/<run_id>/issues")
+def issues_address(run_id):
+    """As :func:`attestations_address`, for the report form's address."""
+    return redirect(run_url(run_or_404(run_id).id, _anchor=REPORT_TARGET), code=303)
+
+
 def repeat_note() -> str:
     minutes = round(current_app.config["POST_REPEAT_WINDOW_SECONDS"] / 60)
     return f"the same post sent again within {minutes} minutes is stored once."
