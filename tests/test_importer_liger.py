@@ -458,6 +458,30 @@ def test_one_file_s_later_row_of_a_workload_supersedes_the_earlier_however_its_s
         assert liger.comparison_key.size == 2
 
 
+def test_one_observation_spelled_by_two_sweeps_at_one_second_is_one_run(tmp_path, app, runner):
+    """Its two rows make one run document (one digest): the import failed on the run digest's unique index, a
+    traceback; with other figures both were stored, and which of them ranked followed their ids."""
+    by_hidden = ROPE_CONFIG.format(name="seq_len", value=2048)
+    by_seq = ROPE_CONFIG.format(name="hidden_size", value=8192)
+    result = import_liger(runner, write(tmp_path, "rope.csv", ",".join(HEADER),
+                                        rope_row("liger", "H", 8192, by_hidden, "0.128", "15:39:57"),
+                                        rope_row("liger", "T", 2048, by_seq, "0.128", "15:39:57"),
+                                        rope_row("liger", "H", 8192, by_hidden, "0.2", "15:40:57"),
+                                        rope_row("liger", "T", 2048, by_seq, "0.3", "15:40:57")))
+    assert result.exit_code == 0, result.output
+    assert "read 4, created 2, unchanged 1, superseded 1, rejected 1" in result.output, result.output
+    assert ("line 5: rejected: the observation of line 4, its sweep spelled another way, with other figures"
+            in result.output)
+    result = import_liger(runner, write(tmp_path, "again.csv", ",".join(HEADER),
+                                        rope_row("liger", "T", 2048, by_seq, "0.131", "15:39:57"),
+                                        rope_row("huggingface", "T", 2048, by_seq, "0.6", "15:39:58")))
+    assert "read 2, created 1, unchanged 0, superseded 0, rejected 1" in result.output, result.output
+    with app.app_context():
+        earlier, later = Run.select().where(Run.implementation == "liger").order_by(Run.observed_at)
+        assert (earlier.median, later.median, later.rank) == (128_000, 200_000, 1)
+        assert f"line 2: rejected: the observation run {earlier.id} holds, its sweep spelled another way" in result.output
+
+
 @pytest.mark.skipif(not LIGER_DATA.is_dir(), reason="../shared/data/liger is not present")
 def test_upstream_rope_group_ranks_each_implementation_once(liger_app):
     """rope, backward, A100, seq 2048 (hidden 8192): liger at 15:39:57 and 15:40:08, huggingface beside it."""

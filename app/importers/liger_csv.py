@@ -13,7 +13,7 @@ parameters only. A row's identity is kernel, provider, pass, metric, x name and
 value, the *parsed* configuration, GPU and timestamp. Its measurement is the normalized
 workload's (``RunRecord.measurement_key``): two rows of one workload, provider, pass, metric
 and GPU are one measurement however their sweeps spell it, and the newest supersedes the
-others, within one file as across history versions.
+others, within one file as across history versions (two at the same second are one observation).
 A row is refused, with its line, for whatever either database would refuse or store
 differently (a control character, a cell longer than its column, a document name over
 its limit, a configuration canonical JSON cannot hold), for a metric and unit other than the two Liger's
@@ -334,6 +334,31 @@ def upstream_provenance(location: str, sha256: str) -> dict:
     return {}
 
 
+def one_run_per_observation(prepared: list, rejected: list) -> list:
+    """The runs of ``(line, run)`` pairs, less the rows that observe at the same second what an earlier row or a
+    stored run observes with its sweep spelled another way (hidden 8192 in the seq sweep, seq 2048 in the hidden
+    one): with the same figures that is the same run (one digest), stored once; with others the row is refused
+    with its line, as a row repeated with other figures is, rather than one of the two ranking by its id."""
+    first_seen = {}  # (measurement key, observed at) -> (run digest, where)
+    keys = list({run.measurement_key for _, run in prepared})
+    for start in range(0, len(keys), 500):
+        query = (Run.select(Run.id, Run.measurement_key, Run.observed_at, Run.digest)
+                 .where(Run.measurement_key.in_(keys[start:start + 500])))
+        for run_id, key, observed_at, digest in query.tuples():
+            first_seen[key, observed_at] = (digest, f"run {run_id} holds")
+    kept = []
+    for line, run in prepared:
+        here = f"of line {line}"
+        digest, where = first_seen.setdefault((run.measurement_key, run.fields["observed_at"]),
+                                              (run.digests["run"], here))
+        if digest != run.digests["run"]:
+            rejected.append(RejectedRow(line, f"the observation {where}, its sweep spelled another way, with other "
+                                              "figures"))
+        elif where == here:
+            kept.append(run)
+    return kept
+
+
 @retried
 def import_file(location: str, *, families: dict, commit: str | None = None, timeout: float = 60,
                 progress=None) -> "ImportSummary":
@@ -358,9 +383,10 @@ def import_file(location: str, *, families: dict, commit: str | None = None, tim
                                                   "is never overwritten)"))
             continue
         try:
-            prepared.append(prepare(reader.record(row)))
+            prepared.append((line, prepare(reader.record(row))))
         except RowRejected as error:
             rejected.append(RejectedRow(line, str(error)))
+    prepared = one_run_per_observation(prepared, rejected)
     rejected.sort(key=lambda r: r.line)
     if len(rejected) == read:
         raise ImportFailed("every row was rejected" if read else "the file has no rows, only a header", rejected)
