@@ -194,6 +194,29 @@ def test_sign_out_revokes_copies_of_the_session_cookie(small_app, maintainer):
     assert sign_in(again).status_code == 303 and again.get("/maintainers/").status_code == 200
 
 
+def test_a_form_sent_after_the_session_ended_is_answered_by_sign_in_that_goes_back_to_its_page(small_app, maintainer,
+                                                                                                posted):
+    """It got an error page, whose footer's sign-in went on to the action's address: 405 once signed in."""
+    copied = small_app.test_client()
+    copied.set_cookie("session", maintainer.get_cookie("session").value)
+    listing = "/maintainers/attestations?hidden=1"
+    form = {"csrf_token": token_of(copied, listing), "hidden": "1", "next": listing}
+    maintainer.post("/maintainers/sign-out", data={"csrf_token": token_of(maintainer, "/maintainers/")})
+    refused = copied.post(f"/maintainers/attestations/{posted['note']}/hidden", data=form)
+    assert refused.status_code == 401
+    page = refused.get_data(as_text=True)
+    assert "Sign in as a maintainer to do this. Nothing was changed" in page
+    assert f'name="next" value="{html_escape(listing)}"' in page
+    back = sign_in(copied, next_url=re.search(r'name="next" value="([^"]*)"', page).group(1).replace("&amp;", "&"))
+    assert back.status_code == 303 and back.headers["Location"] == listing
+    with small_app.app_context():
+        assert not Attestation.get_by_id(posted["note"]).hidden
+    anonymous = small_app.test_client()
+    fragment = anonymous.post(f"/maintainers/issues/{posted['issues'][0]}/resolve",
+                              data={"csrf_token": token_of(anonymous)}, headers={"HX-Request": "true"})
+    assert fragment.status_code == 401 and "<html" not in fragment.get_data(as_text=True)
+
+
 # --- issue reports -------------------------------------------------------------------------------
 
 def test_open_issue_reports_are_listed_with_their_runs(small_app, maintainer, posted, run):

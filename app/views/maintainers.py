@@ -7,7 +7,8 @@ session of that maintainer on the server, not only the cookie in this browser.
 Sign-in attempts are throttled in the database (``security.throttle_sign_in``),
 per account and per address, the same for every worker.
 Every page here needs a signed-in maintainer: a page request without one is
-redirected to the sign-in form, any other request gets 401. Hiding an
+redirected to the sign-in form, any other request gets 401 (a form sent
+without JavaScript, with the sign-in form that goes back to its page). Hiding an
 attestation keeps it stored (a maintainer can show it again) but takes it off
 the run page and out of the JSON API. Invalidating a run found gamed, with a
 reason, records the signed-in maintainer as who decided (``app.invalidation``); so
@@ -25,6 +26,7 @@ from ..pages.lookup import get_or_404
 from ..pages.moderation import attestations_page, issues_page
 from ..pages.pagination import BadPage, page_number
 from ..security import throttle_sign_in
+from .render import is_htmx, wants_json
 
 maintainers = Blueprint("maintainers", __name__, url_prefix="/maintainers")
 
@@ -50,16 +52,31 @@ def safe_next(target: str | None) -> str | None:
     return target
 
 
+SIGN_IN_FIRST = "Sign in as a maintainer to do this."
+
+
 def maintainer_required(view):
+    """A page asked for without a signed-in maintainer goes to the sign-in form, and comes back; an action (a POST)
+    is a 401: a form's (without JavaScript) answered by the sign-in form (:func:`sign_in_to_act`)."""
     @wraps(view)
     def guarded(*args, **kwargs):
         if g.get("maintainer") is None:
             if request.method in ("GET", "HEAD"):
                 return redirect(url_for("maintainers.sign_in", next=request.full_path.rstrip("?")))
-            abort(401, description="Sign in as a maintainer to do this.")
+            if is_htmx() or wants_json():
+                abort(401, description=SIGN_IN_FIRST)
+            return sign_in_to_act()
         return view(*args, **kwargs)
 
     return guarded
+
+
+def sign_in_to_act():
+    """A maintainer's form sent from a session that has ended (signed out here or elsewhere): the sign-in form, 401,
+    which goes back to the page the form was on (its ``next``): an error page would leave the footer's sign-in, which
+    goes on to the action's address, and that answers no GET (405)."""
+    return render_template("maintainers/sign_in.html", next=safe_next(request.form.get("next")) or "", username="",
+                           error=f"{SIGN_IN_FIRST} Nothing was changed: sign in, then do it again."), 401
 
 
 @maintainers.get("/sign-in")
