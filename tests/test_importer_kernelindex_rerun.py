@@ -9,7 +9,7 @@ import pytest
 from app.models import Manifest, Run
 from app.importers.kernelindex_rerun import RerunRejected, record_rerun_results
 
-from .factories import memory_result, rerun_result, stamp
+from .factories import correctness_record, memory_result, rerun_result, stamp
 from .pages_support import reference_run
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -87,6 +87,19 @@ def test_results_with_the_fair_comparison_fields_are_recorded(app, reference):
     assert details["implementation"]["mathMode"] == "tf32"
     assert details["timing"]["hostInclusive"]["median"] == 250_000.0
     assert details["timing"]["hostSynchronization"] == {"detected": False, "detail": None}
+
+
+@pytest.mark.parametrize("details", [{}, {"tf32": True}])
+def test_a_result_judged_in_another_precision_than_it_declares_is_refused(app, reference, details):
+    """An fp32 result whose implementation multiplies in IEEE fp32, as its page says, passed at 1e-3 under the TF32
+    row of the policy (5e-3) because its correctness record (and its details) said tf32: 10 times the fp32
+    tolerance."""
+    result = rerun_result(reference, "torch", median=90_000.0)
+    result["implementation"] = {**result["implementation"], "details": details, "mathMode": "ieee-fp32"}
+    result["correctness"] = correctness_record(error=1e-3)
+    with pytest.raises(RerunRejected, match="tf32"):
+        record_rerun_results([result])
+    assert not Run.select().where(Run.source == "kernelindex").exists()
 
 
 def test_failed_correctness_is_recorded_without_timing(app, reference):

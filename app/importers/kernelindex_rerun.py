@@ -207,10 +207,25 @@ def loaded_result(result, submission: Submission, skew: timedelta, declared: dic
         except ValidationError as error:
             problem = validation_message(error.messages)
     problem = (problem or submission.problem(result, skew) or unknown_problem(result, declared, definitions)
-               or verdict_problem(result))
+               or precision_problem(result) or verdict_problem(result))
     if problem:
         raise RerunRejected(problem)
     return submission.vouched(result)
+
+
+def precision_problem(result: dict) -> str | None:
+    """Why a result's precision does not hold together: its correctness record's ``tf32`` picks the tolerance of an
+    fp32 workload (TF32's, 50 times IEEE fp32's), and its implementation's ``details`` and ``mathMode`` say how it
+    multiplies, the mode pages show beside its figure; the harness writes all three from one declaration."""
+    implementation, judged_in_tf32 = result["implementation"], result["correctness"].get("tf32")
+    declared_tf32 = bool((implementation.get("details") or {}).get("tf32", False))
+    if judged_in_tf32 is not None and judged_in_tf32 != declared_tf32:
+        return (f"its correctness record says tf32={judged_in_tf32}, but its implementation's details declare "
+                f"tf32={declared_tf32}")
+    mode = implementation.get("mathMode")  # absent from bundles made before math modes
+    if result["workload"]["dtype"] == "fp32" and mode is not None and (mode != "ieee-fp32") != declared_tf32:
+        return f"its implementation's math mode {mode!r} disagrees with its details' tf32={declared_tf32}"
+    return None
 
 
 def verdict_problem(result: dict) -> str | None:
