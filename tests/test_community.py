@@ -330,6 +330,32 @@ def test_a_rate_limited_post_without_javascript_keeps_its_status_and_the_input(s
     assert counts(small_app) == (1, 0)
 
 
+@pytest.mark.parametrize("path, form, section", [("attestations", note("typed with care"), "attestations-body"),
+                                                  ("issues", {"csrf_token": TOKEN, "reason": "duplicate"},
+                                                   "report-issue-body")])
+def test_a_post_the_busy_database_refuses_says_so_above_its_form(small_app, poster, monkeypatch, path, form, section):
+    """With HTMX it was put in the page's alert slot, which swaps in no 503: the reader saw nothing happen."""
+    import peewee
+
+    from app import locks
+    from app.views import community
+
+    def busy(run_id):
+        raise peewee.OperationalError("database is locked")
+
+    monkeypatch.setattr(community, "lock_run_posts", busy)
+    run = reference_run(small_app)
+    page = poster.get(f"/runs/{run.id}").get_data(as_text=True)
+    statuses = re.search(rf'<div id="{section}" [^>]*data-swap-statuses="([^"]+)"', page).group(1).split(",")
+    response = poster.post(f"/runs/{run.id}/{path}", data=form, headers=HTMX)
+    assert response.status_code == 503 and "503" in statuses and response.headers["Retry-After"]
+    assert response.headers["HX-Retarget"] == f"#{section}-alert"
+    assert locks.DatabaseBusy.description in response.get_data(as_text=True)
+    plain = poster.post(f"/runs/{run.id}/{path}", data=form)
+    assert plain.status_code == 503 and locks.DatabaseBusy.description in plain.get_data(as_text=True)
+    assert counts(small_app) == (0, 0)
+
+
 def test_a_post_too_large_to_read_without_javascript_says_so_beside_the_form_and_links_back(small_app, poster):
     run = reference_run(small_app)
     limit = small_app.config["MAX_CONTENT_LENGTH"]

@@ -19,9 +19,12 @@ from .links import run_url
 UNIT_LABELS = {"us": "µs"}
 ATTESTATIONS_TARGET = "attestations-body"
 REPORT_TARGET = "report-issue-body"
-# htmx leaves 4xx answers unswapped; these carry a message for the reader (inline errors, refusals).
+# The refusals a post may meet besides its form's errors (422): a stale security token or a form that is not UTF-8,
+# a body too large, too many posts, a database still busy after its retries (app.locks).
+REFUSAL_STATUSES = (400, 413, 429, 503)
+# htmx leaves 4xx and 5xx answers unswapped; these carry a message for the reader (inline errors, refusals).
 # Partials list them in ``data-swap-statuses``; static/kernelindex.js swaps them in (no inline script).
-SWAPPED_ERROR_STATUSES = ",".join(map(str, (400, 413, 422, 429)))
+SWAPPED_ERROR_STATUSES = ",".join(map(str, sorted((*REFUSAL_STATUSES, 422))))
 
 
 def run_units(run: Run) -> dict:

@@ -8,7 +8,8 @@ redirect, GET) and an error re-renders the section as a page (400). CSRF and
 size limits are enforced before any view runs (``app.security``); every post
 counts against the client's rate limit. Their refusals keep their status and show
 their message above the form: put there by HTMX, or on the section re-rendered as
-a page with the reader's input. A post stores one row or nothing, and
+a page with the reader's input. So does a database still busy after its retries (503),
+above the form with HTMX (without JavaScript, the error page). A post stores one row or nothing, and
 never touches the run's evidence level or rank.
 
 An exact repeat of a post (the same run, author and text, after the form's trimming;
@@ -31,8 +32,8 @@ from .. import formatting
 from ..db import database
 from ..locks import lock_run_posts
 from ..models import Attestation, IssueReport, Run, utcnow
-from ..pages.community import (ATTESTATIONS_TARGET, REPORT_TARGET, attestation_section, report_issue_section,
-                               run_units)
+from ..pages.community import (ATTESTATIONS_TARGET, REFUSAL_STATUSES, REPORT_TARGET, attestation_section,
+                               report_issue_section, run_units)
 from ..pages.links import run_url
 from ..pages.lookup import run_or_404
 from ..post_schemas import AttestationSchema, attestation_schema, issue_report_schema
@@ -176,7 +177,7 @@ def stored_once(post):
     return (post, False) if earlier is None else (earlier, True)
 
 
-# --- refusals raised before the form is read (CSRF, size, rate) --------------------------------------
+# --- refusals raised before the form is read (CSRF, size, rate) or by a busy database ----------------
 
 class RefusablePost(NamedTuple):
     target: str  # the section's element id; its alert slot is ``<target>-alert``
@@ -194,13 +195,16 @@ REFUSABLE_POSTS = {
 
 
 def refusal(error):
-    """A post refused before its view ran, with the refusal's status: with HTMX its message above the form, which
-    keeps what the reader typed; without JavaScript :func:`refused_page`."""
+    """A refused post, with the refusal's status: with HTMX its message above the form, which keeps what the reader
+    typed; without JavaScript :func:`refused_page`, or for a busy database (which may not answer the reads that page
+    needs) the error page."""
     post = REFUSABLE_POSTS.get(request.endpoint)
     if post is None or wants_json():
         response = make_response(error_response(error))
     elif is_htmx():
         response = refusal_fragment(error, f"#{post.target}-alert")
+    elif error.code == 503:
+        response = make_response(error_response(error))
     else:
         response = refused_page(error, post)
     response.vary.update(FRAGMENT_CHOICE)
@@ -218,7 +222,7 @@ def refused_page(error, post: RefusablePost):
     return errors_page(run, post.section, section, post.title, error.code, error_headers(error))
 
 
-for status in (400, 413, 429):
+for status in REFUSAL_STATUSES:
     community.register_error_handler(status, refusal)
 
 
