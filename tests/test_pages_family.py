@@ -5,13 +5,14 @@ from html import escape
 
 import pytest
 
+from app.importers.kernelindex_rerun import record_rerun_results
 from app.models import Run
 from app.pages.family_query import config_of
 from app.pages.links import family_url_of_run
 
 from .conftest import import_csv
-from .factories import write_liger_csv
-from .pages_support import HTMX, in_order, text_of
+from .factories import rerun_result, write_liger_csv
+from .pages_support import HTMX, in_order, reference_run, text_of
 
 SEQS = (256, 512, 1024, 2048, 4096, 8192)
 
@@ -241,6 +242,18 @@ def test_fastest_per_point_names_the_leader_its_margin_and_its_comparison(swept,
     html = client.get(URL + "?table=fastest&batch=2&seq=1024").get_data(as_text=True)
     assert "Fastest per seq" in html and html.count('class="row-link"') == 1
     assert 'aria-current="page">Fastest per point</a>' in html
+
+
+def test_fastest_per_point_calls_reruns_the_ranking_ties_tied(small_app, client):
+    """1.25% apart with spreads that do not overlap: the comparison ranks both first ("tied with #1"), and the
+    fastest table said "1.01× faster than PyTorch"."""
+    with small_app.app_context():
+        reference = reference_run(small_app)
+        record_rerun_results([rerun_result(reference, "liger", median=80_000.0, spread=0.001),
+                              rerun_result(reference, "torch", median=81_000.0, spread=0.001)])
+        assert {run.rank for run in Run.select().where(Run.source == "kernelindex")} == {1}
+    twin = client.get(URL + ".json?table=fastest&gpu=NVIDIA+H200&batch=2").get_json()
+    assert [row["margin_text"] for row in twin["leaders"]] == ["tied with PyTorch"]
 
 
 def test_a_leader_whose_median_is_0_has_no_margin(swept, client):

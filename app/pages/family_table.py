@@ -58,11 +58,12 @@ def _overlap(a: dict, b: dict) -> bool:
 
 
 def margin_text(leader: dict, runner_up: dict | None) -> str:
-    """``268× faster than PyTorch``, ``within noise of PyTorch``, or ``only entry``."""
+    """``268× faster than PyTorch``, ``within noise of PyTorch``, or ``only entry``; ``tied with PyTorch`` when the
+    ranking ties them (equal medians, or reruns the evidence can't separate: ``app.comparison.tied``)."""
     if runner_up is None:
         return "only entry"
     name = implementation_title(runner_up["implementation"])
-    if leader["median"] == runner_up["median"]:
+    if runner_up["rank"] == leader["rank"]:
         return f"tied with {name}"
     if _overlap(leader, runner_up):
         return f"within noise of {name}"
