@@ -242,7 +242,8 @@ class FamilyPageSchema(Schema):
     pages = fields.Integer()
     sort = fields.String()
     order = fields.String()
-    next = fields.String(allow_none=True, attribute="next_url")
+    next = fields.String(allow_none=True, attribute="next_twin_url",
+                         metadata={"description": "the next page of this twin, as search's and the API's next"})
 
 
 class HomeFamilySchema(Schema):

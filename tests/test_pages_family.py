@@ -104,6 +104,17 @@ def test_pagination_of_a_large_selection(app, runner, tmp_path, client):
     assert "seq" in client.get(URL + "?page=2").get_data(as_text=True)
 
 
+def test_the_twins_next_is_the_next_page_of_the_twin(app, runner, tmp_path, client):
+    """A program that follows ``next`` stays in JSON, as it does on search and the API: it was the HTML page's
+    relative link, which answers a page of HTML."""
+    long_sweep(runner, tmp_path, 120)
+    first = client.get(URL + ".json?sort=median&order=desc").get_json()
+    assert first["next"].startswith("http://localhost" + URL + ".json?pass=forward&")
+    assert first["next"].endswith("&sort=median&order=desc&page=2")
+    second = client.get(first["next"]).get_json()
+    assert len(second["items"]) == 50 and second["items"][0]["median"] < first["items"][-1]["median"]
+
+
 @pytest.mark.parametrize("query, message", [
     ("gpu=Imaginary+GPU", "has no runs with gpu 'Imaginary GPU'"),
     ("pass=sideways", "has no runs with pass 'sideways'"),

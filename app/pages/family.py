@@ -36,6 +36,8 @@ def family_links(name: str, state: dict, page: int, pages: int) -> dict:
         "table_links": {key: link(table=key, page=None) for key in FAMILY_TABLES},
         "previous_url": link(page=page - 1) if page > 1 else None,
         "next_url": link(page=page + 1) if page < pages else None,
+        "next_twin_url": url_for("families.family_page_json", name=name, **state_query({**state, "page": page + 1}),
+                                 _external=True) if page < pages else None,
         "url": link(),
         "json_url": url_for("families.family_page_json", name=name, **query),
         "csv_url": url_for("families.family_page_csv", name=name, **query),
