@@ -94,13 +94,22 @@ def spread(p20, p80, stored_unit: str) -> str:
     return spread_in_unit(p20, p80, common_unit([p20, p80], stored_unit))
 
 
+def times(value: float) -> str:
+    """A ratio above 1 to three significant figures, or as many more as it takes not to read 1: a member ranked
+    below #1 at 1.0014 times its median is ``1.001``, never the ``1`` that says they are the same."""
+    figures = SIGNIFICANT_FIGURES
+    while significant(value, figures) == "1" and figures < 17:  # 17 figures tell any two doubles apart
+        figures += 1
+    return significant(value, figures)
+
+
 def ratio(value) -> str:
-    """A ratio to #1 as people say it: ``268× slower``, ``1.04× slower``, ``same``."""
+    """A ratio to #1 as people say it: ``268× slower``, ``1.04× slower``, ``1.001× faster``, ``same``."""
     if value is None:
         return "—"
     if value == 1:
         return "same"
-    return f"{significant(value)}× slower" if value > 1 else f"{significant(1 / value)}× faster"
+    return f"{times(value)}× slower" if value > 1 else f"{times(1 / value)}× faster"
 
 
 def ratio_fields(value) -> dict:
@@ -109,7 +118,8 @@ def ratio_fields(value) -> dict:
         return {"ratio": None, "direction": None}
     if value == 1:
         return {"ratio": 1.0, "direction": "same"}
-    return {"ratio": figure(value if value > 1 else 1 / value), "direction": "slower" if value > 1 else "faster"}
+    shown = times(value if value > 1 else 1 / value)
+    return {"ratio": float(shown.replace(",", "")), "direction": "slower" if value > 1 else "faster"}
 
 
 def day(value) -> str:
@@ -128,6 +138,11 @@ def moment(value) -> str:
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S UTC")
     return day(value)
+
+
+def utc_timestamp(value) -> str:
+    """A stored timestamp (naive UTC) as ``2025-05-27T19:26:55Z``: the one form every CSV download writes."""
+    return value.isoformat() + "Z" if isinstance(value, datetime) else value
 
 
 def short_digest(digest: str, hex_digits: int = 16) -> str:

@@ -27,6 +27,15 @@ def test_ratio(value, text):
     assert formatting.ratio(value) == text
 
 
+@pytest.mark.parametrize("value, text, twin", [(320.5078125 / 320.0703125, "1.001× slower", 1.001),
+                                               (0.99863, "1.001× faster", 1.001),
+                                               (1 + 2e-9, "1.000000002× slower", 1.000000002)])
+def test_a_ratio_other_than_1_never_reads_1(value, text, twin):
+    """Two memory peaks of one source group, 320.51 and 320.07 MB, rank 2 and 1: the page said "1× slower"."""
+    assert formatting.ratio(value) == text
+    assert formatting.ratio_fields(value)["ratio"] == twin
+
+
 def test_short_digest():
     digest = "sha256:b614dce1fec1aaee" + "0" * 48
     assert formatting.short_digest(digest) == "sha256:b614dce1fec1aaee…"
