@@ -18,8 +18,8 @@ column names (latency in ns, memory in MB).
 import csv
 import io
 import json
-from datetime import datetime
 
+from .formatting import utc_timestamp
 from .models import Run
 from .schemas import BulkRunSchema
 
@@ -55,8 +55,7 @@ def current_rows(chunk: int = CHUNK):
                 continue
             row = dict(zip(COLUMNS, values))
             for name in ("observed_at", "invalidated_at"):
-                if isinstance(row[name], datetime):
-                    row[name] = row[name].isoformat() + "Z"
+                row[name] = utc_timestamp(row[name])
             yield row
         if not full:
             return

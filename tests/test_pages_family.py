@@ -1,5 +1,7 @@
 """The family page: filters in the URL, a chart per GPU/pass/metric, a sortable paginated table, twin."""
 
+import csv
+import io
 import re
 from html import escape
 
@@ -287,6 +289,16 @@ def test_csv_twin_of_each_table(swept, client):
     assert fastest[0].startswith("x_value,id,implementation,median,unit,runner_up,") and len(fastest) == 1 + 6
     assert re.search(r'href="/families/fused_neighborhood_attention.csv\?[^"]*batch=2"',
                      client.get(URL + "?batch=2").get_data(as_text=True))
+
+
+def test_the_csv_twin_writes_times_in_utc_as_the_json_twin_and_the_bulk_download(swept, client):
+    """It wrote ``2025-06-01 10:00:00``, with no zone, beside the twin's ``...+00:00`` and the bulk CSV's ``...Z``."""
+    row = next(csv.DictReader(io.StringIO(client.get(URL + ".csv").get_data(as_text=True))))
+    twin = client.get(URL + ".json").get_json()["items"][0]
+    bulk = {line["id"]: line for line in csv.DictReader(io.StringIO(client.get("/downloads/runs.csv").get_data(
+        as_text=True)))}
+    assert row["id"] == twin["id"] and twin["observed_at"] == "2025-06-01T10:00:00+00:00"
+    assert row["observed_at"] == bulk[row["id"]]["observed_at"] == "2025-06-01T10:00:00Z"
 
 
 def test_every_swap_pushes_the_whole_state_page_included(app, runner, tmp_path, client):

@@ -110,8 +110,10 @@ FASTEST_CSV = ("x_value", "id", "implementation", "median", "unit", "runner_up",
 def table_csv(context: dict) -> tuple[tuple, list]:
     """The shown table as CSV columns and rows: every run of the selection (all pages) or every leader.
 
-    Figures are the stored numbers in the stored unit (ns or MB), not the page's rounded text.
+    Figures are the stored numbers in the stored unit (ns or MB), not the page's rounded text; times are UTC, written
+    as the bulk download writes them.
     """
     if context["table"] == "fastest":
         return FASTEST_CSV, context["leaders"]
-    return RUNS_CSV, context["all_rows"]
+    return RUNS_CSV, [{**row, "observed_at": formatting.utc_timestamp(row["observed_at"])}
+                      for row in context["all_rows"]]
