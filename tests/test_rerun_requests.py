@@ -259,6 +259,16 @@ def maintainer(queue_app, runner):
     return client
 
 
+def test_the_sections_url_says_it_answers_by_hx_request(small_app, client):
+    """Its fragment (HTMX polling) and its redirect (any other request) came without Vary: a cache could hand the
+    bare fragment to a reader following a link, or the redirect to the polling section."""
+    with small_app.app_context():
+        run_id = Run.select().first().id
+    for headers, status in (({"HX-Request": "true"}, 200), ({}, 303)):
+        response = client.get(f"/runs/{run_id}/rerun-requests", headers=headers)
+        assert response.status_code == status and "HX-Request" in response.headers["Vary"]
+
+
 def test_a_maintainer_asks_on_the_run_page_and_the_section_polls_while_pending(queue_app, maintainer):
     from app.rerun_requests import Worker, check_in
 

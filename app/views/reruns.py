@@ -3,7 +3,7 @@
 for a rerun and to cancel one. CSRF is checked before any view runs (``app.security``); a refused ask or cancel
 from the run page keeps its status and shows its message in the section."""
 
-from flask import Blueprint, abort, current_app, g, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, g, make_response, redirect, render_template, request, url_for
 from marshmallow import ValidationError
 
 from ..inputs import control_character_in, describe
@@ -50,9 +50,12 @@ def run_requests(run_id):
     """The run page's section of rerun requests: what its HTMX polling fetches. Anything else is sent to the section
     on the run page (whose JSON twin, asked for by Accept, holds the requests too)."""
     run = run_or_404(run_id)
-    if not is_htmx():
-        return redirect(run_url(run.id, _anchor="reruns-requested"), code=303)
-    return section_of(run)
+    if is_htmx():
+        response = make_response(section_of(run))
+    else:
+        response = redirect(run_url(run.id, _anchor="reruns-requested"), code=303)
+    response.vary.add("HX-Request")  # one URL, two answers: a cache must not give the fragment to a reader's link
+    return response
 
 
 @reruns.post("/reruns")
