@@ -223,6 +223,13 @@ class FastestRowSchema(Schema):
     comparison_url = fields.String()
 
 
+class FamilyRunItemSchema(RunItemSchema):
+    """A row of the family page's runs table: a run and the point of the sweep it measures (the table's first
+    column), which the run fields alone do not say."""
+
+    x = fields.String(attribute="x_value", metadata={"description": "the run's value of the swept parameter, x_name"})
+
+
 class FamilyPageSchema(Schema):
     family = fields.Nested(FamilyRefSchema)
     selected = fields.Dict(metadata={"description": "pass, metric, gpu, implementation, fixed parameters and "
@@ -235,7 +242,7 @@ class FamilyPageSchema(Schema):
     series = fields.List(fields.Nested(ChartSeriesSchema))
     unit = fields.String()
     table = fields.String(metadata={"description": "runs or fastest"})
-    items = fields.List(fields.Nested(RunItemSchema), attribute="rows")
+    items = fields.List(fields.Nested(FamilyRunItemSchema), attribute="rows")
     leaders = fields.List(fields.Nested(FastestRowSchema), metadata={"description": "the fastest per sweep point"})
     total = fields.Integer()
     page = fields.Integer()

@@ -106,6 +106,14 @@ def test_pagination_of_a_large_selection(app, runner, tmp_path, client):
     assert "seq" in client.get(URL + "?page=2").get_data(as_text=True)
 
 
+def test_the_twins_rows_say_their_point_in_the_sweep_as_the_tables_rows_do(swept, client):
+    """The table's first column is each run's seq; the twin's rows said nothing of it."""
+    twin = client.get(URL + ".json?batch=2&implementation=liger").get_json()
+    html = client.get(URL + "?batch=2&implementation=liger").get_data(as_text=True)
+    assert twin["x_name"] == "seq" and [item["x"] for item in twin["items"]] == [str(seq) for seq in SEQS]
+    assert re.findall(r'class="row-link"[^>]*>([^<]+)</a>', html) == [item["x"] for item in twin["items"]]
+
+
 def test_the_twins_next_is_the_next_page_of_the_twin(app, runner, tmp_path, client):
     """A program that follows ``next`` stays in JSON, as it does on search and the API: it was the HTML page's
     relative link, which answers a page of HTML."""
