@@ -299,6 +299,21 @@ def test_csv_twin_of_each_table(swept, client):
                      client.get(URL + "?batch=2").get_data(as_text=True))
 
 
+@pytest.mark.parametrize("table", ["runs", "fastest"])
+def test_each_csv_row_names_its_view_and_configuration(swept, client, table):
+    """The H100 and the A100 tables downloaded as the same columns with no GPU, pass or metric in them (and the
+    fastest table without its configuration): once saved, nothing told them apart."""
+    files = {gpu: list(csv.DictReader(io.StringIO(client.get(
+        URL + f".csv?table={table}&batch=4&gpu={gpu.replace(' ', '+')}").get_data(as_text=True))))
+        for gpu in ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB")}
+    for gpu, rows in files.items():
+        assert len(rows) == (12 if table == "runs" else 6)
+        assert {(row["kernel"], row["pass"], row["metric"], row["gpu"]) for row in rows} == {
+            ("fused_neighborhood_attention", "forward", "speed", gpu)}
+        assert {row["config_text"] for row in rows} == {
+            "bias = true · batch = 4 · fp32 · heads = 8 · hidden = 512 · dilation = 2 · kernel_size = 7"}
+
+
 def test_the_csv_twin_writes_times_in_utc_as_the_json_twin_and_the_bulk_download(swept, client):
     """It wrote ``2025-06-01 10:00:00``, with no zone, beside the twin's ``...+00:00`` and the bulk CSV's ``...Z``."""
     row = next(csv.DictReader(io.StringIO(client.get(URL + ".csv").get_data(as_text=True))))

@@ -104,16 +104,21 @@ def fastest_table(selected: list, unit: str) -> dict:
 RUNS_CSV = ("id", "implementation", "x_name", "x_value", "median", "p20", "p80", "unit", "config_text", "rank",
             "evidence", "status", "observed_at", "external_id", "url")
 FASTEST_CSV = ("x_value", "id", "implementation", "median", "unit", "runner_up", "runner_up_median", "margin",
-               "margin_text", "evidence", "comparison_url")
+               "margin_text", "evidence", "comparison_url", "config_text")
+VIEW_CSV = ("kernel", "pass", "metric", "gpu")
 
 
 def table_csv(context: dict) -> tuple[tuple, list]:
     """The shown table as CSV columns and rows: every run of the selection (all pages) or every leader.
 
     Figures are the stored numbers in the stored unit (ns or MB), not the page's rounded text; times are UTC, written
-    as the bulk download writes them.
+    as the bulk download writes them. Every row names its view (``VIEW_CSV``) and configuration, which the page says
+    once above the table: a file saved from one GPU's view reads the same as another's without them.
     """
+    selected = context["selected"]
+    view = {"kernel": context["family"].name, **{name: selected[name] for name in VIEW_CSV[1:]}}
     if context["table"] == "fastest":
-        return FASTEST_CSV, context["leaders"]
-    return RUNS_CSV, [{**row, "observed_at": formatting.utc_timestamp(row["observed_at"])}
-                      for row in context["all_rows"]]
+        return FASTEST_CSV + VIEW_CSV, [{**row, "config_text": context["chart_config"], **view}
+                                        for row in context["leaders"]]
+    return RUNS_CSV + VIEW_CSV, [{**row, "observed_at": formatting.utc_timestamp(row["observed_at"]), **view}
+                                 for row in context["all_rows"]]
