@@ -332,7 +332,7 @@ class RerunsPageSchema(Schema):
     total = fields.Integer()
     page = fields.Integer()
     filters = fields.Dict(keys=fields.String(), values=fields.String())
-    next_url = fields.String(allow_none=True)
+    next = fields.String(allow_none=True, metadata={"description": "the next page of this twin, as search's next"})
 
 
 run_page_schema = RunPageSchema()

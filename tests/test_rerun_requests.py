@@ -396,6 +396,19 @@ def test_the_reruns_list_refuses_an_unknown_filter_and_a_page_past_the_last(queu
     assert client.get("/reruns.json?status=done&page=1").json["items"] == []  # an empty list has its one page
 
 
+def test_the_reruns_twins_next_is_the_next_page_of_the_twin(small_app, client):
+    """It gave next_url, the HTML page's relative link: a program following it got a page of HTML."""
+    with small_app.app_context():
+        run = Run.select().first()
+        for number in range(51):
+            RerunRequest.create(run=run, family=run.kernel_id, workloads=[], target="cpu", queue="reruns-cpu",
+                                protocol="smoke", requested_by=f"token t{number}")
+    first = client.get("/reruns.json?gpu=cpu").json
+    assert first["next"] == "http://localhost/reruns.json?gpu=cpu&page=2" and "next_url" not in first
+    second = client.get(first["next"])
+    assert second.mimetype == "application/json" and len(second.json["items"]) == 1 and second.json["next"] is None
+
+
 def test_a_request_the_queue_cannot_take_is_not_kept(queue_app, client, asker):
     queue_app.config["QUEUE_URL"] = "redis://127.0.0.1:1/0"  # nothing listens there
     original = source_run(queue_app, external_id=FNA_REFERENCE)
