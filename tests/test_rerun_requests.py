@@ -396,17 +396,29 @@ def test_the_reruns_list_refuses_an_unknown_filter_and_a_page_past_the_last(queu
     assert client.get("/reruns.json?status=done&page=1").json["items"] == []  # an empty list has its one page
 
 
-def test_the_reruns_twins_next_is_the_next_page_of_the_twin(small_app, client):
-    """It gave next_url, the HTML page's relative link: a program following it got a page of HTML."""
-    with small_app.app_context():
+def two_pages_of_cpu_requests(app):
+    """51 CPU requests of one run, stored directly: one more than a page of /reruns."""
+    with app.app_context():
         run = Run.select().first()
-        for number in range(51):
+        for number in range(app.config["API_PAGE_SIZE"] + 1):
             RerunRequest.create(run=run, family=run.kernel_id, workloads=[], target="cpu", queue="reruns-cpu",
                                 protocol="smoke", requested_by=f"token t{number}")
+
+
+def test_the_reruns_twins_next_is_the_next_page_of_the_twin(small_app, client):
+    """It gave next_url, the HTML page's relative link: a program following it got a page of HTML."""
+    two_pages_of_cpu_requests(small_app)
     first = client.get("/reruns.json?gpu=cpu").json
     assert first["next"] == "http://localhost/reruns.json?gpu=cpu&page=2" and "next_url" not in first
     second = client.get(first["next"])
     assert second.mimetype == "application/json" and len(second.json["items"]) == 1 and second.json["next"] is None
+
+
+def test_the_reruns_list_links_back_to_the_page_before(small_app, client):
+    """Its pages linked forward only: a reader on page 2 had the browser's back button, or page 1 by hand."""
+    two_pages_of_cpu_requests(small_app)
+    assert 'rel="prev"' not in client.get("/reruns?gpu=cpu").text
+    assert '<a href="/reruns?gpu=cpu&amp;page=1" rel="prev">' in client.get("/reruns?gpu=cpu&page=2").text
 
 
 def test_a_request_the_queue_cannot_take_is_not_kept(queue_app, client, asker):
