@@ -20,6 +20,7 @@ FNA_REFERENCE = ("fused_neighborhood_attention/forward/torch/nvidia-h100-80gb-hb
                  "batch2-dilation2-heads8-hidden512-kernel_size7-seq1024-fp32/2025-05-27-19-26-55")
 SMOKE = ["--target", "cpu", "--protocol", "smoke"]
 TEST_PLUGINS = Path(__file__).resolve().parent / "plugins"
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def source_run(app, **where):
@@ -50,6 +51,23 @@ def test_rerun_of_the_fna_reference_run_records_a_linked_rerun(small_app, runner
         ("fused_neighborhood_attention", "forward", "torch", "passed")
     assert rerun.workload_key == original.workload_key and rerun.median > 0
     assert rerun.details["correctness"]["passed"] and rerun.details["timing"]["trials"] == 2
+
+
+def test_an_external_id_a_speed_and_a_memory_row_share_reruns_the_speed_run(app, runner, tmp_path):
+    """Liger publishes each workload's speed and memory at one timestamp, so both rows get one external id: the
+    memory run was picked and refused ("measures memory")."""
+    import csv
+
+    rows = list(csv.reader((DATA / "liger_small.csv").open()))
+    header, speed, memory = rows[0], rows[2], rows[4]
+    assert (speed[3], memory[3]) == ("speed", "memory")
+    memory[header.index("timestamp")] = speed[header.index("timestamp")]
+    import_csv(runner, write_liger_csv(tmp_path / "shared_id.csv", [speed, memory]))
+    original = source_run(app, implementation="liger")
+    result = runner.invoke(args=["rerun", "--external-id", original.external_id, *SMOKE, "--implementation", "torch"])
+    assert result.exit_code == 0, result.output
+    [rerun] = reruns(app)
+    assert (rerun.metric, rerun.workload_key) == ("speed", original.workload_key)
 
 
 def test_rerun_of_the_mta_reference_by_kernel_and_pass_writes_a_bundle(small_app, runner, tmp_path):

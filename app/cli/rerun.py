@@ -66,7 +66,8 @@ def select_runs(run_ids, external_ids, kernels, passes) -> list[Run]:
         runs = list(Run.select().where(Run.external_id == external_id))
         if not runs:
             raise click.ClickException(f"no run with external id {external_id!r}")
-        selected.extend(runs)
+        speed = [run for run in runs if run.metric == METRIC]  # a source's speed and memory rows share the id
+        selected.extend(speed or runs)
     for kernel in kernels:
         selected.extend(family_runs(kernel, passes))
     for run in selected:
