@@ -1,6 +1,7 @@
 """A run's record cited three ways: plain text, BibTeX and CSL-JSON."""
 
 import json
+import re
 from datetime import date
 
 from flask import url_for
@@ -20,6 +21,16 @@ def csl_json(run: Run, title: str, permalink: str, published: str, accessed: str
     }, indent=2, ensure_ascii=False)
 
 
+LATEX_SPECIALS = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&", "#": r"\#",
+                  "_": r"\_", "$": r"\$", "^": r"\^{}", "~": r"\~{}"}
+
+
+def bibtex_text(text: str) -> str:
+    """``text`` as LaTeX reads it back: implementation names (``liger_rms_norm``) and GPU names are stored as the
+    source wrote them, and a bare ``_``, ``%`` or ``&`` in a BibTeX field stops the document that cites it."""
+    return re.sub(r"[\\{}%&#_$^~]", lambda match: LATEX_SPECIALS[match.group()], text)
+
+
 def citation(run: Run, family: FamilyRef, published: str, source: str) -> dict:
     """The citations of ``run``; the access date is today's."""
     permalink = url_for("runs.run_page", run_id=run.id, _external=True)
@@ -29,11 +40,11 @@ def citation(run: Run, family: FamilyRef, published: str, source: str) -> dict:
              f"(digest {run.digest}; accessed {accessed}).")
     bibtex = "\n".join([
         f"@misc{{kernelindex_{run.id},",
-        f"  title        = {{{title}}},",
+        f"  title        = {{{bibtex_text(title)}}},",
         "  author       = {{KernelIndex}},",
         f"  year         = {{{published[:4]}}},",
         f"  howpublished = {{\\url{{{permalink}}}}},",
-        f"  note         = {{Run {run.id}, {source}, digest {run.digest}, accessed {accessed}}},",
+        f"  note         = {{Run {run.id}, {bibtex_text(source)}, digest {run.digest}, accessed {accessed}}},",
         "}",
     ])
     return {"permalink": permalink, "digest": run.digest, "accessed": accessed, "plain": plain, "bibtex": bibtex,
