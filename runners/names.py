@@ -8,6 +8,8 @@ here because the app depends on the harness, never the reverse.
 
 from __future__ import annotations
 
+import unicodedata
+
 FAMILY_NAME_LENGTH = 120
 """The longest family name the index stores (``Family.name``)."""
 
@@ -29,11 +31,23 @@ that looks the same, as a space would."""
 def name_problem(what: str, text: str, most: int) -> str | None:
     """Why ``text`` cannot name ``what`` (an account, a token, a host, a GPU): one to ``most`` printable characters,
     with no white space or :data:`BLANKS` at either end (sign-in trims a username; a GPU with one more space would
-    rank apart)."""
-    if (not text or len(text) > most or not text.isprintable() or text != text.strip()
-            or text != text.strip(BLANKS)):
+    rank apart), in Unicode's composed form (:func:`decomposed_problem`)."""
+    if not _printable_name(text, most):
         return f"{what} is 1 to {most} printable characters with no white space at either end, not {text[:100]!r}"
-    return None
+    return decomposed_problem(what, text)
+
+
+def _printable_name(text: str, most: int) -> bool:
+    return bool(text) and len(text) <= most and text.isprintable() and text == text.strip() == text.strip(BLANKS)
+
+
+def decomposed_problem(what: str, text: str) -> str | None:
+    """Why ``text``, written in decomposed Unicode, cannot name ``what``: ``e`` and a combining accent read as ``é``
+    and would name another GPU or implementation, ranked apart."""
+    if unicodedata.is_normalized("NFC", text):
+        return None
+    return f"{what} is written in Unicode's composed form (NFC), as {unicodedata.normalize('NFC', text)!r}, " \
+           f"not {text[:100]!r}"
 
 
 TWIN_SUFFIXES = (".json", ".csv")
@@ -45,8 +59,7 @@ def address_name_problem(what: str, text: str, most: int) -> str | None:
     or ``..`` and no twin's suffix (:data:`TWIN_SUFFIXES`), since each is one segment of page addresses
     (``/families/<name>``) and of run ids (``<kernel>/<pass>/<implementation>/...``), which such a segment would
     leave unreachable."""
-    if (name_problem(what, text, most) or "/" in text or text in (".", "..")
-            or text.endswith(TWIN_SUFFIXES)):
+    if not _printable_name(text, most) or "/" in text or text in (".", "..") or text.endswith(TWIN_SUFFIXES):
         return (f"{what} is 1 to {most} printable characters with no / and no white space at either end, neither . "
                 f"nor .. nor ending {' or '.join(TWIN_SUFFIXES)}: not {text[:100]!r}")
-    return None
+    return decomposed_problem(what, text)

@@ -124,6 +124,7 @@ def test_maintainer_accounts(app, runner):
     (["tokens", "create", "rack-8", "--host", ""], "a host is 1 to 120 printable characters"),
     (["tokens", "create", "rack-8", "--gpu", ""], "a GPU is 1 to 120 printable characters"),
     (["tokens", "create", "rack-8", "--gpu", "NVIDIA H200 "], "no white space at either end"),
+    (["tokens", "create", "rack-8", "--gpu", "NVIDIA Ge\u0301Force"], "a GPU is written in Unicode's composed form"),
     (["rejudge", "--kernel", "no_such_family"], "no family named 'no_such_family' here"),
     # bytes that are not UTF-8 (``$'\\xff'``) reach Python as a lone surrogate, which no database takes
     (["tokens", "revoke", "\udcff"], "a token's name is 1 to 80 printable characters"),

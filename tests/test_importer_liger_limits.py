@@ -60,6 +60,10 @@ def only_rejected(tmp_path, bad_row):
       for name in ("liger\u3164", "\uffa0liger", "liger\u2800", "\u115fliger", "liger\ufe0f", "liger\u034f",
                    "liger\u17b4", "liger\U000e0100")),
     (fna_row("128").replace("fused_neighborhood_attention", "fna/forward", 1), "kernel_name is 1 to 120"),
+    # drawn as the composed name, ranked apart from it
+    (fna_row("128", gpu="NVIDIA Ge\u0301Force"), "gpu_name is written in Unicode's composed form (NFC), as "
+                                                "'NVIDIA G\u00e9Force'"),
+    (fna_row("128", provider="lige\u0301r"), "kernel_provider is written in Unicode's composed form (NFC)"),
     *((fna_row("128").replace("fused_neighborhood_attention", name, 1), "kernel_name is 1 to 120 printable")
       for name in (".", "..", "fna.json", "fna.csv")),  # /families/fna.json is the twin of /families/fna
     (fna_row("128", median="0", p20="0"), "y_value_50 is 0 ns as stored; figures must be above 0"),
