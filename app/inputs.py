@@ -96,6 +96,15 @@ def refuse_form_not_utf8() -> None:
                                          f"text ({error.reason}). {SEND_UTF8}") from error
 
 
+def refuse_repeated_fields(form) -> None:
+    """A 400 for a posted form that sends a field more than once (no page's form does): a view reads one value, and
+    storing it, or acting on it, would drop the others without a word (``hidden=1&hidden=0``)."""
+    repeated = [name[:40] for name, values in form.lists() if len(values) > 1]
+    if repeated:
+        raise BadRequest(description=f"The form sends {', '.join(repeated)} more than once, so nothing was saved: "
+                                     "send each field once.")
+
+
 def _urlencoded_fields(text: str) -> Iterator[tuple[str, bytes, str]]:
     """Each name and each value of a URL-encoded form, percent-decoded, with the field's name and its encoding."""
     for pair in text.split("&"):

@@ -5,6 +5,7 @@ from datetime import timedelta
 from html import escape as html_escape
 
 import pytest
+from werkzeug.datastructures import MultiDict
 
 from app import create_app, db
 from app.invalidation import invalidate, reinstate
@@ -297,6 +298,15 @@ def test_hiding_takes_an_attestation_off_the_run_page_and_the_api(small_app, mai
     assert "buy pills" in listing and "Show again" in listing
     maintainer.post(f"/maintainers/attestations/{posted['note']}/hidden", data={"csrf_token": token, "hidden": "0"})
     assert "buy pills" in reader.get(f"/runs/{run.id}").get_data(as_text=True)
+
+
+def test_a_maintainers_form_sending_a_field_twice_changes_nothing(small_app, maintainer, posted, run):
+    """``hidden=1&hidden=0``: acting on the first value would drop the second without a word."""
+    token = token_of(maintainer, "/maintainers/attestations")
+    refused = maintainer.post(f"/maintainers/attestations/{posted['note']}/hidden",
+                              data=MultiDict([("csrf_token", token), ("hidden", "1"), ("hidden", "0")]))
+    assert refused.status_code == 400 and "The form sends hidden more than once" in refused.get_data(as_text=True)
+    assert "buy pills" in small_app.test_client().get(f"/runs/{run.id}").get_data(as_text=True)
 
 
 def test_hiding_leaves_evidence_and_rank_alone(small_app, maintainer, posted, run):

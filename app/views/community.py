@@ -50,15 +50,6 @@ def submitted_values() -> dict:
     return {name: value for name, value in request.form.to_dict().items() if name != "csrf_token"}
 
 
-def refuse_repeated_fields() -> None:
-    """400 for a form that sends a field more than once (no page's form does): storing one value would drop the
-    other without a word."""
-    repeated = [name for name, values in request.form.lists() if len(values) > 1]
-    if repeated:
-        abort(400, description=f"The form sends {', '.join(repeated)} more than once, so nothing was saved: "
-                               "send each field once.")
-
-
 def first_messages(messages: dict) -> dict:
     """marshmallow's ``{field: [messages]}`` as ``{field: "the messages"}`` for inline display."""
     return {name: " ".join(value) if isinstance(value, list) else str(value) for name, value in messages.items()}
@@ -105,7 +96,6 @@ def errors_page(run: Run, name: str, section: dict, title: str, status: int, hea
 def post_attestation(run_id):
     """Add a note or a reproduction to a run."""
     run = run_or_404(run_id)
-    refuse_repeated_fields()
     values = submitted_values()
     try:
         data = AttestationSchema(units=run_units(run)).load(values)
@@ -130,7 +120,6 @@ def post_attestation(run_id):
 def post_issue(run_id):
     """Report an issue with a run to the maintainers."""
     run = run_or_404(run_id)
-    refuse_repeated_fields()
     values = submitted_values()
     try:
         data = issue_report_schema.load(values)
