@@ -20,6 +20,7 @@ MAX_CONTENT_LENGTH = 64 * 1024  # bytes of any request body; notes and reproduct
 POSTS_PER_MINUTE = 10  # per client, for notes, reproductions and issue reports
 POST_REPEAT_WINDOW_SECONDS = 3600  # an exact repeat of a post on a run within this is the same post, not stored twice
 IMPORT_TIMEOUT_SECONDS = 60  # for importer URLs
+MAINTAINER_SESSION_SECONDS = 12 * 3600  # a maintainer signs in again after this long (a copied cookie expires too)
 SIGN_IN_ATTEMPTS_PER_MINUTE = 5  # per client address, counted in the database (shared by every worker)
 SIGN_IN_ATTEMPTS_PER_ACCOUNT = 10  # per username in SIGN_IN_ACCOUNT_WINDOW_SECONDS, from any address
 SIGN_IN_ACCOUNT_WINDOW_SECONDS = 15 * 60

@@ -195,6 +195,28 @@ def test_sign_out_revokes_copies_of_the_session_cookie(small_app, maintainer):
     assert sign_in(again).status_code == 303 and again.get("/maintainers/").status_code == 200
 
 
+def test_a_session_ends_by_itself_after_its_time(small_app, maintainer, posted):
+    """A cookie left in a browser, or copied from it, worked until its maintainer signed out, which may be never."""
+    copied = small_app.test_client()
+    copied.set_cookie("session", maintainer.get_cookie("session").value)
+    small_app.config["MAINTAINER_SESSION_SECONDS"] = 3600
+    with maintainer.session_transaction() as session:
+        session["maintainer_signed_in_at"] -= 3590
+    assert maintainer.get("/maintainers/").status_code == 200
+    with maintainer.session_transaction() as session:
+        session["maintainer_signed_in_at"] -= 10
+    assert maintainer.get("/maintainers/").status_code == 302
+    token = token_of(maintainer)
+    assert maintainer.post(f"/maintainers/attestations/{posted['note']}/hidden",
+                           data={"csrf_token": token, "hidden": "1"}).status_code == 401
+    small_app.config["MAINTAINER_SESSION_SECONDS"] = 0
+    assert copied.get("/maintainers/").status_code == 302
+    assert sign_in(copied).status_code == 303 and copied.get("/maintainers/").status_code == 302
+    small_app.config["MAINTAINER_SESSION_SECONDS"] = 60
+    again = small_app.test_client()
+    assert sign_in(again).status_code == 303 and again.get("/maintainers/").status_code == 200
+
+
 def test_a_form_sent_after_the_session_ended_is_answered_by_sign_in_that_goes_back_to_its_page(small_app, maintainer,
                                                                                                 posted):
     """It got an error page, whose footer's sign-in went on to the action's address: 405 once signed in."""

@@ -3,7 +3,8 @@
 Accounts are created from the CLI (``flask users create NAME``); the password is
 checked against its werkzeug hash and the session then remembers the account and
 its session version. Signing out increments the version, which ends every
-session of that maintainer on the server, not only the cookie in this browser.
+session of that maintainer on the server, not only the cookie in this browser;
+a session also ends by itself ``MAINTAINER_SESSION_SECONDS`` after sign-in.
 Sign-in attempts are throttled in the database (``security.throttle_sign_in``),
 per account and per address, the same for every worker.
 Every page here needs a signed-in maintainer: a page request without one is
@@ -15,9 +16,10 @@ reason, records the signed-in maintainer as who decided (``app.invalidation``); 
 does reinstating one a maintainer invalidated by mistake.
 """
 
+import time
 from functools import wraps
 
-from flask import Blueprint, abort, g, redirect, render_template, request, session, url_for
+from flask import Blueprint, abort, current_app, g, redirect, render_template, request, session, url_for
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..invalidation import InvalidationRefused, invalidate, reinstate
@@ -32,6 +34,7 @@ maintainers = Blueprint("maintainers", __name__, url_prefix="/maintainers")
 
 SESSION_KEY = "maintainer_id"
 SESSION_VERSION_KEY = "maintainer_session_version"
+SIGNED_IN_AT_KEY = "maintainer_signed_in_at"
 USERNAME_LENGTH = 80  # Maintainer.username's and SignInAttempt.account's column
 # Checked when the username is unknown, so a wrong name takes as long as a wrong password.
 _UNKNOWN_USER_HASH = generate_password_hash("not a password of anyone")
@@ -39,7 +42,13 @@ _UNKNOWN_USER_HASH = generate_password_hash("not a password of anyone")
 
 @maintainers.before_app_request
 def load_maintainer():
-    g.maintainer = Maintainer.from_session(session.get(SESSION_KEY), session.get(SESSION_VERSION_KEY))
+    """The signed-in maintainer, or None: also once ``MAINTAINER_SESSION_SECONDS`` have passed since sign-in (the
+    time is in the signed cookie), so that a cookie left in a browser or copied from it stops working by itself."""
+    signed_in_at = session.get(SIGNED_IN_AT_KEY)
+    fresh = isinstance(signed_in_at, int) and \
+        0 <= time.time() - signed_in_at < current_app.config["MAINTAINER_SESSION_SECONDS"]
+    g.maintainer = Maintainer.from_session(session.get(SESSION_KEY), session.get(SESSION_VERSION_KEY)) \
+        if fresh else None
 
 
 def safe_next(target: str | None) -> str | None:
@@ -104,6 +113,7 @@ def sign_in_submit():
     session.clear()  # a fresh session (and CSRF token) for the signed-in maintainer
     session[SESSION_KEY] = maintainer.id
     session[SESSION_VERSION_KEY] = maintainer.session_version
+    session[SIGNED_IN_AT_KEY] = int(time.time())
     return redirect(next_url or url_for("maintainers.issues"), code=303)
 
 
