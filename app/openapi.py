@@ -59,7 +59,7 @@ def _path_parameter(name: str, description: str, pattern: str = TEXT_PATTERN) ->
 
 
 RUN_ID = _path_parameter("run_id", "The run's id: the first 12 hex digits of its digest.")
-GROUP_KEY = _path_parameter("key", "The comparison group's key: 64 hex digits, optionally after `sha256:`.",
+GROUP_KEY = _path_parameter("key", "The comparison group's key: 64 lower-case hex digits, optionally after `sha256:`.",
                             pattern=comparisons.GROUP_KEY.pattern)
 FAMILY = _path_parameter("name", "The kernel family's name, e.g. `fused_neighborhood_attention`.")
 
@@ -259,7 +259,7 @@ def describe_policies_and_badges(spec: APISpec) -> None:
     """Correctness policies by digest, and the SVG evidence cards."""
     spec.path("/policies/{digest}.json", operations={"get": {
         "summary": "A correctness policy's canonical document (kind CorrectnessPolicy), by digest.",
-        "parameters": [_path_parameter("digest", "The policy's digest: 64 hex digits, optionally after `sha256:`.")],
+        "parameters": [_path_parameter("digest", "The policy's digest: 64 lower-case hex digits, optionally after `sha256:`.")],
         "responses": _answers({"description": "The policy.", "content": {"application/json": {
             "schema": {"type": "object"}}}}, not_found="No such policy.")}})
     svg = {"description": "The badge.", "content": {"image/svg+xml": {"schema": {"type": "string"}}}}

@@ -98,11 +98,13 @@ def test_json_twin_extends_the_api_shape(reference_group, client):
 
 
 @pytest.mark.parametrize("key, status", [("0" * 64, 404), ("sha256:" + "0" * 64, 404), ("nothex", 400),
-                                         ("0" * 63, 400)])
+                                         ("0" * 63, 400), ("A" * 64, 400)])
 def test_bad_keys_are_clear_4xx(small_app, client, key, status):
     response = client.get(f"/comparisons/{key}")
     assert response.status_code == status
     assert "comparison" in response.get_data(as_text=True)
+    if status == 400:  # upper-case hex is hex: the message says which digits
+        assert "64 lower-case hex digits" in response.get_data(as_text=True)
 
 
 def test_group_with_no_current_members_says_so(small_app, client):

@@ -18,7 +18,7 @@ GROUP_KEY = re.compile(r"^(sha256:)?[0-9a-f]{64}$")
 @comparisons.get("/comparisons/<key>")
 def comparison_page(key):
     if not GROUP_KEY.match(key):
-        abort(400, description=f"a comparison key is 64 hex digits (optionally after sha256:), not {key!r}")
+        abort(400, description=f"a comparison key is 64 lower-case hex digits (optionally after sha256:), not {key!r}")
     context = comparison_context(group_or_404(key), current_id=request.args.get("from"))
     return respond("comparisons/comparison.html", context,
                    twin=comparison_page_schema.dump)
