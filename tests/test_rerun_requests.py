@@ -383,8 +383,10 @@ def test_the_reruns_list_filters_and_has_a_json_twin(queue_app, client, asker):
     assert "NVIDIA H200" in page and "token scheduler" in page
 
 
-def test_the_reruns_list_refuses_an_unknown_filter_and_a_page_past_the_last(queue_app, client, asker):
-    """As the family table does: a misspelt filter would otherwise list every request as if it applied."""
+def test_the_reruns_list_refuses_an_unknown_filter_and_shows_its_last_page_for_one_past_it(queue_app, client, asker):
+    """As the family table does, a misspelt filter is refused: it would otherwise list every request as if it
+    applied. A page past the last is the last, as the maintainers' lists do: requests leave a filtered list as they
+    finish or are cancelled, so the page a reader or a maintainer's cancel comes back to may be gone."""
     original = source_run(queue_app, external_id=FNA_REFERENCE)
     ask(client, asker, run=original.id, target="cpu")
     for url in ("/reruns.json?stauts=done", "/reruns?gpu=cpu&model=x"):
@@ -392,7 +394,7 @@ def test_the_reruns_list_refuses_an_unknown_filter_and_a_page_past_the_last(queu
         assert response.status_code == 400 and "unknown filter" in response.get_json()["error"], url
     assert client.get("/reruns.json?page=1").json["total"] == 1
     past = client.get("/reruns.json?page=2")
-    assert past.status_code == 400 and "past the last page (1)" in past.json["error"]
+    assert past.status_code == 200 and (past.json["page"], past.json["total"], len(past.json["items"])) == (1, 1, 1)
     assert client.get("/reruns.json?status=done&page=1").json["items"] == []  # an empty list has its one page
 
 
@@ -419,6 +421,19 @@ def test_the_reruns_list_links_back_to_the_page_before(small_app, client):
     two_pages_of_cpu_requests(small_app)
     assert 'rel="prev"' not in client.get("/reruns?gpu=cpu").text
     assert '<a href="/reruns?gpu=cpu&amp;page=1" rel="prev">' in client.get("/reruns?gpu=cpu&page=2").text
+
+
+def test_a_cancel_of_a_later_pages_last_request_goes_back_to_the_list(queue_app, maintainer):
+    """The list's page 2 held one request; cancelling it went back to page 2 of the queued ones: a 400."""
+    two_pages_of_cpu_requests(queue_app)
+    with queue_app.app_context():
+        oldest = RerunRequest.select().order_by(RerunRequest.id).first().id
+    listing = "/reruns?status=queued&page=2"
+    assert f"/reruns/{oldest}/cancel" in maintainer.get(listing).text
+    cancelled = maintainer.post(f"/reruns/{oldest}/cancel", data={"csrf_token": maintainer.csrf(listing),
+                                                                  "next": listing}, follow_redirects=True)
+    assert cancelled.status_code == 200 and cancelled.request.full_path == listing
+    assert f"/reruns/{oldest}/cancel" not in cancelled.text and 'rel="prev"' not in cancelled.text
 
 
 def test_a_request_the_queue_cannot_take_is_not_kept(queue_app, client, asker):

@@ -1,7 +1,5 @@
 """The maintainers' pages: open (or resolved) issue reports, and every attestation to hide or show."""
 
-from dataclasses import replace
-
 from flask import current_app
 
 from .. import formatting
@@ -27,8 +25,7 @@ def moderation_page(page_wanted: int, total: int) -> Pagination:
     maintainer's action on a later page's last row (resolving, hiding, showing again) sends them back to that page,
     which has no rows once the row left the list: it showed none, with the count of those left above and no link to
     them."""
-    page = Pagination(page_wanted, current_app.config["MODERATION_PAGE_SIZE"], total)
-    return replace(page, page=min(page.page, page.pages))
+    return Pagination(page_wanted, current_app.config["MODERATION_PAGE_SIZE"], total).within_last()
 
 
 def issue_row(report: IssueReport) -> dict:

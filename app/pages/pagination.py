@@ -8,7 +8,7 @@ the pages a reader follows (search, the family table) also refuse one past their
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 MAX_PAGE = 1_000_000  # times the largest page size (500) still fits a 64-bit offset, with room to spare
 
@@ -63,6 +63,12 @@ class Pagination:
         """Raise BadPage for a page past the last one: it would count the matches, then list none of them."""
         if self.page > self.pages:
             raise BadPage(f"page {self.page} is past the last page ({self.pages})")
+
+    def within_last(self) -> "Pagination":
+        """This page, or the last where this is past it: for lists whose rows leave as people act on them (a
+        maintainer's on a later page's last row, requests finishing while a reader pages), where the page asked
+        for was there a moment ago."""
+        return replace(self, page=min(self.page, self.pages))
 
     def of(self, items):
         """This page of ``items``: a peewee query (paginated in SQL) or a list (sliced)."""

@@ -72,7 +72,8 @@ class BadFilter(ValueError):
 
 def reruns_page(filters: dict, page_wanted: int, per_page: int) -> dict:
     """One page of requests, newest first, filtered by ``status``, ``gpu`` (or ``cpu``) and ``run``; another
-    filter's name, or a page past the last, is refused as the family table refuses them."""
+    filter's name is refused as the family table refuses it. A page past the last is the last: requests finish and
+    are cancelled while a reader pages (a maintainer's cancel of a later page's last row went back to a 400)."""
     unknown = sorted(set(filters) - {*REQUEST_FILTERS, "page"})
     if unknown:
         raise BadFilter(f"unknown filter {unknown[0][:40]!r}: filters are {', '.join(REQUEST_FILTERS)} and page")
@@ -88,8 +89,7 @@ def reruns_page(filters: dict, page_wanted: int, per_page: int) -> dict:
     if filters.get("run"):
         query = query.where(RerunRequest.run == filters["run"])
     query = query.order_by(RerunRequest.created_at.desc(), RerunRequest.id.desc())
-    page = Pagination(page_wanted, per_page, query.count())
-    page.refuse_past_last()
+    page = Pagination(page_wanted, per_page, query.count()).within_last()
     items = [request_item(request) for request in page.of(query)]
     return {"title": "Rerun requests", "items": items, "total": page.total, "page": page.page,
             "filters": {name: filters.get(name) or "" for name in REQUEST_FILTERS},
