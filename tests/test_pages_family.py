@@ -163,6 +163,8 @@ def test_a_swap_from_the_filters_clears_what_a_new_gpu_leaves_stale_and_says_so(
     assert " selected" not in implementations  # "all"
     for whole in (stale, stale.replace("?", ".json?", 1)):
         assert client.get(whole).status_code == 400
+    for twin in (".json?", ".csv?"):  # the form asks for the page alone: a twin asked for with HTMX's header refuses
+        assert client.get(stale.replace("?", twin, 1), headers=HTMX).status_code == 400, twin
 
 
 def test_apply_without_javascript_clears_what_a_new_gpu_leaves_stale(small_app, client):

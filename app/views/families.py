@@ -25,7 +25,7 @@ def context_of(name: str) -> dict:
     which sends every select: a value a new GPU, pass or metric left stale is cleared there (and the page says so); a
     URL loaded whole, a twin or a download refuses it."""
     family = get_or_404(Family, Family.name == name, description=f"no kernel family named {name!r}")
-    from_form = wants_fragment() or APPLIED_FILTERS in request.args
+    from_form = (wants_fragment() and request.endpoint == "families.family_page") or APPLIED_FILTERS in request.args
     try:
         return family_context(family, request.args.to_dict(), clear_stale=from_form)
     except (BadFilter, BadPage) as error:
