@@ -10,6 +10,7 @@ import pytest
 from app.importers.kernelindex_rerun import record_rerun_results
 from app.models import Run
 from app.pages.family_query import config_of
+from app.pages.family_table import sorted_rows
 from app.pages.links import family_url_of_run
 
 from .conftest import import_csv
@@ -332,3 +333,20 @@ def test_every_swap_pushes_the_whole_state_page_included(app, runner, tmp_path, 
     assert response.headers["HX-Push-Url"].endswith("&sort=median&page=2")
     previous = re.search(r'href="([^"]+)"[^>]*rel="prev"', response.get_data(as_text=True)).group(1)
     assert previous.endswith("&amp;sort=median")  # page 1 is the default: left out
+
+
+@pytest.mark.parametrize("sort", ["x", "median", "implementation", "observed"])
+@pytest.mark.parametrize("order", ["asc", "desc"])
+def test_table_rows_tie_by_id_and_rows_without_a_median_come_last(sort, order):
+    """Ties kept the database's order, which differs between engines and decides which rows a page holds; sorting
+    by median, descending, listed failed reruns (no figure) first."""
+    def row(id_, median, x=1):
+        return {"id": id_, "median": median, "x_number": x, "x_value": str(x), "implementation": "torch",
+                "observed_at": "2025-06-01T10:00:00"}
+
+    rows = [row("c", 5.0), row("a", None), row("b", 5.0), row("d", 7.0, x=2), row("e", None)]
+    ordered = [each["id"] for each in sorted_rows(rows, sort, order)]
+    assert [each["id"] for each in sorted_rows(list(reversed(rows)), sort, order)] == ordered
+    if sort == "median":
+        assert ordered == (["b", "c", "d"] if order == "asc" else ["d", "c", "b"]) + ["a", "e"]
+

@@ -15,14 +15,18 @@ from .titles import evidence_title, implementation_title
 
 
 def sorted_rows(rows: list, sort: str, order: str) -> list:
+    """``rows`` by ``sort`` in ``order``, ties by id (the database's own order differs between engines, and pages
+    cut the list); rows without a median (failed reruns) last either way."""
     def sort_key(row):
         x = x_order(row)
         return {"x": (x, row["implementation"]),
-                "median": (row["median"] is None, row["median"] or 0),
+                "median": (row["median"],),
                 "implementation": (row["implementation"], x),
-                "observed": (row["observed_at"], row["id"])}[sort]
+                "observed": (row["observed_at"],)}[sort] + (row["id"],)
 
-    return sorted(rows, key=sort_key, reverse=(order == "desc"))
+    figured = [row for row in rows if sort != "median" or row["median"] is not None]
+    unfigured = [row for row in rows if sort == "median" and row["median"] is None]
+    return sorted(figured, key=sort_key, reverse=(order == "desc")) + sorted(unfigured, key=lambda row: row["id"])
 
 
 def table_row(row: dict, kernel: str, view: dict, shown_unit) -> dict:
