@@ -164,7 +164,11 @@ def describe_community_posts(spec: APISpec) -> None:
              "Post a note or a reproduction on a run (the run page's form)."),
             ("/runs/{run_id}/issues", post_schemas.IssueReportSchema,
              "Report an issue with a run to the maintainers (the run page's form).")):
-        spec.path(path, operations={"post": {
+        spec.path(path, operations={"get": {
+            "summary": "The run page's section of this form (a refused post's page left this address in the bar).",
+            "parameters": [RUN_ID],
+            "responses": {"303": {"description": "To the form's section on the run page."},
+                          "400": _error_or_page(REFUSED), "404": _error_or_page("No such run.")}}, "post": {
             "summary": summary,
             "description": "A form, with the session's `csrf_token` in it (or in the `X-CSRFToken` header); "
                            "send `Accept: application/json` for JSON answers.",
