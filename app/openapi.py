@@ -263,7 +263,8 @@ def describe_policies_and_badges(spec: APISpec) -> None:
     """Correctness policies by digest, and the SVG evidence cards."""
     spec.path("/policies/{digest}.json", operations={"get": {
         "summary": "A correctness policy's canonical document (kind CorrectnessPolicy), by digest.",
-        "parameters": [_path_parameter("digest", "The policy's digest: 64 lower-case hex digits, optionally after `sha256:`.")],
+        "parameters": [_path_parameter("digest", "The policy's digest: 64 lower-case hex digits, optionally after "
+                                                 "`sha256:`.")],
         "responses": _answers({"description": "The policy.", "content": {"application/json": {
             "schema": {"type": "object"}}}}, not_found="No such policy.")}})
     svg = {"description": "The badge.", "content": {"image/svg+xml": {"schema": {"type": "string"}}}}

@@ -1,10 +1,11 @@
 """One page of a longer listing: which page, how many per page, how many in all.
 
-Every paginated page (the API's run list, search, the family table, moderation) reads its
+Every paginated page (the API's run list, search, the family table, rerun requests, moderation) reads its
 page number with :func:`page_number` and slices with :class:`Pagination`, so their page
 numbers, links and refusals agree. A page number past ``MAX_PAGE`` is refused rather than
 turned into an offset that overflows the database's 64-bit integers (a 500 on both backends);
-the pages a reader follows (search, the family table) also refuse one past their last.
+the pages a reader follows (search, the family table) also refuse one past their last, while
+lists whose rows leave as people act (the rerun requests, moderation) show their last.
 """
 
 import math
