@@ -2,6 +2,7 @@
 
 import codecs
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -502,3 +503,23 @@ def test_a_family_whose_derive_tensors_breaks_refuses_the_workload_naming_it(err
     family = FamilyDefinition(name="broken_family", title="Broken", parameters=("n",), derive_tensors=derive_tensors)
     problem = workload_problem({"parameters": {"n": 4}, "options": {}, "dtype": "fp32"}, family)
     assert problem == f"broken_family's derive_tensors failed on this workload: {type(error).__name__}: {error}"
+
+
+@pytest.mark.parametrize("gpu, refusal", [
+    ("nvidia h200", "the GPU 'nvidia h200' reads as 'NVIDIA H200', as the index (or this import) spells it"),
+    ("\uff2e\uff36\uff29\uff24\uff29\uff21 H200", "the GPU '\uff2e\uff36\uff29\uff24\uff29\uff21 H200' reads as "
+                                                  "'NVIDIA H200'"),  # full-width
+    ("NVIDIA H100 80GB HBM3", None),  # the reference's own GPU, spelled as stored
+])
+def test_a_rerun_spelling_a_stored_gpu_another_way_is_refused(app, reference, gpu, refusal):
+    """It read as the stored GPU on every page, yet ranked in groups of its own. (An implementation's name is one a
+    plugin declares, spelled so.)"""
+    record_rerun_results([rerun_result(reference, "torch", median=80_000.0)])
+    result = rerun_result(reference, "torch", median=81_000.0, host="h200-b")
+    result["environment"]["hardware"] = {**result["environment"]["hardware"], "name": gpu, "product": gpu}
+    if refusal is None:
+        assert len(record_rerun_results([result]).created) == 1
+        return
+    with pytest.raises(RerunRejected, match=re.escape(f"result 1: {refusal}")):
+        record_rerun_results([result])
+    assert Run.select().where(Run.source == "kernelindex").count() == 1

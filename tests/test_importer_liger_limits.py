@@ -216,3 +216,25 @@ def test_a_file_whose_name_is_not_utf8_is_refused_and_the_folder_goes_on(tmp_pat
     assert ".csv: not imported, nothing changed: its name holds a NUL, control character or lone surrogate" in (
         result.output)
     assert "b.csv: read 1, created 1" in result.output
+
+
+def test_a_gpu_or_provider_spelled_as_a_stored_one_but_for_case_or_width_is_rejected(tmp_path, app, runner):
+    """'nvidia h100 80gb hbm3' or 'Liger' read as the stored names on every page, yet ranked in groups of their own;
+    within one file the first spelling met is the one later rows must use."""
+    assert import_liger(runner, write(tmp_path, "first.csv", ",".join(HEADER), GOOD)).exit_code == 0
+    rows = (fna_row("128", gpu="nvidia h100 80gb hbm3"), fna_row("128", provider="Liger"),
+            fna_row("128", provider="\uff4c\uff49\uff47\uff45\uff52"),  # full-width
+            fna_row("128", gpu="NVIDIA B200", provider="liger"), fna_row("512", gpu="nvidia b200"),
+            fna_row("128", timestamp="2025-05-28 10:00:00"))
+    result = import_liger(runner, write(tmp_path, "second.csv", ",".join(HEADER), *rows))
+    assert "read 6, created 2, unchanged 0, superseded 0, rejected 4" in result.output, result.output
+    assert ("line 2: rejected: the GPU 'nvidia h100 80gb hbm3' reads as 'NVIDIA H100 80GB HBM3', as the index "
+            "(or this import) spells it: spell it so") in result.output
+    for line in (3, 4):
+        assert f"line {line}: rejected: the implementation " in result.output
+        assert "reads as 'liger', as the index (or this import) spells it for fused_neighborhood_attention" \
+            in result.output
+    assert "line 6: rejected: the GPU 'nvidia b200' reads as 'NVIDIA B200'" in result.output
+    with app.app_context():
+        assert {(run.gpu, run.implementation) for run in Run.select()} == {
+            ("NVIDIA H100 80GB HBM3", "liger"), ("NVIDIA B200", "liger")}

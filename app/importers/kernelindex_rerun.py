@@ -42,6 +42,7 @@ from ..registry import InvalidDocument, store_runs
 from ..rerun_schemas import gpu_name, json_problem, result_schema
 from ..schema_fields import validation_message
 from .rerun_submission import Submission, declared_implementations, naive_utc, unknown_problem
+from .spellings import Spellings
 
 SOURCE = "kernelindex"
 RERUNS = RecordSource(name=SOURCE, run_name_prefix="kernelindex", evidence=KERNELINDEX_RERUN,
@@ -283,7 +284,7 @@ def record_rerun_results(results: list, families: dict | None = None,
     loaded = loaded_results(results, submission)
     summary = RecordSummary()
     with database.atomic():
-        prepared = []
+        prepared, spellings = [], Spellings()
         for number, result in enumerate(loaded, start=1):
             rerun_of = reproduced_run(result, number)
             record = rerun_record(result, families, rerun_of, submission.received_at)
@@ -293,6 +294,8 @@ def record_rerun_results(results: list, families: dict | None = None,
                 raise RerunRejected(f"result {number}: rerunOf {rerun_of.id} measures {rerun_of.metric}, "
                                     f"not {record.measurement.metric}")
             prepared.append(prepare(record))
+            if problem := spellings.problem(prepared[-1].fields):
+                raise RerunRejected(f"result {number}: {problem}")
         refuse_conflicts(prepared)
         try:
             stored = store_runs(prepared)

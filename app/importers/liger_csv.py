@@ -48,6 +48,7 @@ from . import ImportFailed, ImportSummary, RejectedRow, is_url, read_location, s
 from .liger_rows import (QUANTILES, RowRejected, check_cells, check_number, csv_records, figures_of, parse_number,
                          parsed_config)
 from .rerun_submission import workload_problem
+from .spellings import Spellings
 
 SOURCE = "liger-kernel-bench"
 LIGER = RecordSource(name=SOURCE, run_name_prefix="liger", evidence=SOURCE_REPORTED)
@@ -334,6 +335,20 @@ def upstream_provenance(location: str, sha256: str) -> dict:
     return {}
 
 
+def spelled_as_stored(prepared: list, rejected: list) -> list:
+    """The ``(line, run)`` pairs whose GPU and provider the index spells as they do (:mod:`.spellings`); each other
+    row is refused with its line."""
+    if not prepared:
+        return prepared
+    spellings, kept = Spellings(), []
+    for line, run in prepared:
+        if problem := spellings.problem(run.fields):
+            rejected.append(RejectedRow(line, problem))
+        else:
+            kept.append((line, run))
+    return kept
+
+
 def one_run_per_observation(prepared: list, rejected: list) -> list:
     """The runs of ``(line, run)`` pairs, less the rows that observe at the same second what an earlier row or a
     stored run observes with its sweep spelled another way (hidden 8192 in the seq sweep, seq 2048 in the hidden
@@ -386,7 +401,7 @@ def import_file(location: str, *, families: dict, commit: str | None = None, tim
             prepared.append((line, prepare(reader.record(row))))
         except RowRejected as error:
             rejected.append(RejectedRow(line, str(error)))
-    prepared = one_run_per_observation(prepared, rejected)
+    prepared = one_run_per_observation(spelled_as_stored(prepared, rejected), rejected)
     rejected.sort(key=lambda r: r.line)
     if len(rejected) == read:
         raise ImportFailed("every row was rejected" if read else "the file has no rows, only a header", rejected)
