@@ -186,19 +186,49 @@
     slot.scrollIntoView({block: "nearest"});
   });
 
+  // A copy button puts the text of the element its data-copy names on the clipboard and says so for a moment. A
+  // browser that refuses (no permission; no clipboard at all outside a secure context) gets the text selected
+  // instead, for the reader to copy. The label said is kept once, so a second click meanwhile restores it too.
+  var COPY_NOTICE_MS = 1500;
+  var SELECTED_NOTICE_MS = 4000;
+
+  function sayOnButton(button, message, milliseconds) {
+    if (!button.hasAttribute("data-label")) {
+      button.setAttribute("data-label", button.textContent);
+    }
+    button.textContent = message;
+    clearTimeout(button.copyNoticeTimer);
+    button.copyNoticeTimer = setTimeout(function () {
+      button.textContent = button.getAttribute("data-label");
+    }, milliseconds);
+  }
+
+  function selectForCopying(button, source) {
+    var range = document.createRange();
+    range.selectNodeContents(source);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    sayOnButton(button, "Selected: press Ctrl+C (\u2318C on a Mac) to copy", SELECTED_NOTICE_MS);
+  }
+
   document.addEventListener("click", function (event) {
     var button = event.target.closest("button[data-copy]");
     if (!button) {
       return;
     }
     var source = document.getElementById(button.getAttribute("data-copy"));
-    if (!source || !navigator.clipboard) {
+    if (!source) {
+      return;
+    }
+    if (!navigator.clipboard) {
+      selectForCopying(button, source);
       return;
     }
     navigator.clipboard.writeText(source.textContent).then(function () {
-      var label = button.textContent;
-      button.textContent = "Copied";
-      setTimeout(function () { button.textContent = label; }, 1500);
+      sayOnButton(button, "Copied", COPY_NOTICE_MS);
+    }, function () {
+      selectForCopying(button, source);
     });
   });
 })();

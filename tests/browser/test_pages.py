@@ -125,3 +125,49 @@ def test_live_search_by_gpu_updates_results_and_url(live, page):
     assert still_same_page(page)
     results.get_by_role("link", name=re.compile("NVIDIA H100 PCIe")).first.click()
     expect(page.locator("h1")).to_contain_text("Run ")
+
+
+def open_citations(chromium, base, app, permissions):
+    """A fresh page on the reference run with its citations open, in a context granted ``permissions``, and the
+    page errors it reports."""
+    context = chromium.new_context(permissions=permissions)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{base}/runs/{reference_run(app).id}")
+    page.get_by_text("Cite this record (permalink, digest, access date)").click()
+    return context, page, errors
+
+
+def test_a_refused_copy_selects_the_citation_for_the_reader_to_copy(live, chromium):
+    """A browser that refuses the clipboard (no permission; none at all outside a secure context) left the button
+    unchanged and an unhandled rejection: the reader now finds the citation selected and is told so."""
+    base, app = live
+    context, page, errors = open_citations(chromium, base, app, [])
+    try:
+        button = page.locator("button[data-copy=cite-bibtex]")
+        button.click()
+        expect(button).to_have_text(re.compile("^Selected"))
+        selected = page.evaluate("() => window.getSelection().toString()")
+        assert selected and selected == page.locator("#cite-bibtex").text_content()
+        assert errors == []
+        expect(button).to_have_text("Copy BibTeX")
+    finally:
+        context.close()
+
+
+def test_a_copy_button_clicked_twice_gets_its_label_back(live, chromium):
+    """A second click while the button said "Copied" took "Copied" for its label and left it so for good."""
+    base, app = live
+    context, page, errors = open_citations(chromium, base, app, ["clipboard-read", "clipboard-write"])
+    try:
+        button = page.locator("button[data-copy=cite-plain]")
+        button.click()
+        expect(button).to_have_text("Copied")
+        button.click()
+        assert page.evaluate("() => navigator.clipboard.readText()") == page.locator("#cite-plain").text_content()
+        expect(button).to_have_text("Copy plain text")
+        assert errors == []
+    finally:
+        context.close()
