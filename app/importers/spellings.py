@@ -9,7 +9,7 @@ look alike (Cyrillic ``с``) would need a confusables table and are not caught.
 
 import unicodedata
 
-from ..models import Run
+from ..models import ComparisonGroup, Run
 
 
 def folded(name: str) -> str:
@@ -20,7 +20,8 @@ class Spellings:
     """The spellings the index has, read once an import; :meth:`problem` takes each new run's in turn."""
 
     def __init__(self):
-        self.gpus = {folded(gpu): gpu for (gpu,) in Run.select(Run.gpu).distinct().tuples()}
+        # every run has its group, whose rows are far fewer than the runs' and no index of runs leads with the GPU
+        self.gpus = {folded(gpu): gpu for (gpu,) in ComparisonGroup.select(ComparisonGroup.gpu).distinct().tuples()}
         self.implementations = {(kernel, folded(name)): name for kernel, name in
                                 Run.select(Run.kernel, Run.implementation).distinct().tuples()}
 
