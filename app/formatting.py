@@ -103,13 +103,20 @@ def times(value: float) -> str:
     return significant(value, figures)
 
 
-def ratio(value) -> str:
-    """A ratio to #1 as people say it: ``268× slower``, ``1.04× slower``, ``1.001× faster``, ``same``."""
+RATIO_WORDS = {"speed": ("slower", "faster"), "memory": ("more memory", "less memory")}
+"""How a ratio to #1 reads for each metric, above 1 and below it: lower is better for both, but a peak of memory is
+neither slower nor faster."""
+
+
+def ratio(value, metric: str = "speed") -> str:
+    """A ratio to #1 as people say it: ``268× slower``, ``1.04× slower``, ``1.001× faster``, ``same``; of memory
+    ``2.5× more memory``, ``1.2× less memory``."""
     if value is None:
         return "—"
     if value == 1:
         return "same"
-    return f"{times(value)}× slower" if value > 1 else f"{times(1 / value)}× faster"
+    above, below = RATIO_WORDS[metric]
+    return f"{times(value)}× {above}" if value > 1 else f"{times(1 / value)}× {below}"
 
 
 def ratio_fields(value) -> dict:

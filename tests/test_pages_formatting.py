@@ -3,6 +3,7 @@
 import pytest
 
 from app import charts, formatting
+from app.pages import agreement
 
 
 @pytest.mark.parametrize("value, unit, text", [
@@ -34,6 +35,19 @@ def test_a_ratio_other_than_1_never_reads_1(value, text, twin):
     """Two memory peaks of one source group, 320.51 and 320.07 MB, rank 2 and 1: the page said "1× slower"."""
     assert formatting.ratio(value) == text
     assert formatting.ratio_fields(value)["ratio"] == twin
+
+
+
+@pytest.mark.parametrize("value, text", [(2.5, "2.5× more memory"), (0.4, "2.5× less memory"), (1, "same")])
+def test_a_ratio_of_memory_reads_more_or_less_memory(value, text):
+    """Peaks of memory rank lower-is-better as times do, but a larger one is not "slower"."""
+    assert formatting.ratio(value, "memory") == text
+
+
+def test_an_agreement_ratio_below_1_reads_in_its_metric():
+    assert agreement.worded(5) == agreement.worded(5, "memory") == "5×"
+    assert agreement.worded(0.4) == "2.5× slower"
+    assert agreement.worded(0.4, "memory") == "2.5× more memory"
 
 
 def test_short_digest():

@@ -24,14 +24,21 @@ def speedup(baseline, run) -> dict:
     return {"ratio": baseline.median / run.median, "low": low, "high": high}
 
 
-def worded(ratio: float) -> str:
-    return f"{formatting.significant(ratio)}×" if ratio >= 1 else f"{formatting.significant(1 / ratio)}× slower"
+MEASURES = {"speed": "speed-up over the slowest one", "memory": "memory saving over the most memory-hungry one"}
+"""What the section compares, by metric: the ratio of the baseline's median to each implementation's."""
+
+
+def worded(ratio: float, metric: str = "speed") -> str:
+    if ratio >= 1:
+        return f"{formatting.significant(ratio)}×"
+    return f"{formatting.significant(1 / ratio)}× {formatting.RATIO_WORDS[metric][0]}"
 
 
 def pairing(group: ComparisonGroup, other: ComparisonGroup) -> dict | None:
     """Each implementation's speed-up over the common baseline upstream and in the rerun; None with < 2 in common."""
     upstream, rerun = (group, other) if group.evidence_kind == comparison.SOURCE_NATIVE else (other, group)
     upstream_runs, rerun_runs = by_implementation(upstream), by_implementation(rerun)
+    metric = group.shared.get("metric", "speed")
     common = [name for name in upstream_runs if name in rerun_runs]
     if len(common) < 2:
         return None
@@ -44,9 +51,10 @@ def pairing(group: ComparisonGroup, other: ComparisonGroup) -> dict | None:
         measured = speedup(rerun_runs[baseline], rerun_runs[name])
         rows.append({"implementation": implementation_title(name), "implementation_name": name,
                      "upstream": formatting.figure(said["ratio"]), "rerun": formatting.figure(measured["ratio"]),
-                     "upstream_text": worded(said["ratio"]), "rerun_text": worded(measured["ratio"]),
+                     "upstream_text": worded(said["ratio"], metric), "rerun_text": worded(measured["ratio"], metric),
                      "disagree": said["high"] < measured["low"] or measured["high"] < said["low"]})
-    return {"baseline": implementation_title(baseline), "upstream_gpu": upstream.gpu, "rerun_gpu": rerun.gpu,
+    return {"baseline": implementation_title(baseline), "better": formatting.RATIO_WORDS[metric][1],
+            "upstream_gpu": upstream.gpu, "rerun_gpu": rerun.gpu,
             "upstream_url": comparison_url(upstream.key), "rerun_url": comparison_url(rerun.key), "rows": rows}
 
 

@@ -10,7 +10,7 @@ from flask import url_for
 
 from ..models import ComparisonGroup, Family, Run
 from .api import comparison_detail
-from .agreement import agreements
+from .agreement import MEASURES, agreements
 from .comparison_rows import member_rows, mixed_math_modes
 from .links import comparison_url, family_url, family_url_of_run
 from .rerun_requests import comparison_rerun_form
@@ -38,7 +38,7 @@ def comparison_page(group: ComparisonGroup, current_id: str | None = None) -> di
     family = Family.get_or_none(Family.name == group.kernel)
     family = family and family_ref(family)
     kernel = family.title if family else group.kernel
-    rows, axis = member_rows(detail["members"], current_id)
+    rows, axis = member_rows(detail["members"], current_id, shared.get("metric", "speed"))
     first = detail["leader_run"] or Run.get_or_none(Run.comparison_key == group.key)  # all share the workload
     others = group.others_of_workload()
     return {
@@ -61,6 +61,7 @@ def comparison_page(group: ComparisonGroup, current_id: str | None = None) -> di
         ],
         "related": related_groups(group, others),
         "agreements": agreements(group, others),
+        "agreement_measure": MEASURES[shared.get("metric", "speed")],
         "json_url": url_for("comparisons.comparison_page_json", key=group.key.split(":", 1)[-1]),
         "rerun_form": comparison_rerun_form(group),
     }

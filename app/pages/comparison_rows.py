@@ -41,7 +41,7 @@ def placed(value, axis: dict) -> float:
     return round(100 * (position - axis["low"]) / ((axis["high"] - axis["low"]) or 1.0), 2)
 
 
-def standing(position: int, member: dict) -> tuple[str, str]:
+def standing(position: int, member: dict, metric: str = "speed") -> tuple[str, str]:
     """The member's standing as a keyword for the twin and as the page words it."""
     if position == 0:
         return "leader", "#1"
@@ -49,7 +49,7 @@ def standing(position: int, member: dict) -> tuple[str, str]:
         return "tied", "tied with #1"
     if member["within_noise_of_leader"]:
         return "within_noise", "within noise of #1"
-    return "ratio", formatting.ratio(member["ratio"])
+    return "ratio", formatting.ratio(member["ratio"], metric)
 
 
 def execution_of(member: dict) -> tuple:
@@ -68,11 +68,11 @@ def mixed_math_modes(rows: list) -> str | None:
             "mode; a TF32 figure beside an IEEE fp32 one is not like for like.")
 
 
-def member_row(position: int, member: dict, shown_unit: tuple, axis: dict, current_id) -> dict:
+def member_row(position: int, member: dict, shown_unit: tuple, axis: dict, current_id, metric: str = "speed") -> dict:
     low, high = spread_ends(member)
     math_mode, host_median = execution_of(member)
     left = placed(low, axis)
-    keyword, words = standing(position, member)
+    keyword, words = standing(position, member, metric)
     return {
         "id": member["id"], "url": run_url(member["id"]), "rank": member["rank"],
         "implementation": implementation_title(member["implementation"]),
@@ -94,12 +94,14 @@ def member_row(position: int, member: dict, shown_unit: tuple, axis: dict, curre
     }
 
 
-def member_rows(members: list, current_id=None) -> tuple[list, dict]:
-    """The members' rows in one display unit, with bars on a shared axis; and that axis as the page labels it."""
+def member_rows(members: list, current_id=None, metric: str = "speed") -> tuple[list, dict]:
+    """The members' rows in one display unit, with bars on a shared axis, ratios to #1 in the words of ``metric``;
+    and that axis as the page labels it."""
     unit_name = members[0]["unit"] if members else "ns"
     shown_unit = formatting.common_unit([spread_ends(m)[1] for m in members], unit_name)
     axis = bar_axis(members)
-    rows = [member_row(position, member, shown_unit, axis, current_id) for position, member in enumerate(members)]
+    rows = [member_row(position, member, shown_unit, axis, current_id, metric)
+            for position, member in enumerate(members)]
     top = math.exp(axis["high"]) if axis["log"] else axis["high"]
     bottom = math.exp(axis["low"]) if axis["log"] else 0.0
     return rows, {"unit": shown_unit[0], "scale": "log" if axis["log"] else "linear",

@@ -79,7 +79,7 @@ def family_page(family: Family, args: dict, *, clear_stale: bool = False) -> dic
     unit = rows[0]["unit"] if rows else "ns"
     config, x_name, chart_rows, table_rows, contenders = selection(rows, implementation, fixed)
     tables = {**runs_table(family.name, view, table_rows, unit, (sort, order, page)),
-              **fastest_table(contenders, unit)}
+              **fastest_table(contenders, unit, view["metric"])}
     state = {**view, "implementation": implementation, **fixed, "table": table, "sort": sort, "order": order,
              "page": tables["page"]}
     gpu_runs = facets.counts("gpu", {"pass": view["pass"], "metric": view["metric"]})
@@ -100,7 +100,7 @@ def family_page(family: Family, args: dict, *, clear_stale: bool = False) -> dic
         **family_chart(family.title, chart_rows, unit=unit, x_name=x_name, metric=view["metric"]),
         **tables,
         "table": table,
-        "tables": FAMILY_TABLES,
+        "tables": {**FAMILY_TABLES, "fastest": f"{tables['leader_title']} per point"},
         "sort": sort,
         "order": order,
         **family_links(family.name, state, tables["page"], tables["pages"]),

@@ -61,9 +61,15 @@ def _overlap(a: dict, b: dict) -> bool:
     return a["p20"] <= b["p80"] and b["p20"] <= a["p80"]
 
 
-def margin_text(leader: dict, runner_up: dict | None) -> str:
-    """``268× faster than PyTorch``, ``within noise of PyTorch``, or ``only entry``; ``tied with PyTorch`` when the
-    ranking ties them (equal medians, or reruns the evidence can't separate: ``app.comparison.tied``)."""
+LEADERS = {"speed": ("Fastest", "fastest implementation"),
+           "memory": ("Least memory", "implementation that uses the least memory")}
+"""What the fastest-per-point table calls each point's leader, by metric, as a heading and in its caption."""
+
+
+def margin_text(leader: dict, runner_up: dict | None, metric: str = "speed") -> str:
+    """``268× faster than PyTorch`` (of memory ``2.5× less memory than PyTorch``), ``within noise of PyTorch``, or
+    ``only entry``; ``tied with PyTorch`` when the ranking ties them (equal medians, or reruns the evidence can't
+    separate: ``app.comparison.tied``)."""
     if runner_up is None:
         return "only entry"
     name = implementation_title(runner_up["implementation"])
@@ -72,11 +78,11 @@ def margin_text(leader: dict, runner_up: dict | None) -> str:
     if _overlap(leader, runner_up):
         return f"within noise of {name}"
     if not leader["median"]:
-        return f"faster than {name}"  # a median of 0, which older imports let in, has no ratio
-    return f"{formatting.ratio(leader['median'] / runner_up['median'])} than {name}"
+        return f"{formatting.RATIO_WORDS[metric][1]} than {name}"  # a median of 0 (older imports) has no ratio
+    return f"{formatting.ratio(leader['median'] / runner_up['median'], metric)} than {name}"
 
 
-def leader_row(members: list, unit: tuple) -> dict:
+def leader_row(members: list, unit: tuple, metric: str) -> dict:
     """One sweep point of one comparison group: its fastest run and the margin over the next."""
     leader, runner_up = members[0], (members[1] if len(members) > 1 else None)
     return {
@@ -87,14 +93,15 @@ def leader_row(members: list, unit: tuple) -> dict:
         "runner_up": runner_up and runner_up["implementation"],
         "runner_up_median": runner_up and runner_up["median"],
         "margin": runner_up["median"] / leader["median"] if runner_up and leader["median"] else None,
-        "margin_text": margin_text(leader, runner_up),
+        "margin_text": margin_text(leader, runner_up, metric),
         "comparison_url": comparison_url(leader["comparison_key"]),
         "entries": len(members),
     }
 
 
-def fastest_table(selected: list, unit: str) -> dict:
-    """The leader per sweep point (and per evidence kind, which rank apart), in sweep order."""
+def fastest_table(selected: list, unit: str, metric: str) -> dict:
+    """The leader per sweep point (and per evidence kind, which rank apart), in sweep order, and what the page calls
+    a leader of ``metric``."""
     groups = {}
     for row in selected:
         if row["median"] is not None and row["status"] == "passed" and row["invalidated_at"] is None:
@@ -102,7 +109,9 @@ def fastest_table(selected: list, unit: str) -> dict:
     shown_unit = formatting.common_unit([row["median"] for rows in groups.values() for row in rows], unit)
     ranked = [sorted(members, key=lambda row: (row["median"], row["id"])) for members in groups.values()]
     ranked.sort(key=lambda members: (x_order(members[0]), members[0]["evidence"]))
-    return {"leaders": [leader_row(members, shown_unit) for members in ranked]}
+    leader_title, leader_caption = LEADERS[metric]
+    return {"leaders": [leader_row(members, shown_unit, metric) for members in ranked],
+            "leader_title": leader_title, "leader_caption": leader_caption}
 
 
 RUNS_CSV = ("id", "implementation", "x_name", "x_value", "median", "p20", "p80", "unit", "config_text", "rank",

@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.conftest import DATA, import_csv
 from tests.pages_support import reference_run
 
 from .conftest import mark_page, serving, settled_after, still_same_page
@@ -33,6 +34,25 @@ def test_fastest_on_h100_forward_seq_1024_in_one_click(live, page):
     row.get_by_role("link", name=re.compile("Compare")).click()
     expect(page).to_have_url(re.compile(r"/comparisons/[0-9a-f]{64}$"))
     expect(page.locator("table.members tbody tr")).to_have_count(2)
+
+
+def test_a_memory_view_says_less_and_more_memory_not_faster_and_slower(small_app, runner, tmp_path, page):
+    """Peaks of memory rank lower-is-better as times do, but the leaders' table called a smaller peak "faster" and
+    the comparison page called a larger one "slower"."""
+    header, *rows = (DATA / "liger_small.csv").read_text().splitlines()
+    liger_memory = next(row for row in rows if ",liger,forward,memory," in row)
+    torch_memory = liger_memory.replace(",liger,", ",torch,").replace("52.5,52.5,52.5", "131.25,131.25,131.25")
+    (tmp_path / "memory.csv").write_text("\n".join([header, torch_memory]) + "\n")
+    import_csv(runner, tmp_path / "memory.csv")
+    with serving(small_app) as base:
+        page.goto(base + FNA + "?metric=memory")
+        page.get_by_role("link", name="Least memory per point").click()
+        expect(page.locator("#table-h")).to_contain_text("Least memory per seq")
+        row = page.locator("#fastest-table tbody tr", has_text="1024")
+        expect(row).to_contain_text("2.5× less memory than PyTorch")
+        row.get_by_role("link", name=re.compile("Compare")).click()
+        expect(page.locator("table.members tbody tr", has_text="PyTorch")).to_contain_text("2.5× more memory")
+        expect(page.locator("main")).not_to_contain_text(re.compile("faster|slower"))
 
 
 def test_a_filter_changed_the_moment_an_answer_lands_is_applied(live, page):
