@@ -186,6 +186,44 @@
     slot.scrollIntoView({block: "nearest"});
   });
 
+  // An answer htmx does not swap (a server error, a status no region lists) or no answer at all (the network down)
+  // left the page as it was, silently, a filter naming a choice the page does not show: the alert slot of the form
+  // sent (or the page's) says so, and a filter form's selects show again what the page shows. The next answer that
+  // is swapped clears it, as it clears a refusal. Polls fail quietly: they try again.
+  function showFailure(event, message) {
+    var source = requester(event) || event.target;
+    if (inBackground(event) || !source || !source.closest) {
+      return;
+    }
+    var box = source.closest("[data-swap-statuses]");
+    var pageAlert = document.getElementById("page-alert");
+    var slot = (box && box.querySelector(".form-alert")) || pageAlert;
+    if (!slot) {
+      return;
+    }
+    var text = document.createElement("p");
+    text.className = "form-error";
+    text.setAttribute("data-transient", "");
+    text.textContent = message;
+    slot.replaceChildren(text);
+    var form = source.closest("form");
+    if (slot === pageAlert && form) {
+      form.querySelectorAll("option").forEach(function (option) { option.selected = option.defaultSelected; });
+    }
+    slot.scrollIntoView({block: "nearest"});
+  }
+
+  document.addEventListener("htmx:responseError", function (event) {
+    var xhr = event.detail.xhr;
+    showFailure(event, "KernelIndex could not answer (" + xhr.status + (xhr.statusText ? " " + xhr.statusText : "") +
+      "): the page still shows what it showed before. Try again in a moment.");
+  });
+
+  document.addEventListener("htmx:sendError", function (event) {
+    showFailure(event, "KernelIndex could not be reached: the page still shows what it showed before. " +
+      "Check the connection and try again.");
+  });
+
   // A copy button puts the text of the element its data-copy names on the clipboard and says so for a moment. A
   // browser that refuses (no permission; no clipboard at all outside a secure context) gets the text selected
   // instead, for the reader to copy. The label said is kept once, so a second click meanwhile restores it too.

@@ -65,6 +65,59 @@ def test_a_refused_filter_shows_its_message_atop_the_page_and_keeps_the_filters(
     assert still_same_page(page)
 
 
+def failing_swaps(page, pattern: str, failure):
+    """Answer the htmx requests to addresses matching ``pattern`` with ``failure(route)``; let the page's own pass."""
+    def route(request_route):
+        if request_route.request.headers.get("hx-request") == "true":
+            failure(request_route)
+        else:
+            request_route.continue_()
+    page.route(pattern, route)
+
+
+def test_a_filter_the_server_fails_on_says_so_and_keeps_the_filters(live, page):
+    """A 500 (or any status no region lists) left the page as it was, silently, its GPU select naming another GPU
+    than the chart and the table."""
+    base, _ = live
+    page.goto(base + CROSS_ENTROPY)
+    mark_page(page)
+    failing_swaps(page, re.compile(r".*/families/cross_entropy\?.*"),
+                  lambda route: route.fulfill(status=500, body="<h1>Internal Server Error</h1>"))
+    page.get_by_label("GPU").select_option("NVIDIA A100-SXM4-80GB")
+    expect(page.locator("#page-alert .form-error")).to_contain_text("could not answer (500")
+    expect(page.get_by_label("GPU")).to_have_value("NVIDIA B200")  # what the chart and the table still show
+    expect(page.locator("#chart-h")).to_have_text("Median latency on NVIDIA B200 · forward")
+    page.unroute(re.compile(r".*/families/cross_entropy\?.*"))
+    page.get_by_label("GPU").select_option("NVIDIA A100-SXM4-80GB")
+    expect(page.locator("#chart-h")).to_have_text("Median latency on NVIDIA A100-SXM4-80GB · forward")
+    expect(page.locator("#page-alert")).to_be_empty()  # answered: the failure is gone
+    assert still_same_page(page)
+
+
+def test_a_search_that_cannot_reach_the_server_says_so(live, page):
+    base, _ = live
+    page.goto(base + "/search")
+    mark_page(page)
+    failing_swaps(page, re.compile(r".*/search\?.*"), lambda route: route.abort())
+    page.get_by_label("Search runs by kernel, implementation, GPU or external id").press_sequentially("PCIe")
+    expect(page.locator("#page-alert .form-error")).to_contain_text("could not be reached")
+    expect(page.get_by_label("Search runs by kernel, implementation, GPU or external id")).to_have_value("PCIe")
+    assert still_same_page(page)
+
+
+def test_a_note_the_server_fails_on_says_so_above_its_form(live, page):
+    base, app = live
+    run_id = reference_run(app).id
+    page.goto(f"{base}/runs/{run_id}")
+    mark_page(page)
+    failing_swaps(page, f"**/runs/{run_id}/attestations", lambda route: route.fulfill(status=502, body="Bad Gateway"))
+    page.locator("summary", has_text="Add a note").click()
+    page.fill("#note-body", "kept when the server fails")
+    page.get_by_role("button", name="Post note").click()
+    expect(page.locator("#attestations-body-alert .form-error")).to_contain_text("could not answer (502")
+    expect(page.locator("#note-body")).to_have_value("kept when the server fails")
+    assert still_same_page(page)
+
 def test_back_shows_what_a_reload_shows_after_a_refusal(live, page):
     """A refusal and a cleared-filters notice answer an action, not an address: Back does not bring them back."""
     base, _ = live
