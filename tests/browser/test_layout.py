@@ -69,6 +69,18 @@ def test_chart_axis_text_is_at_least_11_px(with_reruns, sized_page):
     assert sizes and min(sizes) >= MIN_AXIS_TEXT_PX, sizes
 
 
+def test_raw_samples_axis_text_is_at_least_11_px(with_reruns, sized_page):
+    """The rerun page's plot of raw samples drew its 12-unit text at the width of a phone's screen: 4 px tall."""
+    base, app = with_reruns
+    sized_page.goto(base + page_paths(app)["rerun"])
+    sizes = sized_page.evaluate("""() => {
+        const svg = document.querySelector('svg.sample-plot');
+        const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+        return [...svg.querySelectorAll('text')].map((text) => parseFloat(getComputedStyle(text).fontSize) * scale);
+    }""")
+    assert sizes and min(sizes) >= MIN_AXIS_TEXT_PX, sizes
+    assert overflow(sized_page) == 0
+
 def serious_violations(page) -> list:
     page.evaluate(AXE.read_text())
     results = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
