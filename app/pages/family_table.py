@@ -109,7 +109,7 @@ def fastest_table(selected: list, unit: str, metric: str) -> dict:
     shown_unit = formatting.common_unit([row["median"] for rows in groups.values() for row in rows], unit)
     ranked = [sorted(members, key=lambda row: (row["median"], row["id"])) for members in groups.values()]
     ranked.sort(key=lambda members: (x_order(members[0]), members[0]["evidence"]))
-    leader_title, leader_caption = LEADERS[metric]
+    leader_title, leader_caption = LEADERS.get(metric, LEADERS["speed"])  # a family without current runs has none
     return {"leaders": [leader_row(members, shown_unit, metric) for members in ranked],
             "leader_title": leader_title, "leader_caption": leader_caption}
 
