@@ -1,6 +1,7 @@
 """Family pages: all results of one kernel family as a chart and a table, filtered in the URL."""
 
-from flask import Blueprint, abort, request
+from flask import Blueprint, request, url_for
+from werkzeug.exceptions import BadRequest
 
 from ..models import Family
 from ..page_schemas import family_page_schema
@@ -29,7 +30,22 @@ def context_of(name: str) -> dict:
     try:
         return family_context(family, request.args.to_dict(), clear_stale=from_form)
     except (BadFilter, BadPage) as error:
-        abort(400, description=str(error))
+        raise stale_link_refusal(family, error, from_form) from None
+
+
+def stale_link_refusal(family: Family, error, from_form: bool) -> BadRequest:
+    """The 400 of a bad filter. A link loaded whole that the page's own form would have answered (its filters only
+    stale, not malformed) leads on to that answer: the same address as the form sends it (``cleared_url``), which
+    clears them and says so, where the refusal alone left the reader of an old link at a dead end."""
+    refusal = BadRequest(str(error))
+    args = {**request.args.to_dict(), APPLIED_FILTERS: ""}
+    if isinstance(error, BadFilter) and not from_form and request.endpoint == "families.family_page":
+        try:
+            family_context(family, args, clear_stale=True)
+        except (BadFilter, BadPage):
+            return refusal
+        refusal.cleared_url = url_for("families.family_page", name=family.name, **args)
+    return refusal
 
 
 @families.get("/families/<name>")

@@ -65,6 +65,20 @@ def test_a_refused_filter_shows_its_message_atop_the_page_and_keeps_the_filters(
     assert still_same_page(page)
 
 
+def test_an_old_link_whose_filter_no_run_has_leads_on_to_the_view_without_it(live, page):
+    """A link loaded whole is refused for a filter its view has no runs for (the page's own form would clear it): the
+    refusal was a dead end, "Back to KernelIndex" its only link."""
+    base, _ = live
+    response = page.goto(base + CROSS_ENTROPY + "?gpu=NVIDIA+A100-SXM4-80GB&implementation=liger_triton")
+    assert response.status == 400
+    expect(page.locator("main")).to_contain_text("has no 'liger_triton' runs on NVIDIA A100-SXM4-80GB")
+    page.get_by_role("link", name="Show this view without the filters it has no runs for →").click()
+    expect(page.locator(".cleared-filters")).to_contain_text("has no 'liger_triton' runs on NVIDIA A100-SXM4-80GB")
+    expect(page.locator("#chart-h")).to_have_text("Median latency on NVIDIA A100-SXM4-80GB · forward")
+    page.goto(base + CROSS_ENTROPY + "?sort=price")  # malformed, not stale: nothing to clear it to
+    expect(page.locator("main")).to_contain_text("sort must be one of")
+    expect(page.get_by_role("link", name="Show this view without the filters it has no runs for →")).to_have_count(0)
+
 def failing_swaps(page, pattern: str, failure):
     """Answer the htmx requests to addresses matching ``pattern`` with ``failure(route)``; let the page's own pass."""
     def route(request_route):
