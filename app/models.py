@@ -86,6 +86,12 @@ class ComparisonGroup(BaseModel):
     size = peewee.IntegerField(default=0)
     leader = peewee.CharField(max_length=16, null=True)  # Run.id of rank 1
 
+    @classmethod
+    def gpus(cls) -> set[str]:
+        """Every GPU a run in the index is on: each run has its group, and groups are far fewer than runs (no index
+        of runs leads with the GPU)."""
+        return {gpu for (gpu,) in cls.select(cls.gpu).distinct().tuples()}
+
     def others_of_workload(self) -> list:
         """The other groups of this workload (other passes, metrics, GPUs, the other evidence kind), by GPU."""
         return list(ComparisonGroup.select()

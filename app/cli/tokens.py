@@ -34,7 +34,7 @@ def create_token(name, host, gpus, may_request):
     except peewee.IntegrityError as error:  # another `tokens create` of this name got in first
         raise click.ClickException(f"a token named {name!r} already exists") from error
     click.echo(token)
-    known = {gpu for (gpu,) in ComparisonGroup.select(ComparisonGroup.gpu).distinct().tuples()}
+    known = ComparisonGroup.gpus()
     for gpu in dict.fromkeys(gpus):
         if gpu not in known:  # a typo would refuse every result the host posts, long after this command
             click.echo(f"note: no run in the index is on {gpu!r}; the token posts results only for a GPU "

@@ -20,8 +20,7 @@ class Spellings:
     """The spellings the index has, read once an import; :meth:`problem` takes each new run's in turn."""
 
     def __init__(self):
-        # every run has its group, whose rows are far fewer than the runs' and no index of runs leads with the GPU
-        self.gpus = {folded(gpu): gpu for (gpu,) in ComparisonGroup.select(ComparisonGroup.gpu).distinct().tuples()}
+        self.gpus = {folded(gpu): gpu for gpu in ComparisonGroup.gpus()}
         self.implementations = {(kernel, folded(name)): name for kernel, name in
                                 Run.select(Run.kernel, Run.implementation).distinct().tuples()}
 
