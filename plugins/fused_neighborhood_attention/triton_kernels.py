@@ -391,10 +391,52 @@ def _bwd_configs():
     return [triton.Config({"BLOCK_M": m}, num_warps=w) for m, w in [(16, 8), (32, 16), (16, 4), (32, 8), (64, 16)]]
 
 
+@triton.autotune(configs=_attention_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"], do_bench=device_time)
+@triton.jit
+def _neighborhood_attention_delta_kernel(qkv_ptr, do_ptr, lse_ptr, delta_ptr, L, HIDDEN, HEADS, HEAD_DIM,
+                                         qk_scale_log2, stride_qkv, stride_do,
+                                         KERNEL: tl.constexpr, DILATION: tl.constexpr,
+                                         BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr):
+    """The softmax backward's ``delta_i = sum_j p_ij (do_i . v_j)`` in fp32 for a tile of query positions of one
+    (batch, head), stored beside ``lse``.
+
+    It equals ``do_i . o_i``, but ``o`` as stored is rounded to the workload's dtype: in 16 bits, where the
+    attention saturates and every ``dp_ij - delta_i`` is near zero, that rounding was most of the q and k
+    gradients (benchmarks/KERNELS.md, "The FNA backward in 16 bits"). Summed from the window, ``delta`` is
+    consistent with the ``p`` and ``dp`` the backward recomputes. Grid: ``(cdiv(L, BLOCK_M), batch * HEADS)``.
+    """
+    follow_previous_launch()
+    pid_m = tl.program_id(0)
+    pid_bh = tl.program_id(1)
+    batch = pid_bh // HEADS
+    head = pid_bh % HEADS
+    pos = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, BLOCK_D)
+    pos_ok = pos < L
+    dim_ok = dims < HEAD_DIM
+    rows = batch * L + pos
+    col = head * HEAD_DIM + dims
+
+    tile_ok = pos_ok[:, None] & dim_ok[None, :]
+    q = tl.load(qkv_ptr + rows[:, None] * stride_qkv + col[None, :], mask=tile_ok, other=0.0).to(tl.float32)
+    do = tl.load(do_ptr + rows[:, None] * stride_do + col[None, :], mask=tile_ok, other=0.0).to(tl.float32)
+    lse = tl.load(lse_ptr + rows * HEADS + head, mask=pos_ok, other=0.0)
+    delta = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    for t in tl.static_range(KERNEL):
+        nbr = pos + (t - KERNEL // 2) * DILATION
+        ok = pos_ok & (nbr >= 0) & (nbr < L)
+        offsets = (batch * L + nbr)[:, None] * stride_qkv + col[None, :]
+        k = tl.load(qkv_ptr + HIDDEN + offsets, mask=ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
+        v = tl.load(qkv_ptr + 2 * HIDDEN + offsets, mask=ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
+        p = tl.where(ok, tl.exp2(tl.sum(q * k, axis=1) * qk_scale_log2 - lse), 0.0)
+        delta += p * tl.sum(do * v, axis=1)
+    tl.store(delta_ptr + rows * HEADS + head, delta, mask=pos_ok)
+
+
 @triton.autotune(configs=_bwd_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"], do_bench=device_time)
 @triton.jit
-def _neighborhood_attention_bwd_kernel(qkv_ptr, o_ptr, do_ptr, lse_ptr, dqkv_ptr, L, HIDDEN, HEADS, HEAD_DIM,
-                                       qk_scale_log2, scale, stride_qkv, stride_o, stride_do, stride_dqkv,
+def _neighborhood_attention_bwd_kernel(qkv_ptr, do_ptr, lse_ptr, delta_ptr, dqkv_ptr, L, HIDDEN, HEADS, HEAD_DIM,
+                                       qk_scale_log2, scale, stride_qkv, stride_do, stride_dqkv,
                                        KERNEL: tl.constexpr, DILATION: tl.constexpr,
                                        BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr):
     """Gradients of q, k and v for a tile of positions of one (batch, head), without atomics.
@@ -403,8 +445,8 @@ def _neighborhood_attention_bwd_kernel(qkv_ptr, o_ptr, do_ptr, lse_ptr, dqkv_ptr
     neighbours j. As a key, it gathers ``dk_i = scale * sum ds_{n,i} q_n`` and
     ``dv_i = sum p_{n,i} do_n`` over the queries n that see it, which are its own
     neighbours (the relation is symmetric): ``n = i - offset_t``. Probabilities are
-    recomputed from the forward's ``lse``; ``ds = p * (dp - delta)``,
-    ``delta_n = do_n . o_n``. Grid: ``(cdiv(L, BLOCK_M), batch * HEADS)``.
+    recomputed from the forward's ``lse``; ``ds = p * (dp - delta)``, ``delta`` from
+    :func:`_neighborhood_attention_delta_kernel`. Grid: ``(cdiv(L, BLOCK_M), batch * HEADS)``.
     """
     follow_previous_launch()
     pid_m = tl.program_id(0)
@@ -423,9 +465,8 @@ def _neighborhood_attention_bwd_kernel(qkv_ptr, o_ptr, do_ptr, lse_ptr, dqkv_ptr
     k_i = tl.load(own + HIDDEN, mask=tile_ok, other=0.0).to(tl.float32)
     v_i = tl.load(own + 2 * HIDDEN, mask=tile_ok, other=0.0).to(tl.float32)
     do_i = tl.load(do_ptr + rows[:, None] * stride_do + col[None, :], mask=tile_ok, other=0.0).to(tl.float32)
-    o_i = tl.load(o_ptr + rows[:, None] * stride_o + col[None, :], mask=tile_ok, other=0.0).to(tl.float32)
     lse_i = tl.load(lse_ptr + rows * HEADS + head, mask=pos_ok, other=0.0)
-    delta_i = tl.sum(do_i * o_i, axis=1)
+    delta_i = tl.load(delta_ptr + rows * HEADS + head, mask=pos_ok, other=0.0)
 
     dq = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
     dk = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
@@ -449,10 +490,10 @@ def _neighborhood_attention_bwd_kernel(qkv_ptr, o_ptr, do_ptr, lse_ptr, dqkv_ptr
         qry_rows = batch * L + qry
         q_n = tl.load(qkv_ptr + qry_rows[:, None] * stride_qkv + col[None, :], mask=qry_mask, other=0.0).to(tl.float32)
         do_n = tl.load(do_ptr + qry_rows[:, None] * stride_do + col[None, :], mask=qry_mask, other=0.0).to(tl.float32)
-        o_n = tl.load(o_ptr + qry_rows[:, None] * stride_o + col[None, :], mask=qry_mask, other=0.0).to(tl.float32)
         lse_n = tl.load(lse_ptr + qry_rows * HEADS + head, mask=qry_ok, other=0.0)
+        delta_n = tl.load(delta_ptr + qry_rows * HEADS + head, mask=qry_ok, other=0.0)
         p_n = tl.where(qry_ok, tl.exp2(tl.sum(q_n * k_i, axis=1) * qk_scale_log2 - lse_n), 0.0)
-        ds_n = p_n * (tl.sum(do_n * v_i, axis=1) - tl.sum(do_n * o_n, axis=1))
+        ds_n = p_n * (tl.sum(do_n * v_i, axis=1) - delta_n)
         dk += ds_n[:, None] * q_n
         dv += p_n[:, None] * do_n
 
@@ -468,6 +509,7 @@ def _neighborhood_attention_bwd_kernel(qkv_ptr, o_ptr, do_ptr, lse_ptr, dqkv_ptr
 _LOG2E = 1.4426950408889634
 _launch_attention_fwd = Launcher(_neighborhood_attention_fwd_kernel)
 
+_launch_attention_delta = Launcher(_neighborhood_attention_delta_kernel)
 _launch_attention_bwd = Launcher(_neighborhood_attention_bwd_kernel)
 
 
@@ -497,9 +539,11 @@ class _Plan:
         self.transpose_weights = _Transposes(4, hidden, hidden, dtype, side_by_side=True)
         self.d_attn = _Product(tokens, hidden, hidden, dtype, precision, b_row=4 * hidden)
         self.d_out_weight = _Product(hidden, hidden, tokens, dtype, precision)
+        self.attention_delta = _launch_attention_delta.bind(
+            attention_grid, (seq, hidden, heads, head_dim, scale * _LOG2E, 3 * hidden, hidden), **attention)
         self.attention_backward = _launch_attention_bwd.bind(
-            attention_grid, (seq, hidden, heads, head_dim, scale * _LOG2E, scale, 3 * hidden, hidden, hidden,
-                             3 * hidden), **attention)
+            attention_grid, (seq, hidden, heads, head_dim, scale * _LOG2E, scale, 3 * hidden, hidden, 3 * hidden),
+            **attention)
         self.d_x = _Product(tokens, hidden, 3 * hidden, dtype, precision, b_row=4 * hidden)
         # The key bias adds q_n . b_k to every score of query n alike, and a softmax ignores a shift common to
         # all its scores: the output does not depend on b_k, whose gradient is exactly zero. Its column sum
@@ -586,7 +630,9 @@ class _FusedNeighborhoodAttention(torch.autograd.Function):
         dattn = plan.d_attn(dout, (weights_t,), torch.empty(plan.tokens, hidden, **empty))
         d_out_weight = plan.d_out_weight(activations_t, (activations_t[hidden:],), torch.empty(hidden, hidden, **empty))
         dqkv = torch.empty_like(qkv)
-        plan.attention_backward(qkv, attn, dattn, lse, dqkv)
+        delta = torch.empty_like(lse)
+        plan.attention_delta(qkv, dattn, lse, delta)
+        plan.attention_backward(qkv, dattn, lse, delta, dqkv)
         dx = plan.d_x(dqkv, (weights_t[:, hidden:],), torch.empty(plan.shape, **empty))
         dqkv_t, d_b_qkv = plan.transpose_d_qkv((dqkv,))                                                # [3H, M]
         d_w_qkv = plan.d_qkv_weight(dqkv_t, (activations_t[2 * hidden:],), torch.empty(3 * hidden, hidden, **empty))
@@ -627,6 +673,7 @@ def fused_neighborhood_attention_triton(hidden_states, q_weight, q_bias, k_weigh
 _AUTOTUNED = {
     "_linear_matmul_kernel": _linear_matmul_kernel,
     "_neighborhood_attention_fwd_kernel": _neighborhood_attention_fwd_kernel,
+    "_neighborhood_attention_delta_kernel": _neighborhood_attention_delta_kernel,
     "_neighborhood_attention_bwd_kernel": _neighborhood_attention_bwd_kernel,
 }
 
