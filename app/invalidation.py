@@ -65,6 +65,10 @@ def checked_reason_and_decider(reason: str, by: str, asked: str) -> tuple[str, s
         if character:
             raise InvalidationRefused(f"remove the text-direction control {describe(character)}: it makes the "
                                       "text after it read as something else")
+        character = next((character for character in text if "\ud800" <= character <= "\udfff"), None)
+        if character:  # bytes that are not UTF-8 on the command line (``--reason $'\xff'``): no database takes it
+            raise InvalidationRefused(f"the text holds bytes that are not UTF-8 text ({describe(character)}): "
+                                      "write it in UTF-8")
     return reason, by[:Run.invalidated_by.max_length]
 
 

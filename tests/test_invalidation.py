@@ -105,6 +105,8 @@ def test_an_invalidated_rerun_no_longer_replicates(reference):
     (REASON, "al\x1bice", "control character U\\+001B"),
     ("gamed \u202etimer", "alice", "text-direction control U\\+202E"),
     (REASON, "al\u2067ice", "text-direction control U\\+2067"),
+    # bytes that are not UTF-8 on the command line (``--reason $'\\xff'``) reach Python as a lone surrogate
+    ("gamed \udcff timer", "alice", "not UTF-8 text \\(U\\+DCFF\\)"),
     (REASON, "KernelIndex rerun harness (at run time)", "is the rerun harness, not a maintainer"),
 ])
 def test_an_invalidation_needs_a_reason_and_a_decider(ranked, reason, by, message):
@@ -244,6 +246,7 @@ def test_a_run_that_stands_is_not_reinstated(ranked):
     ("x" * 2001, "alice", "longer than 2000"),
     ("a mistake\x00", "alice", "control character U\\+0000"),
     (MISTAKE, "b\u202eob", "text-direction control U\\+202E"),
+    ("a mistake \udcff", "alice", "not UTF-8 text \\(U\\+DCFF\\)"),
 ])
 def test_a_reinstatement_needs_a_reason_and_a_decider(ranked, reason, by, message):
     invalidate(ranked[0].id, REASON, "alice")
