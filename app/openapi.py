@@ -27,6 +27,8 @@ def _json(schema, description: str) -> dict:
 
 
 NOT_JSON = "The body is not declared JSON (Content-Type: application/json); nothing was stored."
+CONFLICT = ("A result's host, measurement and observedAt are stored with other figures, or come twice in the body with "
+            "other figures: a result never overwrites another; nothing was stored.")
 
 
 def _error(description: str) -> dict:
@@ -99,6 +101,7 @@ def build_spec() -> APISpec:
                       "400": _error("A result was rejected, or the body is not a list of results in UTF-8 "
                                     "JSON; nothing was stored."),
                       "401": _error("No valid rerun-host token."),
+                      "409": _error(CONFLICT),
                       "413": _error("The body is larger than a rerun batch may be."), "415": _error(NOT_JSON)}}})
 
     page = _query("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE})
@@ -239,7 +242,8 @@ def describe_rerun_requests(spec: APISpec) -> None:
         "Results of one of the request's workloads, recorded once per implementation (as POST /api/v1/reruns "
         "records them, as the token's host).", rerun_request_schemas.RequestResultsSchema,
         {"description": "Recorded: the ids of the runs created (none for results recorded before)."},
-        status="201", extra={"413": _error("The body is larger than a rerun batch may be.")}))
+        status="201", extra={"409": _error(f"{NOT_YOURS} Or: {CONFLICT}"),
+                             "413": _error("The body is larger than a rerun batch may be.")}))
     spec.path("/api/v1/rerun-requests/{request_id}/finish", operations=worker_call(
         "The worker closes the request as done, or as failed with its error (a request done has none).",
         rerun_request_schemas.FinishSchema,

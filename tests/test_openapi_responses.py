@@ -99,3 +99,23 @@ def test_reference_manifests_keep_their_timestamps(small_app, client):
         run = reference_run(small_app)
     manifest = client.get(f"/runs/{run.id}/manifest.json").get_json()
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", manifest["run"]["spec"]["observedAt"])
+
+
+def test_a_rerun_that_would_overwrite_another_is_a_documented_409(small_app, client, runner):
+    """POST /api/v1/reruns answers 409 to a result stored before with other figures; the document listed no 409."""
+    from .factories import stamp
+
+    created = runner.invoke(args=["tokens", "create", "h200-a"])
+    headers = {"Authorization": f"Bearer {created.stdout.strip()}"}
+    with small_app.app_context():
+        reference = reference_run(small_app)
+        genuine = rerun_result(reference, median=80_000.0, observed_at=stamp(-60))
+        faster = rerun_result(reference, median=6.0, observed_at=genuine["observedAt"])
+    assert client.post("/api/v1/reruns", json=[genuine], headers=headers).status_code == 201
+    refused = client.post("/api/v1/reruns", json=[faster], headers=headers)
+    assert refused.status_code == 409
+    document = client.get("/api/openapi.json").get_json()
+    response = document["paths"]["/api/v1/reruns"]["post"]["responses"].get("409")
+    assert response is not None, "the document lists no 409"
+    schema = {**response["content"]["application/json"]["schema"], "components": document["components"]}
+    assert list(OAS30Validator(schema, format_checker=oas30_format_checker).iter_errors(refused.get_json())) == []
