@@ -11,7 +11,7 @@ from app import create_app, db
 from app.models import HostToken, Maintainer
 from app.security import ConfigurationError
 
-from .conftest import import_lock_held_elsewhere
+from .conftest import POSTGRES, fresh_database_url, import_lock_held_elsewhere, make_app
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 UPGRADE_IN_A_FRESH_PROCESS = """
@@ -196,6 +196,26 @@ def test_other_commands_name_a_newer_migration_or_a_busy_database_too(app, runne
         holder.close()
     assert busy.exit_code == 1 and "The database is busy; nothing was changed" in busy.output, busy.output
     assert "Traceback" not in busy.output
+
+
+def test_a_command_the_database_refuses_to_write_for_says_so(tmp_path):
+    """A database this host may read but not write (a file or folder mounted read-only, a standby server) ended
+    every write in a traceback: it passed the checks that it opens and is migrated."""
+    url = fresh_database_url("ki_read_only", tmp_path, migrated=True)
+    read_only = make_app(url)
+    with read_only.app_context():  # every connection from now on
+        if POSTGRES:
+            db.database.execute_sql(f'ALTER DATABASE "{url.rsplit("/", 1)[1]}" SET default_transaction_read_only = on')
+            db.database.close_all()
+        else:
+            db.database.pragma("query_only", 1, permanent=True)
+    runner = read_only.test_cli_runner()
+    for arguments in (["tokens", "create", "h200-a"], ["users", "create", "ada", "--password", "s3cret-passphrase"]):
+        result = runner.invoke(args=arguments)
+        assert result.exit_code == 1, result.output
+        assert result.output.startswith("Error: the database (KERNELINDEX_DATABASE_URL) refuses this command's "
+                                        "writes: ") and len(result.output.splitlines()) == 1, result.output
+    assert runner.invoke(args=["tokens", "list"]).exit_code == 0  # reading it is fine
 
 
 def test_db_upgrade_waits_for_a_running_upgrade_or_import(app, runner):
