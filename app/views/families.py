@@ -1,5 +1,7 @@
 """Family pages: all results of one kernel family as a chart and a table, filtered in the URL."""
 
+from urllib.parse import urlencode
+
 from flask import Blueprint, request, url_for
 from werkzeug.exceptions import BadRequest
 
@@ -44,7 +46,9 @@ def stale_link_refusal(family: Family, error, from_form: bool) -> BadRequest:
             family_context(family, args, clear_stale=True)
         except (BadFilter, BadPage):
             return refusal
-        refusal.cleared_url = url_for("families.family_page", name=family.name, **args)
+        # the query as it came, encoded apart: as url_for's keywords a filter named name, endpoint or _method was a
+        # TypeError (a 500), and _anchor, _external or _scheme changed the link instead of staying in its query
+        refusal.cleared_url = f"{url_for('families.family_page', name=family.name)}?{urlencode(args)}"
     return refusal
 
 
