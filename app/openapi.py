@@ -192,6 +192,7 @@ def describe_community_posts(spec: APISpec) -> None:
                                                 "stored.")}}})
 
 
+TOO_LARGE = "The body is larger than the API takes (`MAX_CONTENT_LENGTH`); nothing was stored."
 REQUEST_ID = {"in": "path", "name": "request_id", "required": True, "description": "The rerun request's id.",
               "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ROW_ID}}
 NOT_YOURS = "The request is not (or no longer) the worker's: cancelled, finished, held by another worker, or " \
@@ -211,7 +212,7 @@ def describe_rerun_requests(spec: APISpec) -> None:
                          "requestBody": body(schema),
                          "responses": {status: ok, "400": _error("A malformed body; nothing was stored."),
                                        "401": unauthorized, "404": _error("No such request."), "415": _error(NOT_JSON),
-                                       "409": _error(NOT_YOURS), **(extra or {})}}}
+                                       "409": _error(NOT_YOURS), "413": _error(TOO_LARGE), **(extra or {})}}}
 
     spec.path("/api/v1/rerun-requests", operations={"post": {
         "summary": "Ask for a rerun (a token created with `--may-request`): a run (every implementation, or those "
@@ -224,7 +225,7 @@ def describe_rerun_requests(spec: APISpec) -> None:
                       "409": _error("A queued or running request holds the same work (run or group, workloads, "
                                     "implementations, target, GPU model and protocol): nothing new was queued, and "
                                     "`existing` is that request's id, URL and status."),
-                      "415": _error(NOT_JSON),
+                      "413": _error(TOO_LARGE), "415": _error(NOT_JSON),
                       "503": _error("The queue is unreachable; nothing was stored.")}}})
     spec.path("/api/v1/rerun-requests/{request_id}", operations={"get": {
         "summary": "A rerun request: its work, status, worker, attempts, resulting runs and the tail of the "
@@ -252,7 +253,8 @@ def describe_rerun_requests(spec: APISpec) -> None:
         "summary": "A worker checks in: the web offers its GPU model, and requests whose lease expired are "
                    "queued again.", "security": token, "requestBody": body(rerun_request_schemas.WorkerSchema),
         "responses": {"200": {"description": "Checked in: the ids of the requests queued again."},
-                      "400": _error("A malformed body."), "401": unauthorized, "415": _error(NOT_JSON),
+                      "400": _error("A malformed body."), "401": unauthorized, "413": _error(TOO_LARGE),
+                      "415": _error(NOT_JSON),
                       "403": _error("The token may not post results for this GPU model."),
                       "503": _error("The queue could not take a request whose lease expired; it stays queued.")}}})
     spec.path("/reruns.json", operations={"get": {

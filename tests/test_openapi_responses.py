@@ -119,3 +119,24 @@ def test_a_rerun_that_would_overwrite_another_is_a_documented_409(small_app, cli
     assert response is not None, "the document lists no 409"
     schema = {**response["content"]["application/json"]["schema"], "components": document["components"]}
     assert list(OAS30Validator(schema, format_checker=oas30_format_checker).iter_errors(refused.get_json())) == []
+
+
+@pytest.mark.parametrize("path, template", [
+    ("/api/v1/rerun-requests", "/api/v1/rerun-requests"),
+    ("/api/v1/rerun-workers", "/api/v1/rerun-workers"),
+    *((f"/api/v1/rerun-requests/1/{call}", f"/api/v1/rerun-requests/{{request_id}}/{call}")
+      for call in ("claim", "lease", "finish")),
+])
+def test_a_body_over_the_limit_is_a_documented_413(app, client, runner, path, template):
+    """A body larger than MAX_CONTENT_LENGTH is a 413 on every API post; the document listed 413 for the rerun
+    batches alone."""
+    created = runner.invoke(args=["tokens", "create", "h200-a", "--may-request"])
+    refused = client.post(path, data=b"[" + b" " * app.config["MAX_CONTENT_LENGTH"] + b"]",
+                          headers={"Authorization": f"Bearer {created.stdout.strip()}",
+                                   "Content-Type": "application/json"})
+    assert refused.status_code == 413
+    document = client.get("/api/openapi.json").get_json()
+    response = document["paths"][template]["post"]["responses"].get("413")
+    assert response is not None, f"the document lists no 413 for {template}"
+    schema = {**response["content"]["application/json"]["schema"], "components": document["components"]}
+    assert list(OAS30Validator(schema, format_checker=oas30_format_checker).iter_errors(refused.get_json())) == []
