@@ -329,6 +329,29 @@ class _Transposes:
         return out, sums
 
 
+@triton.jit
+def _head_tile(L, HEADS, HEAD_DIM, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr):
+    """This program's tile of the attention kernels' grid ``(cdiv(L, BLOCK_M), batch * HEADS)``: its batch and
+    head, the tile's positions (and which lie in ``[0, L)``), which of ``BLOCK_D`` columns lie in the head, the
+    positions' token rows and the head's columns."""
+    pid_bh = tl.program_id(1)
+    batch = pid_bh // HEADS
+    head = pid_bh % HEADS
+    pos = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, BLOCK_D)
+    return batch, head, pos, pos < L, dims < HEAD_DIM, batch * L + pos, head * HEAD_DIM + dims
+
+
+@triton.jit
+def _neighbor_keys_values(qkv_ptr, batch, nbr, ok, col, dim_ok, L, HIDDEN, stride_qkv):
+    """The k and v rows (fp32) of neighbour positions ``nbr`` of one head, zero where ``ok`` is false."""
+    offsets = (batch * L + nbr)[:, None] * stride_qkv + col[None, :]
+    mask = ok[:, None] & dim_ok[None, :]
+    k = tl.load(qkv_ptr + HIDDEN + offsets, mask=mask, other=0.0).to(tl.float32)
+    v = tl.load(qkv_ptr + 2 * HIDDEN + offsets, mask=mask, other=0.0).to(tl.float32)
+    return k, v
+
+
 def _attention_configs():
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
@@ -350,16 +373,7 @@ def _neighborhood_attention_fwd_kernel(qkv_ptr, o_ptr, lse_ptr, L, HIDDEN, HEADS
     Grid: ``(cdiv(L, BLOCK_M), batch * HEADS)``.
     """
     follow_previous_launch()
-    pid_m = tl.program_id(0)
-    pid_bh = tl.program_id(1)
-    batch = pid_bh // HEADS
-    head = pid_bh % HEADS
-    pos = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    dims = tl.arange(0, BLOCK_D)
-    pos_ok = pos < L
-    dim_ok = dims < HEAD_DIM
-    rows = batch * L + pos
-    col = head * HEAD_DIM + dims
+    batch, head, pos, pos_ok, dim_ok, rows, col = _head_tile(L, HEADS, HEAD_DIM, BLOCK_M, BLOCK_D)
 
     q = tl.load(qkv_ptr + rows[:, None] * stride_qkv + col[None, :],
                 mask=pos_ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
@@ -369,9 +383,7 @@ def _neighborhood_attention_fwd_kernel(qkv_ptr, o_ptr, lse_ptr, L, HIDDEN, HEADS
     for t in tl.static_range(KERNEL):  # unrolled: the 2*KERNEL row loads are issued together
         nbr = pos + (t - KERNEL // 2) * DILATION
         ok = pos_ok & (nbr >= 0) & (nbr < L)
-        offsets = (batch * L + nbr)[:, None] * stride_qkv + col[None, :]
-        k = tl.load(qkv_ptr + HIDDEN + offsets, mask=ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
-        v = tl.load(qkv_ptr + 2 * HIDDEN + offsets, mask=ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
+        k, v = _neighbor_keys_values(qkv_ptr, batch, nbr, ok, col, dim_ok, L, HIDDEN, stride_qkv)
         s = tl.where(ok, tl.sum(q * k, axis=1) * qk_scale_log2, float("-inf"))
         m_new = tl.maximum(m, s)
         alpha = tl.exp2(m - m_new)
@@ -406,16 +418,7 @@ def _neighborhood_attention_delta_kernel(qkv_ptr, do_ptr, lse_ptr, delta_ptr, L,
     consistent with the ``p`` and ``dp`` the backward recomputes. Grid: ``(cdiv(L, BLOCK_M), batch * HEADS)``.
     """
     follow_previous_launch()
-    pid_m = tl.program_id(0)
-    pid_bh = tl.program_id(1)
-    batch = pid_bh // HEADS
-    head = pid_bh % HEADS
-    pos = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    dims = tl.arange(0, BLOCK_D)
-    pos_ok = pos < L
-    dim_ok = dims < HEAD_DIM
-    rows = batch * L + pos
-    col = head * HEAD_DIM + dims
+    batch, head, pos, pos_ok, dim_ok, rows, col = _head_tile(L, HEADS, HEAD_DIM, BLOCK_M, BLOCK_D)
 
     tile_ok = pos_ok[:, None] & dim_ok[None, :]
     q = tl.load(qkv_ptr + rows[:, None] * stride_qkv + col[None, :], mask=tile_ok, other=0.0).to(tl.float32)
@@ -425,9 +428,7 @@ def _neighborhood_attention_delta_kernel(qkv_ptr, do_ptr, lse_ptr, delta_ptr, L,
     for t in tl.static_range(KERNEL):
         nbr = pos + (t - KERNEL // 2) * DILATION
         ok = pos_ok & (nbr >= 0) & (nbr < L)
-        offsets = (batch * L + nbr)[:, None] * stride_qkv + col[None, :]
-        k = tl.load(qkv_ptr + HIDDEN + offsets, mask=ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
-        v = tl.load(qkv_ptr + 2 * HIDDEN + offsets, mask=ok[:, None] & dim_ok[None, :], other=0.0).to(tl.float32)
+        k, v = _neighbor_keys_values(qkv_ptr, batch, nbr, ok, col, dim_ok, L, HIDDEN, stride_qkv)
         p = tl.where(ok, tl.exp2(tl.sum(q * k, axis=1) * qk_scale_log2 - lse), 0.0)
         delta += p * tl.sum(do * v, axis=1)
     tl.store(delta_ptr + rows * HEADS + head, delta, mask=pos_ok)
@@ -449,16 +450,8 @@ def _neighborhood_attention_bwd_kernel(qkv_ptr, do_ptr, lse_ptr, delta_ptr, dqkv
     :func:`_neighborhood_attention_delta_kernel`. Grid: ``(cdiv(L, BLOCK_M), batch * HEADS)``.
     """
     follow_previous_launch()
-    pid_m = tl.program_id(0)
-    pid_bh = tl.program_id(1)
-    batch = pid_bh // HEADS
-    head = pid_bh % HEADS
-    pos = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    dims = tl.arange(0, BLOCK_D)
-    pos_ok = pos < L
-    tile_ok = pos_ok[:, None] & (dims < HEAD_DIM)[None, :]
-    rows = batch * L + pos
-    col = head * HEAD_DIM + dims
+    batch, head, pos, pos_ok, dim_ok, rows, col = _head_tile(L, HEADS, HEAD_DIM, BLOCK_M, BLOCK_D)
+    tile_ok = pos_ok[:, None] & dim_ok[None, :]
 
     own = qkv_ptr + rows[:, None] * stride_qkv + col[None, :]
     q_i = tl.load(own, mask=tile_ok, other=0.0).to(tl.float32)
@@ -476,17 +469,14 @@ def _neighborhood_attention_bwd_kernel(qkv_ptr, do_ptr, lse_ptr, delta_ptr, dqkv
         # i as a query: key j = i + offset
         key = pos + offset
         key_ok = pos_ok & (key >= 0) & (key < L)
-        key_mask = key_ok[:, None] & (dims < HEAD_DIM)[None, :]
-        key_offsets = (batch * L + key)[:, None] * stride_qkv + col[None, :]
-        k_j = tl.load(qkv_ptr + HIDDEN + key_offsets, mask=key_mask, other=0.0).to(tl.float32)
-        v_j = tl.load(qkv_ptr + 2 * HIDDEN + key_offsets, mask=key_mask, other=0.0).to(tl.float32)
+        k_j, v_j = _neighbor_keys_values(qkv_ptr, batch, key, key_ok, col, dim_ok, L, HIDDEN, stride_qkv)
         p = tl.where(key_ok, tl.exp2(tl.sum(q_i * k_j, axis=1) * qk_scale_log2 - lse_i), 0.0)
         ds = p * (tl.sum(do_i * v_j, axis=1) - delta_i)
         dq += ds[:, None] * k_j
         # i as a key: query n = i - offset (whose neighbour n + offset is i)
         qry = pos - offset
         qry_ok = pos_ok & (qry >= 0) & (qry < L)
-        qry_mask = qry_ok[:, None] & (dims < HEAD_DIM)[None, :]
+        qry_mask = qry_ok[:, None] & dim_ok[None, :]
         qry_rows = batch * L + qry
         q_n = tl.load(qkv_ptr + qry_rows[:, None] * stride_qkv + col[None, :], mask=qry_mask, other=0.0).to(tl.float32)
         do_n = tl.load(do_ptr + qry_rows[:, None] * stride_do + col[None, :], mask=qry_mask, other=0.0).to(tl.float32)
