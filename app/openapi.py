@@ -186,6 +186,8 @@ def describe_community_posts(spec: APISpec) -> None:
                                                 "nothing was stored."),
                           "404": _error_or_page("No such run."), "409": _error(REPEATED_POST),
                           "413": _error_or_page("The body is larger than a post may be; nothing was stored."),
+                          "415": _error_or_page("The body is not a form (application/x-www-form-urlencoded or "
+                                                "multipart/form-data); nothing was stored."),
                           "422": _error_or_page("The post is not valid (JSON: `details` says what to fix in each "
                                                 "field); nothing was stored."),
                           "429": _error_or_page("Too many posts from this address in a minute; nothing was "

@@ -610,3 +610,22 @@ def test_an_issue_report_sent_twice_is_stored_once_until_it_is_resolved(small_ap
         IssueReport.update(resolved=True).execute()
     assert poster.post(f"/runs/{run.id}/issues", data=report, headers=JSON).status_code == 201  # it is not resolved
     assert counts(small_app) == (0, 2)
+
+
+@pytest.mark.parametrize("path", ["attestations", "issues"])
+@pytest.mark.parametrize("content_type, body", [
+    ("application/json", b'{"kind": "note", "reason": "other", "body": "Seen the same on my H100."}'),
+    ("text/plain", b"kind=note&reason=other&body=Seen+the+same+on+my+H100."),
+])
+def test_a_post_that_is_not_a_form_is_415_and_stores_nothing(small_app, poster, path, content_type, body):
+    """A JSON client posting JSON (or text) was answered 422 "Choose a note or a reproduction": the body's fields read
+    as none, as if it had sent an empty form."""
+    run = reference_run(small_app)
+    refused = poster.post(f"/runs/{run.id}/{path}", data=body, content_type=content_type,
+                          headers={"Accept": "application/json", "X-CSRFToken": TOKEN})
+    assert refused.status_code == 415 and content_type in refused.json["error"], refused.get_data(as_text=True)[:300]
+    document = poster.get("/api/openapi.json").get_json()
+    response = document["paths"][f"/runs/{{run_id}}/{path}"]["post"]["responses"]["415"]
+    schema = {**response["content"]["application/json"]["schema"], "components": document["components"]}
+    assert list(OAS30Validator(schema, format_checker=oas30_format_checker).iter_errors(refused.json)) == []
+    assert counts(small_app) == (0, 0)
