@@ -241,8 +241,10 @@ def test_a_server_answering_an_html_error_page_is_reported(small_app, runner, mo
     assert "Traceback" not in result.output
 
 
-def test_a_server_answering_json_that_is_no_workload_is_reported(small_app, runner, monkeypatch):
-    for body in (b"{}", b"[]"):
+def test_a_server_answering_what_is_no_workload_is_reported(small_app, runner, monkeypatch):
+    """JSON that is not the API's, or a page (a proxy's sign-in page, another site at that address) answered 200,
+    which was reported as the JSON parser's "Expecting value: line 1 column 1 (char 0)"."""
+    for body in (b"{}", b"[]", b"<!doctype html><html><body>Sign in</body></html>", b"\xff\xfe"):
         monkeypatch.setattr(urllib.request, "urlopen", lambda request, timeout, body=body: io.BytesIO(body))
         result = runner.invoke(args=["rerun", "abc", *SMOKE, "--server", "http://kernelindex.test", "--token", "t"])
         assert result.exit_code == 1 and "its answer is no rerun workload" in result.output, result.output

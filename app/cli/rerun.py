@@ -121,7 +121,7 @@ def fetched_requests(server: str, run_ids) -> list:
             requests.append(harness_request(document))
         except urllib.error.HTTPError as error:
             raise click.ClickException(f"{server}: {refusal(error)}") from error
-        except (KeyError, TypeError) as error:  # JSON, but not the API's (another service at that address)
+        except (KeyError, TypeError, json.JSONDecodeError, UnicodeDecodeError) as error:  # a proxy's page, another API
             raise click.ClickException(f"could not read run {run_id} from {server}: its answer is no rerun "
                                        "workload (is it a KernelIndex server?)") from error
         except (OSError, http.client.HTTPException, ValueError) as error:  # refused, reset, timed out, not HTTP
