@@ -244,8 +244,10 @@ def describe_rerun_requests(spec: APISpec) -> None:
     spec.path("/api/v1/rerun-requests/{request_id}/results", operations=worker_call(
         "Results of one of the request's workloads, recorded once per implementation (as POST /api/v1/reruns "
         "records them, as the token's host).", rerun_request_schemas.RequestResultsSchema,
-        {"description": "Recorded: the ids of the runs created (none for results recorded before)."},
-        status="201", extra={"409": _error(f"{NOT_YOURS} Or: {CONFLICT}"),
+        {"description": "Recorded: the ids of the runs created (none for a delivery again of results recorded "
+                        "before)."},
+        status="201", extra={"409": _error(f"{NOT_YOURS} Or: {CONFLICT} Or: the request recorded a result of that "
+                                           "implementation already, and this one is another measurement."),
                              "413": _error("The body is larger than a rerun batch may be.")}))
     spec.path("/api/v1/rerun-requests/{request_id}/finish", operations=worker_call(
         "The worker closes the request as done, or as failed with its error (a request done has none).",

@@ -339,8 +339,9 @@ def record_results(request: RerunRequest, workload_index: int, results: list, wo
     """Record results of one of the request's workloads, from the worker that holds it (of ``host``, when a token
     names one), each implementation once; return the run ids created.
 
-    A result whose key is recorded already is skipped; two deliveries racing each other
-    collide on the key's unique index and the later one stores nothing.
+    A result whose key is recorded already is checked as any other (a bad one refused) and must be the very
+    result recorded: a delivery again stores nothing. Two deliveries racing each other collide on the key's
+    unique index and the later one stores nothing.
     """
     from .importers.kernelindex_rerun import record_rerun_results
 
@@ -365,9 +366,12 @@ def record_results(request: RerunRequest, workload_index: int, results: list, wo
                 implementation = result.get("implementation")
                 name = implementation.get("name") if isinstance(implementation, dict) else None
                 key = idempotency_key(workload_index, str(name), str(result.get("metric", METRIC)))
-                if key in done:
-                    continue
                 summary = record_rerun_results([result], submission=submission)
+                if key in done:  # a delivery again: the very result recorded, or refused as the importer would
+                    if summary.created:
+                        raise ResultsNotYours(f"the request's {name} result was recorded already; this one is "
+                                              "another measurement")
+                    continue
                 if not summary.created:
                     raise ResultsNotYours(f"the {name} result was recorded already, apart from request {request.id}")
                 RerunRequestResult.create(request=request, key=key, run=summary.created[0])

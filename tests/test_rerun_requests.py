@@ -210,6 +210,12 @@ def test_a_result_delivered_twice_is_recorded_once(queue_app, client, asker, run
     again = client.post(f"/api/v1/rerun-requests/{request_id}/results", json=body, headers=bearer(host))
     assert first.status_code == 201 and len(first.json["created"]) == 1, first.json
     assert again.status_code == 201 and again.json["created"] == []
+    # a delivery again is the very result: a bad one is refused as a first one is, another measurement conflicts
+    for changed, status, said in [({"correctness": None}, 400, "correctness"),
+                                  ({"observedAt": stamp(-20)}, 409, "recorded already")]:
+        answer = client.post(f"/api/v1/rerun-requests/{request_id}/results",
+                             json={**body, "results": [{**result, **changed}]}, headers=bearer(host))
+        assert answer.status_code == status and said in answer.json["error"], answer.json
     wrong = client.post(f"/api/v1/rerun-requests/{request_id}/results", json={**body, "workload": 3},
                         headers=bearer(host))
     assert wrong.status_code == 400 and "no workload 3" in wrong.json["error"]
