@@ -16,6 +16,8 @@ import re
 
 from huey import RedisHuey, SqliteHuey
 
+from .inputs import one_line
+
 TASK_NAME = "kernelindex.rerun_request"
 QUEUE_FILE = "queue.sqlite3"
 SQLITE_PREFIX = "sqlite:///"
@@ -78,6 +80,20 @@ def queue_for(name: str, config) -> tuple:
         _queues[key] = (huey, huey.task(name=TASK_NAME, retries=DELIVERY_RETRIES, retry_delay=RETRY_DELAY_SECONDS)(
             deliver))
     return _queues[key]
+
+
+def queue_problem(config) -> str | None:
+    """Why ``config["QUEUE_URL"]`` cannot be served, in one line (no engine for its scheme, a Redis server down or
+    refusing, a queue file that cannot be opened), or None. ``flask worker`` asks once, before its consumers start:
+    their engine would log a traceback a second for as long as the queue stays out of reach."""
+    try:
+        huey, _ = queue_for(CPU_QUEUE, config)
+        huey.storage.queue_size()  # one round trip to the engine
+    except QueueURLError as error:
+        return str(error)
+    except Exception as error:  # redis' ConnectionError or AuthenticationError, sqlite3's OperationalError, ...
+        return f"the rerun queue (KERNELINDEX_QUEUE_URL) cannot be reached: {type(error).__name__}: {one_line(error)}"
+    return None
 
 
 def enqueue(request_id: int, name: str, config) -> None:

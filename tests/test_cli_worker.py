@@ -59,10 +59,27 @@ def test_cpu_consumers(runner, started):
     (["--target", "cuda", "--gpus", "0,x"], "give all or GPU indices"),
     (["--target", "cpu", "--server", "http://index.test"], "--server needs --token"),
     (["--target", "cpu", "--server", "", "--token", "t"], "--server must be an http:// or https:// address, not ''"),
+    (["--target", "cuda", "--workers", "4"], "--workers 4: a GPU worker runs one consumer per GPU (give --gpus"),
 ])
 def test_usage_errors(runner, started, arguments, message):
     result = runner.invoke(args=["worker", *arguments])
     assert result.exit_code == 2 and message in result.output and not started
+
+
+@pytest.mark.parametrize("queue_url, message", [
+    ("redis://127.0.0.1:1/0", "the rerun queue (KERNELINDEX_QUEUE_URL) cannot be reached: ConnectionError: "),
+    ("sqlite:////nonexistent-folder/queue.sqlite3", "the rerun queue (KERNELINDEX_QUEUE_URL) cannot be reached: "
+                                                    "OperationalError: unable to open database file"),
+    ("amqp://queue.internal", "KERNELINDEX_QUEUE_URL must be sqlite:///PATH or redis://HOST:PORT/DB"),
+])
+def test_a_queue_that_cannot_be_served_is_named_before_any_consumer_starts(app, runner, started, queue_url, message):
+    """Each consumer's engine logged a traceback a second for as long as the Redis server was down, and the worker
+    never stopped; a queue file that cannot be opened, or a URL of no engine, ended each consumer in a traceback."""
+    app.config["QUEUE_URL"] = queue_url
+    result = runner.invoke(args=["worker", "--target", "cpu"])
+    assert result.exit_code == 1 and not started, result.output
+    assert result.output.startswith(f"Error: not serving: {message}") and len(result.output.splitlines()) == 1, (
+        result.output)
 
 
 @pytest.mark.parametrize("gpus, seen, status, message", [

@@ -20,6 +20,7 @@ from flask.cli import ScriptInfo, with_appcontext
 
 from runners.types import TARGETS
 
+from .. import queue
 from .db import unusable_database
 from .rerun import checked_server, default_target
 
@@ -97,7 +98,6 @@ def serve_one(slot: str, target: str, server: str | None, token: str | None) -> 
     from runners.discovery import get_registry
     from runners.rerun import RerunError, capture_environment, device_for
 
-    from .. import queue
     from ..rerun_requests import Worker
     from ..rerun_schemas import gpu_name
     from ..worker import LocalCoordinator, RerunJob, ServerCoordinator, keep_checking_in
@@ -139,11 +139,14 @@ def worker_command(gpus, target, cpu_workers, server, token):
     target = target or default_target()
     if target == "cpu" and gpus != "all":
         raise click.UsageError(f"--gpus {gpus}: a CPU worker serves no GPU (give --workers N)")
+    if target == "cuda" and cpu_workers != 1:  # else ignored: one consumer a GPU, whatever N says
+        raise click.UsageError(f"--workers {cpu_workers}: a GPU worker runs one consumer per GPU (give --gpus, or "
+                               "--target cpu for CPU consumers)")
     slot = os.environ.get(SLOT_VARIABLE)
     if slot is not None:
         serve_one(slot, target, server, token)
         return
-    problem = None if server else unusable_database()
+    problem = (None if server else unusable_database()) or queue.queue_problem(current_app.config)
     if problem:  # checked once, before any consumer: their check-ins retry every failure, as a server's outage
         raise click.ClickException(f"not serving: {problem}")
     slots = ([f"cpu{number}" for number in range(cpu_workers)] if target == "cpu"
