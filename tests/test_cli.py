@@ -213,8 +213,9 @@ def test_a_command_the_database_refuses_to_write_for_says_so(tmp_path):
     for arguments in (["tokens", "create", "h200-a"], ["users", "create", "ada", "--password", "s3cret-passphrase"]):
         result = runner.invoke(args=arguments)
         assert result.exit_code == 1, result.output
-        assert result.output.startswith("Error: the database (KERNELINDEX_DATABASE_URL) refuses this command's "
-                                        "writes: ") and len(result.output.splitlines()) == 1, result.output
+        assert result.output.startswith("Error: the database (KERNELINDEX_DATABASE_URL) refuses this command: ") and (
+            "read-only" in result.output or "readonly" in result.output), result.output
+        assert len(result.output.splitlines()) == 1, result.output
     assert runner.invoke(args=["tokens", "list"]).exit_code == 0  # reading it is fine
 
 

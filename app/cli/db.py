@@ -37,28 +37,29 @@ def migrated_by_newer(names: str) -> str:
 
 
 SQLITE_READONLY = 8  # the primary result code, the low byte of SQLite's extended ones
-READ_ONLY_PG_CODES = ("25006", "42501")  # a read-only transaction (a standby, a read-only default); no privilege
+REFUSED_PG_CODES = ("25006", "42501")  # a read-only transaction (a standby, a read-only default); no privilege
 
 
 def database_problem(error: Exception) -> str | None:
-    """Why the configured database failed a command, in one line, where it is busy, refuses writes
-    (:func:`refuses_writes`) or is unusable (:func:`unusable_database`); None where it is none of these (the error is
+    """Why the configured database failed a command, in one line, where it is busy, refuses the command
+    (:func:`not_permitted`) or is unusable (:func:`unusable_database`); None where it is none of these (the error is
     the command's own)."""
     if is_transient(error):  # another process holds it: nothing is wrong with it
         return DatabaseBusy.description
-    if refuses_writes(error):
-        return f"the database (KERNELINDEX_DATABASE_URL) refuses this command's writes: {one_line(error)}"
+    if not_permitted(error):
+        return f"the database (KERNELINDEX_DATABASE_URL) refuses this command: {one_line(error)}"
     return unusable_database()
 
 
-def refuses_writes(error: BaseException) -> bool:
-    """Whether ``error`` (peewee's, or the driver's behind it) is the database refusing to be written: a read-only
-    SQLite file or folder, a read-only PostgreSQL server or transaction, or a role without the privilege."""
+def not_permitted(error: BaseException) -> bool:
+    """Whether ``error`` (peewee's, or the driver's behind it) is the database refusing what the command asks, whose
+    message says why: a write to a read-only SQLite file or folder or a read-only PostgreSQL server or transaction,
+    or a PostgreSQL role without the privilege."""
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         if (getattr(error, "sqlite_errorcode", 0) & 0xFF == SQLITE_READONLY
-                or getattr(error, "sqlstate", None) in READ_ONLY_PG_CODES):
+                or getattr(error, "sqlstate", None) in REFUSED_PG_CODES):
             return True
         error = getattr(error, "orig", None) or error.__cause__ or error.__context__  # peewee keeps the driver's
     return False
