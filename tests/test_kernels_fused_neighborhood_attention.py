@@ -65,30 +65,53 @@ def test_triton_forward_and_backward_match_float64(poisoned_allocations, seq, hi
     check_against_float64(seq, hidden, heads, kernel_size, dilation, dtype, bias, precision)
 
 
+SATURATED_OPTIONS = dict(heads=2, kernel_size=7, dilation=2)
+SATURATED_CHECKED = ("hidden_states", "q_weight", "q_bias", "k_weight")
+
+
+def saturated_gradients(function, dtype, seed: int, upcast: bool = False) -> dict:
+    """The gradients of ``function`` (computed in float64 when ``upcast``) on a workload in ``dtype`` whose attention
+    saturates: hidden states three times the workload's, and identity projections (exact in 16 bits), which leave
+    the attention the only rounding. The upstream gradient is ``backward_both``'s, rounded to ``dtype``."""
+    hidden = 16
+    tensors = workload(9, hidden, dtype, True, seed)
+    tensors["hidden_states"] = (tensors["hidden_states"].float() * 3).to(dtype)
+    for part in ("q", "k", "v", "out"):
+        tensors[f"{part}_weight"] = torch.eye(hidden, dtype=dtype)
+        tensors[f"{part}_bias"] = torch.zeros(hidden, dtype=dtype)
+    leaves = {name: (t.double() if upcast else t.clone()).requires_grad_(True) for name, t in tensors.items()}
+    out = function(**leaves, **SATURATED_OPTIONS)
+    grad_out = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(dtype)
+    out.backward(grad_out.to(out.dtype))
+    return {name: leaf.grad for name, leaf in leaves.items()}
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_16_bit_gradients_of_saturated_attention_match_float64(poisoned_allocations, dtype):
     """Where the attention saturates, every score's gradient ``p * (dp - delta)`` nearly cancels, so ``delta``
     must come from the same fp32 ``p`` and ``dp``: taken from the attention output rounded to 16 bits it was
-    most of the q and k gradients (bf16: 0.5-2.5 relative error here, torch in bf16 0.06-0.17).
-
-    Identity projections (exact in 16 bits) leave the attention the only rounding; hidden states three
-    times the workload's saturate it. Several seeds: a cancellation can miss one."""
-    options = dict(heads=2, kernel_size=7, dilation=2)
-    hidden = 16
+    most of the q and k gradients (bf16: 0.5-2.5 relative error here, torch in bf16 0.06-0.17). Several seeds:
+    a cancellation can miss one."""
     for seed in fresh_seed() + torch.arange(4):
-        seed = int(seed)
-        tensors = workload(9, hidden, dtype, True, seed)
-        tensors["hidden_states"] = (tensors["hidden_states"].float() * 3).to(dtype)
-        for part in ("q", "k", "v", "out"):
-            tensors[f"{part}_weight"] = torch.eye(hidden, dtype=dtype)
-            tensors[f"{part}_bias"] = torch.zeros(hidden, dtype=dtype)
-        leaves = {name: t.clone().requires_grad_(True) for name, t in tensors.items()}
-        leaves64 = {name: t.double().requires_grad_(True) for name, t in tensors.items()}
-        out = triton_kernels.fused_neighborhood_attention_triton(**leaves, **options)
-        backward_both(out, reference.fused_neighborhood_attention_float64(**leaves64, **options), seed)
-        for name in ("hidden_states", "q_weight", "q_bias", "k_weight"):
-            error = relative_error(leaves[name].grad, leaves64[name].grad)
+        ours = saturated_gradients(triton_kernels.fused_neighborhood_attention_triton, dtype, int(seed))
+        exact = saturated_gradients(reference.fused_neighborhood_attention_float64, dtype, int(seed), upcast=True)
+        for name in SATURATED_CHECKED:
+            error = relative_error(ours[name], exact[name])
             assert error < 2 * TOLERANCE[dtype], f"seed {seed}: gradient of {name} error {error:.2e}"
+
+
+def test_fp32_gradients_of_saturated_attention_are_as_accurate_as_torch(poisoned_allocations):
+    """The backward recomputes ``p`` from ``lse``: for large scores they sum to 1 + eps, and unless ``delta`` is
+    divided by that sum, eps * delta lands in every near-zero ``ds`` (10x torch's fp32 error here)."""
+    for seed in fresh_seed() + torch.arange(4):
+        ours = saturated_gradients(triton_kernels.fused_neighborhood_attention_triton, torch.float32, int(seed))
+        same_dtype = saturated_gradients(reference.fused_neighborhood_attention_torch, torch.float32, int(seed))
+        exact = saturated_gradients(reference.fused_neighborhood_attention_float64, torch.float32, int(seed),
+                                    upcast=True)
+        for name in SATURATED_CHECKED:
+            error, torch_error = relative_error(ours[name], exact[name]), relative_error(same_dtype[name], exact[name])
+            assert error < 3 * torch_error + 1e-6, (
+                f"seed {seed}: gradient of {name} error {error:.2e}, torch in fp32 {torch_error:.2e}")
 
 
 @pytest.fixture

@@ -9,12 +9,13 @@ forward, three launches::
     attn = neighborhood attention of qkv, lse per row/head    _neighborhood_attention_fwd_kernel
     out  = attn @ Wo^T + bo                                   _linear_matmul_kernel
 
-backward (``dout`` given), eight launches and two zero fills (the bias sums)::
+backward (``dout`` given), nine launches and two zero fills (the bias sums)::
 
     dout^T, attn^T, x^T (stacked), dbo = dout's column sums             _transpose_kernel
     Wo^T | Wq^T | Wk^T | Wv^T (side by side)                            _transpose_kernel
     dattn = dout @ Wo;  dWo = dout^T @ attn                              _linear_matmul_kernel x2
-    dq, dk, dv from dattn, qkv, attn and lse (no atomics: each           _neighborhood_attention_bwd_kernel
+    delta = rowsum(P * dP) per row/head, from dattn, qkv and lse         _neighborhood_attention_delta_kernel
+    dq, dk, dv from dattn, qkv, lse and delta (no atomics: each          _neighborhood_attention_bwd_kernel
         key gathers from the queries that see it, the relation being symmetric)
     dx = dqkv @ [Wq; Wk; Wv]                                             _linear_matmul_kernel
     dqkv^T, db = its column sums (the key bias's: exactly 0)             _transpose_kernel
@@ -414,8 +415,8 @@ def _neighborhood_attention_delta_kernel(qkv_ptr, do_ptr, lse_ptr, delta_ptr, L,
 
     It equals ``do_i . o_i``, but ``o`` as stored is rounded to the workload's dtype: in 16 bits, where the
     attention saturates and every ``dp_ij - delta_i`` is near zero, that rounding was most of the q and k
-    gradients (benchmarks/KERNELS.md, "The FNA backward in 16 bits"). Summed from the window, ``delta`` is
-    consistent with the ``p`` and ``dp`` the backward recomputes. Grid: ``(cdiv(L, BLOCK_M), batch * HEADS)``.
+    gradients (benchmarks/KERNELS.md, "The FNA backward in 16 bits"). Summed from the window, and divided by
+    the sum of the recomputed ``p``, ``delta`` is consistent with the ``p`` and ``dp`` the backward recomputes. Grid: ``(cdiv(L, BLOCK_M), batch * HEADS)``.
     """
     follow_previous_launch()
     batch, head, pos, pos_ok, dim_ok, rows, col = _head_tile(L, HEADS, HEAD_DIM, BLOCK_M, BLOCK_D)
@@ -425,13 +426,17 @@ def _neighborhood_attention_delta_kernel(qkv_ptr, do_ptr, lse_ptr, delta_ptr, L,
     do = tl.load(do_ptr + rows[:, None] * stride_do + col[None, :], mask=tile_ok, other=0.0).to(tl.float32)
     lse = tl.load(lse_ptr + rows * HEADS + head, mask=pos_ok, other=0.0)
     delta = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    p_sum = tl.zeros((BLOCK_M,), dtype=tl.float32)
     for t in tl.static_range(KERNEL):
         nbr = pos + (t - KERNEL // 2) * DILATION
         ok = pos_ok & (nbr >= 0) & (nbr < L)
         k, v = _neighbor_keys_values(qkv_ptr, batch, nbr, ok, col, dim_ok, L, HIDDEN, stride_qkv)
         p = tl.where(ok, tl.exp2(tl.sum(q * k, axis=1) * qk_scale_log2 - lse), 0.0)
         delta += p * tl.sum(do * v, axis=1)
-    tl.store(delta_ptr + rows * HEADS + head, delta, mask=pos_ok)
+        p_sum += p
+    # Recomputed from lse, the p of large scores sum to 1 + eps (lse's last bits); normalized, the ds of a row
+    # sum to exactly 0, as the softmax's do, and eps * delta no longer lands in every near-zero ds.
+    tl.store(delta_ptr + rows * HEADS + head, delta / tl.where(pos_ok, p_sum, 1.0), mask=pos_ok)
 
 
 @triton.autotune(configs=_bwd_configs(), key=["L", "HEAD_DIM", "KERNEL", "DILATION"], do_bench=device_time)
