@@ -198,6 +198,29 @@ def test_other_commands_name_a_newer_migration_or_a_busy_database_too(app, runne
     assert "Traceback" not in busy.output
 
 
+@pytest.mark.parametrize("command", ["invalidate", "reinstate"])
+def test_a_decision_on_a_database_that_stays_busy_ends_in_one_line(tmp_path, command):
+    """A write retried while the database is busy (``app.locks.retried``) gives up with DatabaseBusy, which is no
+    database error: it ended ``flask invalidate`` and ``flask reinstate`` in a traceback."""
+    import sqlite3
+
+    path = tmp_path / "held.sqlite3"
+    held_app = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{path}", "SECRET_KEY": "test",
+                           "SQLITE_BUSY_TIMEOUT_SECONDS": 0.1})
+    runner = held_app.test_cli_runner()
+    assert runner.invoke(args=["db", "upgrade"]).exit_code == 0
+    assert runner.invoke(args=["users", "create", "ada", "--password", "s3cret-passphrase"]).exit_code == 0
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # readers go on (WAL); every write waits
+    try:
+        busy = runner.invoke(args=[command, "abc", "--reason", "a reason", "--by", "ada"])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert busy.exit_code == 1 and busy.output == (
+        "Error: The database is busy; nothing was changed. Please try again in a moment.\n"), busy.output
+
+
 def test_a_command_the_database_refuses_to_write_for_says_so(tmp_path):
     """A database this host may read but not write (a file or folder mounted read-only, a standby server) ended
     every write in a traceback: it passed the checks that it opens and is migrated."""

@@ -83,11 +83,13 @@ def unusable_database() -> str | None:
 
 def database_problems_explained(callback):
     """``callback`` (a command's), ending in one line and exit 1, not a traceback, where the database fails it
-    (:func:`database_problem`)."""
+    (:func:`database_problem`) or stays busy past ``app.locks.retried``'s attempts."""
     @functools.wraps(callback)
     def run(*args, **kwargs):
         try:
             return callback(*args, **kwargs)
+        except DatabaseBusy as error:
+            raise click.ClickException(DatabaseBusy.description) from error
         except (peewee.DatabaseError, peewee.InterfaceError) as error:
             problem = database_problem(error)
             if problem is None:
