@@ -251,6 +251,30 @@ def test_a_server_answering_what_is_no_workload_is_reported(small_app, runner, m
         assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("refusal, message", [
+    ("RerunRejected", "Error: the database refused the results: result 1: a conflict (results saved to "),
+    ("DatabaseBusy", "Error: The database is busy; nothing was changed."),
+])
+def test_results_are_kept_when_this_database_cannot_record_them(small_app, runner, tmp_path, monkeypatch, refusal,
+                                                                 message):
+    """The results were measured, then lost where this database refused them or stayed busy (as where it is
+    read-only): as when a server refuses them, they are kept in a bundle to import later."""
+    from app.importers.kernelindex_rerun import RerunRejected
+    from app.locks import DatabaseBusy
+
+    def refuse(results):
+        raise RerunRejected("result 1: a conflict") if refusal == "RerunRejected" else DatabaseBusy()
+
+    monkeypatch.chdir(tmp_path)
+    original = source_run(small_app, kernel="multi_token_attention", implementation="torch", pass_="forward")
+    monkeypatch.setattr("app.importers.kernelindex_rerun.record_rerun_results", refuse)
+    result = runner.invoke(args=["rerun", original.id, *SMOKE, "--implementation", "torch"])
+    assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output, result.output
+    [unsent] = tmp_path.glob("kernelindex-unsent-*.jsonl")
+    assert json.loads(unsent.read_text())["rerunOf"] == original.id and f"results saved to {unsent.name}" in (
+        result.output.replace("./", ""))
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_results_are_kept_when_the_bundle_cannot_be_written(small_app, runner, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import click
+import peewee
 from flask.cli import with_appcontext
 
 from runners.discovery import get_registry
@@ -197,12 +198,18 @@ def append_bundle(path: str, results: list[RerunResult]) -> None:
 
 
 def record_locally(results: list[RerunResult]) -> None:
+    """Record ``results`` in this database; where it refuses them or cannot take them (busy, read-only, gone), keep
+    them in a bundle (:func:`saved_unsent`) before saying why."""
     from ..importers.kernelindex_rerun import RerunRejected, record_rerun_results
+    from ..locks import DatabaseBusy
 
     try:
         summary = record_rerun_results([result.as_document() for result in results])
     except RerunRejected as error:
-        raise click.ClickException(f"the database refused the results: {error}") from error
+        raise click.ClickException(f"the database refused the results: {error}" + saved_unsent(results)) from error
+    except (DatabaseBusy, peewee.DatabaseError, peewee.InterfaceError):  # the command's error line says why
+        progress("the results could not be recorded" + saved_unsent(results))
+        raise
     progress(f"recorded: {summary.line()}")
 
 
