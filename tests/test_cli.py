@@ -38,6 +38,23 @@ def test_db_upgrade_discovers_no_plugins(tmp_path):
     assert done.stdout.split() == ["False", "False"]
 
 
+def test_help_shows_no_markup(app, runner):
+    """A command's docstring is its --help, shown as written: ``flask import kernelindex --help`` showed the reST
+    backquotes round ``flask rerun --out``."""
+    from app.cli import COMMANDS
+
+    def paths(command, prefix=()):
+        yield [*prefix, command.name]
+        for sub in getattr(command, "commands", {}).values():
+            yield from paths(sub, (*prefix, command.name))
+
+    every = [path for command in COMMANDS for path in paths(command)]
+    assert ["import", "kernelindex"] in every and ["tokens", "revoke"] in every
+    for path in every:
+        shown = runner.invoke(args=[*path, "--help"])
+        assert shown.exit_code == 0 and "``" not in shown.output, (path, shown.output)
+
+
 def test_tokens_are_shown_once_and_stored_hashed(app, runner):
     created = runner.invoke(args=["tokens", "create", "h200-a"])
     token = created.output.strip()

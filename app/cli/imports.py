@@ -110,7 +110,7 @@ def import_liger_upstream():
                              "the operator importing a bundle vouches for it).")
 @one_import_at_a_time
 def import_kernelindex(bundles, host):
-    """Import KernelIndex rerun bundles (JSON lines written by ``flask rerun --out``)."""
+    """Import KernelIndex rerun bundles (JSON lines written by flask rerun --out); exits 1 if any was refused."""
     from ..importers.kernelindex_rerun import RerunRejected, read_bundle, record_rerun_results
     from ..importers.rerun_submission import Submission, host_problem
 
