@@ -53,6 +53,15 @@ def test_rerun_of_the_fna_reference_run_records_a_linked_rerun(small_app, runner
     assert rerun.details["correctness"]["passed"] and rerun.details["timing"]["trials"] == 2
 
 
+def test_a_run_named_twice_is_counted_and_measured_once(small_app, runner):
+    original = source_run(small_app, external_id=FNA_REFERENCE)
+    result = runner.invoke(args=["rerun", str(original.id), str(original.id), "--external-id", FNA_REFERENCE, *SMOKE,
+                                 "--implementation", "torch"])
+    assert result.exit_code == 0, result.output
+    assert "1 workload(s) from 1 run(s)" in result.output and "1 passed, 0 failed" in result.output
+    assert len(reruns(small_app)) == 1
+
+
 def test_an_external_id_a_speed_and_a_memory_row_share_reruns_the_speed_run(app, runner, tmp_path):
     """Liger publishes each workload's speed and memory at one timestamp, so both rows get one external id: the
     memory run was picked and refused ("measures memory")."""

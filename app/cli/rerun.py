@@ -71,6 +71,7 @@ def select_runs(run_ids, external_ids, kernels, passes) -> list[Run]:
         selected.extend(speed or runs)
     for kernel in kernels:
         selected.extend(family_runs(kernel, passes))
+    selected = list(dict.fromkeys(selected))  # a run named twice (by id and external id, say) is measured once
     for run in selected:
         if run.metric != METRIC:
             raise click.ClickException(f"run {run.id} measures {run.metric}; name the {METRIC} run of its workload "
@@ -313,6 +314,7 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, dtype, im
     too: comparators fail correctness checks); non-zero when the rerun cannot start or its results cannot be
     recorded.
     """
+    run_ids = tuple(dict.fromkeys(run_ids))  # --server counts and fetches them: each once
     if passes and not kernels:
         raise click.UsageError("--pass selects among --kernel runs; give --kernel too")
     if dtype and not (kernels and assignments):
