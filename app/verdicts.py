@@ -43,9 +43,10 @@ def stored_result(run: Run) -> dict:
     return {"correctness": details["correctness"], "workload": {"dtype": run.dtype}, "error": details.get("error")}
 
 
-def current_policy(trials: int) -> dict:
-    """The current policy as the CorrectnessPolicy document a rerun of ``trials`` trials would cite."""
-    return correctness_policy_document({"policy": policy_document(trials), "policyText": POLICY_TEXT})
+def current_policy(seeded_trials: int) -> dict:
+    """The current policy as the CorrectnessPolicy document a rerun of ``seeded_trials`` seeded trials would cite
+    (an fp32 rerun's record counts its precision trial too: the policy names the seeded ones)."""
+    return correctness_policy_document({"policy": policy_document(seeded_trials), "policyText": POLICY_TEXT})
 
 
 def rejudgeable(run_ids=(), kernels=()):
@@ -61,7 +62,8 @@ def rejudgeable(run_ids=(), kernels=()):
 def missing_figures(run: Run) -> str | None:
     """What a rerun's record lacks for ``rejudge`` (records from before the policy was versioned), or None."""
     correctness = (run.details or {}).get("correctness") or {}
-    wanted = {"policy version": (correctness.get("policy") or {}).get("version"),
+    policy = correctness.get("policy") or {}
+    wanted = {"policy version": policy.get("version"), "policy trials": policy.get("trials"),
               **{name: correctness.get(name) for name in ("outputErrors", "trials", "tf32")}}
     missing = [name for name, value in wanted.items() if value is None]
     return f"its correctness record lacks {', '.join(missing)}" if missing else None
@@ -78,7 +80,7 @@ def judged_under(run: Run, policy_digest: str) -> bool:
 def rejudge_run(run: Run) -> Verdict | None:
     """Judge one stored rerun under the current policy and store the verdict; None if judged under it already."""
     result = stored_result(run)
-    document = current_policy(result["correctness"]["trials"])
+    document = current_policy(result["correctness"]["policy"]["trials"])
     digest = document_digest(document)
     if judged_under(run, digest):
         return None

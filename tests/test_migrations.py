@@ -144,3 +144,27 @@ def test_012_records_the_invalidations_maintainers_made_before(small_app):
         assert [(d.run_id, d.action, d.reason, d.decided_by, d.decided_at) for d in InvalidationDecision.select()] == [
             (reported.id, "invalidated", stored.invalidated_reason, "alice", stored.invalidated_at)] == recorded
         assert Run.get_by_id(gamed_id).invalidated_at is not None and Run.get_by_id(honest_id).invalidated_at is None
+
+
+def test_013_drops_the_rejudgements_that_repeat_a_runs_own_version(app):
+    """``rejudge`` judged fp32 reruns again under the version they were judged under (their record counts the
+    precision trial); a re-judgement under a later version than the run's stays."""
+    import importlib
+
+    from app.models import Rejudgement
+    from app.verdicts import rejudge_run
+    from runners.correctness import POLICY, POLICY_TEXT, policy_document
+
+    from .test_verdicts import liger_fna_backward, record
+
+    current = liger_fna_backward()
+    current["correctness"] = {**current["correctness"], "policy": policy_document(2), "policyText": POLICY_TEXT}
+    current["observedAt"] = "2026-12-01T00:00:00Z"  # another measurement than the older one
+    older, judged_now = record(app, liger_fna_backward(), current)
+    migration = importlib.import_module("migrations.013_same_version_rejudgements")
+    with app.app_context():
+        assert rejudge_run(older) is not None
+        Rejudgement.create(run=judged_now, policy_version=POLICY.version, policy_digest="sha256:" + "0" * 64,
+                           status="passed", verdict={})  # as rejudge stored it before
+        migration.drop_repeated_verdicts(db.database)
+        assert [(r.run_id, r.policy_version) for r in Rejudgement.select()] == [(older.id, POLICY.version)]

@@ -55,7 +55,7 @@ def test_runs_judged_under_the_current_version_and_unreadable_records_are_left_a
     monkeypatch.setattr("app.importers.kernelindex_rerun.verdict_problem", lambda result: None)  # an older import
     old, _ = record(small_app, legacy, current)
     result = runner.invoke(args=["rejudge"])
-    assert f"{old.id}: not re-judged: its correctness record lacks policy version, outputErrors" in result.output
+    assert f"{old.id}: not re-judged: its correctness record lacks policy version, policy trials, outputErrors" in result.output
     assert "rejudged 0 rerun(s)" in result.output
     assert "1 already judged under it; 1 without the figures to judge" in result.output
     assert runner.invoke(args=["rejudge", "000000000000"]).exit_code == 1
@@ -128,3 +128,19 @@ def test_a_record_that_cannot_be_judged_is_reported_and_the_rest_judged(small_ap
     assert result.exit_code == 0, result.output
     assert f"{liger.id}: not re-judged: its correctness record cannot be judged (TypeError(" in result.output
     assert "rejudged 1 rerun(s)" in result.output
+
+
+def test_an_fp32_rerun_judged_under_the_current_version_is_not_judged_again(app, runner):
+    """An fp32 record counts the precision trial among its trials, one more than its policy's seeded trials: the
+    current policy rebuilt from the record's count had another digest, so every fresh fp32 rerun was re-judged
+    under the version it was judged under, and its page showed a second verdict."""
+    current = liger_fna_backward()
+    assert current["workload"]["dtype"] == "fp32"
+    current["correctness"] = {**current["correctness"], "policy": policy_document(2), "policyText": POLICY_TEXT,
+                              "trials": 3}
+    [run] = record(app, current)
+    result = runner.invoke(args=["rejudge", run.id])
+    assert result.exit_code == 0, result.output
+    assert "rejudged 0 rerun(s)" in result.output and "1 already judged under it" in result.output
+    with app.app_context():
+        assert not Rejudgement.select().where(Rejudgement.run == run.id).exists()
