@@ -8,6 +8,7 @@ stable JSON of ``/api/v1`` and feed the OpenAPI document. What readers post
 
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
+from runners import memory
 from runners.types import MATH_MODES
 
 from .manifests import API_VERSION
@@ -167,7 +168,7 @@ class RunFilterSchema(Schema):
     kernel = text_filter(Family.name.max_length)
     implementation = text_filter(Run.implementation.max_length)
     pass_ = text_filter(Run.pass_.max_length, data_key="pass")
-    metric = text_filter(Run.metric.max_length)
+    metric = fields.String(validate=validate.OneOf(("speed", memory.METRIC)))
     gpu = text_filter(Run.gpu.max_length)
     evidence = fields.String(validate=validate.OneOf(EVIDENCE_LEVELS))
     source = text_filter(Run.source.max_length)

@@ -48,7 +48,8 @@ def test_filter_by_external_id(imported, client):
     assert [i["id"] for i in body["items"]] == [run.id]
 
 
-@pytest.mark.parametrize("query", ["evidence=great", "page=0", "per_page=100000", "page=abc", "colour=blue"])
+@pytest.mark.parametrize("query", ["evidence=great", "metric=latency", "page=0", "per_page=100000", "page=abc",
+                                   "colour=blue"])
 def test_bad_filters_are_400_with_a_message(imported, client, query):
     response = client.get(f"/api/v1/runs?{query}")
     assert response.status_code == 400
