@@ -299,8 +299,8 @@ class ResultsRefused(ValueError):
 
 
 class ResultsNotYours(ValueError):
-    """Results from a worker that does not hold the running request, or already recorded apart from it: answered
-    409, nothing stored."""
+    """Results from a worker that does not hold the running request, already recorded apart from it, or another
+    measurement of a result the request recorded: answered 409, nothing stored."""
 
 
 def _part(document: dict, name: str) -> dict:
