@@ -44,6 +44,12 @@ def direction_control_in(text: str) -> str | None:
     return next((character for character in text if character in DIRECTION_CONTROLS), None)
 
 
+def surrogate_in(text: str) -> str | None:
+    """The first lone surrogate in ``text`` (how Python reads bytes that are not UTF-8 on a command line), or None:
+    no UTF-8 text holds one, and no database takes it."""
+    return next((character for character in text if "\ud800" <= character <= "\udfff"), None)
+
+
 class NotUtf8(ValueError):
     """Bytes from outside that are not UTF-8 text; the message says where."""
 

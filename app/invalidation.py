@@ -24,7 +24,7 @@ from runners.names import BLANKS
 from .comparison import rerank
 from .db import database
 from .importers.kernelindex_rerun import HARNESS, mark_replications
-from .inputs import control_character_in, describe, direction_control_in
+from .inputs import control_character_in, describe, direction_control_in, surrogate_in
 from .locks import lock_scopes, retried
 from .models import (INVALIDATED, KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, REINSTATED, InvalidationDecision, Run,
                      utcnow)
@@ -65,8 +65,8 @@ def checked_reason_and_decider(reason: str, by: str, asked: str) -> tuple[str, s
         if character:
             raise InvalidationRefused(f"remove the text-direction control {describe(character)}: it makes the "
                                       "text after it read as something else")
-        character = next((character for character in text if "\ud800" <= character <= "\udfff"), None)
-        if character:  # bytes that are not UTF-8 on the command line (``--reason $'\xff'``): no database takes it
+        character = surrogate_in(text)
+        if character:  # bytes that are not UTF-8 on the command line (``--reason $'\xff'``)
             raise InvalidationRefused(f"the text holds bytes that are not UTF-8 text ({describe(character)}): "
                                       "write it in UTF-8")
     return reason, by[:Run.invalidated_by.max_length]
