@@ -11,7 +11,7 @@ import torch
 from plugins.fused_neighborhood_attention import reference
 from plugins.fused_neighborhood_attention import triton_kernels
 
-from .kernel_support import backward_both, fresh_seed, relative_error
+from .kernel_support import backward_both, fresh_seed, relative_error, upstream_gradient
 
 pytestmark = pytest.mark.database_free
 
@@ -72,7 +72,7 @@ SATURATED_CHECKED = ("hidden_states", "q_weight", "q_bias", "k_weight")
 def saturated_gradients(function, dtype, seed: int, upcast: bool = False) -> dict:
     """The gradients of ``function`` (computed in float64 when ``upcast``) on a workload in ``dtype`` whose attention
     saturates: hidden states three times the workload's, and identity projections (exact in 16 bits), which leave
-    the attention the only rounding. The upstream gradient is ``backward_both``'s, rounded to ``dtype``."""
+    the attention the only rounding. The upstream gradient is ``backward_both``'s (:func:`upstream_gradient`)."""
     hidden = 16
     tensors = workload(9, hidden, dtype, True, seed)
     tensors["hidden_states"] = (tensors["hidden_states"].float() * 3).to(dtype)
@@ -81,8 +81,7 @@ def saturated_gradients(function, dtype, seed: int, upcast: bool = False) -> dic
         tensors[f"{part}_bias"] = torch.zeros(hidden, dtype=dtype)
     leaves = {name: (t.double() if upcast else t.clone()).requires_grad_(True) for name, t in tensors.items()}
     out = function(**leaves, **SATURATED_OPTIONS)
-    grad_out = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(dtype)
-    out.backward(grad_out.to(out.dtype))
+    out.backward(upstream_gradient(out.shape, dtype, seed).to(out.dtype))
     return {name: leaf.grad for name, leaf in leaves.items()}
 
 
