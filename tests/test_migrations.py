@@ -146,9 +146,10 @@ def test_012_records_the_invalidations_maintainers_made_before(small_app):
         assert Run.get_by_id(gamed_id).invalidated_at is not None and Run.get_by_id(honest_id).invalidated_at is None
 
 
-def test_013_drops_the_rejudgements_that_repeat_a_runs_own_version(app):
-    """``rejudge`` judged fp32 reruns again under the version they were judged under (their record counts the
-    precision trial); a re-judgement under a later version than the run's stays."""
+def test_013_drops_the_rejudgements_made_against_a_policy_of_the_wrong_trial_count(app):
+    """``rejudge`` rebuilt the policy from a record's trial count, which for fp32 counts the precision trial: it
+    judged such reruns again under the version they were judged under, and re-judged older ones citing a policy
+    no rerun cites. Both are dropped (the next rejudge redoes the latter); a sound re-judgement stays."""
     import importlib
 
     from app.models import Rejudgement
@@ -157,14 +158,18 @@ def test_013_drops_the_rejudgements_that_repeat_a_runs_own_version(app):
 
     from .test_verdicts import liger_fna_backward, record
 
-    current = liger_fna_backward()
-    current["correctness"] = {**current["correctness"], "policy": policy_document(2), "policyText": POLICY_TEXT}
-    current["observedAt"] = "2026-12-01T00:00:00Z"  # another measurement than the older one
-    older, judged_now = record(app, liger_fna_backward(), current)
-    migration = importlib.import_module("migrations.013_same_version_rejudgements")
+    current = liger_fna_backward()  # each another measurement (observedAt) than the older one
+    current.update(observedAt="2026-12-01T00:00:00Z", correctness={
+        **current["correctness"], "policy": policy_document(2), "policyText": POLICY_TEXT})
+    miscounted = liger_fna_backward()
+    miscounted.update(observedAt="2026-12-02T00:00:00Z", correctness={**miscounted["correctness"], "trials": 4})
+    older, judged_now, miscounted = record(app, liger_fna_backward(), current, miscounted)
+    migration = importlib.import_module("migrations.013_misjudged_rejudgements")
     with app.app_context():
         assert rejudge_run(older) is not None
-        Rejudgement.create(run=judged_now, policy_version=POLICY.version, policy_digest="sha256:" + "0" * 64,
-                           status="passed", verdict={})  # as rejudge stored it before
-        migration.drop_repeated_verdicts(db.database)
+        for run in (judged_now, miscounted):  # as rejudge stored them before
+            Rejudgement.create(run=run, policy_version=POLICY.version, policy_digest=f"sha256:{run.id:0>64}",
+                               status="failed", verdict={})
+        migration.drop_misjudged_verdicts(db.database)
         assert [(r.run_id, r.policy_version) for r in Rejudgement.select()] == [(older.id, POLICY.version)]
+        assert rejudge_run(judged_now) is None and rejudge_run(miscounted) is not None
