@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from urllib.parse import unquote_to_bytes
 
 from flask import request
-from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
+from werkzeug.exceptions import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
 from werkzeug.formparser import MultiPartParser
 from werkzeug.routing import IntegerConverter
 from werkzeug.sansio.multipart import Data, Epilogue, Field, File, MultipartDecoder, NeedData
@@ -78,6 +78,15 @@ def whole_body() -> bytes:
             and len(body) >= request.max_content_length:
         raise RequestEntityTooLarge()
     return body
+
+
+def refuse_body_not_form() -> None:
+    """A 415 for a post whose body is of another type than a form (JSON, plain text): its fields would read as none,
+    and a JSON client's note was answered "Choose a note or a reproduction", its sign-in "wrong password", as if it had
+    sent an empty form. A post with no body (a button's) has no type and passes."""
+    if request.mimetype and request.mimetype not in (URLENCODED_FORM, MULTIPART_FORM):
+        raise UnsupportedMediaType(description=f"Nothing was saved: send the post as a form ({URLENCODED_FORM} or "
+                                               f"{MULTIPART_FORM}), not {request.mimetype[:80]!r}.")
 
 
 def refuse_form_not_utf8() -> None:

@@ -46,7 +46,7 @@ from werkzeug.exceptions import BadRequest, RequestEntityTooLarge, SecurityError
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from .db import DATABASE_SCHEMES, database
-from .inputs import refuse_form_not_utf8, refuse_repeated_fields
+from .inputs import refuse_body_not_form, refuse_form_not_utf8, refuse_repeated_fields
 from .models import SignInAttempt, utcnow
 
 CSRF_SESSION_KEY = "_csrf_token"
@@ -249,9 +249,10 @@ def check_csrf():
 
 
 def read_form():
-    """The posted form, read once here so that an oversized body is a clear 413, and one that is not UTF-8 text or
-    sends a field twice a clear 400 (:mod:`app.inputs`), before anything else."""
+    """The posted form, read once here so that an oversized body is a clear 413, one that is not a form a clear 415,
+    and one that is not UTF-8 text or sends a field twice a clear 400 (:mod:`app.inputs`), before anything else."""
     try:
+        refuse_body_not_form()
         refuse_form_not_utf8()
         refuse_repeated_fields(request.form)
         return request.form

@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from app.models import RerunRequest, SignInAttempt
 from app.pages.pagination import MAX_PAGE
 
 from .pages_support import HTMX, TOKEN, counts, reference_run, with_token
@@ -210,3 +211,22 @@ def test_a_sign_in_form_that_is_not_utf8_text_is_refused(small_app, client):
     client.get("/maintainers/sign-in")
     response = client.post("/maintainers/sign-in", data=b"username=alic%E9&password=x", content_type=URLENCODED)
     assert response.status_code == 400 and "is not UTF-8 text" in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("path", ["/maintainers/sign-in", "/reruns", "/maintainers/runs/{run}/invalidate",
+                                  "/runs/{run}/attestations"])
+def test_a_form_post_whose_body_is_not_a_form_is_415_before_anything_else(small_app, client, path, runner):
+    """Every page's form post, not only a note's: a JSON sign-in with the right password was answered "wrong
+    password" (its fields read as none) and counted as a failed attempt."""
+    assert runner.invoke(args=["users", "create", "alice", "--password", "correct horse battery staple"]).exit_code == 0
+    url = path.format(run=reference_run(small_app).id)
+    with_token(client)
+    body = '{"username": "alice", "password": "correct horse battery staple", "kind": "note", "body": "x"}'
+    refused = client.post(url, data=body, content_type="application/json",
+                          headers={"X-CSRFToken": TOKEN, "Accept": "application/json"})
+    assert refused.status_code == 415, (url, refused.get_data(as_text=True)[:300])
+    assert "send the post as a form" in refused.get_json()["error"] and "'application/json'" in refused.get_json()["error"]
+    with small_app.app_context():
+        assert SignInAttempt.select().count() == 0 and RerunRequest.select().count() == 0
+    assert counts(small_app) == (0, 0)
+    assert client.get("/maintainers/").status_code == 302  # not signed in

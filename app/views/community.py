@@ -25,12 +25,11 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import NamedTuple
 
-from flask import Blueprint, abort, current_app, g, jsonify, make_response, redirect, render_template, request
+from flask import Blueprint, current_app, g, jsonify, make_response, redirect, render_template, request
 from marshmallow import ValidationError
 
 from .. import formatting
 from ..db import database
-from ..inputs import MULTIPART_FORM, URLENCODED_FORM
 from ..locks import lock_run_posts
 from ..models import Attestation, IssueReport, Run, utcnow
 from ..pages.community import (ATTESTATIONS_TARGET, REFUSAL_STATUSES, REPORT_TARGET, attestation_section,
@@ -42,15 +41,6 @@ from ..security import rate_limit
 from .render import FRAGMENT_CHOICE, error_headers, error_response, is_htmx, refusal_fragment, wants_json
 
 community = Blueprint("community", __name__)
-
-
-@community.before_request
-def refuse_bodies_not_forms():
-    """A post is the run page's form: a body of another type (JSON, plain text) is a 415 saying so. Its fields read as
-    none, so a JSON client's note was answered 422 "Choose a note or a reproduction", as if it had sent no kind."""
-    if request.method == "POST" and request.mimetype and request.mimetype not in (URLENCODED_FORM, MULTIPART_FORM):
-        abort(415, description=f"Nothing was saved: send the post as a form ({URLENCODED_FORM} or {MULTIPART_FORM}), "
-                               f"not {request.mimetype[:80]!r}.")
 
 
 # --- answering -------------------------------------------------------------------------------------
