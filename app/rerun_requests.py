@@ -340,8 +340,8 @@ def record_results(request: RerunRequest, workload_index: int, results: list, wo
     names one), each implementation once; return the run ids created.
 
     A result whose key is recorded already is checked as any other (a bad one refused) and must be the very
-    result recorded: a delivery again stores nothing. Two deliveries racing each other collide on the key's
-    unique index and the later one stores nothing.
+    result recorded (that run, not any stored one): a delivery again stores nothing. Two deliveries racing each
+    other collide on the key's unique index and the later one stores nothing.
     """
     from .importers.kernelindex_rerun import record_rerun_results
 
@@ -361,21 +361,22 @@ def record_results(request: RerunRequest, workload_index: int, results: list, wo
                                                & holding(worker_name, host)).exists():
                 raise ResultsNotYours(f"worker {worker_name} does not hold request {request.id} (only the worker "
                                       "running a request records its results)")
-            done = set(recorded_keys(request))
+            done = {result.key: result.run.identity_key
+                    for result in request.results.join(Run).select(RerunRequestResult.key, Run.identity_key)}
             for result in results:
                 implementation = result.get("implementation")
                 name = implementation.get("name") if isinstance(implementation, dict) else None
                 key = idempotency_key(workload_index, str(name), str(result.get("metric", METRIC)))
                 summary = record_rerun_results([result], submission=submission)
                 if key in done:  # a delivery again: the very result recorded, or refused as the importer would
-                    if summary.created:
+                    if summary.identity_keys[0] != done[key]:
                         raise ResultsNotYours(f"the request's {name} result was recorded already; this one is "
                                               "another measurement")
                     continue
                 if not summary.created:
                     raise ResultsNotYours(f"the {name} result was recorded already, apart from request {request.id}")
                 RerunRequestResult.create(request=request, key=key, run=summary.created[0])
-                done.add(key)
+                done[key] = summary.identity_keys[0]
                 created.extend(summary.created)
     except peewee.IntegrityError:  # another delivery recorded them first
         return []

@@ -216,6 +216,11 @@ def test_a_result_delivered_twice_is_recorded_once(queue_app, client, asker, run
         answer = client.post(f"/api/v1/rerun-requests/{request_id}/results",
                              json={**body, "results": [{**result, **changed}]}, headers=bearer(host))
         assert answer.status_code == status and said in answer.json["error"], answer.json
+    elsewhere = {**result, "observedAt": stamp(-10)}  # another measurement, stored apart from the request first
+    assert client.post("/api/v1/reruns", json=[elsewhere], headers=bearer(host)).status_code == 201
+    answer = client.post(f"/api/v1/rerun-requests/{request_id}/results", json={**body, "results": [elsewhere]},
+                         headers=bearer(host))
+    assert answer.status_code == 409 and "another measurement" in answer.json["error"], answer.json
     wrong = client.post(f"/api/v1/rerun-requests/{request_id}/results", json={**body, "workload": 3},
                         headers=bearer(host))
     assert wrong.status_code == 400 and "no workload 3" in wrong.json["error"]
@@ -225,7 +230,7 @@ def test_a_result_delivered_twice_is_recorded_once(queue_app, client, asker, run
     shown = client.get(f"/api/v1/rerun-requests/{request_id}").json
     assert shown["status"] == "done" and shown["result_runs"] == first.json["created"]
     with queue_app.app_context():
-        assert Run.select().where(Run.source == "kernelindex").count() == 1
+        assert Run.select().where(Run.source == "kernelindex").count() == 2  # the request's and the one apart
 
 
 def test_cancelling_a_running_request_takes_it_from_its_worker(queue_app, client, asker, runner):

@@ -63,6 +63,7 @@ class RecordSummary:
     created: list = field(default_factory=list)
     unchanged: int = 0
     replicated: int = 0
+    identity_keys: list = field(default_factory=list)  # each result's, in order: which stored run it is
 
     def line(self) -> str:
         return f"created {len(self.created)}, unchanged {self.unchanged}, replicated {self.replicated}"
@@ -302,6 +303,7 @@ def record_rerun_results(results: list, families: dict | None = None,
         except InvalidDocument as error:
             raise RerunRejected(f"a document built from the results is invalid: {error}") from error
         summary.created, summary.unchanged = stored.created, stored.unchanged
+        summary.identity_keys = [run.identity_key for run in prepared]
         summary.replicated = mark_replications({run.fields["workload_key"] for run in prepared})
     return summary
 
