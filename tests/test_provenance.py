@@ -4,7 +4,7 @@ import shutil
 
 from app import upstream
 from app.importers import ImportFailed, liger_csv
-from app.models import Run
+from app.models import Run, SourceFile
 
 from .conftest import DATA, import_csv
 from .pages_support import text_of
@@ -24,6 +24,39 @@ def test_published_is_the_upstream_commit_date_of_the_file_not_the_import_date(a
     home = client.get("/").get_data(as_text=True)
     assert str(tmp_path) not in home
     assert "at a53675dd (2025-06-05)" in text_of(home).replace("\n", " ")
+
+
+def test_a_commit_given_again_for_a_file_recorded_without_one_is_recorded(app, runner, client, tmp_path):
+    history_file = tmp_path / "2025-06-05_a53675dd.csv"
+    shutil.copy(DATA / "liger_small.csv", history_file)
+    import_csv(runner, history_file)
+    again = runner.invoke(args=["import", "liger", str(history_file), "--commit", HISTORY_COMMIT])
+    assert again.exit_code == 0, again.output
+    assert "created 0, unchanged 9" in again.output
+    assert f"commit {HISTORY_COMMIT[:12]} recorded for the file, imported before without one" in again.output
+    with app.app_context():
+        assert SourceFile.get().commit == HISTORY_COMMIT
+        run = Run.select().first()
+    assert client.get(f"/runs/{run.id}.json").get_json()["footer"]["published"] == "2025-06-05"
+
+
+def test_a_commit_not_recorded_is_said(app, runner, tmp_path):
+    """A file keeps the commit it was recorded at; one that brought no new run has no record to take one."""
+    small = str(DATA / "liger_small.csv")
+    import_csv(runner, small)
+    assert runner.invoke(args=["import", "liger", small, "--commit", HISTORY_COMMIT]).exit_code == 0
+    other_commit = runner.invoke(args=["import", "liger", small, "--commit", "fedcba9876"])
+    reordered = tmp_path / "reordered.csv"
+    header, *rows = (DATA / "liger_small.csv").read_text().splitlines(keepends=True)
+    reordered.write_text(header + "".join(reversed(rows)))
+    no_new_run = runner.invoke(args=["import", "liger", str(reordered), "--commit", "fedcba9876"])
+    assert other_commit.exit_code == 0 and no_new_run.exit_code == 0, other_commit.output + no_new_run.output
+    assert (f"commit fedcba9876 not recorded: the file was recorded at commit {HISTORY_COMMIT[:12]}, which it keeps"
+            in other_commit.output)
+    assert "created 0, unchanged 9" in no_new_run.output
+    assert "commit fedcba9876 not recorded: the file brought no new run" in no_new_run.output
+    with app.app_context():
+        assert [source.commit for source in SourceFile.select()] == [HISTORY_COMMIT]
 
 
 def test_without_a_known_commit_published_is_the_observed_day(small_app, client):

@@ -63,7 +63,8 @@ def report_rejected(rows):
 @import_cli.command("liger")
 @click.argument("locations", nargs=-1, required=True)
 @click.option("--commit", callback=checked_commit,
-              help="Upstream commit the file was taken from (read from a SOURCE.md beside it if absent).")
+              help="Upstream commit the file was taken from (read from a SOURCE.md beside it if absent); a file "
+                   "imported before without one is given it, and a commit not recorded is said.")
 @one_import_at_a_time
 def import_liger(locations, commit):
     """Import Liger-Kernel benchmark CSVs (paths, folders or URLs); exits 1 if any file imported nothing."""

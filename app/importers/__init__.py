@@ -34,10 +34,12 @@ class ImportSummary:
     unchanged: int = 0
     superseded: int = 0
     rejected: list[RejectedRow] = field(default_factory=list)
+    commit_note: str = ""  # what became of the file's commit where it was not recorded as a new file's is
 
     def line(self) -> str:
         return (f"{self.location}: read {self.read}, created {self.created}, unchanged {self.unchanged}, "
-                f"superseded {self.superseded}, rejected {len(self.rejected)}")
+                f"superseded {self.superseded}, rejected {len(self.rejected)}"
+                + (f"; {self.commit_note}" if self.commit_note else ""))
 
 
 MAX_IMPORT_BYTES = 256 * 1024 * 1024

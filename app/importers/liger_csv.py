@@ -405,25 +405,49 @@ def import_file(location: str, *, families: dict, commit: str | None = None, tim
     rejected.sort(key=lambda r: r.line)
     if len(rejected) == read:
         raise ImportFailed("every row was rejected" if read else "the file has no rows, only a header", rejected)
-    stored = store_file(prepared, location, data, read, commit) if prepared else StoreSummary()
+    stored, summary.commit_note = store_file(prepared, location, data, read, commit)
     summary.created, summary.superseded = len(stored.created), stored.superseded
     summary.unchanged = read - len(rejected) - len(stored.created)
     return summary
 
 
-def store_file(prepared: list, location: str, data: bytes, read: int, commit: str | None) -> StoreSummary:
-    """Store the prepared runs and the record of the file they came from, in one transaction."""
+def store_file(prepared: list, location: str, data: bytes, read: int, commit: str | None) -> tuple[StoreSummary, str]:
+    """Store the prepared runs and the record of the file they came from, in one transaction, with the file's
+    upstream commit (``commit``, else its SOURCE.md's); also what became of that commit where the record did not take
+    it as a new file's would (:func:`record_late_commit`), else ``""``. A file that brings no new run is not recorded,
+    so a commit given for it is not either, and the note says so (one read from SOURCE.md goes unsaid: most history
+    files repeat rows of the files before them)."""
     sha256 = sha256_hex(data)
+    provenance = upstream_provenance(location, sha256)
     with database.atomic():
         source_file = SourceFile.get_or_none(SourceFile.sha256 == sha256, SourceFile.source == SOURCE)
+        if source_file is None and not prepared:
+            return StoreSummary(), (f"commit {commit[:12]} not recorded: the file brought no new run (its rows are "
+                                    "runs of files imported before, which keep their own)" if commit else "")
+        commit = commit or provenance.get("commit")
+        commit_note = ""
         if source_file is None:
-            provenance = upstream_provenance(location, sha256)
             source_file = SourceFile.create(
                 source=SOURCE, location=location, repository=REPOSITORY, license=LICENSE, sha256=sha256,
-                bytes=len(data), rows_read=read, commit=commit or provenance.get("commit"),
-                upstream_path=provenance.get("upstream_path"))
-        stored = store_runs(prepared, source_file=source_file)
+                bytes=len(data), rows_read=read, commit=commit, upstream_path=provenance.get("upstream_path"))
+        elif commit:
+            commit_note = record_late_commit(source_file, commit, provenance.get("upstream_path"))
+        stored = store_runs(prepared, source_file=source_file) if prepared else StoreSummary()
         if stored.created:
             SourceFile.update(runs_created=SourceFile.runs_created + len(stored.created)).where(
                 SourceFile.id == source_file.id).execute()
-    return stored
+    return stored, commit_note
+
+
+def record_late_commit(source_file: SourceFile, commit: str, upstream_path: str | None) -> str:
+    """Give the commit to a file recorded before without one (its runs' pages then date them by it), or say why not:
+    a file keeps the commit it was recorded at, as the same bytes may be at many commits. ``""`` where the record
+    holds this commit already."""
+    if source_file.commit is None:
+        SourceFile.update(commit=commit, upstream_path=source_file.upstream_path or upstream_path).where(
+            SourceFile.id == source_file.id).execute()
+        return f"commit {commit[:12]} recorded for the file, imported before without one"
+    if source_file.commit.startswith(commit):
+        return ""
+    return (f"commit {commit[:12]} not recorded: the file was recorded at commit {source_file.commit[:12]}, "
+            "which it keeps")
