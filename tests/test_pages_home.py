@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from markupsafe import escape
 
 from app.importers.kernelindex_rerun import record_rerun_results
 
@@ -134,10 +135,14 @@ def test_search_orders_ties_the_same_whether_few_or_many_combinations_match(smal
                                             ("q=x&page=a", "page must be a whole number"),
                                             ("q=" + "x" * 201, "longer than 200"),
                                             ("q=nvidia&page=2", "page 2 is past the last page (1)"),
-                                            ("q=liger&page=9999", "page 9999 is past the last page (1)")])
+                                            ("q=liger&page=9999", "page 9999 is past the last page (1)"),
+                                            # a misspelt argument was ignored: page 1 of everything, or no search
+                                            ("q=liger&pgae=2", "unknown query argument 'pgae': the search takes q and "
+                                                               "page"),
+                                            ("query=liger", "unknown query argument 'query'")])
 def test_bad_search_input_is_400(small_app, client, query, message):
     response = client.get("/search?" + query)
-    assert response.status_code == 400 and message in response.get_data(as_text=True)
+    assert response.status_code == 400 and escape(message) in response.get_data(as_text=True)
     assert message in client.get("/search.json?" + query).get_json()["error"]
 
 

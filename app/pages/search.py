@@ -28,14 +28,22 @@ def result_row(run: Run) -> dict:
     }
 
 
-def search_page(q: str, page_text) -> dict:
-    """The matches of ``q`` and page ``page_text`` of their runs, newest first; BadSearch or BadPage (a page past the
-    last one too) when the page cannot show them."""
-    q = " ".join(q.split())  # as it is searched: its address, title and count say no more than its words
+SEARCH_ARGUMENTS = ("q", "page")
+
+
+def search_page(args: dict) -> dict:
+    """The matches of the query's ``q`` and its ``page`` of their runs, newest first; BadSearch or BadPage (a page past
+    the last one too) when the page cannot show them. Another argument is refused, as the family table and
+    ``/reruns`` refuse a filter they do not know: ``?query=`` or ``?pgae=2`` was answered as if it were not there."""
+    unknown = sorted(set(args) - set(SEARCH_ARGUMENTS))
+    if unknown:
+        raise BadSearch(f"unknown query argument {unknown[0][:40]!r}: "
+                        f"the search takes {' and '.join(SEARCH_ARGUMENTS)}")
+    q = " ".join(args.get("q", "").split())  # as searched: its address, title and count say no more than its words
     if len(q) > search.MAX_QUERY:
         raise BadSearch(f"the search is longer than {search.MAX_QUERY} characters")
     matches = search.search(q)
-    page = Pagination(page_number(page_text), current_app.config["SEARCH_PAGE_SIZE"], matches.total)
+    page = Pagination(page_number(args.get("page")), current_app.config["SEARCH_PAGE_SIZE"], matches.total)
     page.refuse_past_last()
     return {
         "q": q,

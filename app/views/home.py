@@ -27,7 +27,7 @@ def home_page_json():
 @home.get("/search")
 def search_page():
     try:
-        context = search_context(request.args.get("q", ""), request.args.get("page"))
+        context = search_context(request.args.to_dict())
     except (BadSearch, BadPage) as error:
         abort(400, description=str(error))
     return respond("home/search.html", context, fragment="partials/_search_results.html",
