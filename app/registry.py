@@ -45,7 +45,9 @@ def short_id(digest: str) -> str:
     return digest.split(":", 1)[1][:12]
 
 
-def _chunks(items, size=CHUNK):
+def chunks(items, size=CHUNK):
+    """``items`` in lists of ``size``: a statement per list stays under the parameters one statement may bind
+    (65,535 on PostgreSQL; 32,766 on SQLite as built by default)."""
     items = list(items)
     for start in range(0, len(items), size):
         yield items[start:start + size]
@@ -53,7 +55,7 @@ def _chunks(items, size=CHUNK):
 
 def _existing(column, values) -> set:
     found = set()
-    for chunk in _chunks(values, 500):
+    for chunk in chunks(values, 500):
         found.update(value for (value,) in column.model.select(column).where(column.in_(chunk)).tuples())
     return found
 
@@ -61,7 +63,7 @@ def _existing(column, values) -> set:
 def stored_figures(keys) -> dict:
     """``identity key -> (run id, median, p20, p80)`` of those of these identity keys stored already."""
     found = {}
-    for chunk in _chunks(keys, 500):
+    for chunk in chunks(keys, 500):
         query = Run.select(Run.identity_key, Run.id, Run.median, Run.p20, Run.p80).where(Run.identity_key.in_(chunk))
         found.update((key, tuple(figures)) for key, *figures in query.tuples())
     return found
@@ -103,7 +105,7 @@ def store_runs(prepared: list[PreparedRun], source_file=None) -> StoreSummary:
                 **{f"{kind}_digest": run.digests[kind]
                    for kind in ("protocol", "workload", "environment", "implementation")},
             })
-        for chunk in _chunks(rows):
+        for chunk in chunks(rows):
             Run.insert_many(chunk).execute()
         summary.created = [row["id"] for row in rows]
 
@@ -128,7 +130,7 @@ def _insert_missing_documents(runs):
             raise InvalidDocument(f"{document['kind']} {digest}: {errors}")
     rows = [{"digest": digest, "kind": document["kind"], "document": document}
             for digest, document in sorted(documents.items()) if digest not in present]
-    for chunk in _chunks(rows):
+    for chunk in chunks(rows):
         Manifest.insert_many(chunk).on_conflict_ignore().execute()
 
 
@@ -136,7 +138,7 @@ def _insert_missing(model, rows_by_key):
     """Insert the rows whose keys are not stored; one a concurrent writer has just stored is skipped."""
     present = _existing(model._meta.primary_key, rows_by_key)
     rows = [row for key, row in sorted(rows_by_key.items()) if key not in present]
-    for chunk in _chunks(rows):
+    for chunk in chunks(rows):
         model.insert_many(chunk).on_conflict_ignore().execute()
 
 
@@ -149,7 +151,7 @@ def _link_supersessions(measurement_keys, touched_groups) -> int:
     """
     changed = 0
     history = {}
-    for chunk in _chunks(measurement_keys, 500):
+    for chunk in chunks(measurement_keys, 500):
         query = (Run.select(Run.id, Run.measurement_key, Run.observed_at, Run.superseded_by, Run.comparison_key)
                  .where(Run.measurement_key.in_(chunk)))
         for run in query:

@@ -20,6 +20,7 @@ from .db import database
 from .importers.kernelindex_rerun import policy_document as correctness_policy_document
 from .manifests import document_digest
 from .models import KERNELINDEX_SOURCE, Manifest, Rejudgement, Run
+from .registry import chunks
 
 
 @dataclass
@@ -49,14 +50,16 @@ def current_policy(seeded_trials: int) -> dict:
     return correctness_policy_document({"policy": policy_document(seeded_trials), "policyText": POLICY_TEXT})
 
 
-def rejudgeable(run_ids=(), kernels=()):
-    """Stored reruns (all, or those named), oldest first."""
+def rejudgeable(run_ids=(), kernels=()) -> list[Run]:
+    """Stored reruns (all, or those named), oldest first; those named are read 500 ids a statement (:func:`chunks`),
+    as a command line may name more than a statement may bind."""
     query = Run.select().where((Run.source == KERNELINDEX_SOURCE) & Run.details.is_null(False))
-    if run_ids:
-        query = query.where(Run.id.in_(list(run_ids)))
     if kernels:
-        query = query.where(Run.kernel.in_(list(kernels)))
-    return query.order_by(Run.observed_at, Run.id)
+        query = query.where(Run.kernel.in_(sorted(set(kernels))))
+    if not run_ids:
+        return list(query.order_by(Run.observed_at, Run.id))
+    named = [run for chunk in chunks(set(run_ids), 500) for run in query.where(Run.id.in_(chunk))]
+    return sorted(named, key=lambda run: (run.observed_at, run.id))
 
 
 def missing_figures(run: Run) -> str | None:

@@ -1,16 +1,21 @@
 """Re-judging stored reruns without a GPU (``flask rejudge``), and what the run page says of both verdicts."""
 
 import json
+import sqlite3
 from pathlib import Path
 
+from app import db
 from app.importers.kernelindex_rerun import record_rerun_results
 from app.models import Manifest, Rejudgement, Run
+from app.verdicts import rejudgeable
 from runners.correctness import POLICY_TEXT, policy_document
 
+from .conftest import POSTGRES
 from .factories import rerun_result
 from .pages_support import in_order, reference_run, text_of
 
 FNA_BUNDLE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "h200" / "h200-fna-backward-full.jsonl"
+POSTGRESQL_MOST_PARAMETERS = 65_535  # a statement's bound parameters
 
 
 def liger_fna_backward() -> dict:
@@ -72,6 +77,17 @@ def test_runs_named_to_rejudge_that_it_cannot_judge_say_why(small_app, runner):
     for arguments, reason in cases.items():
         refused = runner.invoke(args=["rejudge", *arguments])
         assert refused.exit_code == 1 and f"Error: not rejudged: {reason}" in refused.output, refused.output
+
+
+def test_more_runs_named_than_a_statement_may_bind_are_found_oldest_first(app):
+    """``flask rejudge RUN_ID...`` may name more runs than PostgreSQL binds in one statement; SQLite is held to
+    PostgreSQL's limit here (its own default is 32,766, but builds raise it)."""
+    first, later = record(app, liger_fna_backward(), {**liger_fna_backward(), "observedAt": "2026-12-01T23:59:59Z"})
+    named = [later.id, *(f"{n:012x}" for n in range(POSTGRESQL_MOST_PARAMETERS)), first.id]
+    with app.app_context():
+        if not POSTGRES:
+            db.database.connection().setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, POSTGRESQL_MOST_PARAMETERS)
+        assert [run.id for run in rejudgeable(named)] == [first.id, later.id]
 
 
 def test_the_run_page_shows_both_verdicts(app, runner, client):

@@ -40,7 +40,7 @@ def rejudge_command(run_ids, kernels):
     unknown = [kernel for kernel in kernels if Family.get_or_none(Family.name == kernel) is None]
     if unknown:
         raise click.ClickException(f"no family named {', '.join(map(repr, unknown))} here")
-    runs = list(rejudgeable(run_ids, kernels))
+    runs = rejudgeable(run_ids, kernels)
     missing = set(run_ids) - {run.id for run in runs}
     if missing:
         raise click.ClickException("not rejudged: " + "; ".join(why_not_rejudgeable(run_id, kernels)
