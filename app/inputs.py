@@ -12,7 +12,8 @@ a web server's) are put on one line (:func:`one_line`).
 
 Text arrives as UTF-8 (:func:`utf8_text`): a posted form or JSON body holding bytes no
 UTF-8 text has is a 400 saying so, never stored as Werkzeug would read it (``%E9``, or
-U+FFFD in a multipart field).
+U+FFFD in a multipart field); so is an address whose path or query holds them, never
+answered as Werkzeug reads it (``?q=%E9`` searched ``%E9``; a raw byte in the query was a 500).
 """
 
 import codecs
@@ -160,10 +161,32 @@ def describe(character: str) -> str:
     return f"U+{ord(character):04X}"
 
 
+SEND_UTF8_ADDRESS = "percent-encode UTF-8 text, as a browser does"
+
+
+def refuse_address_not_utf8() -> None:
+    """A 400 for a path or query argument, percent-decoded, that is not UTF-8 text: Werkzeug reads such bytes as
+    U+FFFD in the path and keeps their escapes in the query (``%E9``), and a raw one in the query makes its reading
+    of the arguments raise (a 500)."""
+    path = request.environ.get("PATH_INFO", "").encode("latin-1")  # WSGI's path: its bytes as Latin-1 text
+    for where, data in (("path", path), ("query", request.query_string)):
+        try:
+            utf8_text(data)
+        except NotUtf8 as error:
+            raise BadRequest(description=f"the {where} is {error}; {SEND_UTF8_ADDRESS}") from error
+    for name, data, encoding in _urlencoded_fields(request.query_string.decode()):
+        try:
+            data.decode(encoding)
+        except UnicodeDecodeError as error:
+            raise BadRequest(description=f"the query argument {name[:40]!r} is not UTF-8 text ({error.reason}); "
+                                         f"{SEND_UTF8_ADDRESS}") from error
+
+
 def refuse_unreadable_queries():
-    """``before_request``: a 400 for a path or query argument holding a control character, or for a query argument
-    given more than once (no page's link or form repeats one: taking the first value would drop the others
-    without a word)."""
+    """``before_request``: a 400 for a path or query argument that is not UTF-8 text or holds a control character,
+    or for a query argument given more than once (no page's link or form repeats one: taking the first value would
+    drop the others without a word)."""
+    refuse_address_not_utf8()
     for where, text in (("address", request.path),
                         *((f"query argument {name[:40]!r}", f"{name}{value}")
                           for name, value in request.args.items(multi=True))):

@@ -35,8 +35,9 @@ def _error(description: str) -> dict:
     return _json(schemas.ErrorSchema, description)
 
 
-# Any path or query argument with a control character is refused before routing (``app.inputs``).
-REFUSED = "A malformed filter or query, or a control character in the address."
+# Any path or query argument that is not UTF-8 text or holds a control character is refused before routing
+# (``app.inputs``).
+REFUSED = "A malformed filter or query, or a control character or bytes that are not UTF-8 text in the address."
 
 
 def _answers(ok: dict, not_found: str | None = None) -> dict:

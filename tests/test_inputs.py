@@ -65,6 +65,37 @@ def test_a_query_argument_given_twice_is_refused(small_app, client, url):
     assert client.get(url.split("&")[0], headers={"Accept": "application/json"}).status_code == 200
 
 
+@pytest.mark.parametrize("url, message", [
+    ("/search.json?q=caf%E9", "the query argument 'q' is not UTF-8 text (unexpected end of data)"),  # searched '%E9'
+    ("/api/v1/runs?gpu=H100%FF", "the query argument 'gpu' is not UTF-8 text (invalid start byte)"),
+    ("/reruns.json?caf%E9=1", "the query argument 'caf\ufffd' is not UTF-8 text"),
+])
+def test_a_query_argument_that_is_not_utf8_text_is_refused(small_app, client, url, message):
+    response = client.get(url)
+    assert response.status_code == 400 and message in response.get_json()["error"], response.get_json()
+    assert response.get_json()["error"].endswith("; percent-encode UTF-8 text, as a browser does")
+
+
+@pytest.mark.parametrize("path, message", [
+    ("/families/caf\xe9.json", "the path is not UTF-8 text (invalid continuation byte at byte 13)"),
+    ("/runs/\xed\xa0\x80.json", "the path is not UTF-8 text (invalid continuation byte at byte 6)"),  # a surrogate
+])
+def test_a_path_that_is_not_utf8_text_is_refused(small_app, client, path, message):
+    """A server passes the path percent-decoded (``/families/caf%E9.json`` as these bytes), which Werkzeug read as
+    U+FFFD: "no kernel family named 'caf\ufffd'"."""
+    response = client.get("/", environ_overrides={"PATH_INFO": path})
+    assert response.status_code == 400 and message in response.get_json()["error"], response.get_json()
+
+
+@pytest.mark.parametrize("method", ["get", "post", "options"])
+def test_a_raw_byte_in_the_query_that_is_not_utf8_is_a_400_not_a_500(small_app, client, method):
+    """Werkzeug's reading of the query raised UnicodeDecodeError on it, a 500 before authentication too, wherever the
+    WSGI server passes the byte on (gunicorn 27 refuses it itself, Werkzeug's development server reads it as Latin-1)."""
+    response = getattr(client, method)("/api/v1/reruns", environ_overrides={"QUERY_STRING": "q=caf\xe9"})
+    assert response.status_code == 400
+    assert response.get_json()["error"].startswith("the query is not UTF-8 text (unexpected end of data at byte 5)")
+
+
 def test_control_characters_are_refused_before_authentication(small_app, client):
     response = client.post("/api/v1/reruns?x=%00", json=[{}])
     assert response.status_code == 400
