@@ -199,6 +199,14 @@ def refuse_unreadable_queries():
         raise BadRequest(description=f"the query argument {repeated[:40]!r} is given more than once; give it once")
 
 
+def unknown_argument(args, known) -> str | None:
+    """The first query argument's name (in sorted order, cut to 40 characters) that is none of ``known``, or None: a
+    listing refuses an argument it does not know by that name, since one misspelt would be answered as if it were
+    not there."""
+    unknown = sorted(set(args) - set(known))
+    return unknown[0][:40] if unknown else None
+
+
 MAX_ROW_ID = 2 ** 31 - 1
 """The largest integer key a row can have (PostgreSQL's ``integer``; SQLite refuses to compare past 2^63)."""
 

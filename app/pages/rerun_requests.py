@@ -6,6 +6,7 @@ from flask import g, url_for
 from runners.timing import PROTOCOL_PRESETS
 
 from .. import formatting
+from ..inputs import unknown_argument
 from ..models import REQUEST_PENDING, REQUEST_STATUSES, RerunRequest
 from ..rerun_requests import live_cpu_workers, live_gpu_models, recorded_keys
 from .links import run_url
@@ -74,9 +75,9 @@ def reruns_page(filters: dict, page_wanted: int, per_page: int) -> dict:
     """One page of requests, newest first, filtered by ``status``, ``gpu`` (or ``cpu``) and ``run``; another
     filter's name is refused as the family table refuses it. A page past the last is the last: requests finish and
     are cancelled while a reader pages (a maintainer's cancel of a later page's last row went back to a 400)."""
-    unknown = sorted(set(filters) - {*REQUEST_FILTERS, "page"})
+    unknown = unknown_argument(filters, (*REQUEST_FILTERS, "page"))
     if unknown:
-        raise BadFilter(f"unknown filter {unknown[0][:40]!r}: filters are {', '.join(REQUEST_FILTERS)} and page")
+        raise BadFilter(f"unknown filter {unknown!r}: filters are {', '.join(REQUEST_FILTERS)} and page")
     query = RerunRequest.select()
     status = filters.get("status")
     if status:

@@ -7,6 +7,7 @@ words it.
 from flask import current_app, url_for
 
 from .. import formatting, search
+from ..inputs import unknown_argument
 from ..models import Run
 from .links import family_url, run_twin_url, run_url
 from .pagination import Pagination, page_number
@@ -35,10 +36,9 @@ def search_page(args: dict) -> dict:
     """The matches of the query's ``q`` and its ``page`` of their runs, newest first; BadSearch or BadPage (a page past
     the last one too) when the page cannot show them. Another argument is refused, as the family table and
     ``/reruns`` refuse a filter they do not know: ``?query=`` or ``?pgae=2`` was answered as if it were not there."""
-    unknown = sorted(set(args) - set(SEARCH_ARGUMENTS))
+    unknown = unknown_argument(args, SEARCH_ARGUMENTS)
     if unknown:
-        raise BadSearch(f"unknown query argument {unknown[0][:40]!r}: "
-                        f"the search takes {' and '.join(SEARCH_ARGUMENTS)}")
+        raise BadSearch(f"unknown query argument {unknown!r}: the search takes {' and '.join(SEARCH_ARGUMENTS)}")
     q = " ".join(args.get("q", "").split())  # as searched: its address, title and count say no more than its words
     if len(q) > search.MAX_QUERY:
         raise BadSearch(f"the search is longer than {search.MAX_QUERY} characters")

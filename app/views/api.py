@@ -6,7 +6,7 @@ from collections import Counter
 from flask import Blueprint, abort, current_app, jsonify, request
 from marshmallow import ValidationError
 
-from ..inputs import NotUtf8, utf8_text, whole_body
+from ..inputs import NotUtf8, unknown_argument, utf8_text, whole_body
 from ..pages import api as pages
 from ..pages import rerun_requests as pages_requests
 from ..pages.lookup import group_or_404, rerun_request_or_404, run_or_404
@@ -16,7 +16,15 @@ from ..schema_fields import validation_message
 api = Blueprint("api", __name__, url_prefix="/api/v1")
 
 
+RUN_FILTERS = tuple(field.data_key or name for name, field in run_filter_schema.load_fields.items())
+
+
 def validated_filters() -> dict:
+    """The run list's filters, or 400. An unknown one is named as the pages name theirs: marshmallow named every one,
+    whole, in an order that changed from one process to the next."""
+    unknown = unknown_argument(request.args, RUN_FILTERS)
+    if unknown:
+        abort(400, description=f"bad query: unknown filter {unknown!r}: filters are {', '.join(RUN_FILTERS)}")
     try:
         return run_filter_schema.load(request.args.to_dict())
     except ValidationError as error:
