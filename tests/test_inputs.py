@@ -90,7 +90,7 @@ def test_a_path_that_is_not_utf8_text_is_refused(small_app, client, path, messag
 @pytest.mark.parametrize("method", ["get", "post", "options"])
 def test_a_raw_byte_in_the_query_that_is_not_utf8_is_a_400_not_a_500(small_app, client, method):
     """Werkzeug's reading of the query raised UnicodeDecodeError on it, a 500 before authentication too, wherever the
-    WSGI server passes the byte on (gunicorn 27 refuses it itself, Werkzeug's development server reads it as Latin-1)."""
+    WSGI server passes the byte on (gunicorn 27 refuses it itself, the development server reads it as Latin-1)."""
     response = getattr(client, method)("/api/v1/reruns", environ_overrides={"QUERY_STRING": "q=caf\xe9"})
     assert response.status_code == 400
     assert response.get_json()["error"].startswith("the query is not UTF-8 text (unexpected end of data at byte 5)")
