@@ -188,12 +188,12 @@ def build_workload(parameters: Mapping[str, Any], dtype: str, options: Mapping[s
     :param device: a torch device string (``cpu``, ``cuda:0``).
 
     :return: every tensor the family definition derives for these values (names,
-        shapes and dtypes are checked against it) plus ``grad_output``: the fixed
-        upstream gradient for the backward and full passes, shaped like the forward
+        shapes and dtypes are checked against it) plus ``grad_output``, on every pass: the
+        fixed upstream gradient for the backward and full passes, shaped like the forward
         output. Tensors do not require grad; :func:`prepare_pass` decides that. A hook
         that raises, answers anything but a mapping of tensor names to ``torch.Tensor``
         (a list, None, a NumPy array among the values), tensors other than the
-        definition's or tensors on another device than ``device`` stops the rerun
+        definition's, no ``grad_output`` or tensors on another device than ``device`` stops the rerun
         before anything is timed, with a one-line
         :class:`~runners.rerun.RerunError` naming the hook, the plugin and what it
         returned (``flask rerun`` exits 1 with it; an implementation measured in a child

@@ -261,6 +261,9 @@ class _PluginCalls:
             if tuple(tensor.shape) != spec.shape or dtype_name(tensor.dtype) != spec.dtype:
                 raise RerunError(f"{hook} made {name} {dtype_name(tensor.dtype)} "
                                  f"{list(tensor.shape)}; the definition says {spec.dtype} {list(spec.shape)}")
+        if "grad_output" not in tensors:  # PreparedPass.on_workload reads it whatever the pass: else a KeyError later
+            raise RerunError(f"{hook} made no 'grad_output' (every workload has one: the upstream gradient of the "
+                             "backward and full passes, shaped like the forward output)")
         extra = set(tensors) - set(self.expected) - {"grad_output"}
         if extra:
             raise RerunError(f"{hook} made tensors the definition does not name: {', '.join(sorted(extra))}")

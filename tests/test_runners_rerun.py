@@ -165,6 +165,10 @@ TENSORS_BY_NAME = "not a mapping of tensor names to torch.Tensor"
     ("build_workload", "return None", f"returned NoneType, {TENSORS_BY_NAME}"),
     ("build_workload", "return {'x': [[0.0] * 4] * 8}", f"returned dict whose 'x' is list, {TENSORS_BY_NAME}"),
     ("build_workload", "return {'x': torch.zeros(8, 4)}", "made no 'weight'"),
+    ("build_workload", "return {name: torch.zeros(shape) for name, shape in (('x', (8, 4)), ('weight', (4, 4)), "
+                       "('bias', (4,)))}",
+     "made no 'grad_output' (every workload has one: the upstream gradient of the backward and full passes, shaped "
+     "like the forward output)"),
     ("build_workload", "raise KeyError('rows')", "failed: KeyError: 'rows'"),
     ("build_workload", "return {name: torch.zeros(shape, device='meta') for name, shape in "
                        "(('x', (8, 4)), ('weight', (4, 4)), ('bias', (4,)), ('grad_output', (8, 4)))}",
