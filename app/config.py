@@ -27,6 +27,7 @@ SIGN_IN_ACCOUNT_WINDOW_SECONDS = 15 * 60
 RERUN_MAX_CONTENT_LENGTH = 64 * 1024 * 1024  # a rerun batch carries every raw sample
 RERUN_CLOCK_SKEW_SECONDS = 300  # how far a rerun's observedAt may lie ahead of the server's clock (or before its token)
 QUEUE_URL = None  # None: SqliteHuey beside the database (app.queue.embedded_url); redis://host:port/db for Redis
+QUEUE_TIMEOUT_SECONDS = 5  # how long a Redis queue is waited for to connect, then each answer (above 1: a poll's 1 s)
 RERUN_LEASE_SECONDS = 60  # a running request's lease; its worker renews it every third of that
 RERUN_MAX_ATTEMPTS = 3  # a request whose worker was lost this many times fails
 RERUN_REDELIVER_SECONDS = 3600  # a request still queued this long is put on the queue again (a lost message)

@@ -15,6 +15,7 @@ import os
 import re
 
 from huey import RedisHuey, SqliteHuey
+from redis import ConnectionPool
 
 from .inputs import one_line
 
@@ -65,6 +66,14 @@ class QueueURLError(ValueError):
     """``QUEUE_URL`` names no engine Huey serves here."""
 
 
+def redis_connections(url: str, timeout: float) -> ConnectionPool:
+    """Connections to the Redis server at ``url`` that wait ``timeout`` seconds at most to connect and then for each
+    answer, so that a server dropping packets fails a check, an ask or a check-in in seconds, not at the TCP timeout
+    (or never, a server that takes the connection and stays silent; redis-py before 8 waits without limit). Options in
+    the URL's query (``?socket_timeout=30``) still win."""
+    return ConnectionPool.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+
+
 def queue_for(name: str, config) -> tuple:
     """The Huey instance serving queue ``name`` at ``config["QUEUE_URL"]``, and its delivery task."""
     url = config["QUEUE_URL"]
@@ -73,7 +82,7 @@ def queue_for(name: str, config) -> tuple:
         if url.startswith(SQLITE_PREFIX):
             huey = SqliteHuey(name, filename=url[len(SQLITE_PREFIX):])
         elif url.startswith(("redis://", "rediss://", "unix://")):
-            huey = RedisHuey(name, url=url)
+            huey = RedisHuey(name, connection_pool=redis_connections(url, float(config["QUEUE_TIMEOUT_SECONDS"])))
         else:
             raise QueueURLError(f"KERNELINDEX_QUEUE_URL must be sqlite:///PATH or redis://HOST:PORT/DB, not {url!r}")
         # A consumer whose call to the record failed (the server was unreachable) gets the id again later.

@@ -2,6 +2,7 @@
 consumers, over one database and one queue (``queue_url``: the SQLite default, or the Redis server that
 ``KERNELINDEX_TEST_REDIS`` names, emptied first)."""
 
+import contextlib
 import json
 import os
 import signal
@@ -38,6 +39,20 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def silent_redis(dropping: bool = False):
+    """The URL of a Redis server that never answers: a port whose connections the kernel completes (its backlog) and
+    no one reads. ``dropping``: its backlog is full, so that (on Linux) a new connection's packets are dropped, as by a
+    host that drops them, and connecting itself waits."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(0 if dropping else 8)
+        with contextlib.ExitStack() as fillers:
+            if dropping:  # the one connection a backlog of 0 holds
+                fillers.enter_context(socket.create_connection(server.getsockname()))
+            yield f"redis://127.0.0.1:{server.getsockname()[1]}/0"
 
 
 def wait_until(condition, timeout: float, message: str, interval: float = 0.5):

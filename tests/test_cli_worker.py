@@ -4,8 +4,11 @@
 import os
 import signal
 import subprocess
+import time
 
 import pytest
+
+from .service_support import silent_redis
 
 
 @pytest.fixture
@@ -80,6 +83,22 @@ def test_a_queue_that_cannot_be_served_is_named_before_any_consumer_starts(app, 
     assert result.exit_code == 1 and not started, result.output
     assert result.output.startswith(f"Error: not serving: {message}") and len(result.output.splitlines()) == 1, (
         result.output)
+
+
+@pytest.mark.parametrize("dropping", [False, True], ids=["silent", "dropping packets"])
+def test_a_redis_server_that_never_answers_is_named_within_the_queue_timeout(app, runner, started, dropping):
+    """A Redis host that drops packets held the check until the TCP timeout, and one that takes the connection and
+    stays silent held it for ever under redis-py before 8 (8 waits its own 5 s): QUEUE_TIMEOUT_SECONDS bounds both."""
+    app.config["QUEUE_TIMEOUT_SECONDS"] = 1.5
+    with silent_redis(dropping) as url:
+        app.config["QUEUE_URL"] = url
+        began = time.monotonic()
+        result = runner.invoke(args=["worker", "--target", "cpu"])
+        waited = time.monotonic() - began
+    assert result.exit_code == 1 and not started, result.output
+    assert result.output.startswith("Error: not serving: the rerun queue (KERNELINDEX_QUEUE_URL) cannot be reached: "
+                                    "TimeoutError: Timeout "), result.output
+    assert waited < 4
 
 
 @pytest.mark.parametrize("gpus, seen, status, message", [

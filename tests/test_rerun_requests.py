@@ -2,11 +2,13 @@
 claims that only one worker wins, leases that expire into a requeue, results recorded once, cancellation."""
 
 import json
+import time
 
 import pytest
 
 from app.models import RerunRequest, Run
 
+from .service_support import silent_redis
 from .test_cli_rerun import FNA_REFERENCE, source_run
 
 
@@ -452,6 +454,20 @@ def test_a_request_the_queue_cannot_take_is_not_kept(queue_app, client, asker):
     original = source_run(queue_app, external_id=FNA_REFERENCE)
     answer = ask(client, asker, run=original.id, target="cpu")
     assert answer.status_code == 503 and "queue is unreachable" in answer.json["error"]
+    with queue_app.app_context():
+        assert RerunRequest.select().count() == 0
+
+
+def test_a_queue_that_never_answers_is_503_within_the_queue_timeout(queue_app, client, asker):
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    queue_app.config["QUEUE_TIMEOUT_SECONDS"] = 1.5
+    with silent_redis() as url:
+        queue_app.config["QUEUE_URL"] = url
+        began = time.monotonic()
+        answer = ask(client, asker, run=original.id, target="cpu")
+        waited = time.monotonic() - began
+    assert answer.status_code == 503 and "queue is unreachable (TimeoutError)" in answer.json["error"]
+    assert waited < 4  # redis-py 8 waits 5 s of its own, an earlier one for ever
     with queue_app.app_context():
         assert RerunRequest.select().count() == 0
 
