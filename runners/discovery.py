@@ -2,8 +2,9 @@
 
 Everything found is registered with one pluggy manager. A plugin that fails to
 import or exits while importing (``sys.exit``), replaces a function the harness times
-with while importing (``integrity.imported_untampered``), implements no hook or one
-that does not exist (a misspelling, found by ``check_pending``), answers
+with while importing (``integrity.imported_untampered``), implements no hook, one
+that does not exist (a misspelling: the error names the nearest hook) or one taking an
+argument its hook does not pass (the error lists those it does), answers
 ``kernel_plugin`` or ``kernel_implementations`` with anything but the records the
 contract asks for (each record checks its fields' types, names and values where it is
 made: ``runners.types``), declares a family and target another plugin already holds,
@@ -17,10 +18,12 @@ for family definitions on every import, and building it imports torch.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import os
 import sys
 import threading
@@ -323,12 +326,12 @@ def registry_of(sources: Iterable[PluginSource], broken: Sequence[BrokenPlugin] 
         name, origin = source.name, source.origin
         try:
             module = integrity.imported_untampered(source.load)
+            _check_hook_implementations(manager, module)
             manager.register(module, name=name)
         except PLUGIN_FAULTS as error:  # a plugin's bug must not stop discovery
             broken.append(BrokenPlugin(name, origin, _describe(error, "at import")))
             continue
         try:
-            manager.check_pending()
             implemented = {caller.name for caller in manager.get_hookcallers(module)}
             _check_hooks(implemented)
             record = _record(manager, module) if "kernel_plugin" in implemented else None
@@ -376,6 +379,29 @@ def _added(manager: pluggy.PluginManager, module: Any) -> tuple[AddedImplementat
             raise ValueError(f"kernel_implementations() lists {place[2]!r} for {place[0]} on {place[1]} twice")
         listed.add(place)
     return tuple(answer)
+
+
+def _check_hook_implementations(manager: pluggy.PluginManager, module: Any) -> None:
+    """Refuse, before pluggy registers it, a module marking a function that is no hook of the contract or that takes
+    an argument its hook does not pass, saying what to write: pluggy's own errors (``check_pending``'s "unknown
+    hook", ``register``'s) name neither the hook meant nor the arguments there are."""
+    hooks = {hook_name: caller.spec.argnames for hook_name, caller in vars(manager.hook).items() if caller.spec}
+    for attribute in dir(module):
+        if manager.parse_hookimpl_opts(module, attribute) is None:
+            continue
+        if attribute not in hooks:
+            nearest = difflib.get_close_matches(attribute, hooks, n=1)
+            raise TypeError(f"{attribute} is marked with hookimpl but is no hook of the contract (runners.hookspecs)"
+                            + (f": did you mean {nearest[0]}?" if nearest else f"; it has {', '.join(sorted(hooks))}"))
+        parameters = inspect.signature(getattr(module, attribute)).parameters.values()
+        taken = [parameter.name for parameter in parameters if parameter.default is parameter.empty
+                 and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)]
+        unknown = [argument for argument in taken if argument not in hooks[attribute]]
+        if unknown:
+            passed = hooks[attribute]
+            raise TypeError(f"{attribute} takes {', '.join(unknown)}, which its hook does not pass: "
+                            + (f"it passes {', '.join(passed)} by name (take any of them, in any order)" if passed
+                               else "it passes no arguments"))
 
 
 def _check_hooks(implemented: set[str]) -> None:

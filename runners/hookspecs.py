@@ -57,8 +57,10 @@ Three kinds of hooks live here:
   plugin (:mod:`runners.environment`); a plugin overrides or extends them.
 
 A module that implements none of these hooks (its functions not marked with ``hookimpl``) is
-broken, as is one whose import fails or exits (``sys.exit``): discovery lists it with the reason
-and the other plugins are unaffected.
+broken, as is one that marks a function no hook here is named (a misspelling: the reason names
+the nearest hook), one whose hook takes an argument its specification below does not pass (a
+hook takes any of them, by name, in any order), and one whose import fails or exits
+(``sys.exit``): discovery lists it with the reason and the other plugins are unaffected.
 
 **Records are checked where they are made.** :class:`~runners.types.FamilyDefinition`,
 :class:`~runners.types.Implementation`, :class:`~runners.types.KernelPlugin`,

@@ -450,3 +450,32 @@ def test_answers_the_contract_does_not_allow_break_their_plugin(plugins_dir):
     })
     assert {plugin.name: plugin.kind for plugin in registry.plugins if plugin.kind == "harness"} == \
         {"runners.environment": "harness"}
+
+
+def test_a_misspelled_hook_or_an_argument_its_hook_does_not_pass_is_named_with_what_to_write(plugins_dir):
+    """pluggy's own errors said "unknown hook 'kernel_implementation' in plugin <module ...>", and over three lines
+    that ``params`` "can not be found in the hookspec", naming neither the hook meant nor the arguments there are."""
+    write_plugin(plugins_dir / "misspelled.py", '\n@hookimpl\ndef kernel_implementation():\n    return []\n')
+    write_plugin(plugins_dir / "no_such_hook.py", '\n@hookimpl\ndef my_helper(x):\n    return x\n')
+    write_plugin(plugins_dir / "renamed_argument.py", family_plugin(
+        'KernelPlugin(family=FAMILY, target="cpu", implementations=(Implementation("x", "tests"),))')
+        + "\n@hookimpl\ndef build_workload(params, dtype, options, seed, device):\n    return {}\n")
+    write_plugin(plugins_dir / "argument_to_none.py",
+                 "\n@hookimpl\ndef kernel_implementations(family, target):\n    return []\n")
+    write_plugin(plugins_dir / "some_arguments_any_order.py",
+                 "\n@hookimpl\ndef update_environment(target, environment, *args, note=None, **kwargs):\n"
+                 "    environment['note'] = note\n")
+    shutil.copy(TEST_PLUGINS / "toy_linear.py", plugins_dir / "z_toy.py")
+
+    hooks = ("build_workload, generate_environment, kernel_implementations, kernel_plugin, prepare_pass, "
+             "reference_outputs, update_environment, workload_cost")
+    assert_only_those_broken(get_registry(), {
+        "misspelled.py": "TypeError: kernel_implementation is marked with hookimpl but is no hook of the contract "
+                         "(runners.hookspecs): did you mean kernel_implementations?",
+        "no_such_hook.py": "TypeError: my_helper is marked with hookimpl but is no hook of the contract "
+                           f"(runners.hookspecs); it has {hooks}",
+        "renamed_argument.py": "TypeError: build_workload takes params, which its hook does not pass: it passes "
+                               "parameters, dtype, options, seed, device by name (take any of them, in any order)",
+        "argument_to_none.py": "TypeError: kernel_implementations takes family, target, which its hook does not "
+                               "pass: it passes no arguments",
+    })
