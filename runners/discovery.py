@@ -27,6 +27,7 @@ import inspect
 import os
 import sys
 import threading
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType, ModuleType
@@ -123,6 +124,8 @@ BUILTIN, DIRECTORY, ENTRY_POINT = "builtin", "directory", "entry point"
 
 FAMILY_HOOKS = ("build_workload", "prepare_pass", "reference_outputs", "workload_cost")
 """The hooks called only on the plugin that declares the family (``kernel_plugin``)."""
+
+RUNNERS_DIRECTORY = Path(__file__).resolve().parent
 
 PLUGIN_FAULTS = (Exception, SystemExit)
 """What plugin code may raise without ending the host: an error, or ``sys.exit`` (the plugin is broken, not the
@@ -300,10 +303,42 @@ def _candidates(plugins_dir: str | None):
         yield PluginSource(f"{entry_point.name} ({entry_point.value})", ENTRY_POINT, entry_point.value)
 
 
-def _describe(error: BaseException, during: str) -> str:
+def _describe(error: BaseException, during: str, source: PluginSource) -> str:
     if isinstance(error, SystemExit):
-        return f"exited {during}: {error.code}"
-    return f"{type(error).__name__}: {error}"
+        return f"exited {during}: {error.code}{_where(error, source)}"
+    return f"{type(error).__name__}: {error}{_where(error, source)}"
+
+
+def _where(error: BaseException, source: PluginSource) -> str:
+    """The plugin's own line that ``error`` came through last (``" (/path/plugin.py, line 3)"``), so that its author
+    finds what to fix without importing it by hand; nothing for an error that a check of KernelIndex's raised (its
+    message says what to fix) or one that came through no line of the plugin's (a syntax error names its own)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames or _within(frames[-1].filename, RUNNERS_DIRECTORY):
+        return ""
+    own = _source_path(source)
+    lines = [frame for frame in frames if own and _within(frame.filename, own)]
+    return f" ({lines[-1].filename}, line {lines[-1].lineno})" if lines else ""
+
+
+def _within(filename: str, path: Path) -> bool:
+    return Path(filename).resolve().is_relative_to(path.resolve())
+
+
+def _source_path(source: PluginSource) -> Path | None:
+    """The plugin's file, or the folder of the package its module is in (an entry point's package may spread its
+    hooks over several modules); None where it cannot be found."""
+    if source.origin == DIRECTORY:
+        return Path(source.location)
+    try:
+        spec = importlib.util.find_spec(source.location.partition(":")[0].partition(".")[0])
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(spec.origin) if spec.origin else None
 
 
 def build_registry(plugins_dir: str | None) -> PluginRegistry:
@@ -329,7 +364,7 @@ def registry_of(sources: Iterable[PluginSource], broken: Sequence[BrokenPlugin] 
             _check_hook_implementations(manager, module)
             manager.register(module, name=name)
         except PLUGIN_FAULTS as error:  # a plugin's bug must not stop discovery
-            broken.append(BrokenPlugin(name, origin, _describe(error, "at import")))
+            broken.append(BrokenPlugin(name, origin, _describe(error, "at import", source)))
             continue
         try:
             implemented = {caller.name for caller in manager.get_hookcallers(module)}
@@ -338,7 +373,7 @@ def registry_of(sources: Iterable[PluginSource], broken: Sequence[BrokenPlugin] 
             added = _added(manager, module) if "kernel_implementations" in implemented else ()
         except PLUGIN_FAULTS as error:
             manager.unregister(module)
-            broken.append(BrokenPlugin(name, origin, _describe(error, "when asked for its records")))
+            broken.append(BrokenPlugin(name, origin, _describe(error, "when asked for its records", source)))
             continue
         if record:
             key = (record.family.name, record.target)

@@ -345,7 +345,7 @@ def test_plugins_command_lists_plugins_and_broken_ones(runner, tmp_path, monkeyp
     assert as_json.exit_code == 1
     listing = json.loads(as_json.stdout)
     assert {plugin["origin"] for plugin in listing["plugins"]} == {"builtin"}
-    assert listing["broken"][0]["error"] == "ImportError: needs a GPU library"
+    assert listing["broken"][0]["error"] == f"ImportError: needs a GPU library ({tmp_path / 'broken.py'}, line 1)"
 
 
 def test_plugins_command_lists_added_implementations_with_their_origin(runner, tmp_path, monkeypatch):

@@ -376,8 +376,48 @@ def test_a_plugin_that_exits_is_broken_and_the_host_goes_on(plugins_dir):
                  '\n@hookimpl\ndef kernel_plugin():\n    raise SystemExit("later")\n')
     shutil.copy(TEST_PLUGINS / "toy_linear.py", plugins_dir / "z_toy.py")
 
-    assert_only_those_broken(get_registry(), {"exits_at_import.py": "exited at import: bye",
-                                              "exits_in_its_hook.py": "exited when asked for its records: later"})
+    assert_only_those_broken(get_registry(), {
+        "exits_at_import.py": f"exited at import: bye ({plugins_dir / 'exits_at_import.py'}, line 3)",
+        "exits_in_its_hook.py":
+            f"exited when asked for its records: later ({plugins_dir / 'exits_in_its_hook.py'}, line 16)"})
+
+
+def test_a_plugin_failing_at_import_is_broken_naming_its_line(plugins_dir, monkeypatch):
+    """Where in the plugin the error came from, not only what it was: "NameError: name 'torhc' is not defined" sent
+    its author to import the module by hand to find the line. A check of KernelIndex's names no line (its message
+    says what to fix), nor does a syntax error (its message names its own)."""
+    (plugins_dir / "typo.py").write_text("import torch\n\n\nx = torhc.zeros(1)\n")
+    (plugins_dir / "missing_module.py").write_text("import not_a_module_anywhere\n")
+    (plugins_dir / "syntax.py").write_text("def oops(:\n")
+    write_plugin(plugins_dir / "bad_record.py", family_plugin(
+        'KernelPlugin(family="strfamily", target="cpu", implementations=(Implementation("x", "tests"),))'))
+    package = plugins_dir.parent / "site" / "newcomer_package"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from newcomer_package.kernels import *\n")
+    (package / "kernels.py").write_text("raise RuntimeError('build the extension first: pip install -e .')\n")
+    monkeypatch.syspath_prepend(str(package.parent))
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [
+        EntryPointImporting("newcomer", "newcomer_package")] if group == discovery.ENTRY_POINT_GROUP else [])
+    shutil.copy(TEST_PLUGINS / "toy_linear.py", plugins_dir / "z_toy.py")
+
+    broken = {Path(plugin.name).name: plugin.error for plugin in get_registry().broken}
+    assert broken == {
+        "typo.py": f"NameError: name 'torhc' is not defined ({plugins_dir / 'typo.py'}, line 4)",
+        "missing_module.py": f"ModuleNotFoundError: No module named 'not_a_module_anywhere' "
+                             f"({plugins_dir / 'missing_module.py'}, line 1)",
+        "syntax.py": "SyntaxError: invalid syntax (syntax.py, line 1)",
+        "bad_record.py": "TypeError: KernelPlugin.family must be FamilyDefinition, not str 'strfamily'",
+        "newcomer (newcomer_package)": f"RuntimeError: build the extension first: pip install -e . "
+                                       f"({package / 'kernels.py'}, line 1)",
+    }
+
+
+class EntryPointImporting:
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+    def load(self):
+        return importlib.import_module(self.value)
 
 
 def test_an_interrupt_while_importing_a_plugin_stops_discovery(tmp_path):
