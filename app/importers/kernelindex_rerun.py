@@ -38,7 +38,7 @@ from ..manifests.documents import environment_document, implementation_document,
 from ..models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, Manifest, Run, utcnow
 from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, family_title, prepare, slug,
                        workload_document_for)
-from ..registry import InvalidDocument, store_runs
+from ..registry import InvalidDocument, chunks, store_runs
 from ..rerun_schemas import gpu_name, json_problem, result_schema
 from ..schema_fields import validation_message
 from .rerun_submission import Submission, declared_implementations, naive_utc, unknown_problem
@@ -324,9 +324,7 @@ def refuse_conflicts(prepared) -> None:
     for run in prepared:
         if digests.setdefault(run.identity_key, run.digests["run"]) != run.digests["run"]:
             raise RerunConflict(f"two results of {run.fields['external_id']} have the same observedAt and differ")
-    keys = list(digests)
-    for start in range(0, len(keys), 500):
-        chunk = keys[start:start + 500]
+    for chunk in chunks(digests):
         for stored in Run.select(Run.id, Run.identity_key, Run.digest).where(Run.identity_key.in_(chunk)):
             if stored.digest != digests[stored.identity_key]:
                 raise RerunConflict(f"run {stored.id} records this measurement on this host with the same observedAt "

@@ -41,7 +41,7 @@ from ..manifests.documents import environment_document, implementation_document,
 from ..models import SOURCE_REPORTED, Run, SourceFile, utcnow
 from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadPoint, family_title, prepare, slug,
                        workload_document_for)
-from ..registry import StoreSummary, store_runs, stored_figures
+from ..registry import StoreSummary, chunks, store_runs, stored_figures
 from ..rerun_schemas import EARLIEST_OBSERVATION, string_problem
 from ..schemas import MAX_EXTERNAL_ID, document_errors
 from . import ImportFailed, ImportSummary, RejectedRow, is_url, read_location, sha256_hex
@@ -355,10 +355,9 @@ def one_run_per_observation(prepared: list, rejected: list) -> list:
     one): with the same figures that is the same run (one digest), stored once; with others the row is refused
     with its line, as a row repeated with other figures is, rather than one of the two ranking by its id."""
     first_seen = {}  # (measurement key, observed at) -> (run digest, where)
-    keys = list({run.measurement_key for _, run in prepared})
-    for start in range(0, len(keys), 500):
+    for keys in chunks({run.measurement_key for _, run in prepared}):
         query = (Run.select(Run.id, Run.measurement_key, Run.observed_at, Run.digest)
-                 .where(Run.measurement_key.in_(keys[start:start + 500])))
+                 .where(Run.measurement_key.in_(keys)))
         for run_id, key, observed_at, digest in query.tuples():
             first_seen[key, observed_at] = (digest, f"run {run_id} holds")
     kept = []
