@@ -467,8 +467,10 @@ def _without_bad_additions(manager: pluggy.PluginManager, plugins: list[LoadedPl
             key, name = (added.family, added.target), added.implementation.name
             if key not in holders:
                 declared = sorted(target for family, target in holders if family == added.family)
+                nearest = difflib.get_close_matches(added.family, {family for family, _ in holders}, n=1)
                 problem = (f"adds {name!r} to {added.family} on {added.target}, which no plugin declares"
-                           + (f" ({added.family} is declared on {', '.join(declared)})" if declared else ""))
+                           + (f" ({added.family} is declared on {', '.join(declared)})" if declared
+                              else f" (did you mean {nearest[0]}?)" if nearest else ""))
             elif name in holders[key]:
                 problem = (f"adds {name!r} to {added.family} on {added.target}, which already has it "
                            f"(from {holders[key][name]})")

@@ -182,6 +182,7 @@ def test_readme_shows_the_example_implementation_plugin_as_it_is():
 def test_bad_implementation_plugins_are_reported_whatever_the_order_found(plugins_dir):
     write_implementation_plugin(plugins_dir / "a_lost.py", "no_such_family", "cpu", "lost")
     write_implementation_plugin(plugins_dir / "b_elsewhere.py", "toy_linear", "cuda", "elsewhere")
+    write_implementation_plugin(plugins_dir / "b_misspelled_family.py", "rms_nrom", "cpu", "mine")
     write_implementation_plugin(plugins_dir / "c_torch_again.py", "rms_norm", "cpu", "torch")
     write_implementation_plugin(plugins_dir / "d_toy_kernel.py", "toy_linear", "cpu", "toy_kernel")  # before z_toy
     write_implementation_plugin(plugins_dir / "e_toy_kernel_again.py", "toy_linear", "cpu", "toy_kernel")
@@ -201,6 +202,7 @@ def kernel_implementations():
         "a_lost.py": "adds 'lost' to no_such_family on cpu, which no plugin declares",
         "b_elsewhere.py":
             "adds 'elsewhere' to toy_linear on cuda, which no plugin declares (toy_linear is declared on cpu)",
+        "b_misspelled_family.py": "adds 'mine' to rms_nrom on cpu, which no plugin declares (did you mean rms_norm?)",
         "c_torch_again.py": "adds 'torch' to rms_norm on cpu, which already has it (from plugins.rms_norm.cpu)",
         "e_toy_kernel_again.py":
             f"adds 'toy_kernel' to toy_linear on cpu, which already has it (from {plugins_dir / 'd_toy_kernel.py'})",
