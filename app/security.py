@@ -157,10 +157,14 @@ def check_configuration(app):
         raise ConfigurationError("KernelIndex will not start:\n" + "\n".join(f"  - {p}" for p in problems))
 
 
+SETTING_FLOORS = {"QUEUE_TIMEOUT_SECONDS": 2}  # a queue consumer's poll waits 1 s for its answer: less times it out
+
+
 def setting_problems(settings) -> list[str]:
     """The numeric settings (``app/config.py``'s) set to something else than a number of their kind: an environment
     variable that is no JSON number stays a string (``10s``), and was found only where the setting is used, as a
-    traceback. Counts (page sizes, limits, attempts) are whole numbers from 1, durations and others from 0."""
+    traceback. Counts (page sizes, limits, attempts) are whole numbers from 1, durations and others from 0 (or their
+    ``SETTING_FLOORS``)."""
     from . import config as defaults
 
     problems = []
@@ -169,7 +173,7 @@ def setting_problems(settings) -> list[str]:
             continue
         value = settings.get(name)
         whole = isinstance(default, int) and not name.endswith("_SECONDS")
-        least = 1 if whole and default >= 1 else 0  # PROXIES may be 0, as by default
+        least = SETTING_FLOORS.get(name, 1 if whole and default >= 1 else 0)  # PROXIES may be 0, as by default
         kind = int if whole else (int, float)
         if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) or value < least:
             problems.append(f"KERNELINDEX_{name} must be {'a whole number' if whole else 'a number'} from {least} "

@@ -287,6 +287,7 @@ def test_app_refuses_to_start_without_a_long_secret(bare_environment, secret):
     ("API_PAGE_SIZE", "0", "KERNELINDEX_API_PAGE_SIZE must be a whole number from 1"),
     ("POSTS_PER_MINUTE", "2.5", "KERNELINDEX_POSTS_PER_MINUTE must be a whole number from 1"),
     ("PROXIES", "true", "KERNELINDEX_PROXIES must be a whole number from 0"),
+    ("QUEUE_TIMEOUT_SECONDS", "1", "KERNELINDEX_QUEUE_TIMEOUT_SECONDS must be a number from 2"),  # timed out each poll
 ])
 def test_app_refuses_to_start_with_a_numeric_setting_of_another_kind(bare_environment, monkeypatch, variable, value,
                                                                      message):
