@@ -9,6 +9,8 @@ from ..models import KERNELINDEX_SOURCE, Family, Run
 from .names import checked_name
 from ..verdicts import rejudge_runs, rejudgeable
 
+MISSING_SAID = 20  # runs named that cannot be rejudged, each said why: tens of thousands asked a query each
+
 
 def verdict_line(run, verdict) -> str:
     """``<id> <family>/<pass>/<implementation>: failed as recorded; under version 3 undetermined (why)``."""
@@ -43,8 +45,10 @@ def rejudge_command(run_ids, kernels):
     runs = rejudgeable(run_ids, kernels)
     missing = set(run_ids) - {run.id for run in runs}
     if missing:
+        named = sorted(missing)
+        more = f"; and {len(named) - MISSING_SAID} more not rejudgeable" if len(named) > MISSING_SAID else ""
         raise click.ClickException("not rejudged: " + "; ".join(why_not_rejudgeable(run_id, kernels)
-                                                                 for run_id in sorted(missing)))
+                                                                 for run_id in named[:MISSING_SAID]) + more)
     summary = rejudge_runs(runs)
     for run, verdict in summary.judged:
         if verdict.status != run.status:
