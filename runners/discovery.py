@@ -24,10 +24,12 @@ import importlib
 import importlib.metadata
 import importlib.util
 import inspect
+import logging
 import os
 import sys
 import threading
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType, ModuleType
@@ -122,10 +124,15 @@ ENTRY_POINT_GROUP = "kernelindex"
 
 BUILTIN, DIRECTORY, ENTRY_POINT = "builtin", "directory", "entry point"
 
+logger = logging.getLogger(__name__)
+
 FAMILY_HOOKS = ("build_workload", "prepare_pass", "reference_outputs", "workload_cost")
 """The hooks called only on the plugin that declares the family (``kernel_plugin``)."""
 
 RUNNERS_DIRECTORY = Path(__file__).resolve().parent
+
+SLOW_IMPORT_SECONDS = 10.0
+"""How long importing one plugin may take before discovery says, on the log, which plugin it is waiting for."""
 
 PLUGIN_FAULTS = (Exception, SystemExit)
 """What plugin code may raise without ending the host: an error, or ``sys.exit`` (the plugin is broken, not the
@@ -360,7 +367,8 @@ def registry_of(sources: Iterable[PluginSource], broken: Sequence[BrokenPlugin] 
     for source in sources:
         name, origin = source.name, source.origin
         try:
-            module = integrity.imported_untampered(source.load)
+            with _said_if_slow(name):
+                module = integrity.imported_untampered(source.load)
             _check_hook_implementations(manager, module)
             manager.register(module, name=name)
         except PLUGIN_FAULTS as error:  # a plugin's bug must not stop discovery
@@ -414,6 +422,23 @@ def _added(manager: pluggy.PluginManager, module: Any) -> tuple[AddedImplementat
             raise ValueError(f"kernel_implementations() lists {place[2]!r} for {place[0]} on {place[1]} twice")
         listed.add(place)
     return tuple(answer)
+
+
+@contextmanager
+def _said_if_slow(name: str):
+    """Say which plugin discovery waits for once its import has taken ``SLOW_IMPORT_SECONDS``: a plugin that builds
+    an extension at import held ``flask plugins``, the web app and every rerun silent for minutes, and a hung one for
+    ever, without a word of which."""
+    notice = threading.Timer(SLOW_IMPORT_SECONDS, lambda: logger.warning(
+        "still importing the plugin %s after %g s: every process that lists or measures plugins imports each one "
+        "(flask plugins, the web app, flask import, every rerun); do slow work (building an extension, downloading "
+        "weights) on first use, in prepare_pass, not at import", name, SLOW_IMPORT_SECONDS))
+    notice.daemon = True
+    notice.start()
+    try:
+        yield
+    finally:
+        notice.cancel()
 
 
 def _check_hook_implementations(manager: pluggy.PluginManager, module: Any) -> None:

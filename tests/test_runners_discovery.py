@@ -521,3 +521,20 @@ def test_a_misspelled_hook_or_an_argument_its_hook_does_not_pass_is_named_with_w
         "argument_to_none.py": "TypeError: kernel_implementations takes family, target, which its hook does not "
                                "pass: it passes no arguments",
     })
+
+
+def test_a_plugin_slow_to_import_is_named_while_discovery_waits_for_it(plugins_dir, monkeypatch, caplog):
+    """A plugin building an extension at import held every command that lists or measures plugins without a word of
+    which one it was waiting for (a hung one, for ever)."""
+    (plugins_dir / "slow.py").write_text("import time\n\ntime.sleep(0.5)\n")
+    shutil.copy(TEST_PLUGINS / "toy_linear.py", plugins_dir / "z_toy.py")
+    monkeypatch.setattr(discovery, "SLOW_IMPORT_SECONDS", 0.2)
+    with caplog.at_level("WARNING", logger="runners.discovery"):
+        registry = get_registry()
+    said = [record.getMessage() for record in caplog.records]  # a built-in importing torch first may be named too
+    assert [message for message in said if "slow.py" in message] == [
+        f"still importing the plugin {plugins_dir / 'slow.py'} after 0.2 s: every process that lists or measures "
+        "plugins imports each one (flask plugins, the web app, flask import, every rerun); do slow work (building an "
+        "extension, downloading weights) on first use, in prepare_pass, not at import"]
+    assert not [message for message in said if "z_toy.py" in message]
+    assert registry.find("toy_linear", "cpu")
