@@ -155,7 +155,12 @@ class PluginSource:
             return _import_file(Path(self.location))
         for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             if (entry_point.name, entry_point.value) == (self.name.partition(" (")[0], self.location):
-                return entry_point.load()
+                loaded = entry_point.load()
+                if not isinstance(loaded, ModuleType):  # pluggy would find no hook on it and say only that
+                    raise TypeError(f"{self.location} is a {type(loaded).__name__}, not a module: a "
+                                    f"{ENTRY_POINT_GROUP!r} entry point names the module holding the hooks "
+                                    f"({self.location.partition(':')[0]})")
+                return loaded
         raise LookupError(f"no {ENTRY_POINT_GROUP!r} entry point {self.name}")
 
 

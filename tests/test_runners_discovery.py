@@ -261,6 +261,24 @@ def test_entry_point_implementation_plugins_are_discovered(monkeypatch):
     assert (added["origin"], added["plugin"]) == ("entry point", "vector_norm (rms_norm_vector_norm_package)")
 
 
+def test_an_entry_point_naming_a_function_not_its_module_is_broken_saying_so(monkeypatch):
+    """It was broken as implementing "no hook of the contract: mark each hook with runners.hookimpl", though the
+    function it named was marked."""
+    spec = importlib.util.spec_from_file_location("rms_norm_vector_norm_package",
+                                                  TEST_PLUGINS / "rms_norm_vector_norm.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [FakeEntryPoint(
+        module.kernel_implementations, "vector_norm", "rms_norm_vector_norm_package:kernel_implementations")]
+        if group == discovery.ENTRY_POINT_GROUP else [])
+    [broken] = build_registry(None).broken
+    assert (broken.name, broken.origin) == ("vector_norm (rms_norm_vector_norm_package:kernel_implementations)",
+                                            "entry point")
+    assert broken.error == ("TypeError: rms_norm_vector_norm_package:kernel_implementations is a function, not a "
+                            "module: a 'kernelindex' entry point names the module holding the hooks "
+                            "(rms_norm_vector_norm_package)")
+
+
 def test_finding_a_missing_family_or_target_says_what_exists():
     registry = get_registry()
     with pytest.raises(discovery.PluginNotFound, match="no plugin implements the family 'nope'"):
