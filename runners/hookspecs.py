@@ -169,7 +169,8 @@ def kernel_implementations() -> Sequence[AddedImplementation]:
         added, at least one, none listed twice: the family's name, the target, the
         :class:`~runners.types.Implementation` record (its name unique within the family on that
         target; math mode and dtypes as for :func:`kernel_plugin`) and its ``prepare_pass`` (a
-        callable). An empty sequence or any other answer makes the module broken.
+        callable taking ``implementation, workload, pass_``, checked where the record is made). An
+        empty sequence or any other answer makes the module broken.
     """
 
 

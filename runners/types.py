@@ -7,6 +7,7 @@ a rerun's result travels as one bundle line from a GPU host to the index.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import unicodedata
@@ -333,6 +334,15 @@ class AddedImplementation:
         _check_types(self, family=str, target=str, implementation=Implementation, prepare_pass=Callable)
         if self.target not in TARGETS:
             raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
+        try:  # else every rerun of it would fail, and be recorded, for the plugin's slip
+            signature = inspect.signature(self.prepare_pass)
+        except ValueError:  # no signature to read (a builtin): called as it is
+            return
+        try:
+            signature.bind(None, None, None)
+        except TypeError as error:
+            raise TypeError(f"AddedImplementation.prepare_pass{signature} cannot be called as "
+                            f"prepare_pass(implementation, workload, pass_): {error}") from None
 
     def as_document(self) -> dict[str, str]:
         return {"family": self.family, "target": self.target, "implementation": self.implementation.name}

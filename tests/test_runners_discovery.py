@@ -490,6 +490,9 @@ def test_answers_the_contract_does_not_allow_break_their_plugin(plugins_dir):
     write_plugin(plugins_dir / "no_prepare_pass.py", implementation_plugin(
         '[AddedImplementation(family="rms_norm", target="cpu", implementation=Implementation("x", "tests"), '
         'prepare_pass=None)]'))
+    write_plugin(plugins_dir / "two_arguments.py", implementation_plugin(
+        '[AddedImplementation(family="rms_norm", target="cpu", implementation=Implementation("x", "tests"), '
+        'prepare_pass=lambda implementation, workload: None)]'))
     write_plugin(plugins_dir / "twice.py", "\nADDED = AddedImplementation(family='rms_norm', target='cpu', "
                  "implementation=Implementation('twice', 'tests'), prepare_pass=prepare)\n"
                  + implementation_plugin("[ADDED, ADDED]"))
@@ -506,6 +509,8 @@ def test_answers_the_contract_does_not_allow_break_their_plugin(plugins_dir):
         "no_implementations.py": "ValueError: probe on cpu lists no implementations: a family plugin declares at "
                                  "least one",
         "no_prepare_pass.py": "TypeError: AddedImplementation.prepare_pass must be Callable, not NoneType None",
+        "two_arguments.py": "TypeError: AddedImplementation.prepare_pass(implementation, workload) cannot be called "
+                            "as prepare_pass(implementation, workload, pass_): too many positional arguments",
         "twice.py": "ValueError: kernel_implementations() lists 'twice' for rms_norm on cpu twice",
     })
     assert {plugin.name: plugin.kind for plugin in registry.plugins if plugin.kind == "harness"} == \
