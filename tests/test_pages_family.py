@@ -365,3 +365,10 @@ def test_table_rows_tie_by_id_and_rows_without_a_median_come_last(sort, order):
     if sort == "median":
         assert ordered == (["b", "c", "d"] if order == "asc" else ["d", "c", "b"]) + ["a", "e"]
 
+
+
+def test_a_swap_says_which_parameter_its_chart_sweeps(liger_app, liger_client):
+    """The sentence naming the swept parameter sat in the page's header, above the swapped results: a filter that moved
+    rope's chart from seq to hidden left it saying seq over a chart of hidden, until a reload."""
+    fragment = liger_client.get("/families/rope?hidden=512", headers=HTMX).get_data(as_text=True)
+    assert "a chart of the median against hidden, one line per implementation" in text_of(fragment)
