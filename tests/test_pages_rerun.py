@@ -114,3 +114,16 @@ def test_failed_runs_carry_a_failed_badge_on_their_page_in_history_and_in_search
 def test_spread_reads_in_one_unit_and_the_source_figures_stay_as_recorded(small_app, client):
     text = text_of(client.get(f"/runs/{reference_run(small_app).id}").get_data(as_text=True))
     assert in_order(text, "p20–p80 84.6–84.6 ms", "As the source recorded it:", "ms 20 84.55020904541016")
+
+
+def test_a_rerun_that_failed_before_timing_vouches_for_no_call(small_app, client):
+    """Its integrity record counts no timed call: the page said "0 of 0 timed calls audited ...; no tampering found"."""
+    result = rerun_result(reference_run(small_app), status="failed")
+    result["integrity"] = {"inputSeeds": [], "timedCalls": 0, "auditedCalls": [], "violations": [],
+                           "isolation": "child process"}
+    with small_app.app_context():
+        rerun = Run.get_by_id(record_rerun_results([result], families={}).created[0])
+    text = text_of(client.get(f"/runs/{rerun.id}").get_data(as_text=True))
+    assert ("Integrity: no call was timed, so none was audited; measured alone in a child process of its own "
+            "(third-party code)") in text, text
+    assert "0 of 0" not in text and "no tampering found" not in text

@@ -87,10 +87,14 @@ def execution_lines(run: Run) -> list[str]:
     if checks:
         found = (f"integrity violations: {'; '.join(checks['violations'])}" if checks.get("violations")
                  else "no tampering found")
-        lines.append(f"Integrity: {len(checks.get('auditedCalls') or [])} of {checks.get('timedCalls', 0)} timed "
-                     f"calls audited against the reference, inputs from secret seeds"
+        if checks.get("timedCalls"):
+            audit = (f"{len(checks.get('auditedCalls') or [])} of {checks['timedCalls']} timed calls audited against "
+                     "the reference, inputs from secret seeds"
                      + (f" at {checks['distinctAddresses']} distinct addresses" if checks.get("distinctAddresses")
-                        else "") + f"; {found}" + MEASURED_IN.get(checks.get("isolation"), ""))
+                        else "") + f"; {found}")
+        else:  # it failed before timing: "0 of 0 audited; no tampering found" vouched for calls never made
+            audit = "no call was timed, so none was audited" + (f"; {found}" if checks.get("violations") else "")
+        lines.append(f"Integrity: {audit}" + MEASURED_IN.get(checks.get("isolation"), ""))
         warnings = checks.get("scanWarnings") or []
         if warnings:
             lines.append("Static scan of its plugin's source (warnings, not verdicts): " + "; ".join(
