@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from app.models import Run
+from app.models import Manifest, Run
+from app.pages.policy import POLICY_KIND
 from tests.pages_support import reference_run
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -20,16 +21,19 @@ MIN_AXIS_TEXT_PX = 11
 
 
 def page_paths(app) -> dict:
-    """One page of each kind: home, search, a source run, a rerun, a comparison, both reference families, ..."""
+    """One page of each kind: home, search, a source run, a rerun, its manifest and correctness policy, a comparison,
+    both reference families, ..."""
     source = reference_run(app)
     with app.app_context():
         rerun = Run.get(Run.source == "kernelindex")
+        policy = Manifest.get(Manifest.kind == POLICY_KIND)
     return {
         "home": "/", "search": "/search?q=attention", "run": f"/runs/{source.id}", "rerun": f"/runs/{rerun.id}",
+        "manifest": f"/runs/{rerun.id}/manifest", "policy": f"/policies/{policy.digest.removeprefix('sha256:')}",
         "comparison": f"/comparisons/{source.comparison_key_id.removeprefix('sha256:')}",
         "family fna": "/families/fused_neighborhood_attention", "family mta": "/families/multi_token_attention",
         "fastest": "/families/fused_neighborhood_attention?table=fastest", "plugins": "/plugins",
-        "evidence": "/about/evidence",
+        "evidence": "/about/evidence", "reruns": "/reruns", "sign-in": "/maintainers/sign-in", "not found": "/no-such-page",
     }
 
 
