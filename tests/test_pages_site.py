@@ -1,8 +1,10 @@
 """The evidence page, evidence badges, the favicon, the footer's sign-in link and display names."""
 
+import pytest
+
 from app.pages.titles import FAMILY_TITLES, family_title, implementation_title
 
-from .pages_support import reference_run, text_of
+from .pages_support import HTMX, reference_run, text_of
 
 
 def test_evidence_page_explains_the_three_levels_and_what_moves_a_run(client):
@@ -57,3 +59,18 @@ def test_family_links_keep_the_runs_context(small_app, client):
     twin = client.get(url.replace("/fused_neighborhood_attention?", "/fused_neighborhood_attention.json?")).get_json()
     assert reference_run(small_app).id in {item["id"] for item in twin["items"]}
     assert url.replace("&", "&amp;") in client.get(f"/runs/{reference_run(small_app).id}").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("path, twin", [("/", "/index.json"), ("/plugins", "/plugins.json"),
+                                        ("/about/evidence", "/about/evidence.json"),
+                                        ("/search?q=attention", "/search.json?q=attention")])
+def test_every_page_links_its_json_twin(small_app, client, path, twin):
+    """The footer says every page has a JSON twin, but home, search, plugins and the evidence page linked none, and
+    home's is not at the '/.json' a reader would try."""
+    assert f'href="{twin}" type="application/json"' in client.get(path).get_data(as_text=True)
+    assert client.get(twin).is_json
+
+
+def test_a_swapped_search_links_the_twin_of_its_own_query(small_app, client):
+    fragment = client.get("/search?q=liger", headers=HTMX).get_data(as_text=True)
+    assert 'href="/search.json?q=liger" type="application/json"' in fragment

@@ -57,4 +57,5 @@ def search_page(args: dict) -> dict:
         "next_url": url_for("home.search_page", q=q, page=page.page + 1) if page.has_next else None,
         "previous_url": url_for("home.search_page", q=q, page=page.page - 1) if page.has_previous else None,
         "next": url_for("home.search_page_json", q=q, page=page.page + 1, _external=True) if page.has_next else None,
+        "json_url": url_for("home.search_page_json", q=q, page=page.page if page.page > 1 else None),
     }
