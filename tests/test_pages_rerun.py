@@ -3,6 +3,7 @@ and "failed" marked wherever a failed run is listed."""
 
 from app.models import Run
 from app.importers.kernelindex_rerun import record_rerun_results
+from app.pages.run_sections import telemetry_line
 from runners.timing import protocol_document
 
 from .factories import rerun_result
@@ -48,7 +49,7 @@ def test_a_version_2_rerun_shows_its_telemetry_its_checks_and_its_protocol(small
     with small_app.app_context():
         rerun = Run.get_by_id(record_rerun_results([result], families={}).created[0])
     text = text_of(client.get(f"/runs/{rerun.id}").get_data(as_text=True))
-    assert in_order(text, "GPU telemetry over 2 trials: SM 1,410–1,980 MHz (max 1980 MHz), memory 3,201 MHz, "
+    assert in_order(text, "GPU telemetry over 2 trials: SM 1,410–1,980 MHz (max 1,980 MHz), memory 3,201 MHz, "
                           "44–51 °C, 306–330 W; throttle: software power cap; trials outside the protocol's "
                           "thresholds: 2",
                     "Integrity: 8 of 40 timed calls audited against the reference, inputs from secret seeds; "
@@ -127,3 +128,11 @@ def test_a_rerun_that_failed_before_timing_vouches_for_no_call(small_app, client
     assert ("Integrity: no call was timed, so none was audited; measured alone in a child process of its own "
             "(third-party code)") in text, text
     assert "0 of 0" not in text and "no tampering found" not in text
+
+
+def test_telemetry_without_a_maximum_clock_names_none():
+    """The maximum SM clock read '(max 1980 MHz)' beside '1,410–1,980 MHz', and '(max None MHz)' for a result without
+    it (the schema lets it out); one trial read '1 trials'."""
+    sample = {"trial": 1, "smClockMHz": 1410, "memoryClockMHz": 3201, "temperatureC": 44, "powerW": 305.5}
+    assert telemetry_line({"available": True, "samples": [sample]}).startswith(
+        "GPU telemetry over 1 trial: SM 1,410 MHz, memory 3,201 MHz, 44 °C")

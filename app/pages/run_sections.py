@@ -103,8 +103,8 @@ def execution_lines(run: Run) -> list[str]:
 
 
 def telemetry_line(gpu: dict) -> str:
-    """``GPU telemetry over 5 trials: SM 1755–1980 MHz (max 1980), memory 2619 MHz, 41–47 °C, 310–330 W; throttle:
-    none`` (ranges over the trials' samples), or why there is none."""
+    """``GPU telemetry over 5 trials: SM 1,755–1,980 MHz (max 1,980 MHz), memory 2,619 MHz, 41–47 °C, 310–330 W;
+    throttle: none`` (ranges over the trials' samples; the maximum where the result has it), or why there is none."""
     if not gpu.get("available"):
         return f"GPU telemetry: not available ({gpu.get('reason')})"
     samples = gpu.get("samples") or []
@@ -117,8 +117,11 @@ def telemetry_line(gpu: dict) -> str:
 
     reasons = sorted({reason for sample in samples for reason in sample.get("throttleReasons") or ()})
     outside = gpu.get("trialsOutsideProtocol") or []
-    return (f"GPU telemetry over {len(samples)} trials: SM {span('smClockMHz', ' MHz')} "
-            f"(max {gpu.get('maxSmClockMHz')} MHz), memory {span('memoryClockMHz', ' MHz')}, "
+    top = gpu.get("maxSmClockMHz")
+    trials = f"{len(samples)} trial{'s' if len(samples) != 1 else ''}"
+    return (f"GPU telemetry over {trials}: SM {span('smClockMHz', ' MHz')}"
+            + (f" (max {formatting.significant(top, 3)} MHz)" if top is not None else "")
+            + f", memory {span('memoryClockMHz', ' MHz')}, "
             f"{span('temperatureC', ' °C')}, {span('powerW', ' W')}; "
             f"throttle: {', '.join(reasons) or 'none'}"
             + (f"; trials outside the protocol's thresholds: {', '.join(map(str, outside))}" if outside else "")
