@@ -3,7 +3,7 @@ and "failed" marked wherever a failed run is listed."""
 
 from app.models import Run
 from app.importers.kernelindex_rerun import record_rerun_results
-from app.pages.run_sections import telemetry_line
+from app.pages.run_sections import execution_lines, telemetry_line
 from runners.timing import protocol_document
 
 from .factories import rerun_result
@@ -136,3 +136,11 @@ def test_telemetry_without_a_maximum_clock_names_none():
     sample = {"trial": 1, "smClockMHz": 1410, "memoryClockMHz": 3201, "temperatureC": 44, "powerW": 305.5}
     assert telemetry_line({"available": True, "samples": [sample]}).startswith(
         "GPU telemetry over 1 trial: SM 1,410 MHz, memory 3,201 MHz, 44 °C")
+
+
+def test_inputs_at_one_address_read_in_the_singular():
+    """The snapshot rerun's page read 'inputs from secret seeds at 1 distinct addresses'."""
+    checks = {"timedCalls": 60, "auditedCalls": [1, 2], "violations": [], "distinctAddresses": 1}
+    assert execution_lines(Run(details={"integrity": checks}, unit="ns")) == [
+        "Integrity: 2 of 60 timed calls audited against the reference, inputs from secret seeds at 1 distinct "
+        "address; no tampering found"]

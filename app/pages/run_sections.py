@@ -88,10 +88,11 @@ def execution_lines(run: Run) -> list[str]:
         found = (f"integrity violations: {'; '.join(checks['violations'])}" if checks.get("violations")
                  else "no tampering found")
         if checks.get("timedCalls"):
+            addresses = checks.get("distinctAddresses")
             audit = (f"{len(checks.get('auditedCalls') or [])} of {checks['timedCalls']} timed calls audited against "
                      "the reference, inputs from secret seeds"
-                     + (f" at {checks['distinctAddresses']} distinct addresses" if checks.get("distinctAddresses")
-                        else "") + f"; {found}")
+                     + (f" at {addresses} distinct address{'es' if addresses != 1 else ''}" if addresses else "")
+                     + f"; {found}")
         else:  # it failed before timing: "0 of 0 audited; no tampering found" vouched for calls never made
             audit = "no call was timed, so none was audited" + (f"; {found}" if checks.get("violations") else "")
         lines.append(f"Integrity: {audit}" + MEASURED_IN.get(checks.get("isolation"), ""))
