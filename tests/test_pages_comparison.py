@@ -113,3 +113,18 @@ def test_group_with_no_current_members_says_so(small_app, client):
         Run.update(status="failed").where(Run.comparison_key == group.key).execute()
     text = text_of(client.get(f"/comparisons/{group.key.split(':')[1]}").get_data(as_text=True))
     assert "No current members" in text
+
+
+def test_a_run_you_came_from_that_does_not_rank_is_named_with_why(small_app, client):
+    """An invalidated, superseded or failed run's page links its comparison with ?from=, but the comparison, which
+    lists ranked members only, showed no sign of it: the reader could not tell whether the link had worked."""
+    with small_app.app_context():
+        honest, failed = record_rerun_results([rerun_result(reference_run(small_app), "torch"),
+                                               rerun_result(reference_run(small_app), "liger", status="failed")]).created
+        group = group_of(Run.get_by_id(failed))
+    page = client.get(f"/comparisons/{group}?from={failed}")
+    assert in_order(text_of(page.get_data(as_text=True)), f"Run {failed}",
+                    ", which you came from, is in this group but not ranked: the run failed.")
+    twin = client.get(f"/comparisons/{group}.json?from={failed}").get_json()
+    assert twin["unranked_origin"] == {"id": failed, "url": f"/runs/{failed}", "reason": "the run failed"}
+    assert client.get(f"/comparisons/{group}.json?from={honest}").get_json()["unranked_origin"] is None

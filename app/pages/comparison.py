@@ -12,8 +12,9 @@ from ..models import ComparisonGroup, Family, Run
 from .api import comparison_detail
 from .agreement import MEASURES, agreements
 from .comparison_rows import member_rows, mixed_math_modes
-from .links import comparison_url, family_url, family_url_of_run
+from .links import comparison_url, family_url, family_url_of_run, run_url
 from .rerun_requests import comparison_rerun_form
+from .run_sections import unranked_reason
 from .titles import EVIDENCE_KIND_TITLES, family_ref, short_key, workload_summary
 
 
@@ -28,10 +29,21 @@ def related_groups(group: ComparisonGroup, others: list) -> list:
             if (other.shared.get("pass"), other.shared.get("metric")) == (shared.get("pass"), shared.get("metric"))]
 
 
+def unranked_origin(group: ComparisonGroup, current_id: str | None, rows: list) -> dict | None:
+    """The run the reader came from (``?from=``) where it belongs to ``group`` but has no row (invalidated, superseded,
+    failed): its page and why, so that the comparison its page links does not pass over it in silence."""
+    if not current_id or any(row["current"] for row in rows):
+        return None
+    run = Run.get_or_none((Run.id == current_id) & (Run.comparison_key == group.key))
+    if run is None:
+        return None
+    return {"id": run.id, "url": run_url(run.id), "reason": unranked_reason(run) or ""}
+
+
 def comparison_page(group: ComparisonGroup, current_id: str | None = None) -> dict:
     """Members side by side on one axis, with ratios to #1 and noise overlap, plus related groups.
 
-    ``current_id`` is the run the reader came from (``?from=``); its row is marked.
+    ``current_id`` is the run the reader came from (``?from=``); its row is marked, or the page says why it has none.
     """
     detail = comparison_detail(group)
     shared = group.shared
@@ -47,6 +59,7 @@ def comparison_page(group: ComparisonGroup, current_id: str | None = None) -> di
         "family": family,
         "family_url": family_url_of_run(first) if first else family_url(group.kernel),
         "rows": rows,
+        "unranked_origin": unranked_origin(group, current_id, rows),
         "math_modes_note": mixed_math_modes(rows),
         "axis": axis,
         "shared_rows": [

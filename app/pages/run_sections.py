@@ -19,18 +19,25 @@ def split_quantity(value, unit: str) -> dict:
     return {"value": number, "unit": shown_unit, "text": text}
 
 
+def unranked_reason(run: Run) -> str | None:
+    """Why ``run`` leaves its comparison group's ranking (``invalidated by alice on 2026-12-01``, superseded, failed;
+    empty where nothing recorded says), or None where it ranks."""
+    if run.invalidated_at is not None:
+        return f"invalidated by {run.invalidated_by} on {formatting.day(run.invalidated_at)}"
+    if run.rank is not None:
+        return None
+    if run.superseded_by_id:
+        return "a newer observation of this measurement supersedes it"
+    if run.status != "passed":
+        return f"the run {run.status}"
+    return ""
+
+
 def rank_line(run: Run) -> str:
     """``Rank 2 in its comparison group · source-native comparison · observed 2025-05-27``."""
-    if run.invalidated_at is not None:
-        standing = f"Not ranked: invalidated by {run.invalidated_by} on {formatting.day(run.invalidated_at)}"
-    elif run.rank is not None:
-        standing = f"Rank {run.rank} in its comparison group"
-    elif run.superseded_by_id:
-        standing = "Not ranked: a newer observation of this measurement supersedes it"
-    elif run.status != "passed":
-        standing = f"Not ranked: the run {run.status}"
-    else:
-        standing = "Not ranked"
+    reason = unranked_reason(run)
+    standing = (f"Rank {run.rank} in its comparison group" if reason is None
+                else f"Not ranked: {reason}" if reason else "Not ranked")
     return f"{standing} · {comparison_kind(run.evidence)} · observed {formatting.day(run.observed_at)}"
 
 
