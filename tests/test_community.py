@@ -498,6 +498,21 @@ def test_issue_report_is_stored_and_counted(small_app, poster):
             ("wrong-figure", False), ("other", False)]
 
 
+def test_without_javascript_the_run_page_posted_to_says_once_what_became_of_the_post(small_app, poster):
+    """With JavaScript the section answering a post says 'Thank you ...' or 'sent already'; without it the redirect
+    landed on the run page saying nothing, and a report, which only maintainers see, left no trace but a count."""
+    run = reference_run(small_app)
+    for path, data, notice in [("issues", {"csrf_token": TOKEN, "reason": "duplicate"}, "Thank you: the maintainers"),
+                               ("issues", {"csrf_token": TOKEN, "reason": "duplicate"}, "Your report is sent already"),
+                               ("attestations", note(author="Ada"), "Your note is posted."),
+                               ("attestations", note(author="Ada"), "Your note is posted already")]:
+        landed = poster.post(f"/runs/{run.id}/{path}", data=data, follow_redirects=True)
+        assert landed.status_code == 200 and notice in landed.get_data(as_text=True), notice
+    reloaded = poster.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert "Your note is posted" not in reloaded and "Your report is sent" not in reloaded
+    assert counts(small_app) == (1, 1)
+
+
 def test_issue_report_without_javascript_redirects_to_the_run_page(small_app, poster):
     run = reference_run(small_app)
     response = poster.post(f"/runs/{run.id}/issues", data={"csrf_token": TOKEN, "reason": "duplicate"})

@@ -5,7 +5,7 @@ figures and sections added; the history entries (``superseded_by``, ``supersedes
 ``rerun_of``, ``reruns``) replace the detail's bare ids with what the page shows of each run.
 """
 
-from flask import url_for
+from flask import get_flashed_messages, url_for
 
 from .. import datasheet, formatting
 from ..sample_plot import sample_plot
@@ -90,7 +90,8 @@ def run_page(run: Run) -> dict:
     source_file = run.source_file
     published = provenance.published(run, source_file)
     source = source_title(run.source)
-    issue_section = community.report_issue_section(run)
+    notices = dict(get_flashed_messages(with_categories=True))  # a post's, sent without JavaScript (views.community)
+    issue_section = community.report_issue_section(run, {"notice": notices.get(community.REPORT_TARGET)})
     return {
         **detail,
         **history(run, linked),
@@ -117,7 +118,8 @@ def run_page(run: Run) -> dict:
         "environment": environment_rows(manifest["environment"]["spec"]),
         "artifacts": spec.get("artifacts") or [],
         "error": (run.details or {}).get("error"),
-        "attestation_section": community.attestation_section(run, attestations=detail["attestations"]),
+        "attestation_section": community.attestation_section(
+            run, {"notice": notices.get(community.ATTESTATIONS_TARGET)}, attestations=detail["attestations"]),
         "rerun_section": run_requests_section(run),
         "issue_section": issue_section,
         "issue_count": issue_section["count"],

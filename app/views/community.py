@@ -4,7 +4,8 @@ Posts come from the run page's forms. With HTMX the answer is the updated
 section fragment (the new attestation appears without a reload) or, on a
 validation error, the same fragment with the reader's input and inline messages
 (422). Without JavaScript a success redirects back to the run page (POST,
-redirect, GET) and an error re-renders the section as a page (400). CSRF and
+redirect, GET), which shows its notice once (a flashed message), and an error
+re-renders the section as a page (400). CSRF and
 size limits are enforced before any view runs (``app.security``); every post
 counts against the client's rate limit. Their refusals keep their status and show
 their message above the form: put there by HTMX, or on the section re-rendered as
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import NamedTuple
 
-from flask import Blueprint, current_app, g, jsonify, make_response, redirect, render_template, request
+from flask import Blueprint, current_app, flash, g, jsonify, make_response, redirect, render_template, request
 from marshmallow import ValidationError
 
 from .. import formatting
@@ -75,7 +76,8 @@ def answer(run: Run, name: str, section: dict, *, error_title: str = "", created
         return jsonify(error="the post is not valid; nothing was saved", status=422, details=section["errors"]), 422
     if is_htmx():
         response = make_response(render_template(PARTIALS[name], run=run, **{name: section}), 200 if ok else 422)
-    elif ok:
+    elif ok:  # the run page it redirects to shows the notice once, where an HTMX answer shows it in the section
+        flash(section["notice"], section["target"])
         response = redirect(run_url(run.id, _anchor=anchor or section["target"]), code=303)
     else:
         response = errors_page(run, name, section, error_title, 400)
