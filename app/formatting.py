@@ -15,7 +15,9 @@ from datetime import date, datetime
 
 # (unit, size of one of it in the stored unit), smallest first
 TIME_UNITS = (("ns", 1.0), ("µs", 1e3), ("ms", 1e6), ("s", 1e9))
-MEMORY_UNITS = (("MB", 1.0), ("GB", 1e3), ("TB", 1e6))
+# memory is stored in the MB of Liger-Kernel's rows and KernelIndex's reruns, 2**20 bytes (runners.memory): its larger
+# units are binary multiples of that MB, so a figure in GB is the source's MB / 1024, never / 1000
+MEMORY_UNITS = (("MB", 1.0), ("GB", 1024.0), ("TB", 1024.0 ** 2))
 STORED_SCALES = {"ns": TIME_UNITS, "MB": MEMORY_UNITS}
 SIGNIFICANT_FIGURES = 3
 

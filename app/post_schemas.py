@@ -8,11 +8,12 @@ import unicodedata
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, pre_load, validate, validates_schema
 
+from . import formatting
 from .inputs import control_character_in, direction_control_in
 from .schema_fields import UtcDateTime
 
 TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}  # factor to the run's ns
-MEMORY_UNITS = {"MB": 1.0, "GB": 1e3}  # factor to the run's MB, as pages show memory (formatting.py)
+MEMORY_UNITS = dict(formatting.MEMORY_UNITS[:2])  # MB and GB: factor to the run's MB, as pages show memory
 ATTESTATION_UNITS = (*TIME_UNITS, *MEMORY_UNITS)
 PLAUSIBLE_FIGURES = {"time": (1e-3, 86_400e9, "from 1 ps to one day"), "memory": (1e-6, 1e9, "from 1 byte to 1 PB")}
 """What a reproduction's figures may be, in the run's unit (ns or MB): anything outside is a typo or a prank, and

@@ -152,8 +152,9 @@ def test_reproduction_stores_and_shows_its_spread(small_app, poster):
 
 
 def test_reproduction_of_a_memory_run_takes_memory_units(small_app, poster):
-    run = find_run(small_app, metric="memory")  # 52.5 MB
-    ok = poster.post(f"/runs/{run.id}/attestations", data=reproduction(median="0.105", unit="GB", p20=None, p80=None),
+    run = find_run(small_app, metric="memory")  # 52.5 MB, of 2**20 bytes: a GB is 1024 of them
+    ok = poster.post(f"/runs/{run.id}/attestations", data=reproduction(median="0.1025390625", unit="GB", p20=None,
+                                                                     p80=None),
                      headers=HTMX)
     assert ok.status_code == 200 and "2× the run&#39;s median" in ok.get_data(as_text=True)
     wrong = poster.post(f"/runs/{run.id}/attestations", data=reproduction(unit="ms"), headers=HTMX)

@@ -8,11 +8,20 @@ from app.pages import agreement
 
 @pytest.mark.parametrize("value, unit, text", [
     (84550209, "ns", "84.6 ms"), (719872, "ns", "720 µs"), (314960, "ns", "315 µs"), (999, "ns", "999 ns"),
-    (999_600, "ns", "1 ms"), (1_234_000_000, "ns", "1.23 s"), (52.5, "MB", "52.5 MB"), (1536, "MB", "1.54 GB"),
+    (999_600, "ns", "1 ms"), (1_234_000_000, "ns", "1.23 s"), (52.5, "MB", "52.5 MB"), (1536, "MB", "1.5 GB"),
     (0, "ns", "0 ns"), (None, "ns", "—"), (12, "items", "12 items"),
 ])
 def test_quantity(value, unit, text):
     assert formatting.quantity(value, unit) == text
+
+
+def test_memory_reads_in_binary_multiples_of_the_sources_mb():
+    """Liger-Kernel's rows count memory in MB of 2**20 bytes (torch.cuda.max_memory_allocated() / 2**20), and so do
+    KernelIndex's reruns: GeGLU's 1582.25 MB on the A100 read '1.58 GB', 1000 of those MB, which is 1.66 GB of 10**9
+    bytes and 1.55 of 2**30: right in neither."""
+    assert formatting.quantity(1582.25, "MB") == "1.55 GB"
+    assert formatting.quantity(1024 ** 2 * 3, "MB") == "3 TB"
+    assert formatting.quantity(1000, "MB") == "1,000 MB"
 
 
 def test_shared_unit_reads_small_figures_as_fractions():
