@@ -88,6 +88,33 @@ def test_page_2_survives_a_reload(live, page):
         app.config["FAMILY_PAGE_SIZE"] = 50
 
 
+def test_sorting_or_paging_the_family_table_by_keyboard_keeps_focus_on_the_control(live, page):
+    """Enter on a column's sort link or the pager moved focus to the start of the swapped results, the filters: the
+    next Tab went to the Pass filter, the chart's every point between the reader and the table they were sorting."""
+    base, app = live
+    app.config["FAMILY_PAGE_SIZE"] = 1
+    try:
+        page.goto(base + "/families/multi_token_attention")  # three runs: three pages
+        mark_page(page)
+        page.get_by_role("link", name="Median", exact=True).focus()
+        page.keyboard.press("Enter")
+        expect(page).to_have_url(re.compile(r"sort=median"))
+        expect(page.get_by_role("link", name=re.compile(r"^Median"))).to_be_focused()  # "Median ▲" once sorted
+        page.keyboard.press("Tab")
+        expect(page.get_by_role("link", name="Observed", exact=True)).to_be_focused()
+        page.get_by_role("link", name="Next →").focus()
+        page.keyboard.press("Enter")
+        expect(page.locator(".pager")).to_contain_text("Page 2 of 3")
+        expect(page.get_by_role("link", name="Next →")).to_be_focused()
+        page.get_by_role("link", name="Fastest per point").focus()
+        page.keyboard.press("Enter")
+        expect(page).to_have_url(re.compile(r"table=fastest"))
+        expect(page.get_by_role("link", name="Fastest per point")).to_be_focused()
+        assert still_same_page(page)
+    finally:
+        app.config["FAMILY_PAGE_SIZE"] = 50
+
+
 def test_back_restores_the_search_box(live, page):
     base, _ = live
     page.goto(base + "/")
