@@ -102,3 +102,18 @@ def test_axe_finds_no_serious_or_critical_violation(with_reruns, sized_page):
         if violations:
             found[name] = violations
     assert found == {}
+
+
+def test_no_two_landmarks_of_a_kind_share_a_name(with_reruns, sized_page):
+    """A screen reader lists landmarks by kind and name: the family table's scroll region was a second "Runs (19)"
+    inside the section of that name (home's and the plugins' tables alike), and the header's search and the home and
+    search pages' own were two unnamed searches."""
+    base, app = with_reruns
+    found = {}
+    for name, path in page_paths(app).items():
+        sized_page.goto(base + path)
+        sized_page.evaluate(AXE.read_text())
+        results = sized_page.evaluate("() => axe.run(document, {runOnly: ['landmark-unique']})")
+        if results["violations"]:
+            found[name] = [node["target"] for violation in results["violations"] for node in violation["nodes"]]
+    assert found == {}
