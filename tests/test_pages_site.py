@@ -1,9 +1,12 @@
 """The evidence page, evidence badges, the favicon, the footer's sign-in link and display names."""
 
+import csv
+
 import pytest
 
 from app.pages.titles import FAMILY_TITLES, family_title, implementation_title
 
+from .conftest import LIGER_DATA
 from .pages_support import HTMX, reference_run, text_of
 
 
@@ -47,6 +50,17 @@ def test_display_names_come_from_the_plugin_then_the_table():
     assert [implementation_title(name) for name in ("liger", "kernelindex_triton", "huggingface", "torch",
                                                     "torch_compile")] == [
         "Liger-Kernel", "KernelIndex Triton", "Hugging Face", "PyTorch", "torch.compile"]
+
+
+def test_every_implementation_the_liger_data_names_has_a_display_name():
+    """fused_add_rms_norm's six Liger providers showed as raw names (liger_cutile_fused_add_rms_norm) among the titled
+    ones, on home, its family page and its runs."""
+    if not LIGER_DATA.is_dir():
+        pytest.skip("../shared/data/liger is not present")
+    providers = {row["kernel_provider"] for path in LIGER_DATA.rglob("*.csv")
+                 for row in csv.DictReader(path.read_text().splitlines()) if row.get("kernel_provider")}
+    assert {name for name in providers if implementation_title(name) == name} == set()
+    assert implementation_title("liger_cutile_rms_norm") == "Liger-Kernel (cuTile; add, then RMSNorm)"
 
 
 def test_family_links_keep_the_runs_context(small_app, client):

@@ -20,6 +20,13 @@ IMPLEMENTATION_TITLES = {
     "liger_in_place": "Liger-Kernel (in place)", "kernelindex_triton": "KernelIndex Triton",
     "megatron": "Megatron-LM", "megatron-fused": "Megatron-LM (fused)", "megatron-unfused": "Megatron-LM (unfused)",
     "deepspeed_tiled": "DeepSpeed (tiled)",
+    # fused_add_rms_norm's Liger providers: its fused kernel, and torch's add followed by Liger's RMSNorm kernel
+    "liger_fused_add_rms_norm": "Liger-Kernel (fused add + RMSNorm)",
+    "liger_rms_norm": "Liger-Kernel (add, then RMSNorm)",
+    "liger_triton_fused_add_rms_norm": "Liger-Kernel (Triton; fused add + RMSNorm)",
+    "liger_triton_rms_norm": "Liger-Kernel (Triton; add, then RMSNorm)",
+    "liger_cutile_fused_add_rms_norm": "Liger-Kernel (cuTile; fused add + RMSNorm)",
+    "liger_cutile_rms_norm": "Liger-Kernel (cuTile; add, then RMSNorm)",
 }
 FAMILY_TITLES = {  # upstream kernel name -> display name, for families without an installed plugin
     "cross_entropy": "Cross-entropy", "distill_cosine_loss": "Distillation cosine loss",
