@@ -218,17 +218,18 @@ def test_citation_formats_carry_permalink_digest_and_access_date(small_app, clie
 
 
 def test_the_bibtex_title_escapes_what_latex_would_read_as_commands(app, runner, tmp_path, client):
-    """Six implementations of the published data have a ``_`` in their names (liger_rms_norm): their BibTeX stopped
-    a LaTeX build at "Missing $ inserted"; a GPU name may hold ``%`` (which hid the rest of the line) or ``&``."""
+    """An implementation without a display name goes in as named, and a ``_`` in it (the published data's
+    liger_rms_norm, before it had a title) stopped a LaTeX build at "Missing $ inserted"; a GPU name may hold ``%``
+    (which hid the rest of the line) or ``&``."""
     config = ('{"batch_size": 2, "hidden_size": 512, "num_heads": 8, "kernel_size": 7, "dilation": 2, '
               '"dtype": "torch.float32"}')
     import_csv(runner, write_liger_csv(tmp_path / "odd.csv", [[
-        "fused_neighborhood_attention", "liger_rms_norm", "forward", "speed", "ms", "seq_len", "seq", 1024, 1.0, 0.9,
+        "fused_neighborhood_attention", "my_rms_norm", "forward", "speed", "ms", "seq_len", "seq", 1024, 1.0, 0.9,
         1.1, config, "GPU {50%} & #1 $5^2~\\", "2025-06-01 10:00:00", "0.5.10"]]))
     with app.app_context():
         run = Run.get()
     citation = client.get(f"/runs/{run.id}.json").get_json()["citation"]
     assert citation["bibtex"].splitlines()[1] == (
-        r"  title        = {Fused neighborhood attention · liger\_rms\_norm · forward · "
+        r"  title        = {Fused neighborhood attention · my\_rms\_norm · forward · "
         r"GPU \{50\%\} \& \#1 \$5\^{}2\~{}\textbackslash{}},")
-    assert "liger_rms_norm · forward · GPU {50%} & #1 $5^2~\\" in citation["plain"]  # plain text keeps the names
+    assert "my_rms_norm · forward · GPU {50%} & #1 $5^2~\\" in citation["plain"]  # plain text keeps the names
