@@ -429,6 +429,13 @@ def test_the_reruns_twins_next_is_the_next_page_of_the_twin(small_app, client):
     assert second.mimetype == "application/json" and len(second.json["items"]) == 1 and second.json["next"] is None
 
 
+def test_the_reruns_list_links_the_twin_of_what_it_shows(small_app, client):
+    """Its JSON link named every filter, empty ones too (/reruns.json?status=&gpu=&run=), and never the page shown."""
+    two_pages_of_cpu_requests(small_app)
+    assert 'href="/reruns.json" type="application/json"' in client.get("/reruns?status=&gpu=&run=").text
+    assert 'href="/reruns.json?gpu=cpu&amp;page=2"' in client.get("/reruns?gpu=cpu&page=2").text
+
+
 def test_the_reruns_list_links_back_to_the_page_before(small_app, client):
     """Its pages linked forward only: a reader on page 2 had the browser's back button, or page 1 by hand."""
     two_pages_of_cpu_requests(small_app)

@@ -92,7 +92,9 @@ def reruns_page(filters: dict, page_wanted: int, per_page: int) -> dict:
     query = query.order_by(RerunRequest.created_at.desc(), RerunRequest.id.desc())
     page = Pagination(page_wanted, per_page, query.count()).within_last()
     items = [request_item(request) for request in page.of(query)]
+    chosen = {name: filters[name] for name in REQUEST_FILTERS if filters.get(name)}  # a link names what narrows it
     return {"title": "Rerun requests", "items": items, "total": page.total, "page": page.page,
+            "json_url": url_for("reruns.reruns_page_json", **chosen, page=page.page if page.page > 1 else None),
             "filters": {name: filters.get(name) or "" for name in REQUEST_FILTERS},
             "statuses": REQUEST_STATUSES, "pending": REQUEST_PENDING,
             "previous_url": url_for("reruns.reruns_page", **{**filters, "page": page.page - 1})
