@@ -119,8 +119,9 @@ def test_a_run_you_came_from_that_does_not_rank_is_named_with_why(small_app, cli
     """An invalidated, superseded or failed run's page links its comparison with ?from=, but the comparison, which
     lists ranked members only, showed no sign of it: the reader could not tell whether the link had worked."""
     with small_app.app_context():
-        honest, failed = record_rerun_results([rerun_result(reference_run(small_app), "torch"),
-                                               rerun_result(reference_run(small_app), "liger", status="failed")]).created
+        reference = reference_run(small_app)
+        honest, failed = record_rerun_results([rerun_result(reference, "torch"),
+                                               rerun_result(reference, "liger", status="failed")]).created
         group = group_of(Run.get_by_id(failed))
     page = client.get(f"/comparisons/{group}?from={failed}")
     assert in_order(text_of(page.get_data(as_text=True)), f"Run {failed}",
@@ -128,3 +129,16 @@ def test_a_run_you_came_from_that_does_not_rank_is_named_with_why(small_app, cli
     twin = client.get(f"/comparisons/{group}.json?from={failed}").get_json()
     assert twin["unranked_origin"] == {"id": failed, "url": f"/runs/{failed}", "reason": "the run failed"}
     assert client.get(f"/comparisons/{group}.json?from={honest}").get_json()["unranked_origin"] is None
+
+
+def test_the_page_says_when_members_share_a_rank(small_app, reference_group, client):
+    """Two rerun members 1.7% apart, their p20–p80 spreads apart too, both read '#4' with nothing on the page saying
+    why: the page spoke of 'within noise' (overlapping spreads) only."""
+    source = text_of(client.get(f"/comparisons/{reference_group}").get_data(as_text=True))
+    assert "Members share a rank only when their medians are equal" in source
+    with small_app.app_context():
+        [rerun] = record_rerun_results([rerun_result(reference_run(small_app), "torch")]).created
+        group = group_of(Run.get_by_id(rerun))
+    reruns = text_of(client.get(f"/comparisons/{group}").get_data(as_text=True))
+    assert ("shares the rank of the first one above it when the evidence cannot separate them: medians within 2%, "
+            "or a 95% bootstrap interval of their ratio over trials that holds 1.") in reruns

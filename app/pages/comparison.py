@@ -8,6 +8,7 @@ kind, and upstream ratios beside KernelIndex rerun ratios (``app.pages.agreement
 
 from flask import url_for
 
+from .. import comparison
 from ..models import ComparisonGroup, Family, Run
 from .api import comparison_detail
 from .agreement import MEASURES, agreements
@@ -27,6 +28,17 @@ def related_groups(group: ComparisonGroup, others: list) -> list:
              "key_short": short_key(other.key)}
             for other in others
             if (other.shared.get("pass"), other.shared.get("metric")) == (shared.get("pass"), shared.get("metric"))]
+
+
+TIE_RULES = {
+    comparison.SOURCE_NATIVE: "Members share a rank only when their medians are equal: the source publishes no samples "
+                              "that could tell closer ones apart.",
+    comparison.KERNELINDEX: f"A member shares the rank of the first one above it when the evidence cannot separate "
+                            f"them: medians within {comparison.RERUN_TIE_FRACTION:.0%}, or a "
+                            f"{comparison.CONFIDENCE:.0%} bootstrap interval of their ratio over trials that holds 1.",
+}
+"""How the page's ranks tie (app.comparison.tied), said beside them: two rerun members a shade apart shared a rank with
+nothing on the page saying why."""
 
 
 def unranked_origin(group: ComparisonGroup, current_id: str | None, rows: list) -> dict | None:
@@ -60,6 +72,7 @@ def comparison_page(group: ComparisonGroup, current_id: str | None = None) -> di
         "family_url": family_url_of_run(first) if first else family_url(group.kernel),
         "rows": rows,
         "unranked_origin": unranked_origin(group, current_id, rows),
+        "tie_rule": TIE_RULES[group.evidence_kind],
         "math_modes_note": mixed_math_modes(rows),
         "axis": axis,
         "shared_rows": [
