@@ -452,18 +452,23 @@ def _check_hook_implementations(manager: pluggy.PluginManager, module: Any) -> N
     hook", ``register``'s) name neither the hook meant nor the arguments there are."""
     hooks = {hook_name: caller.spec.argnames for hook_name, caller in vars(manager.hook).items() if caller.spec}
     for attribute in dir(module):
-        if manager.parse_hookimpl_opts(module, attribute) is None:
+        options = manager.parse_hookimpl_opts(module, attribute)
+        if options is None:
             continue
-        if attribute not in hooks:
-            nearest = difflib.get_close_matches(attribute, hooks, n=1)
-            raise TypeError(f"{attribute} is marked with hookimpl but is no hook of the contract (runners.hookspecs)"
+        hook = options.get("specname") or attribute  # hookimpl(specname=...): a function named otherwise implements it
+        if hook not in hooks:
+            if options.get("optionalhook"):  # hookimpl(optionalhook=True): a hook of a later contract, left uncalled
+                continue
+            named = attribute if hook == attribute else f"{attribute} (specname {hook})"
+            nearest = difflib.get_close_matches(hook, hooks, n=1)
+            raise TypeError(f"{named} is marked with hookimpl but is no hook of the contract (runners.hookspecs)"
                             + (f": did you mean {nearest[0]}?" if nearest else f"; it has {', '.join(sorted(hooks))}"))
         parameters = inspect.signature(getattr(module, attribute)).parameters.values()
         taken = [parameter.name for parameter in parameters if parameter.default is parameter.empty
                  and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)]
-        unknown = [argument for argument in taken if argument not in hooks[attribute]]
+        unknown = [argument for argument in taken if argument not in hooks[hook]]
         if unknown:
-            passed = hooks[attribute]
+            passed = hooks[hook]
             raise TypeError(f"{attribute} takes {', '.join(unknown)}, which its hook does not pass: "
                             + (f"it passes {', '.join(passed)} by name (take any of them, in any order)" if passed
                                else "it passes no arguments"))

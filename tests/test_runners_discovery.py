@@ -546,6 +546,32 @@ def test_a_misspelled_hook_or_an_argument_its_hook_does_not_pass_is_named_with_w
     })
 
 
+def test_a_hook_named_by_specname_or_marked_optional_is_taken_as_pluggy_takes_it(plugins_dir):
+    """pluggy's hookimpl(specname=...) implements a hook under another function name, and optionalhook=True marks one a
+    later contract may have: check_pending took both, and the check that replaced it broke their modules as marking
+    "no hook of the contract"."""
+    write_plugin(plugins_dir / "specname.py", "\n@hookimpl(specname='update_environment')\n"
+                 "def add_note(target, environment):\n    environment['note'] = 'specname'\n")
+    write_plugin(plugins_dir / "optional.py", "\n@hookimpl(optionalhook=True)\ndef a_later_hook():\n    return 1\n\n"
+                 "@hookimpl\ndef update_environment(environment):\n    environment['later'] = 'optional'\n")
+    write_plugin(plugins_dir / "specname_misspelled.py", "\n@hookimpl(specname='update_enviroment')\n"
+                 "def add_note(environment):\n    return None\n")
+    write_plugin(plugins_dir / "specname_argument.py", "\n@hookimpl(specname='update_environment')\n"
+                 "def add_note(env):\n    return None\n")
+    shutil.copy(TEST_PLUGINS / "toy_linear.py", plugins_dir / "z_toy.py")
+
+    registry = get_registry()
+    assert_only_those_broken(registry, {
+        "specname_misspelled.py": "TypeError: add_note (specname update_enviroment) is marked with hookimpl but is no "
+                                  "hook of the contract (runners.hookspecs): did you mean update_environment?",
+        "specname_argument.py": "TypeError: add_note takes env, which its hook does not pass: it passes environment, "
+                                "target, device by name (take any of them, in any order)",
+    })
+    environment = {}
+    registry.manager.hook.update_environment(environment=environment, target="cpu", device="cpu")
+    assert (environment["note"], environment["later"]) == ("specname", "optional")
+
+
 def test_a_plugin_slow_to_import_is_named_while_discovery_waits_for_it(plugins_dir, monkeypatch, caplog):
     """A plugin building an extension at import held every command that lists or measures plugins without a word of
     which one it was waiting for (a hung one, for ever)."""
