@@ -436,6 +436,15 @@ def test_the_reruns_list_links_the_twin_of_what_it_shows(small_app, client):
     assert 'href="/reruns.json?gpu=cpu&amp;page=2"' in client.get("/reruns?gpu=cpu&page=2").text
 
 
+def test_the_reruns_pager_names_only_the_filters_that_narrow_the_list(small_app, client):
+    """The filter form sends every filter, empty ones too, and the pager's links kept them
+    (/reruns?status=&gpu=cpu&run=&page=2), where the JSON link beside them names only those that narrow the list."""
+    two_pages_of_cpu_requests(small_app)
+    assert 'href="/reruns?gpu=cpu&amp;page=2" rel="next"' in client.get("/reruns?status=&gpu=cpu&run=").text
+    assert 'href="/reruns?gpu=cpu&amp;page=1" rel="prev"' in client.get("/reruns?status=&gpu=cpu&run=&page=2").text
+    assert client.get("/reruns.json?status=&gpu=cpu&run=").json["next"] == "http://localhost/reruns.json?gpu=cpu&page=2"
+
+
 def test_the_reruns_list_links_back_to_the_page_before(small_app, client):
     """Its pages linked forward only: a reader on page 2 had the browser's back button, or page 1 by hand."""
     two_pages_of_cpu_requests(small_app)

@@ -97,8 +97,7 @@ def reruns_page(filters: dict, page_wanted: int, per_page: int) -> dict:
             "json_url": url_for("reruns.reruns_page_json", **chosen, page=page.page if page.page > 1 else None),
             "filters": {name: filters.get(name) or "" for name in REQUEST_FILTERS},
             "statuses": REQUEST_STATUSES, "pending": REQUEST_PENDING,
-            "previous_url": url_for("reruns.reruns_page", **{**filters, "page": page.page - 1})
-            if page.has_previous else None,
-            "next_url": url_for("reruns.reruns_page", **{**filters, "page": page.page + 1}) if page.has_next else None,
-            "next": url_for("reruns.reruns_page_json", **{**filters, "page": page.page + 1}, _external=True)
+            "previous_url": url_for("reruns.reruns_page", **chosen, page=page.page - 1) if page.has_previous else None,
+            "next_url": url_for("reruns.reruns_page", **chosen, page=page.page + 1) if page.has_next else None,
+            "next": url_for("reruns.reruns_page_json", **chosen, page=page.page + 1, _external=True)
             if page.has_next else None}
