@@ -97,7 +97,7 @@ def fixed_parameters(parameters: dict, args: dict, cleared: list | None = None) 
         if name in FAMILY_CONTROLS or value in ("", None):
             continue
         if name not in parameters:
-            refuse(f"unknown filter {name!r}: filters are {', '.join(FAMILY_CONTROLS)} and the fixed "
+            refuse(f"unknown filter {name[:40]!r}: filters are {', '.join(FAMILY_CONTROLS)} and the fixed "
                    f"parameters {', '.join(by_length_then_name(parameters)) or '(none)'}", cleared)
         elif (listed := _listed(value, parameters[name])) is None:
             refuse(f"no run here has {name} {value!r}; the values are: {', '.join(parameters[name])}", cleared)
