@@ -5,6 +5,7 @@ from datetime import timedelta
 from html import escape as html_escape
 
 import pytest
+from markupsafe import escape
 from werkzeug.datastructures import MultiDict
 
 from app import create_app, db
@@ -359,6 +360,19 @@ def test_bad_hide_requests_are_4xx(small_app, maintainer, posted, attestation, h
 
 def test_attestation_list_rejects_a_bad_page_number(small_app, maintainer):
     assert maintainer.get("/maintainers/attestations?page=x").status_code == 400
+
+
+@pytest.mark.parametrize("query, message", [
+    ("/maintainers/?stat=resolved", "unknown filter 'stat': filters are state and page"),
+    ("/maintainers/attestations?hiden=1", "unknown filter 'hiden': filters are hidden and page"),
+    ("/maintainers/attestations?hidden=yes", "hidden is 1 (only hidden ones) or 0 (all), not 'yes'"),
+])
+def test_the_moderation_lists_refuse_an_argument_they_do_not_take(small_app, maintainer, posted, query, message):
+    """A misspelt filter (or a hidden= other than 1 or 0) was answered as if it were not there: the open reports, or
+    every attestation, as /reruns and search no longer answer theirs."""
+    response = maintainer.get(query)
+    assert response.status_code == 400 and escape(message) in response.get_data(as_text=True)
+    assert maintainer.get("/maintainers/attestations?hidden=0&page=1").status_code == 200
 
 
 def test_behind_a_proxy_the_throttle_counts_the_forwarded_client_address(tmp_path):

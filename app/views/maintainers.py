@@ -22,6 +22,7 @@ from functools import wraps
 from flask import Blueprint, abort, current_app, g, redirect, render_template, request, session, url_for
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from ..inputs import unknown_argument
 from ..invalidation import InvalidationRefused, invalidate, reinstate
 from ..models import INVALIDATED, REINSTATED, Attestation, IssueReport, Maintainer, Run, SignInAttempt
 from ..pages.lookup import get_or_404
@@ -133,7 +134,7 @@ def issues():
     if state not in ("open", "resolved"):
         abort(400, description=f"state is open or resolved, not {state!r}")
     return render_template("maintainers/issues.html",
-                           **issues_page(resolved=state == "resolved", page_wanted=requested_page()))
+                           **issues_page(resolved=state == "resolved", page_wanted=listing_page("state")))
 
 
 @maintainers.post("/issues/<row_id:report_id>/resolve")
@@ -195,13 +196,20 @@ def refused_on_issues_page(run_id: str, action: str, message: str) -> str:
 @maintainer_required
 def attestations():
     """Every attestation, newest first (``?hidden=1``: only hidden ones), to hide or show again."""
+    hidden = request.args.get("hidden") or "0"
+    if hidden not in ("0", "1"):
+        abort(400, description=f"hidden is 1 (only hidden ones) or 0 (all), not {hidden!r}")
     return render_template("maintainers/attestations.html",
-                           **attestations_page(only_hidden=request.args.get("hidden") == "1",
-                                               page_wanted=requested_page()))
+                           **attestations_page(only_hidden=hidden == "1", page_wanted=listing_page("hidden")))
 
 
-def requested_page() -> int:
-    """The ``page`` the request asks for; a 400 for one that is no page number."""
+def listing_page(list_filter: str) -> int:
+    """The ``page`` a moderation list is asked for; a 400 for one that is no page number, or for an argument the list
+    does not take besides its filter and ``page``, as /reruns refuses one: ``?stat=resolved`` or ``?hiden=1`` was
+    answered as if it were not there (the open reports, every attestation)."""
+    unknown = unknown_argument(request.args, (list_filter, "page"))
+    if unknown:
+        abort(400, description=f"unknown filter {unknown!r}: filters are {list_filter} and page")
     try:
         return page_number(request.args.get("page"))
     except BadPage as error:
