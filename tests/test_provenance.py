@@ -59,6 +59,19 @@ def test_a_commit_not_recorded_is_said(app, runner, tmp_path):
         assert [source.commit for source in SourceFile.select()] == [HISTORY_COMMIT]
 
 
+def test_the_commit_a_file_was_recorded_at_given_again_in_full_or_abbreviated_is_not_another(app, runner):
+    """A file recorded at --commit a53675dd, given its full id again (or the reverse), was 'not recorded: the file was
+    recorded at commit a53675dd, which it keeps', as if that were another commit."""
+    small = str(DATA / "liger_small.csv")
+    assert runner.invoke(args=["import", "liger", small, "--commit", HISTORY_COMMIT[:8]]).exit_code == 0
+    for given in (HISTORY_COMMIT, HISTORY_COMMIT[:10], HISTORY_COMMIT[:7]):
+        again = runner.invoke(args=["import", "liger", small, "--commit", given])
+        assert again.exit_code == 0 and "created 0, unchanged 9" in again.output, again.output
+        assert "commit" not in again.output.split("rejected 0")[-1], again.output
+    other = runner.invoke(args=["import", "liger", small, "--commit", "a53675de"])
+    assert f"commit a53675de not recorded: the file was recorded at commit {HISTORY_COMMIT[:8]}" in other.output
+
+
 def test_without_a_known_commit_published_is_the_observed_day(small_app, client):
     with small_app.app_context():
         run = Run.select().first()

@@ -441,12 +441,12 @@ def store_file(prepared: list, location: str, data: bytes, read: int, commit: st
 def record_late_commit(source_file: SourceFile, commit: str, upstream_path: str | None) -> str:
     """Give the commit to a file recorded before without one (its runs' pages then date them by it), or say why not:
     a file keeps the commit it was recorded at, as the same bytes may be at many commits. ``""`` where the record
-    holds this commit already."""
+    holds this commit already, in full or abbreviated (``--commit`` takes 7 to 40 digits, SOURCE.md gives 40)."""
     if source_file.commit is None:
         SourceFile.update(commit=commit, upstream_path=source_file.upstream_path or upstream_path).where(
             SourceFile.id == source_file.id).execute()
         return f"commit {commit[:12]} recorded for the file, imported before without one"
-    if source_file.commit.startswith(commit):
+    if source_file.commit.startswith(commit) or commit.startswith(source_file.commit):
         return ""
     return (f"commit {commit[:12]} not recorded: the file was recorded at commit {source_file.commit[:12]}, "
             "which it keeps")
