@@ -191,6 +191,7 @@ class ComparisonPageSchema(ComparisonSchema):
     rows = fields.List(fields.Nested(ComparisonRowSchema))
     unranked_origin = fields.Dict(allow_none=True, metadata={
         "description": "the run named by ?from= where it is in the group but not ranked: id, url and reason"})
+    tie_rule = fields.String(metadata={"description": "when members share a rank, for the group's evidence kind"})
     math_modes_note = fields.String(allow_none=True, metadata={"description": "set when members' math modes differ"})
     axis = fields.Dict(metadata={"description": "unit, scale (linear or log) and ends of the spread bars' axis"})
     related = fields.List(fields.Nested(RelatedGroupSchema))

@@ -142,3 +142,5 @@ def test_the_page_says_when_members_share_a_rank(small_app, reference_group, cli
     reruns = text_of(client.get(f"/comparisons/{group}").get_data(as_text=True))
     assert ("shares the rank of the first one above it when the evidence cannot separate them: medians within 2%, "
             "or a 95% bootstrap interval of their ratio over trials that holds 1.") in reruns
+    twin = client.get(f"/comparisons/{group}.json").get_json()  # its ranks, and when they tie, as the page says
+    assert twin["tie_rule"].startswith("A member shares the rank of the first one above it")
