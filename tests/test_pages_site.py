@@ -88,3 +88,5 @@ def test_every_page_links_its_json_twin(small_app, client, path, twin):
 def test_a_swapped_search_links_the_twin_of_its_own_query(small_app, client):
     fragment = client.get("/search?q=liger", headers=HTMX).get_data(as_text=True)
     assert 'href="/search.json?q=liger" type="application/json"' in fragment
+    nothing = client.get("/search?q=no+such+kernel", headers=HTMX).get_data(as_text=True)  # its twin: total 0
+    assert "No runs match" in nothing and 'href="/search.json?q=no+such+kernel" type="application/json"' in nothing
