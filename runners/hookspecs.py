@@ -93,11 +93,12 @@ runs one call with host synchronisations made errors and records any it finds
 it, and so does every process that lists or measures plugins (``flask plugins``, the web app,
 ``flask import``, each rerun): keep the import quick and do slow work (building an extension)
 on first use; discovery names on the log a plugin whose import runs past
-:data:`~runners.discovery.SLOW_IMPORT_SECONDS`. A rerun measures the built-in implementations there; an implementation from the plugins
-directory or an entry point (or of a family such a plugin declares) is measured alone in a
-child process started by ``spawn`` (:mod:`runners.isolation`), which imports only its family's
-plugin and its own module afresh: the hooks that build, prepare and check it run there, so a
-plugin must not count on state another module or the host set up in the harness process.
+:data:`~runners.discovery.SLOW_IMPORT_SECONDS`. A rerun measures the built-in
+implementations there; an implementation from the plugins directory or an entry point (or of
+a family such a plugin declares) is measured alone in a child process started by ``spawn``
+(:mod:`runners.isolation`), which imports only its family's plugin and its own module afresh:
+the hooks that build, prepare and check it run there, so a plugin must not count on state
+another module or the host set up in the harness process.
 
 Names used throughout: ``dtype`` is a short dtype name (``fp32``, ``bf16``, ``fp16``);
 ``parameters`` holds the family definition's normalized parameter names

@@ -367,7 +367,6 @@ def test_table_rows_tie_by_id_and_rows_without_a_median_come_last(sort, order):
         assert ordered == (["b", "c", "d"] if order == "asc" else ["d", "c", "b"]) + ["a", "e"]
 
 
-
 def test_a_swap_says_which_parameter_its_chart_sweeps(liger_app, liger_client):
     """The sentence naming the swept parameter sat in the page's header, above the swapped results: a filter that moved
     rope's chart from seq to hidden left it saying seq over a chart of hidden, until a reload."""
