@@ -1,7 +1,8 @@
 """Numbers, dates and digests as a person reads them, and the Jinja filters that apply them.
 
-One rule for every quantity a page shows: three significant figures, in one unit per
-table or chart chosen from its values. Stored figures keep full precision (latency in
+One rule for every quantity a page shows: three significant figures (a whole number keeps
+every digit: ``1,115 µs``, never a made-up ``1,120``), in one unit per table or chart
+chosen from its values. Stored figures keep full precision (latency in
 ns, memory in MB). A lone figure reads in its best unit (``84.6 ms``, ``720 µs``,
 ``52.5 MB``); figures shown together (a comparison, a table, an axis) share the unit
 :func:`common_unit` picks and are formatted with :func:`in_unit` (``0.315 ms`` beside
@@ -23,7 +24,8 @@ SIGNIFICANT_FIGURES = 3
 
 
 def significant(value: float, figures: int = SIGNIFICANT_FIGURES) -> str:
-    """``value`` to ``figures`` significant figures, without exponent or trailing zeros: 84.55 → ``84.6``."""
+    """``value`` to ``figures`` significant figures, without exponent or trailing zeros: 84.55 → ``84.6``; the
+    integer part is never rounded away (1115.3 → ``1,115``), since a zero standing for a measured digit misleads."""
     if value == 0 or not math.isfinite(value):
         return "0" if value == 0 else str(value)
     magnitude = math.floor(math.log10(abs(value)))

@@ -24,6 +24,12 @@ def test_memory_reads_in_binary_multiples_of_the_sources_mb():
     assert formatting.quantity(1000, "MB") == "1,000 MB"
 
 
+def test_a_whole_number_keeps_every_measured_digit():
+    """Three significant figures would make 1115.3 read 1,120: a zero no measurement gave."""
+    assert formatting.significant(1115.3) == "1,115"
+    assert formatting.quantity(4_321_000_000_000, "ns") == "4,321 s"
+
+
 def test_shared_unit_reads_small_figures_as_fractions():
     unit = formatting.common_unit([314960, 84550209], "ns")
     assert unit[0] == "ms"
