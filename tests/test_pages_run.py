@@ -185,6 +185,22 @@ def test_failed_rerun_says_why_it_has_no_figure(small_app, client):
     assert "Failed the KernelIndex correctness policy" in text
 
 
+def test_a_check_that_broke_off_before_its_first_trial_says_so_and_why(small_app, client):
+    """An implementation that raised in its first correctness trial has no error to report: the sentence says the
+    check broke off, with the harness's reason, not that 'no error was measured' as if none had been looked for."""
+    source = reference_run(small_app)
+    result = rerun_result(source, status="failed")
+    why = "correctness trial 1: kernelindex_triton raised RuntimeError: boom"
+    result["error"] = why
+    result["correctness"] = {**result["correctness"], "passed": False, "relL2Error": None, "outputErrors": {},
+                             "outputFigures": {}}
+    with small_app.app_context():
+        summary = record_rerun_results([result], families={})
+    text = text_of(client.get(f"/runs/{summary.created[0]}").get_data(as_text=True))
+    assert (f"Failed the KernelIndex correctness policy: the check broke off before any output was compared ({why})."
+            in text)
+
+
 @pytest.mark.parametrize("url", ["/runs/000000000000", "/runs/000000000000.json", "/runs/zz/manifest",
                                  "/runs/zz/manifest.json", "/runs/" + "a" * 300])
 def test_unknown_runs_are_404_with_a_message(small_app, client, url):

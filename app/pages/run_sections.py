@@ -157,8 +157,9 @@ def correctness_section(run: Run, spec: dict) -> dict:
     if error is not None and tolerance is not None:
         measured = (f"relative L2 error {formatting.significant(error, 3)} against tolerance "
                     f"{formatting.significant(tolerance, 3)}")
-    else:
-        measured = "no error was measured"
+    else:  # no trial completed: the harness's error says what broke the check off
+        why = (run.details or {}).get("error")
+        measured = "the check broke off before any output was compared" + (f" ({why})" if why else "")
     version = (policy_spec.get("policy") or details.get("policy") or {}).get("version")
     return {
         "published": True,
@@ -171,7 +172,6 @@ def correctness_section(run: Run, spec: dict) -> dict:
         "policy_digest": policy_digest,
         "policy_version": version,
         "trials": details.get("trials", checked.get("trials")),
-        "reason": details.get("reason"),
         "rejudgements": rejudgements(run, version, policy_digest),
     }
 
