@@ -89,16 +89,20 @@ def chosen_implementation(title: str, view: dict, implementations: list, args: d
     return implementation
 
 
-def fixed_parameters(parameters: dict, args: dict, cleared: list | None = None) -> dict:
+def fixed_parameters(view: dict, parameters: dict, args: dict, cleared: list | None = None) -> dict:
     """The parameters the arguments fix (``heads=8``, ``seq=1024``); any other argument name, or a value no run of
-    the view has, is refused (or cleared)."""
+    the view has, is refused (or cleared: a name the page's own form sent is a parameter of the view it came from,
+    which the new view's runs lack)."""
     fixed = {}
+    names = ", ".join(by_length_then_name(parameters)) or "(none)"
     for name, value in args.items():
         if name in FAMILY_CONTROLS or value in ("", None):
             continue
         if name not in parameters:
             refuse(f"unknown filter {name[:40]!r}: filters are {', '.join(FAMILY_CONTROLS)} and the fixed "
-                   f"parameters {', '.join(by_length_then_name(parameters)) or '(none)'}", cleared)
+                   f"parameters {names}" if cleared is None else
+                   f"the runs on {view['gpu']} ({view['pass']}, {view['metric']}) have no parameter {name[:40]!r}; "
+                   f"theirs are: {names}", cleared)
         elif (listed := _listed(value, parameters[name])) is None:
             refuse(f"no run here has {name} {value!r}; the values are: {', '.join(parameters[name])}", cleared)
         else:
