@@ -2,7 +2,7 @@
 
 from urllib.parse import urlencode
 
-from flask import Blueprint, request, url_for
+from flask import Blueprint, redirect, request, url_for
 from werkzeug.exceptions import BadRequest
 
 from ..models import Family
@@ -55,6 +55,8 @@ def stale_link_refusal(family: Family, error, from_form: bool) -> BadRequest:
 @families.get("/families/<name>")
 def family_page(name):
     context = context_of(name)
+    if APPLIED_FILTERS in request.args and not wants_fragment() and not context["cleared"]:
+        return redirect(context["url"], 303)  # the no-JS form sends every select: the address says the view alone
     return respond("families/family.html", context, fragment="partials/_family_results.html",
                    twin=family_page_schema.dump, canonical_url=context["url"])
 

@@ -44,6 +44,11 @@ def test_apply_without_javascript_clears_a_stale_filter_and_says_so(live, chromi
         page.get_by_role("button", name="Apply").click()
         expect(page.locator(".cleared-filters")).to_contain_text("has no 'liger_triton' runs on NVIDIA A100-SXM4-80GB")
         expect(page.locator("#chart-h")).to_have_text("Median latency on NVIDIA A100-SXM4-80GB · forward")
+        page.get_by_label("Implementation").select_option("liger")
+        page.get_by_role("button", name="Apply").click()  # nothing stale: the address names the view alone
+        expect(page).to_have_url(f"{base}{CROSS_ENTROPY}?pass=forward&metric=speed&gpu=NVIDIA+A100-SXM4-80GB"
+                                 "&implementation=liger")
+        expect(page.locator(".cleared-filters")).to_have_count(0)
     finally:
         context.close()
 
