@@ -6,8 +6,13 @@ schemes; bleach then keeps only an allowlist of tags, attributes and URL
 schemes, so a bug in either layer alone cannot let script through. Headings and
 images are not rendered (a note must not restyle the page or load third-party
 content); links get ``rel="nofollow noopener ugc"``.
+
+A bleach ``Cleaner`` keeps its HTML parser's state between calls, so two threads
+cleaning with one garble each other's notes (a note shown with another's text, or
+a 500): each thread of a threaded server cleans with a Cleaner of its own.
 """
 
+import threading
 from functools import partial
 
 import bleach
@@ -31,9 +36,18 @@ def _set_link_rel(attrs, new=False):
     return attrs
 
 
-_cleaner = bleach.Cleaner(
-    tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, protocols=ALLOWED_PROTOCOLS, strip=True,
-    filters=[partial(LinkifyFilter, callbacks=[_set_link_rel], skip_tags=["pre", "code"], parse_email=False)])
+_per_thread = threading.local()
+
+
+def _cleaner() -> bleach.Cleaner:
+    """This thread's Cleaner (bleach's are not thread-safe), made on its first note."""
+    cleaner = getattr(_per_thread, "cleaner", None)
+    if cleaner is None:
+        cleaner = _per_thread.cleaner = bleach.Cleaner(
+            tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, protocols=ALLOWED_PROTOCOLS, strip=True,
+            filters=[partial(LinkifyFilter, callbacks=[_set_link_rel], skip_tags=["pre", "code"],
+                             parse_email=False)])
+    return cleaner
 
 
 def render_markdown(text: str | None) -> Markup:
@@ -41,5 +55,5 @@ def render_markdown(text: str | None) -> Markup:
     if not text:
         return Markup("")
     html = _renderer.render(text)
-    html = _cleaner.clean(html)
+    html = _cleaner().clean(html)
     return Markup(html.strip())

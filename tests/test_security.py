@@ -3,6 +3,8 @@ app/markdown.py). A refused post gets a clear 4xx and stores nothing; nothing an
 production must configure (secret, public URL), the security headers and the password policy."""
 
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -154,6 +156,29 @@ def test_markdown_renders_no_headings_images_or_raw_html():
 def test_markdown_code_is_escaped_once():
     html = render_markdown("```\n<b>x</b> & y\n```")
     assert "&lt;b&gt;x&lt;/b&gt; &amp; y" in html and "&amp;lt;" not in html
+
+
+def test_two_notes_rendered_at_once_are_parsed_apart(monkeypatch):
+    """A threaded server renders two run pages at once: with one bleach parser between them (which keeps its state
+    between calls) a note came out with another's text, or the page was a 500. Both parses are held until both have
+    begun, so they overlap every time."""
+    from bleach.html5lib_shim import BleachHTMLParser
+
+    parse_fragment, both_parsing, parsers = BleachHTMLParser.parseFragment, threading.Barrier(2), []
+
+    def overlapping(parser, *args, **kwargs):
+        parsers.append(parser)
+        both_parsing.wait(timeout=30)
+        return parse_fragment(parser, *args, **kwargs)
+
+    monkeypatch.setattr(BleachHTMLParser, "parseFragment", overlapping)
+    notes = [f"Note {number}: **bold** and [a link](https://example.org/{number})" for number in range(2)]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        rendered = list(pool.map(render_markdown, notes))
+    assert parsers[0] is not parsers[1]
+    for number, html in enumerate(rendered):
+        assert html == (f'<p>Note {number}: <strong>bold</strong> and <a href="https://example.org/{number}" '
+                        f'rel="nofollow noopener ugc">a link</a></p>')
 
 
 # --- size limits -------------------------------------------------------------------------------
