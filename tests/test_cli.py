@@ -316,6 +316,19 @@ def test_a_refused_configuration_ends_the_command_line_in_its_reason_not_a_trace
     assert done.stderr.startswith("Error: KernelIndex will not start:\n  - KERNELINDEX_DATABASE_URL names a 'mysql'")
 
 
+def test_help_without_the_secret_stops_with_the_reason_as_every_command_does():
+    """``flask --app wsgi --help``, a newcomer's first command, printed a traceback, then flask's help without a
+    KernelIndex command in it, and exited 0: flask lists commands by making the app and shows any error but its own
+    as a traceback."""
+    environment = {name: value for name, value in os.environ.items()
+                   if name not in ("KERNELINDEX_SECRET_KEY", "KERNELINDEX_PUBLIC_URL")}
+    done = subprocess.run([sys.executable, "-m", "flask", "--app", "wsgi", "--help"], cwd=REPOSITORY,
+                          env=environment, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("Error: KernelIndex will not start:\n  - KERNELINDEX_SECRET_KEY is missing")
+    assert "KERNELINDEX_PUBLIC_URL is not set" in done.stderr and done.stdout == ""
+
+
 @pytest.mark.parametrize("arguments", [["tokens", "list"], ["tokens", "create", "h200-a"], ["rejudge"],
                                        ["invalidate", "abc", "--reason", "gamed", "--by", "ada"],
                                        ["reinstate", "abc", "--reason", "a mistake", "--by", "ada"],
