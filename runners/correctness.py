@@ -340,6 +340,20 @@ def snapshot(outputs: Mapping[str, Any]) -> dict[str, Any]:
     return {name: value.detach().clone() if hasattr(value, "detach") else value for name, value in outputs.items()}
 
 
+UNMOVED_OUTPUTS = ("; its outputs stayed the same while the trials' inputs changed: does its prepare_pass copy the "
+                   "workload's tensors? The harness writes each trial's values into them in place")
+"""Said after a tolerance failure whose implementation answered a later trial as it answered the one before."""
+
+
+def same_outputs(earlier: Mapping[str, Any] | None, later: Mapping[str, Any]) -> bool:
+    """Whether two trials' output snapshots are equal, output by output (NaNs where they were): an implementation
+    computing on copies made before the trials answers every trial alike."""
+    import torch
+
+    return (earlier is not None and earlier.keys() == later.keys()
+            and all(torch.equal(torch.nan_to_num(earlier[name]), torch.nan_to_num(later[name])) for name in later))
+
+
 def _storage(tensor) -> int:
     return tensor.untyped_storage().data_ptr()
 

@@ -297,6 +297,8 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
 
     dtype = torch_dtype(calls.dtype)
     figures: dict[str, list] = {contestant.name: [] for contestant in contestants}
+    last_outputs: dict[str, dict] = {}
+    unmoved: set[str] = set()  # answered the same outputs to a later trial's different inputs
     plan = correctness.trials_for(trials, calls.dtype)
     constrained = calls.plugin.record.family.constrained_inputs
     for number, trial in enumerate(plan, start=1):
@@ -324,6 +326,9 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
             except Exception as failure:
                 contestant.fail(phase, failure)
                 continue
+            if correctness.same_outputs(last_outputs.get(contestant.name), copied):
+                unmoved.add(contestant.name)
+            last_outputs[contestant.name] = copied
             figures[contestant.name].append(trial_figures)
             error = max(correctness.POLICY.errors(trial_figures).values())
             progress(f"  {phase}/{len(plan)}{' (precision)' if trial.precision else ''} {contestant.name}: "
@@ -339,7 +344,10 @@ def _check_correctness(calls: _PluginCalls, contestants: Sequence[timing.Contest
                                                   correctness.POLICY.tolerances)
         if downgrade and not contestant.error:
             contestant.fail("correctness", integrity.IntegrityViolation(downgrade))
-        contestant.error = contestant.error or record.tolerance_failure()
+        failure = record.tolerance_failure()
+        if failure and contestant.name in unmoved:
+            failure += correctness.UNMOVED_OUTPUTS
+        contestant.error = contestant.error or failure
     return records
 
 

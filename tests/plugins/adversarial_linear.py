@@ -5,7 +5,9 @@
 * ``side_stream`` returns at once and writes its output later, on a CUDA side stream
   (or, on a CPU, a background thread), so the caller's stream times nothing;
 * ``reference_output`` returns the float64 reference's own output tensor;
-* ``raises`` fails outright and ``over_budget`` sleeps past any test budget.
+* ``raises`` fails outright and ``over_budget`` sleeps past any test budget;
+* ``copies_inputs`` cheats by mistake: it computes honestly on copies its ``prepare_pass`` made,
+  which the values the harness writes into the workload's tensors never reach.
 
 ``torch`` is honest, to show the others failing does not stop it.
 """
@@ -18,7 +20,8 @@ import torch
 from runners import hookimpl
 from runners.types import FamilyDefinition, Implementation, KernelPlugin, PreparedPass, TensorSpec, WorkloadCost
 
-ADVERSARIES = ("writes_nothing", "cached_result", "side_stream", "reference_output", "raises", "over_budget")
+ADVERSARIES = ("writes_nothing", "cached_result", "side_stream", "reference_output", "raises", "over_budget",
+               "copies_inputs")
 
 
 def derive_tensors(values, dtype):
@@ -98,6 +101,9 @@ RUNS = {
 def prepare_pass(implementation, workload, pass_):
     if pass_ != "forward":
         raise NotImplementedError("forward only")
+    if implementation.name == "copies_inputs":
+        copies = {name: tensor.clone() for name, tensor in workload.tensors.items()}
+        return PreparedPass(run=lambda: honest(copies))
     run = RUNS[implementation.name]
     return PreparedPass(run=lambda: run(workload.tensors))
 
