@@ -29,6 +29,8 @@ from .rerun_requests import (Worker, check_in, claim, finish, harness_request, i
                              recorded_keys, renew)
 from .rerun_schemas import FORBIDDEN
 
+CHECK_IN_PATH = "/api/v1/rerun-workers"
+
 
 def request_document(request) -> dict:
     """What a worker needs of a request: the fields the API's document has under the same names."""
@@ -74,7 +76,12 @@ class LocalCoordinator:
 
 
 class ServerRefused(RuntimeError):
-    """The server answered a worker's call with an error other than 409 (which means "not yours")."""
+    """The server answered a worker's call with an error other than 409 (which means "not yours"); ``answer`` says
+    how (``answered 401: {...}``)."""
+
+    def __init__(self, url: str, answer: str):
+        super().__init__(f"{url} {answer}")
+        self.answer = answer
 
 
 class ServerCoordinator:
@@ -94,8 +101,8 @@ class ServerCoordinator:
         except urllib.error.HTTPError as error:
             if error.code == 409:
                 return None
-            raise ServerRefused(f"{self.server}{path} answered {error.code}: "
-                                f"{error.read().decode('utf-8', 'replace')[:500]}") from error
+            raise ServerRefused(self.server + path, f"answered {error.code}: "
+                                                    f"{error.read().decode('utf-8', 'replace')[:500]}") from error
 
     def claim(self, request_id: int, worker: Worker) -> dict | None:
         return self._post(f"/api/v1/rerun-requests/{request_id}/claim",
@@ -115,7 +122,7 @@ class ServerCoordinator:
                           {"worker": worker_name, "status": status, "error": error, "log_tail": log_tail}) is not None
 
     def check_in(self, worker: Worker) -> list:
-        return self._post("/api/v1/rerun-workers",
+        return self._post(CHECK_IN_PATH,
                           {"worker": worker.name, "target": worker.target, "gpu": worker.gpu})["requeued"]
 
 
@@ -219,17 +226,23 @@ class RerunJob:
 
 
 def keep_checking_in(coordinator, worker: Worker, interval: float, echo) -> threading.Thread:
-    """Check in now and every ``interval`` seconds (which also requeues requests whose lease expired)."""
+    """Check in now, letting a failure through (a consumer that cannot check in must take no message: it could claim
+    none); then every ``interval`` seconds in a thread that reports a failure and tries again. A check-in also
+    requeues requests whose lease expired."""
+    def check_in():
+        requeued = coordinator.check_in(worker)
+        if requeued:
+            echo(f"requeued request(s) whose worker was lost: {', '.join(map(str, requeued))}")
+
     def loop():
         while True:
+            time.sleep(interval)
             try:
-                requeued = coordinator.check_in(worker)
-                if requeued:
-                    echo(f"requeued request(s) whose worker was lost: {', '.join(map(str, requeued))}")
+                check_in()
             except Exception as error:
                 echo(f"check-in failed: {error}")
-            time.sleep(interval)
 
+    check_in()
     thread = threading.Thread(target=loop, daemon=True)
     thread.start()
     return thread

@@ -1,14 +1,17 @@
 """``flask worker``'s supervisor: one consumer per GPU, each pinned with CUDA_VISIBLE_DEVICES, or N on the CPU
 (the consumers themselves run end to end in tests/test_rerun_service.py)."""
 
+import contextlib
+import http.server
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
 
-from .service_support import silent_redis
+from .service_support import free_port, silent_redis
 
 
 @pytest.fixture
@@ -139,6 +142,50 @@ def test_a_consumer_that_ends_unasked_stops_the_worker_with_status_1(runner, mon
     result = runner.invoke(args=["worker", "--target", "cpu", "--workers", "2"])
     assert result.exit_code == 1 and "consumer cpu1 ended with status -9; stopped the others" in result.output
     assert [consumer.signals for consumer in consumers] == [[signal.SIGTERM], []]
+
+
+@contextlib.contextmanager
+def refusing_server():
+    """A server that answers every POST 401 as KernelIndex answers an unknown token; its address."""
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = b'{"error":"unknown or revoked rerun-host token","status":401}'
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *arguments):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("server, message", [
+    ("refusing", "answered 401: {\"error\":\"unknown or revoked rerun-host token\""),
+    ("closed", "Connection refused"),
+])
+def test_a_consumer_whose_server_refuses_or_cannot_be_reached_stops_before_taking_a_message(
+        runner, monkeypatch, server, message):
+    """A consumer given a wrong --token (or --server) took the queue's messages and failed each claim in a
+    traceback, until the queue dropped them after its retries (requests then waited an hour for redelivery), and
+    never stopped: its check-in, which says so, only logged 'check-in failed' every interval."""
+    taken = []
+    monkeypatch.setattr("app.queue.consume", lambda name, config, job: taken.append(name))
+    monkeypatch.setenv("KERNELINDEX_WORKER_SLOT", "cpu0")
+    with (refusing_server() if server == "refusing" else contextlib.nullcontext(
+            f"http://127.0.0.1:{free_port()}")) as address:
+        result = runner.invoke(args=["worker", "--target", "cpu", "--server", address, "--token", "kih_wrong"])
+    assert result.exit_code == 1 and not taken, result.output
+    assert result.output.startswith(f"Error: cpu0: not serving: the check-in at {address}/api/v1/rerun-workers "
+                                    "failed: ") and message in result.output, result.output
 
 
 def test_each_database_gets_a_queue_of_its_own_unless_one_is_named(tmp_path):

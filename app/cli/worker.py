@@ -21,6 +21,7 @@ from flask.cli import ScriptInfo, with_appcontext
 from runners.types import TARGETS
 
 from .. import queue
+from ..inputs import one_line
 from .db import unusable_database
 from .rerun import checked_server, default_target
 
@@ -98,9 +99,9 @@ def serve_one(slot: str, target: str, server: str | None, token: str | None) -> 
     from runners.discovery import get_registry
     from runners.rerun import RerunError, capture_environment, device_for
 
-    from ..rerun_requests import Worker
+    from ..rerun_requests import QueueUnavailable, Worker
     from ..rerun_schemas import gpu_name
-    from ..worker import LocalCoordinator, RerunJob, ServerCoordinator, keep_checking_in
+    from ..worker import CHECK_IN_PATH, LocalCoordinator, RerunJob, ServerCoordinator, ServerRefused, keep_checking_in
 
     config = current_app.config
     registry = get_registry()
@@ -113,9 +114,19 @@ def serve_one(slot: str, target: str, server: str | None, token: str | None) -> 
     coordinator = (ServerCoordinator(server, token) if server
                    else LocalCoordinator(current_app._get_current_object()))
     name = queue.queue_name(target, worker.gpu)
+    try:  # before the first message: a wrong --token or --server fails every claim, and the queue drops a message
+        # after its retries, so that the request waits for RERUN_REDELIVER_SECONDS
+        keep_checking_in(coordinator, worker, float(config["WORKER_CHECK_IN_SECONDS"]), progress)
+    except QueueUnavailable as error:  # this database's check-in could not requeue a lost worker's request
+        raise click.ClickException(f"{slot}: not serving: {one_line(error)}") from error
+    except (ServerRefused, OSError, ValueError) as error:  # refused, no answer, or an answer not KernelIndex's
+        if not server:
+            raise
+        detail = error.answer if isinstance(error, ServerRefused) else getattr(error, "reason", error)
+        raise click.ClickException(f"{slot}: not serving: the check-in at {server}{CHECK_IN_PATH} failed: "
+                                   f"{one_line(detail)}") from error
     progress(f"worker {worker.name}: {worker.gpu} ({target}), serving queue {name}"
              + (f" for {server}" if server else " with the local database"))
-    keep_checking_in(coordinator, worker, float(config["WORKER_CHECK_IN_SECONDS"]), progress)
     job = RerunJob(coordinator, worker, registry, environment, float(config["RERUN_LEASE_SECONDS"]), progress)
     queue.consume(name, config, job)
 
