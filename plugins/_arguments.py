@@ -17,6 +17,11 @@ KERNEL_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 DOT_PRECISIONS = ("tf32", "tf32x3", "ieee")
 """``tl.dot``'s ways to multiply fp32: TF32, three TF32 products, IEEE fp32."""
 
+OFFSET_LIMIT = 2**31
+"""Triton computes ``index * stride`` in 32 bits when both are 32-bit integers (every length below this is), so an
+element offset that reaches this wraps to a negative one: a read or write outside the buffer, or a wrong number.
+A kernel that computes offsets that way must refuse the shapes that take them there (:func:`check_offsets`)."""
+
 Described = tuple  # (shape, dtype, device)
 
 
@@ -54,6 +59,14 @@ def check_tensors(tensors: Mapping[str, Optional[Described]]) -> None:
             raise TypeError(f"{name} is {dtype} and {first_name} {first_dtype}: give every tensor one dtype")
         if device != first_device:
             raise ValueError(f"{name} is on {device} and {first_name} on {first_device}: give every tensor one device")
+
+
+def check_offsets(what: str, largest: int) -> None:
+    """``largest``, the largest offset a kernel computes in 32 bits into ``what`` (said in the message), below
+    :data:`OFFSET_LIMIT`."""
+    if largest >= OFFSET_LIMIT:
+        raise ValueError(f"{what}: the kernels would compute offsets up to {largest:,} in 32 bits, which must stay "
+                         f"below 2**31 ({OFFSET_LIMIT:,})")
 
 
 def check_shape(name: str, tensor: Optional[Described], shape: tuple) -> None:

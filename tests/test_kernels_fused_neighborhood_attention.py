@@ -320,6 +320,36 @@ def test_what_the_kernels_cannot_take_is_refused_at_the_call(changes, keywords, 
     assert message in str(refused.value)
 
 
+def test_a_zero_hidden_size_is_refused_at_the_call():
+    """hidden 0 divides by any head count: it reached ``1 / sqrt(head_dim)`` and raised ZeroDivisionError."""
+    empty = torch.empty(0, 0)
+    with pytest.raises(ValueError, match="hidden must be positive"):
+        triton_kernels.fused_neighborhood_attention_triton(torch.empty(1, 9, 0), *[empty, torch.empty(0)] * 4,
+                                                           heads=1, kernel_size=3, dilation=1)
+
+
+def layer_on_meta(batch, seq, hidden):
+    """Hidden states and q, k, v, out weights of these sizes, with no memory (``meta``), and no biases."""
+    weight = torch.empty(hidden, hidden, device="meta")
+    return torch.empty(batch, seq, hidden, device="meta"), *[weight, None] * 4
+
+
+@pytest.mark.parametrize("batch, seq, hidden", [(1, 720896, 1024), (8, 65536, 4096), (1, 1, 23176)])
+def test_shapes_whose_offsets_pass_32_bits_are_refused_at_the_call(batch, seq, hidden):
+    """The kernels index qkv ``[batch * seq, 3 * hidden]`` (``rows * stride`` in 32 bits, as Triton multiplies two
+    32-bit integers) and the backward's transposed weights ``[hidden, 4 * hidden]``: at 720,896 tokens of 1024
+    (1.5 GB of bf16 hidden states) the first holds more than 2**31 elements, and offsets past it would wrap."""
+    with pytest.raises(ValueError, match="would compute offsets up to .* in 32 bits"):
+        triton_kernels.fused_neighborhood_attention_triton(*layer_on_meta(batch, seq, hidden), heads=8,
+                                                           kernel_size=3, dilation=1)
+
+
+def test_shapes_just_inside_32_bit_offsets_are_taken():
+    for batch, seq, hidden in [(1, 699050, 1024), (1, 1, 23168)]:
+        x, *parameters = (triton_kernels.described(tensor, "tensor") for tensor in layer_on_meta(batch, seq, hidden))
+        triton_kernels._checked_call(x, parameters[0::2], parameters[1::2], 8, 3, 1, "tf32")
+
+
 def test_a_second_derivative_is_refused_not_silently_zero():
     tensors = workload(9, 8, torch.float32, True, 0)
     hidden = tensors["hidden_states"].requires_grad_()

@@ -71,7 +71,7 @@ import triton
 import triton.language as tl
 from torch.autograd.function import once_differentiable
 
-from plugins._arguments import check_precision, check_shape, check_tensors, described, whole_number
+from plugins._arguments import check_offsets, check_precision, check_shape, check_tensors, described, whole_number
 from plugins._triton_launcher import (Launcher, aligned, cdiv, device_time, follow_previous_launch, launch_device,
                                       lean_apply, next_power_of_2)
 from plugins._triton_launcher import tuned_configs as autotuned_choices
@@ -559,9 +559,14 @@ def _checked_call(x, weights, biases, heads: int, kernel_size: int, dilation: in
     check_tensors({"hidden_states": x, **dict(zip(_WEIGHTS, weights)), **dict(zip(_BIASES, biases))})
     if len(x[0]) != 3:
         raise ValueError(f"hidden_states must be [batch, seq, hidden], got {tuple(x[0])}")
-    hidden = x[0][-1]
-    if heads < 1 or hidden % heads or kernel_size <= 0 or kernel_size % 2 == 0 or dilation < 1:
-        raise ValueError("hidden must divide by heads; kernel_size must be positive and odd; dilation >= 1")
+    batch, seq, hidden = x[0]
+    if hidden < 1 or heads < 1 or hidden % heads or kernel_size <= 0 or kernel_size % 2 == 0 or dilation < 1:
+        raise ValueError("hidden must be positive and divide by heads; kernel_size must be positive and odd; "
+                         "dilation >= 1")
+    # the largest buffers the kernels index: q, k and v of every token side by side, and the backward's transposed
+    # weights side by side
+    check_offsets(f"q, k and v of {batch} x {seq} tokens, [batch * seq, 3 * hidden]", batch * seq * 3 * hidden - 1)
+    check_offsets(f"the transposed weights, [hidden, 4 * hidden] at hidden {hidden}", 4 * hidden * hidden - 1)
     for name, weight in zip(_WEIGHTS, weights):
         if weight is None:
             raise ValueError(f"{name} is required")
