@@ -192,6 +192,26 @@ def test_what_the_kernels_cannot_take_is_refused_at_the_call(change, error, mess
     assert message in str(refused.value)
 
 
+@pytest.mark.parametrize("heads_in, heads_out, seq", [(48, 4, 8192), (4, 48, 8192), (1, 1, 46341)])
+def test_shapes_whose_offsets_pass_32_bits_are_refused_at_the_call(heads_in, heads_out, seq):
+    """The banded convolutions step from one head's padded plane to the next by ``head * PLANE`` in 32 bits (as
+    Triton multiplies two 32-bit integers), forward over P's ``heads_in`` planes and backward over G's ``heads_out``:
+    at 48 heads of L 8192 (6.4 GB of bf16 scores a batch element) that passes 2**31 and would wrap, at 32 not yet
+    (:func:`test_shapes_just_inside_32_bit_offsets_are_taken`); one plane alone does at L 46341."""
+    scores = torch.empty(1, heads_in, seq, seq, dtype=torch.bfloat16, device="meta")
+    weight = torch.empty(heads_out, heads_in, 3, 3, dtype=torch.bfloat16, device="meta")
+    with pytest.raises(ValueError, match="would compute offsets up to .* in 32 bits"):
+        triton_kernels.multi_token_attention_triton(scores, weight, None)
+
+
+def test_shapes_just_inside_32_bit_offsets_are_taken():
+    for heads, seq in [(32, 8192), (1, 46272)]:
+        scores = torch.empty(1, heads, seq, seq, dtype=torch.bfloat16, device="meta")
+        weight = torch.empty(heads, heads, 3, 3, dtype=torch.bfloat16, device="meta")
+        triton_kernels._checked_call(triton_kernels.described(scores, "scores"),
+                                     triton_kernels.described(weight, "weight"), None, 1, "tf32")
+
+
 def test_an_empty_batch_gives_an_empty_output_and_zero_weight_gradients():
     scores, weight, bias = (tensor.requires_grad_() for tensor in tensors())
     empty = scores[:0].detach().requires_grad_()

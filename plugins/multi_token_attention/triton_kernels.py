@@ -90,7 +90,7 @@ import triton
 import triton.language as tl
 from torch.autograd.function import once_differentiable
 
-from plugins._arguments import check_precision, check_shape, check_tensors, described, whole_number
+from plugins._arguments import check_offsets, check_precision, check_shape, check_tensors, described, whole_number
 from plugins._triton_launcher import (Launcher, aligned, cdiv, device_time, follow_previous_launch, launch_device,
                                       lean_apply, let_next_launch_start, next_power_of_2)
 from plugins._triton_launcher import tuned_configs as autotuned_choices
@@ -963,6 +963,17 @@ def _im2col_shape(consts):
     return consts["C_IN"] * consts["K"], consts["K"], max(next_power_of_2(consts["C_OUT"]), 16)
 
 
+def _padded_plane(seq: int, k: int) -> tuple[int, int]:
+    """``(rows, stride)`` of a plane of padded P or G (:class:`_Padding`): ``k // 2`` rows above and below those of
+    the tallest tiles that cover ``seq``; columns for the forward's 4-subtile steps and the backward's taps, 128-byte
+    aligned."""
+    out_w = _subtile_width(k)
+    rows = cdiv(seq, _MAX_BLOCK_M) * _MAX_BLOCK_M + 2 * (k // 2)
+    widest = max(cdiv(seq, 4 * out_w) * 4 * out_w + out_w,  # forward programs: 5 chunks from 4-subtile steps
+                 cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + _col_pad(k) + k // 2)  # backward taps
+    return rows, cdiv(widest, 64) * 64  # rows 128-byte aligned
+
+
 class _Padding:
     """The launch of ``_mta_pad_kernel`` at one shape: ``source [batch, heads, L, L]`` -> its zero-bordered causal
     softmax (or masked copy), padded by ``k // 2`` rows and ``COL_PAD`` columns, and the weights of the convolution
@@ -978,15 +989,12 @@ class _Padding:
 
     def __init__(self, shape, dtype: torch.dtype, consts: dict, softmax: bool, zeroed: int = 0):
         batch, heads, seq, _ = shape
-        k, col_pad = consts["K"], consts["COL_PAD"]
+        k = consts["K"]
         pad = k // 2
         out_w = _subtile_width(k)
         im2col = _uses_im2col(consts, dtype)
         self.band_shape = _im2col_shape(consts) if im2col else _band_shape(consts)
-        rows = cdiv(seq, _MAX_BLOCK_M) * _MAX_BLOCK_M + 2 * pad
-        widest = max(cdiv(seq, 4 * out_w) * 4 * out_w + out_w,  # forward programs: 5 chunks from 4-subtile steps
-                     cdiv(seq, _MAX_BLOCK_N) * _MAX_BLOCK_N + col_pad + pad)  # backward taps
-        stride = cdiv(widest, 64) * 64  # rows 128-byte aligned
+        rows, stride = _padded_plane(seq, k)
         chunk = stride if im2col else out_w
         self.padded_shape = (batch, heads, stride // chunk, rows, chunk)
         band_rows = self.band_shape[0]
@@ -1126,6 +1134,14 @@ def _checked_call(scores, weight, bias, groups: int, precision: str) -> None:
         raise ValueError(f"weight must be [heads_out, heads_in/groups, k, k] with k odd and heads_out a multiple of "
                          f"groups ({groups}), got {weight_shape} for {scores_shape[1]} input heads")
     check_shape("bias", bias, weight_shape[:1])
+    # offsets within a padded plane are 32-bit, and the banded convolutions step from one head's plane to the next by
+    # one too, forward over P's heads_in planes and backward over G's heads_out
+    rows, stride = _padded_plane(scores_shape[2], weight_shape[2])
+    check_offsets(f"a padded plane of P or G at seq {scores_shape[2]}, k {weight_shape[2]} ({rows} x {stride})",
+                  rows * stride - 1)
+    heads = max(scores_shape[1], weight_shape[0])
+    check_offsets(f"the last of {heads} heads' padded planes of P or G ({rows} x {stride} each)",
+                  (heads - 1) * rows * stride)
 
 
 @functools.lru_cache(maxsize=64)
