@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -98,6 +99,50 @@ def test_8_posts_for_the_same_4_measurements_leave_one_current_run_each(app, ref
         assert len(reruns) == 4 and newest == {stamps[7]}  # the newest of each
         assert Run.select().where(Run.source == "kernelindex").count() == 32  # every observation kept
         assert_each_group_ranks_its_members_once(reruns, members=2)
+
+
+def lock_awaited() -> bool:
+    """Whether some session waits for a lock (PostgreSQL): a writer queued behind another's scope or row lock."""
+    from app.db import database
+
+    (waiting,) = database.execute_sql("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone()
+    return waiting > 0
+
+
+def held_after(function, arrived: list, others: int, deadline_seconds: float = 30):
+    """``function`` made to wait, once it has returned, until ``others`` more calls have returned too or a session
+    waits for a lock (PostgreSQL): the callers that can run side by side all get that far before any goes on."""
+    def held(*args, **kwargs):
+        value = function(*args, **kwargs)
+        arrived.append(threading.get_ident())
+        deadline = time.monotonic() + deadline_seconds
+        while len(arrived) <= others and not lock_awaited() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return value
+    return held
+
+
+@needs_postgres
+def test_two_results_of_one_measurement_with_other_figures_sent_at_once_store_one_and_refuse_the_other(
+        app, reference, token_headers, monkeypatch):
+    """Both copies were checked for a stored result with other figures before either was stored; the later one
+    then found the measurement stored and answered 201 'unchanged', its figures dropped. Each copy is held after
+    its check until the other has checked too, or waits for the first's locks."""
+    from app.importers import kernelindex_rerun
+
+    monkeypatch.setattr(kernelindex_rerun, "refuse_conflicts",
+                        held_after(kernelindex_rerun.refuse_conflicts, arrived=[], others=1))
+    observed_at = stamp(-5)
+    bodies = [[rerun_result(reference, "torch", observed_at=observed_at, median=median)]
+              for median in (70_000.0, 71_000.0)]
+    answers = post_concurrently(app, token_headers, bodies, threads=2)
+    assert sorted(status for status, _ in answers) == [201, 409], answers
+    refused = next(body for status, body in answers if status == 409)
+    assert "a result never overwrites another" in refused["error"]
+    with app.app_context():
+        [stored] = Run.select().where(Run.source == "kernelindex")
+        created = next(body for status, body in answers if status == 201)
+        assert created["created"] == [stored.id]
 
 
 def test_8_copies_of_one_note_sent_at_once_are_stored_once(app, reference):

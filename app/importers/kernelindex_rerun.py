@@ -32,7 +32,7 @@ from runners.hardware import short_name
 from .. import comparison
 from ..db import database
 from ..inputs import NotUtf8, utf8_text
-from ..locks import retried
+from ..locks import lock_scopes, retried
 from ..manifests import document_digest, make_document
 from ..manifests.documents import environment_document, implementation_document, protocol_document
 from ..models import KERNELINDEX_REPLICATED, KERNELINDEX_RERUN, Manifest, Run, utcnow
@@ -297,6 +297,9 @@ def record_rerun_results(results: list, families: dict | None = None,
             prepared.append(prepare(record))
             if problem := spellings.problem(prepared[-1].fields):
                 raise RerunRejected(f"result {number}: {problem}")
+        # Checked holding the workload scopes' locks (PostgreSQL; store_runs takes them again), so that a result of
+        # the same measurement sent at once is stored before this one is checked, or refused after it is stored.
+        lock_scopes(run.group_shared for run in prepared)
         refuse_conflicts(prepared)
         try:
             stored = store_runs(prepared)
