@@ -16,7 +16,9 @@ Trust and safety). How each database does it:
 
 Readers' posts on a run (notes, reproductions, issue reports) serialize per run (``lock_run_posts``), so
 that a post sent twice at once finds its first copy and is stored once; asks for reruns per family
-(``lock_rerun_asks``), so that an ask sent twice at once finds its first request.
+(``lock_rerun_asks``), so that an ask sent twice at once finds its first request; deliveries of a rerun
+request's results per request (``lock_rerun_request``), so that a result delivered twice at once finds its
+first delivery recorded, as one delivered again later does.
 
 A transaction that still meets a busy database, a deadlock or a serialization failure
 is run again (``retried``), a few times after a jittered pause; if it never gets
@@ -41,7 +43,7 @@ from playhouse.pool import MaxConnectionsExceeded
 from werkzeug.exceptions import ServiceUnavailable
 
 from .db import database, is_postgres, lost_connection
-from .models import Run
+from .models import RerunRequest, Run
 
 SCOPE_LOCK_STRIPES = 1024
 SCOPE_LOCKS = 0x4B490001  # advisory lock namespaces (the first key of pg_advisory_lock(int, int))
@@ -98,6 +100,13 @@ def lock_rerun_asks(family: str) -> None:
     checked against the pending requests and stored one after the other."""
     if is_postgres():  # SQLite: the transaction already holds the database's one write lock
         database.execute_sql("SELECT pg_advisory_xact_lock(%s, %s)", (RERUN_ASK_LOCKS, stripe(family)))
+
+
+def lock_rerun_request(request_id: int) -> None:
+    """Hold the rerun request's row until the transaction ends (PostgreSQL only): deliveries of its results are
+    checked against those it recorded and stored one after the other."""
+    if is_postgres():  # SQLite: the transaction already holds the database's one write lock
+        RerunRequest.select(RerunRequest.id).where(RerunRequest.id == request_id).for_update().execute()
 
 
 def is_transient(error: BaseException) -> bool:

@@ -30,7 +30,7 @@ from runners.rerun import RerunRequest as HarnessRequest
 
 from . import queue
 from .db import database
-from .locks import lock_rerun_asks
+from .locks import lock_rerun_asks, lock_rerun_request
 from .importers.rerun_submission import workload_problem
 from .models import (REQUEST_CANCELLED, REQUEST_FAILED, REQUEST_PENDING, REQUEST_QUEUED, REQUEST_RUNNING,
                      SOURCE_REPORTED, ComparisonGroup, RerunRequest, RerunRequestResult, RerunWorker, Run, utcnow)
@@ -340,8 +340,8 @@ def record_results(request: RerunRequest, workload_index: int, results: list, wo
     names one), each implementation once; return the run ids created.
 
     A result whose key is recorded already is checked as any other (a bad one refused) and must be the very
-    result recorded (that run, not any stored one): a delivery again stores nothing. Two deliveries racing each
-    other collide on the key's unique index and the later one stores nothing.
+    result recorded (that run, not any stored one): a delivery again stores nothing. Deliveries of one request's
+    results take turns (``lock_rerun_request``), so one racing another is a delivery again once the other is in.
     """
     from .importers.kernelindex_rerun import record_rerun_results
 
@@ -355,31 +355,28 @@ def record_results(request: RerunRequest, workload_index: int, results: list, wo
             raise ResultsRefused(f"a result {problem}: it is no result of workload {workload_index} of request "
                                  f"{request.id}")
     created = []
-    try:
-        with database.atomic():
-            if not RerunRequest.select().where((RerunRequest.id == request.id)
-                                               & holding(worker_name, host)).exists():
-                raise ResultsNotYours(f"worker {worker_name} does not hold request {request.id} (only the worker "
-                                      "running a request records its results)")
-            done = {result.key: result.run.identity_key
-                    for result in request.results.join(Run).select(RerunRequestResult.key, Run.identity_key)}
-            for result in results:
-                implementation = result.get("implementation")
-                name = implementation.get("name") if isinstance(implementation, dict) else None
-                key = idempotency_key(workload_index, str(name), str(result.get("metric", METRIC)))
-                summary = record_rerun_results([result], submission=submission)
-                if key in done:  # a delivery again: the very result recorded, or refused as the importer would
-                    if summary.identity_keys[0] != done[key]:
-                        raise ResultsNotYours(f"the request's {name} result was recorded already; this one is "
-                                              "another measurement")
-                    continue
-                if not summary.created:
-                    raise ResultsNotYours(f"the {name} result was recorded already, apart from request {request.id}")
-                RerunRequestResult.create(request=request, key=key, run=summary.created[0])
-                done[key] = summary.identity_keys[0]
-                created.extend(summary.created)
-    except peewee.IntegrityError:  # another delivery recorded them first
-        return []
+    with database.atomic():
+        lock_rerun_request(request.id)
+        if not RerunRequest.select().where((RerunRequest.id == request.id) & holding(worker_name, host)).exists():
+            raise ResultsNotYours(f"worker {worker_name} does not hold request {request.id} (only the worker "
+                                  "running a request records its results)")
+        done = {result.key: result.run.identity_key
+                for result in request.results.join(Run).select(RerunRequestResult.key, Run.identity_key)}
+        for result in results:
+            implementation = result.get("implementation")
+            name = implementation.get("name") if isinstance(implementation, dict) else None
+            key = idempotency_key(workload_index, str(name), str(result.get("metric", METRIC)))
+            summary = record_rerun_results([result], submission=submission)
+            if key in done:  # a delivery again: the very result recorded, or refused as the importer would
+                if summary.identity_keys[0] != done[key]:
+                    raise ResultsNotYours(f"the request's {name} result was recorded already; this one is "
+                                          "another measurement")
+                continue
+            if not summary.created:
+                raise ResultsNotYours(f"the {name} result was recorded already, apart from request {request.id}")
+            RerunRequestResult.create(request=request, key=key, run=summary.created[0])
+            done[key] = summary.identity_keys[0]
+            created.extend(summary.created)
     return created
 
 

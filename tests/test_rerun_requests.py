@@ -2,12 +2,15 @@
 claims that only one worker wins, leases that expire into a requeue, results recorded once, cancellation."""
 
 import json
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from app.models import RerunRequest, Run
 
+from .conftest import POSTGRES
 from .service_support import silent_redis
 from .test_cli_rerun import FNA_REFERENCE, source_run
 
@@ -233,6 +236,46 @@ def test_a_result_delivered_twice_is_recorded_once(queue_app, client, asker, run
     assert shown["status"] == "done" and shown["result_runs"] == first.json["created"]
     with queue_app.app_context():
         assert Run.select().where(Run.source == "kernelindex").count() == 2  # the request's and the one apart
+
+
+@pytest.mark.skipif(not POSTGRES, reason="KERNELINDEX_TEST_POSTGRES is not set (SQLite writers take turns)")
+def test_a_result_delivered_twice_at_once_is_recorded_once_and_both_deliveries_succeed(queue_app, client, asker,
+                                                                                        runner, monkeypatch):
+    """A worker's retry racing its first delivery: both checked the request's results before either was in, so the
+    later one found the run stored and was told 409 'recorded already, apart from request', which it was not. Each
+    delivery is held once its result is recorded until the other's is too, or waits for the first's locks."""
+    from app.importers import kernelindex_rerun
+
+    from .factories import rerun_result, stamp
+    from .test_concurrency import held_after
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, implementations=["torch"], gpu="NVIDIA H100 80GB HBM3").json["id"]
+    host = token_for(runner, "h100-a")
+    claimed = client.post(f"/api/v1/rerun-requests/{request_id}/claim",
+                          json=worker_body("h100-a/0", "NVIDIA H100 80GB HBM3"), headers=bearer(host))
+    assert claimed.status_code == 200
+    with queue_app.app_context():
+        result = result_for_h100(rerun_result(original, "torch", observed_at=stamp(-30)))
+    body = {"worker": "h100-a/0", "workload": 0, "results": [result]}
+    monkeypatch.setattr(kernelindex_rerun, "record_rerun_results",
+                        held_after(kernelindex_rerun.record_rerun_results, arrived=[], others=1))
+    start = threading.Barrier(2)
+
+    def deliver(_):
+        delivery = queue_app.test_client()
+        start.wait(timeout=30)
+        answer = delivery.post(f"/api/v1/rerun-requests/{request_id}/results", json=body, headers=bearer(host))
+        return answer.status_code, answer.json
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        answers = list(pool.map(deliver, range(2)))
+    assert [status for status, _ in answers] == [201, 201], answers
+    assert sorted(len(answer["created"]) for _, answer in answers) == [0, 1]
+    shown = client.get(f"/api/v1/rerun-requests/{request_id}").json
+    with queue_app.app_context():
+        [run] = Run.select().where(Run.source == "kernelindex")
+    assert shown["result_runs"] == [run.id]
 
 
 def test_cancelling_a_running_request_takes_it_from_its_worker(queue_app, client, asker, runner):
@@ -506,8 +549,6 @@ def test_a_maintainer_asks_for_a_comparison_groups_rerun_from_its_page(queue_app
 
 
 def test_workers_racing_for_one_request_leave_it_to_exactly_one(queue_app, client, asker):
-    import threading
-
     from app.db import database
     from app.rerun_requests import Worker, claim
 
@@ -701,8 +742,6 @@ def test_the_same_ask_while_its_request_is_pending_queues_nothing_new(queue_app,
 
 
 def test_asks_racing_for_the_same_work_store_one_request(queue_app, client, asker):
-    import threading
-
     original = source_run(queue_app, external_id=FNA_REFERENCE)
     barrier, statuses = threading.Barrier(6), []
 
