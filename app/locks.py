@@ -18,7 +18,8 @@ Readers' posts on a run (notes, reproductions, issue reports) serialize per run 
 that a post sent twice at once finds its first copy and is stored once; asks for reruns per family
 (``lock_rerun_asks``), so that an ask sent twice at once finds its first request; deliveries of a rerun
 request's results per request (``lock_rerun_request``), so that a result delivered twice at once finds its
-first delivery recorded, as one delivered again later does.
+first delivery recorded, as one delivered again later does; rejudgements of a run per run
+(``lock_rejudgements``).
 
 A transaction that still meets a busy database, a deadlock or a serialization failure
 is run again (``retried``), a few times after a jittered pause; if it never gets
@@ -91,6 +92,16 @@ def lock_scopes(group_shared_fields) -> None:
 def lock_run_posts(run_id: str) -> None:
     """Hold the run's row until the transaction ends (PostgreSQL only): posts on one run are checked and stored
     one after the other."""
+    _lock_run_row(run_id)
+
+
+def lock_rejudgements(run_id: str) -> None:
+    """Hold the run's row until the transaction ends (PostgreSQL only): two ``flask rejudge`` judging one run take
+    turns, so that the later finds the earlier's verdict stored and says so, not that it judged the run too."""
+    _lock_run_row(run_id)
+
+
+def _lock_run_row(run_id: str) -> None:
     if is_postgres():  # SQLite: the transaction already holds the database's one write lock
         Run.select(Run.id).where(Run.id == run_id).for_update().execute()
 

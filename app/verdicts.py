@@ -18,6 +18,7 @@ from runners.correctness import POLICY, POLICY_TEXT, UNREADABLE_RECORD, Verdict,
 
 from .db import database
 from .importers.kernelindex_rerun import policy_document as correctness_policy_document
+from .locks import lock_rejudgements
 from .manifests import document_digest
 from .models import KERNELINDEX_SOURCE, Manifest, Rejudgement, Run
 from .registry import chunks
@@ -81,10 +82,12 @@ def judged_under(run: Run, policy_digest: str) -> bool:
 
 
 def rejudge_run(run: Run) -> Verdict | None:
-    """Judge one stored rerun under the current policy and store the verdict; None if judged under it already."""
+    """Judge one stored rerun under the current policy and store the verdict; None if judged under it already
+    (by another ``flask rejudge`` too: the check holds the run's row)."""
     result = stored_result(run)
     document = current_policy(result["correctness"]["policy"]["trials"])
     digest = document_digest(document)
+    lock_rejudgements(run.id)
     if judged_under(run, digest):
         return None
     verdict = rejudge(result)

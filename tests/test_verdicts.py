@@ -2,7 +2,11 @@
 
 import json
 import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import pytest
 
 from app import db
 from app.importers.kernelindex_rerun import record_rerun_results
@@ -48,6 +52,35 @@ def test_rejudge_stores_the_new_verdict_beside_the_recorded_one(app, runner):
         assert policy["kind"] == "CorrectnessPolicy" and policy["spec"]["policy"]["version"] == 3
     again = runner.invoke(args=["rejudge", liger.id])
     assert "rejudged 0 rerun(s)" in again.output and "1 already judged under it" in again.output
+
+
+@pytest.mark.skipif(not POSTGRES, reason="KERNELINDEX_TEST_POSTGRES is not set (SQLite writers take turns)")
+def test_two_rejudges_at_once_store_one_verdict_and_count_it_once(app, monkeypatch):
+    """Two ``flask rejudge`` at once both found the run not judged yet, both judged it and both counted it (the
+    database kept one verdict): four at once said they rejudged 1,940 runs of 715. Each is held once it has checked
+    until the other has checked too, or waits for the first's lock on the run."""
+    from app import verdicts
+
+    from .test_concurrency import held_after
+
+    [liger] = record(app, liger_fna_backward())
+    monkeypatch.setattr(verdicts, "judged_under", held_after(verdicts.judged_under, arrived=[], others=1))
+    start = threading.Barrier(2)
+
+    def rejudge(_):
+        with app.app_context():
+            db.database.connect(reuse_if_open=True)
+            try:
+                start.wait(timeout=30)
+                return verdicts.rejudge_runs([Run.get_by_id(liger.id)])
+            finally:
+                db.database.close()
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        summaries = list(pool.map(rejudge, range(2)))
+    assert sorted((len(summary.judged), summary.already) for summary in summaries) == [(0, 1), (1, 0)]
+    with app.app_context():
+        assert Rejudgement.select().where(Rejudgement.run == liger.id).count() == 1
 
 
 def test_runs_judged_under_the_current_version_and_unreadable_records_are_left_alone(small_app, runner, monkeypatch):
