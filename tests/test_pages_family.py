@@ -188,6 +188,17 @@ def test_apply_without_javascript_clears_what_a_new_gpu_leaves_stale(small_app, 
                                         "&implementation=liger")
 
 
+def test_the_json_twin_of_an_applied_view_answers_json_not_a_redirect_to_the_html_page(small_app, client):
+    """The no-JS Apply's redirect to the view's own address is the HTML page's: the twin of that query (the page's
+    address with ``.json``, or one asking for JSON) was sent on to the HTML page."""
+    applied = "/families/cross_entropy?gpu=NVIDIA+A100-SXM4-80GB&implementation=liger&sort=median&apply="
+    for url, headers in [(applied.replace("?", ".json?", 1), {}), (applied, {"Accept": "application/json"})]:
+        twin = client.get(url, headers=headers)
+        assert twin.status_code == 200 and twin.is_json, (url, twin.status_code, twin.headers.get("Location"))
+        assert (twin.json["selected"]["gpu"], twin.json["selected"]["implementation"], twin.json["sort"]) == (
+            "NVIDIA A100-SXM4-80GB", "liger", "median")
+
+
 @pytest.mark.parametrize("name", ["name", "endpoint", "_method", "_anchor", "_external", "_scheme"])
 def test_a_stale_filter_named_as_url_fors_own_arguments_is_refused_with_a_link_that_keeps_it(small_app, client, name):
     """A link loaded whole with a filter the view has no runs for leads on to the view without it (the page's own

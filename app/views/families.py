@@ -12,7 +12,7 @@ from ..pages.family_filters import BadFilter
 from ..pages.family_table import table_csv
 from ..pages.lookup import get_or_404
 from ..pages.pagination import BadPage
-from .render import csv_response, install, respond, wants_fragment
+from .render import csv_response, install, respond, wants_fragment, wants_json
 
 families = Blueprint("families", __name__)
 families.record_once(install)
@@ -55,7 +55,7 @@ def stale_link_refusal(family: Family, error, from_form: bool) -> BadRequest:
 @families.get("/families/<name>")
 def family_page(name):
     context = context_of(name)
-    if APPLIED_FILTERS in request.args and not wants_fragment() and not context["cleared"]:
+    if APPLIED_FILTERS in request.args and not (wants_fragment() or wants_json()) and not context["cleared"]:
         return redirect(context["url"], 303)  # the no-JS form sends every select: the address says the view alone
     return respond("families/family.html", context, fragment="partials/_family_results.html",
                    twin=family_page_schema.dump, canonical_url=context["url"])
