@@ -122,8 +122,11 @@ class ServerCoordinator:
                           {"worker": worker_name, "status": status, "error": error, "log_tail": log_tail}) is not None
 
     def check_in(self, worker: Worker) -> list:
-        return self._post(CHECK_IN_PATH,
-                          {"worker": worker.name, "target": worker.target, "gpu": worker.gpu})["requeued"]
+        """The requests requeued; ValueError where the server answers, but not as KernelIndex does."""
+        answer = self._post(CHECK_IN_PATH, {"worker": worker.name, "target": worker.target, "gpu": worker.gpu})
+        if not isinstance(answer, dict) or not isinstance(answer.get("requeued"), list):
+            raise ValueError(f"answered {json.dumps(answer)[:200]}, where KernelIndex answers {{\"requeued\": [...]}}")
+        return answer["requeued"]
 
 
 def storable(text: str | None) -> str | None:

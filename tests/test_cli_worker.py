@@ -5,6 +5,7 @@ import contextlib
 import http.server
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -145,12 +146,11 @@ def test_a_consumer_that_ends_unasked_stops_the_worker_with_status_1(runner, mon
 
 
 @contextlib.contextmanager
-def refusing_server():
-    """A server that answers every POST 401 as KernelIndex answers an unknown token; its address."""
-    class Refusing(http.server.BaseHTTPRequestHandler):
+def answering_server(status: int, body: bytes):
+    """A server that answers every POST ``status`` with the JSON ``body``; its address."""
+    class Answering(http.server.BaseHTTPRequestHandler):
         def do_POST(self):
-            body = b'{"error":"unknown or revoked rerun-host token","status":401}'
-            self.send_response(401)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -159,7 +159,7 @@ def refusing_server():
         def log_message(self, *arguments):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answering)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_port}"
@@ -168,22 +168,45 @@ def refusing_server():
         server.server_close()
 
 
+@contextlib.contextmanager
+def banner_server(banner: bytes):
+    """A server that speaks no HTTP (an SSH port given as --server): it sends ``banner`` to whoever connects."""
+    listening = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        with contextlib.suppress(OSError):  # closed: the test is over
+            while True:
+                connection, _ = listening.accept()
+                with connection:
+                    connection.sendall(banner)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listening.getsockname()[1]}"
+    finally:
+        listening.close()
+
+
 @pytest.mark.parametrize("server, message", [
-    ("refusing", "answered 401: {\"error\":\"unknown or revoked rerun-host token\""),
-    ("closed", "Connection refused"),
-])
+    (lambda: answering_server(401, b'{"error":"unknown or revoked rerun-host token","status":401}'),
+     "answered 401: {\"error\":\"unknown or revoked rerun-host token\""),
+    (lambda: contextlib.nullcontext(f"http://127.0.0.1:{free_port()}"), "Connection refused"),
+    (lambda: answering_server(200, b'{"status":"ok"}'),
+     'answered {"status": "ok"}, where KernelIndex answers {"requeued": [...]}'),
+    (lambda: banner_server(b"SSH-2.0-OpenSSH_9.6\r\n"), "SSH-2.0-OpenSSH_9.6"),
+], ids=["refusing", "closed", "not KernelIndex", "not HTTP"])
 def test_a_consumer_whose_server_refuses_or_cannot_be_reached_stops_before_taking_a_message(
         runner, monkeypatch, server, message):
     """A consumer given a wrong --token (or --server) took the queue's messages and failed each claim in a
     traceback, until the queue dropped them after its retries (requests then waited an hour for redelivery), and
-    never stopped: its check-in, which says so, only logged 'check-in failed' every interval."""
+    never stopped: its check-in, which says so, only logged 'check-in failed' every interval. A --server that
+    answers, but not as KernelIndex does, or speaks no HTTP, ended in a traceback (KeyError, BadStatusLine)."""
     taken = []
     monkeypatch.setattr("app.queue.consume", lambda name, config, job: taken.append(name))
     monkeypatch.setenv("KERNELINDEX_WORKER_SLOT", "cpu0")
-    with (refusing_server() if server == "refusing" else contextlib.nullcontext(
-            f"http://127.0.0.1:{free_port()}")) as address:
+    with server() as address:
         result = runner.invoke(args=["worker", "--target", "cpu", "--server", address, "--token", "kih_wrong"])
-    assert result.exit_code == 1 and not taken, result.output
+    assert result.exit_code == 1 and not taken, (result.output, result.exception)
     assert result.output.startswith(f"Error: cpu0: not serving: the check-in at {address}/api/v1/rerun-workers "
                                     "failed: ") and message in result.output, result.output
 

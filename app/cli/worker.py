@@ -7,6 +7,7 @@ it claims (``app.worker.RerunJob``). With ``--server`` and ``--token`` children 
 server's API and need no database here; the queue is still ``KERNELINDEX_QUEUE_URL``'s.
 """
 
+import http.client
 import os
 import signal
 import socket
@@ -119,7 +120,8 @@ def serve_one(slot: str, target: str, server: str | None, token: str | None) -> 
         keep_checking_in(coordinator, worker, float(config["WORKER_CHECK_IN_SECONDS"]), progress)
     except QueueUnavailable as error:  # this database's check-in could not requeue a lost worker's request
         raise click.ClickException(f"{slot}: not serving: {one_line(error)}") from error
-    except (ServerRefused, OSError, ValueError) as error:  # refused, no answer, or an answer not KernelIndex's
+    except (ServerRefused, OSError, ValueError, http.client.HTTPException) as error:  # refused, no answer, an
+        # answer not KernelIndex's, or none in HTTP
         if not server:
             raise
         detail = error.answer if isinstance(error, ServerRefused) else getattr(error, "reason", error)
