@@ -1,8 +1,8 @@
 """Numbers, dates and digests as a person reads them, and the Jinja filters that apply them.
 
 One rule for every quantity a page shows: three significant figures (a whole number keeps
-every digit: ``1,115 µs``, never a made-up ``1,120``), in one unit per table or chart
-chosen from its values. Stored figures keep full precision (latency in
+every digit: ``4,321 s`` or ``3,351 GB/s``, never a made-up ``4,320 s``), in one unit per
+table or chart chosen from its values. Stored figures keep full precision (latency in
 ns, memory in MB). A lone figure reads in its best unit (``84.6 ms``, ``720 µs``,
 ``52.5 MB``); figures shown together (a comparison, a table, an axis) share the unit
 :func:`common_unit` picks and are formatted with :func:`in_unit` (``0.315 ms`` beside
