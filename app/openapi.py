@@ -98,7 +98,8 @@ def build_spec() -> APISpec:
         "security": [{"rerunHostToken": []}],
         "requestBody": {"required": True, "content": {"application/json": {"schema": {
             "type": "array", "items": {"type": "object"}, "minItems": 1}}}},
-        "responses": {"201": {"description": "Recorded: counts of created, unchanged and replicated runs."},
+        "responses": {"201": _json(schemas.RerunsRecordedSchema, "Recorded: the ids of the runs created, and how "
+                                                                 "many results were unchanged and runs replicated."),
                       "400": _error("A result was rejected, or the body is not a list of results in UTF-8 "
                                     "JSON; nothing was stored."),
                       "401": _error("No valid rerun-host token."),
@@ -241,23 +242,24 @@ def describe_rerun_requests(spec: APISpec) -> None:
         extra={"403": _error("The token may not post results for this GPU model.")}))
     spec.path("/api/v1/rerun-requests/{request_id}/lease", operations=worker_call(
         "The worker renews its lease on the request (and sends the tail of its log).",
-        rerun_request_schemas.RenewSchema, {"description": "Renewed."}))
+        rerun_request_schemas.RenewSchema, _json(rerun_request_schemas.LeaseRenewedSchema, "Renewed.")))
     spec.path("/api/v1/rerun-requests/{request_id}/results", operations=worker_call(
         "Results of one of the request's workloads, recorded once per implementation (as POST /api/v1/reruns "
         "records them, as the token's host).", rerun_request_schemas.RequestResultsSchema,
-        {"description": "Recorded: the ids of the runs created (none for a delivery again of results recorded "
-                        "before)."},
+        _json(rerun_request_schemas.ResultsRecordedSchema, "Recorded: the ids of the runs created (none for a "
+                                                           "delivery again of results recorded before)."),
         status="201", extra={"409": _error(f"{NOT_YOURS} Or: {CONFLICT} Or: the request recorded a result of that "
                                            "implementation already, and this one is another measurement."),
                              "413": _error("The body is larger than a rerun batch may be.")}))
     spec.path("/api/v1/rerun-requests/{request_id}/finish", operations=worker_call(
         "The worker closes the request as done, or as failed with its error (a request done has none).",
         rerun_request_schemas.FinishSchema,
-        {"description": "Closed."}))
+        _json(rerun_request_schemas.FinishedSchema, "Closed.")))
     spec.path("/api/v1/rerun-workers", operations={"post": {
         "summary": "A worker checks in: the web offers its GPU model, and requests whose lease expired are "
                    "queued again.", "security": token, "requestBody": body(rerun_request_schemas.WorkerSchema),
-        "responses": {"200": {"description": "Checked in: the ids of the requests queued again."},
+        "responses": {"200": _json(rerun_request_schemas.CheckedInSchema, "Checked in: the ids of the requests "
+                                                                          "queued again."),
                       "400": _error("A malformed body."), "401": unauthorized, "413": _error(TOO_LARGE),
                       "415": _error(NOT_JSON),
                       "403": _error("The token may not post results for this GPU model."),

@@ -151,6 +151,33 @@ class RequestResultsSchema(Schema):
                           metadata={"description": "bundle lines, as POST /api/v1/reruns takes them"})
 
 
+class LeaseRenewedSchema(Schema):
+    """The answer to a renewal the worker holds the request for (a worker that holds it no more gets 409)."""
+
+    held = fields.Boolean(required=True, metadata={"description": "always true: the lease was renewed"})
+
+
+class ResultsRecordedSchema(Schema):
+    """The answer to a workload's results (201)."""
+
+    created = fields.List(fields.String(), required=True, metadata={
+        "description": "the ids of the runs created (none for a delivery again of results recorded before)"})
+
+
+class FinishedSchema(Schema):
+    """The answer to a worker closing its request."""
+
+    status = fields.String(required=True, validate=validate.OneOf(("done", "failed")),
+                           metadata={"description": "the status the request closed with"})
+
+
+class CheckedInSchema(Schema):
+    """The answer to a worker's check-in."""
+
+    requeued = fields.List(fields.Integer(), required=True, metadata={
+        "description": "the ids of the requests whose lease had expired, queued again"})
+
+
 class FinishSchema(Schema):
     worker = worker_name()
     status = fields.String(required=True, validate=validate.OneOf(("done", "failed")))
@@ -172,3 +199,7 @@ worker_schema = WorkerSchema()
 renew_schema = RenewSchema()
 request_results_schema = RequestResultsSchema()
 finish_schema = FinishSchema()
+lease_renewed_schema = LeaseRenewedSchema()
+results_recorded_schema = ResultsRecordedSchema()
+finished_schema = FinishedSchema()
+checked_in_schema = CheckedInSchema()

@@ -310,6 +310,15 @@ class BulkRunSchema(Schema):
     invalidated_reason = fields.String(allow_none=True)
 
 
+class RerunsRecordedSchema(Schema):
+    """The answer to posted rerun results (``POST /api/v1/reruns``, 201)."""
+
+    created = fields.List(fields.String(), required=True, metadata={"description": "the ids of the runs created"})
+    unchanged = fields.Integer(required=True, metadata={"description": "how many results were recorded before"})
+    replicated = fields.Integer(required=True, metadata={
+        "description": "how many runs this post raised to kernelindex-replicated"})
+
+
 class ErrorSchema(Schema):
     """Every 4xx and 5xx answer of the API and the twins; ``details`` only on a refused post, ``existing`` only on
     a repeated one."""
@@ -325,3 +334,4 @@ run_filter_schema = RunFilterSchema()
 run_list_schema = RunListSchema()
 run_detail_schema = RunDetailSchema()
 comparison_schema = ComparisonSchema()
+reruns_recorded_schema = RerunsRecordedSchema()

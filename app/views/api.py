@@ -10,7 +10,7 @@ from ..inputs import NotUtf8, unknown_argument, utf8_text, whole_body
 from ..pages import api as pages
 from ..pages import rerun_requests as pages_requests
 from ..pages.lookup import group_or_404, rerun_request_or_404, run_or_404
-from ..schemas import comparison_schema, run_detail_schema, run_filter_schema, run_list_schema
+from ..schemas import comparison_schema, reruns_recorded_schema, run_detail_schema, run_filter_schema, run_list_schema
 from ..schema_fields import validation_message
 
 api = Blueprint("api", __name__, url_prefix="/api/v1")
@@ -136,7 +136,7 @@ def record_reruns():
         abort(409, description=str(error))
     except RerunRejected as error:
         abort(400, description=str(error))
-    return jsonify(created=summary.created, unchanged=summary.unchanged, replicated=summary.replicated), 201
+    return jsonify(reruns_recorded_schema.dump(summary)), 201
 
 
 def loaded_body(schema) -> dict:
@@ -217,7 +217,7 @@ def claim_rerun_request(request_id):
 @api.post("/rerun-requests/<row_id:request_id>/lease")
 def renew_lease(request_id):
     """The worker still works on the request: 200, or 409 when it holds it no more (cancelled, or requeued)."""
-    from ..rerun_request_schemas import renew_schema
+    from ..rerun_request_schemas import lease_renewed_schema, renew_schema
     from ..rerun_requests import renew
 
     token = authenticated_host()
@@ -225,7 +225,7 @@ def renew_lease(request_id):
     rerun_request_or_404(request_id)
     if not renew(request_id, body["worker"], body.get("log_tail"), host=token.host):
         abort(409, description=f"worker {body['worker']} no longer holds request {request_id}")
-    return jsonify(held=True)
+    return jsonify(lease_renewed_schema.dump({"held": True}))
 
 
 @api.post("/rerun-requests/<row_id:request_id>/results")
@@ -233,7 +233,7 @@ def record_request_results(request_id):
     """Record results of one of the request's workloads, once per implementation, as the token's host."""
     from ..importers.kernelindex_rerun import RerunConflict, RerunRejected
     from ..importers.rerun_submission import Submission
-    from ..rerun_request_schemas import request_results_schema
+    from ..rerun_request_schemas import request_results_schema, results_recorded_schema
     from ..rerun_requests import ResultsNotYours, ResultsRefused, record_results
 
     token = authenticated_host()
@@ -247,13 +247,13 @@ def record_request_results(request_id):
         abort(409, description=str(error))
     except (RerunRejected, ResultsRefused) as error:
         abort(400, description=str(error))
-    return jsonify(created=created), 201
+    return jsonify(results_recorded_schema.dump({"created": created})), 201
 
 
 @api.post("/rerun-requests/<row_id:request_id>/finish")
 def finish_rerun_request(request_id):
     """The worker is done with the request (done or failed): 200, or 409 when it held it no more."""
-    from ..rerun_request_schemas import finish_schema
+    from ..rerun_request_schemas import finish_schema, finished_schema
     from ..rerun_requests import finish
 
     token = authenticated_host()
@@ -262,18 +262,18 @@ def finish_rerun_request(request_id):
     if not finish(request_id, body["worker"], body["status"], body.get("error"), body.get("log_tail"),
                   host=token.host):
         abort(409, description=f"worker {body['worker']} no longer holds request {request_id}")
-    return jsonify(status=body["status"])
+    return jsonify(finished_schema.dump({"status": body["status"]}))
 
 
 @api.post("/rerun-workers")
 def worker_check_in():
     """A worker checks in: it is recorded as alive, and requests whose lease expired are queued again (503 when the
     queue cannot take them)."""
-    from ..rerun_request_schemas import worker_schema
+    from ..rerun_request_schemas import checked_in_schema, worker_schema
     from ..rerun_requests import QueueUnavailable, check_in
 
     worker = token_worker(authenticated_host(), loaded_body(worker_schema))
     try:
-        return jsonify(requeued=check_in(worker))
+        return jsonify(checked_in_schema.dump({"requeued": check_in(worker)}))
     except QueueUnavailable as error:
         abort(503, description=str(error))
