@@ -44,7 +44,8 @@ class CorrectnessSchema(Schema):
     published = fields.Boolean(metadata={"description": "False for source rows: the source published no policy."})
     sentence = fields.String()
     status = fields.String()
-    policy_summary = fields.Dict(metadata={"description": "name, version, first_line, tolerances, trials"})
+    policy_summary = fields.Dict(allow_none=True, metadata={
+        "description": "name, version, first_line, tolerances, trials (null for source rows: no policy published)"})
     policy_url = fields.String(allow_none=True, metadata={"description": "the policy's full text, by digest"})
     policy_name = fields.String(allow_none=True)
     policy_digest = fields.String(allow_none=True)
@@ -89,7 +90,8 @@ class HistoryEntrySchema(Schema):
     evidence = fields.String()
     host = fields.String(allow_none=True)
     gpu = fields.String()
-    gpu_note = fields.String(metadata={"description": "reruns: where the rerun ran, against the reproduced run's GPU"})
+    gpu_note = fields.String(allow_none=True, metadata={
+        "description": "reruns: where the rerun ran, against the reproduced run's GPU (null for other links)"})
     status = fields.String(metadata={"description": "passed, failed, undetermined, or invalidated (found gamed)"})
 
 
@@ -126,7 +128,7 @@ class RunPageSchema(RunDetailSchema):
     comparator = fields.String(attribute="workload.comparator")
     measurements = fields.List(Row())
     throughput = fields.Nested(ThroughputSchema, allow_none=True)
-    samples_label = fields.String(attribute="samples.label", allow_none=True,
+    samples_label = fields.String(allow_none=True,
                                   metadata={"description": "what the raw-sample plot shows (reruns only)"})
     protocol = fields.Dict()
     environment = fields.List(Row())

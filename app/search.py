@@ -21,7 +21,7 @@ import peewee
 from flask import current_app
 
 from .db import is_postgres
-from .models import Family, Run
+from .models import ComparisonGroup, Family, Run
 from .pages.titles import family_title
 
 VOCABULARY_SECONDS = 3600
@@ -104,6 +104,12 @@ def _newest_of_each(entries, count: int) -> peewee.Select:
     return reduce(lambda first, second: first.union_all(second), branches)
 
 
+def _with_group(runs: peewee.ModelSelect) -> peewee.ModelSelect:
+    """``runs`` read with their comparison group's size (``run.comparison_key.size``, no query apiece): a listed run
+    carries the API's run fields, ``group_size`` among them."""
+    return runs.select_extend(ComparisonGroup.size).join(ComparisonGroup)
+
+
 def _newest_runs(entries, offset: int, limit: int) -> list:
     """The page of current runs of these combinations, newest first."""
     if not entries:
@@ -113,9 +119,11 @@ def _newest_runs(entries, offset: int, limit: int) -> list:
         page = (_newest_of_each(entries, offset + limit)
                 .order_by(peewee.SQL("observed_at").desc(), peewee.SQL("id").desc()).offset(offset).limit(limit)
                 .alias("page"))
-        return list(Run.select().where(Run.id.in_(peewee.Select([page], [page.c.id]))).order_by(*NEWEST_FIRST))
+        return list(_with_group(Run.select()).where(Run.id.in_(peewee.Select([page], [page.c.id])))
+                    .order_by(*NEWEST_FIRST))
     combinations = [(e.kernel, e.implementation, e.gpu) for e in entries]
-    return list(Run.current().where(peewee.Tuple(Run.kernel, Run.implementation, Run.gpu).in_(combinations))
+    return list(_with_group(Run.current())
+                .where(peewee.Tuple(Run.kernel, Run.implementation, Run.gpu).in_(combinations))
                 .order_by(*NEWEST_FIRST).offset(offset).limit(limit))
 
 
@@ -135,16 +143,16 @@ NOTHING = Matches([], [], 0, lambda offset, limit: [])
 def _exact_run(lowered: str):
     """The run a 12-digit id or a ``sha256:`` digest names, if any."""
     if RUN_ID.match(lowered):
-        return Run.get_or_none(Run.id == lowered)
+        return _with_group(Run.select()).where(Run.id == lowered).first()
     if lowered.startswith("sha256:"):
-        return Run.get_or_none(Run.digest == lowered)
+        return _with_group(Run.select()).where(Run.digest == lowered).first()
     return None
 
 
 def _external_id_prefix(query: str) -> Matches:
     prefix = (Run.external_id >= query) & (Run.external_id < query + "\U0010ffff")
     return Matches([], [], Run.select().where(prefix).count(),
-                   lambda offset, limit: list(Run.select().where(prefix).order_by(Run.external_id)
+                   lambda offset, limit: list(_with_group(Run.select()).where(prefix).order_by(Run.external_id)
                                               .offset(offset).limit(limit)))
 
 

@@ -8,6 +8,8 @@ import copy
 import pytest
 from openapi_schema_validator import OAS30Validator, oas30_format_checker
 
+from app.importers.kernelindex_rerun import record_rerun_results
+from app.models import ComparisonGroup, Run
 
 from .factories import rerun_result, stamp
 from .pages_support import reference_run
@@ -53,6 +55,75 @@ def token_for(runner, name, *options) -> str:
     created = runner.invoke(args=["tokens", "create", name, *options])
     assert created.exit_code == 0, created.output
     return created.stdout.strip()
+
+
+@pytest.fixture
+def varied(small_app):
+    """The small database plus reruns of the reference run: one superseded by a later one, and a failed one."""
+    with small_app.app_context():
+        reference = reference_run(small_app)
+        record_rerun_results([rerun_result(reference, median=81_000.0, observed_at="2026-11-29T10:00:00Z"),
+                              rerun_result(reference, median=80_000.0, observed_at="2026-11-30T10:00:00Z"),
+                              rerun_result(reference, "torch", status="failed")])
+        reruns = list(Run.select().where(Run.rerun_of == reference.id))
+        return {"reference": reference, "reruns": [run.id for run in reruns],
+                "groups": sorted({run.comparison_key_id for run in reruns} | {reference.comparison_key_id})}
+
+
+def test_every_read_answer_lists_exactly_the_documented_fields(varied, client):
+    document = client.get("/api/openapi.json").get_json()
+    reference = varied["reference"]
+    with client.application.app_context():
+        assert Run.select().where(Run.superseded_by.is_null(False)).count() == 1
+        families = sorted({run.kernel_id for run in Run.select()})
+    answers = [("/api/v1/runs", "/api/v1/runs?per_page=100"), ("/index.json", "/index.json"),
+               ("/search.json", "/search.json?q=torch"), ("/search.json", f"/search.json?q={reference.id}"),
+               ("/plugins.json", "/plugins.json"), ("/about/evidence.json", "/about/evidence.json"),
+               ("/reruns.json", "/reruns.json")]
+    for run_id in (reference.id, *varied["reruns"]):
+        answers += [("/api/v1/runs/{run_id}", f"/api/v1/runs/{run_id}"),
+                    ("/runs/{run_id}.json", f"/runs/{run_id}.json")]
+    for key in varied["groups"]:
+        answers += [("/api/v1/comparisons/{key}", f"/api/v1/comparisons/{key}"),
+                    ("/comparisons/{key}.json", f"/comparisons/{key}.json")]
+    for family in families:
+        answers += [("/families/{name}.json", f"/families/{family}.json"),
+                    ("/families/{name}.json", f"/families/{family}.json?table=fastest")]
+    answers += [("/families/{name}.json", f"/families/{reference.kernel_id}.json?gpu={reference.gpu}&pass=forward"),
+                ("/api/v1/runs/{run_id}", "/api/v1/runs/000000000000"), ("/api/v1/runs", "/api/v1/runs?per_page=0")]
+    found = {}
+    for template, url in answers:
+        answer = client.get(url)
+        assert answer.mimetype == "application/json", url
+        errors = strict_errors(document, template, "get", answer.status_code, answer.get_json())
+        if errors:
+            found[url] = errors
+    assert found == {}
+
+
+def test_twin_rows_carry_their_group_size_as_the_api_rows_do(varied, client):
+    """The family and search twins list the API's run fields: their rows lacked the comparison group's size."""
+    reference = varied["reference"]
+    with client.application.app_context():
+        size = ComparisonGroup.get_by_id(reference.comparison_key_id).size
+    assert size > 1
+    rows = client.get(f"/families/{reference.kernel_id}.json?gpu={reference.gpu}&pass=forward").get_json()["items"]
+    searched = client.get(f"/search.json?q={reference.id}").get_json()["items"]
+    listed = client.get(f"/api/v1/runs?external_id={reference.external_id}").get_json()["items"]
+    assert [row["group_size"] for rows_ in (rows, searched, listed) for row in rows_ if row["id"] == reference.id] \
+        == [size] * 3
+
+
+def test_fields_the_document_allows_null_are_null_not_missing(varied, client):
+    source = client.get(f"/runs/{varied['reference'].id}.json").get_json()
+    assert source["samples_label"] is None
+    assert {key: source["correctness"][key] for key in ("policy_digest", "policy_url", "trials", "rejudgements")} \
+        == {"policy_digest": None, "policy_url": None, "trials": None, "rejudgements": []}
+    superseding = [run_id for run_id in varied["reruns"]
+                   if client.get(f"/api/v1/runs/{run_id}").get_json()["supersedes"]]
+    [entry] = client.get(f"/runs/{superseding[0]}.json").get_json()["supersedes"]
+    assert entry["gpu_note"] is None
+    assert client.get(f"/runs/{superseding[0]}.json").get_json()["samples_label"]
 
 
 def test_every_answer_of_a_worker_and_a_rerun_host_has_its_documented_shape(small_app, client, runner):

@@ -8,7 +8,7 @@ fixes its point in the sweep.
 import peewee
 
 from .. import formatting
-from ..models import Run
+from ..models import ComparisonGroup, Run
 from .titles import FamilyRef, by_length_then_name
 
 VIEW_FIELDS = ("pass", "metric", "gpu")
@@ -73,9 +73,11 @@ def x_order(row: dict) -> tuple:
 
 
 def view_rows(family: FamilyRef, pass_: str, metric: str, gpu: str) -> list:
-    """The current runs of one view, as rows with their ``config``."""
-    names = [column.name for column in ROW_COLUMNS]
-    rows = [dict(zip(names, values)) for values in Run.current(*ROW_COLUMNS).where(
+    """The current runs of one view, as rows with their ``config`` and their comparison group's size (a row is the
+    API's run fields, ``group_size`` among them)."""
+    names = [column.name for column in ROW_COLUMNS] + ["group_size"]
+    rows = [dict(zip(names, values)) for values in Run.current(*ROW_COLUMNS, ComparisonGroup.size)
+            .join(ComparisonGroup, on=(Run.comparison_key == ComparisonGroup.key)).where(
         (Run.kernel == family.name) & (Run.pass_ == pass_) & (Run.metric == metric) & (Run.gpu == gpu)).tuples()]
     for row in rows:
         row["config"] = config_of(family.name, row)

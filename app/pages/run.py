@@ -27,9 +27,10 @@ RUN_DIGEST_HEX = 23
 
 
 def history_row(run: Run) -> dict:
+    """A linked run as the page lists it; ``gpu_note`` is null here, and set only where a rerun is linked."""
     return {"id": run.id, "url": run_url(run.id), "observed": formatting.day(run.observed_at),
             "median": formatting.quantity(run.median, run.unit), "evidence": evidence_title(run.evidence),
-            "host": run.host, "gpu": run.gpu, "status": run.standing}
+            "host": run.host, "gpu": run.gpu, "gpu_note": None, "status": run.standing}
 
 
 def history(run: Run, linked: dict) -> dict:
@@ -92,6 +93,7 @@ def run_page(run: Run) -> dict:
     source = source_title(run.source)
     notices = dict(get_flashed_messages(with_categories=True))  # a post's, sent without JavaScript (views.community)
     issue_section = community.report_issue_section(run, {"notice": notices.get(community.REPORT_TARGET)})
+    samples = samples_of(run)
     return {
         **detail,
         **history(run, linked),
@@ -113,7 +115,8 @@ def run_page(run: Run) -> dict:
         "workload": workload_section(manifest["workload"]["spec"], run.external_id),
         "measurements": measurement_rows(run, spec),
         "throughput": datasheet.achieved(run),
-        "samples": samples_of(run),
+        "samples": samples,
+        "samples_label": samples["label"] if samples else None,  # the twin says null where no plot is drawn
         "protocol": protocol_section(manifest["protocol"]["spec"]),
         "environment": environment_rows(manifest["environment"]["spec"]),
         "artifacts": spec.get("artifacts") or [],

@@ -146,7 +146,9 @@ def correctness_section(run: Run, spec: dict) -> dict:
     """Status and policy: the source's unpublished one, or the rerun's published, digested policy."""
     checked = spec.get("correctness")
     if not checked:
-        return {"published": False, "sentence": SOURCE_CORRECTNESS, "status": run.status}
+        return {"published": False, "sentence": SOURCE_CORRECTNESS, "status": run.status, "policy_summary": None,
+                "policy_url": None, "policy_name": None, "policy_digest": None, "policy_version": None, "trials": None,
+                "rejudgements": []}
     details = (run.details or {}).get("correctness") or {}
     policy_digest = checked.get("policyDigest")
     policy = Manifest.get_or_none(Manifest.digest == policy_digest) if policy_digest else None

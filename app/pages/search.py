@@ -19,8 +19,9 @@ class BadSearch(ValueError):
 
 
 def result_row(run: Run) -> dict:
+    """A listed run; its comparison group's size was read with it (``app.search``)."""
     return {
-        **run.__data__, "kernel_id": run.kernel_id, "url": run_twin_url(run.id),
+        **run.__data__, "kernel_id": run.kernel_id, "group_size": run.comparison_key.size, "url": run_twin_url(run.id),
         "page_url": run_url(run.id), "family_title": family_title(run.kernel_id),
         "implementation_title": implementation_title(run.implementation),
         "workload": workload_summary(run.parameters, run.dtype),
