@@ -3,7 +3,10 @@
 Each schema dumps the very context its page's template renders (``app.pages``): a
 twin carries what its page shows, the record data at full precision (as the
 ``/api/v1`` shapes have it) plus the figures as the page words them. The run and
-comparison twins extend the API's schemas, so a client of one reads the other.
+comparison twins extend the API's schemas, so a client of one reads the other, with one
+difference: the run twin's history (``superseded_by``, ``supersedes``, ``rerun_of``,
+``reruns``) holds the runs the page links to, each an object with its ``id``, where the
+API's run holds the ids alone.
 The OpenAPI document (``app/openapi.py``) is generated from these and ``app.schemas``.
 """
 
