@@ -7,7 +7,7 @@ import pytest
 from app.models import Run
 from app.importers.kernelindex_rerun import record_rerun_results
 
-from .factories import rerun_result, write_liger_csv
+from .factories import correctness_record, rerun_result, write_liger_csv
 from .conftest import import_csv, import_small
 from .pages_support import HTMX, in_order, reference_run, text_of
 from .test_manifests import FNA_ID, reference_page_manifest
@@ -199,6 +199,21 @@ def test_a_check_that_broke_off_before_its_first_trial_says_so_and_why(small_app
     text = text_of(client.get(f"/runs/{summary.created[0]}").get_data(as_text=True))
     assert (f"Failed the KernelIndex correctness policy: the check broke off before any output was compared ({why})."
             in text)
+
+
+def test_a_check_that_failed_within_its_tolerance_says_what_failed_it(small_app, client):
+    """An implementation that raised in its second trial measured an error within the tolerance in its first: the
+    sentence gave that error beside 'Failed' and no reason, as if the figures contradicted the verdict."""
+    source = reference_run(small_app)
+    result = rerun_result(source, status="failed")
+    why = "correctness trial 2: kernelindex_triton raised RuntimeError: boom"
+    result["error"] = why
+    result["correctness"] = {**correctness_record(error=1e-4, trials=1), "trials": 3, "passed": False}
+    with small_app.app_context():
+        summary = record_rerun_results([result], families={})
+    text = text_of(client.get(f"/runs/{summary.created[0]}").get_data(as_text=True))
+    assert (f"Failed the KernelIndex correctness policy: relative L2 error 0.0001 against tolerance 0.005; it failed "
+            f"on another count ({why})." in text)
 
 
 @pytest.mark.parametrize("url", ["/runs/000000000000", "/runs/000000000000.json", "/runs/zz/manifest",
