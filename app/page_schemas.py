@@ -259,6 +259,9 @@ class FamilyPageSchema(Schema):
     order = fields.String()
     next = fields.String(allow_none=True, attribute="next_twin_url",
                          metadata={"description": "the next page of this twin, as search's and the API's next"})
+    cleared = fields.List(fields.String(), metadata={
+        "description": "why each filter the chosen view has no runs for was dropped (a query the page's own form "
+                       "sent, with apply=; a link loaded whole refuses such a filter with a 400)"})
 
 
 class HomeFamilySchema(Schema):

@@ -197,6 +197,16 @@ def test_the_json_twin_of_an_applied_view_answers_json_not_a_redirect_to_the_htm
         assert twin.status_code == 200 and twin.is_json, (url, twin.status_code, twin.headers.get("Location"))
         assert (twin.json["selected"]["gpu"], twin.json["selected"]["implementation"], twin.json["sort"]) == (
             "NVIDIA A100-SXM4-80GB", "liger", "median")
+        assert twin.json["cleared"] == []
+
+
+def test_the_json_twin_of_an_applied_view_says_which_filters_it_cleared(small_app, client):
+    """A twin asked with apply= drops a filter the new view lacks, as the page does; it said nothing of it."""
+    stale = "/families/cross_entropy.json?gpu=NVIDIA+A100-SXM4-80GB&implementation=liger_triton&apply="
+    twin = client.get(stale)
+    assert twin.status_code == 200 and twin.json["selected"]["implementation"] == ""
+    assert twin.json["cleared"] == ["Cross-entropy has no 'liger_triton' runs on NVIDIA A100-SXM4-80GB (forward, "
+                                    "speed); it has: liger"]
 
 
 @pytest.mark.parametrize("name", ["name", "endpoint", "_method", "_anchor", "_external", "_scheme"])
