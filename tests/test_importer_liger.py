@@ -334,6 +334,33 @@ def test_a_url_whose_headers_drip_is_refused_within_the_timeout(app, runner):
         server.shutdown()
 
 
+def test_a_url_whose_server_hangs_up_before_its_content_length_imports_nothing(app, runner):
+    """The body ends at a row's end, so every row it holds is whole: only the announced length tells it is cut."""
+    body = (DATA / "liger_small.csv").read_bytes()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body) + 1000))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result = import_liger(runner, f"http://127.0.0.1:{server.server_port}/liger.csv")
+    finally:
+        server.shutdown()
+    assert result.exit_code == 1, result.output
+    assert (f"the server hung up after {len(body)} of the {len(body) + 1000} bytes it announced"
+            in result.output), result.output
+    with app.app_context():
+        assert Run.select().count() == 0 and SourceFile.select().count() == 0
+
+
 @pytest.mark.skipif(not LIGER_DATA.is_dir(), reason="../shared/data/liger is not present")
 def test_source_commit_is_read_from_source_md(app, runner):
     import_liger(runner, LIGER_DATA / "history" / "2024-09-03_b5672a15.csv", LIGER_DATA / "all_benchmark_data_cutile.csv")

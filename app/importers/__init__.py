@@ -101,12 +101,17 @@ def fetch_within(url: str, timeout: float, limit: int) -> bytes:
 
 def read_before(response, deadline: float, limit: int) -> bytes:
     """A response's body, up to one byte past ``limit``; TimeoutError once ``deadline`` has passed (a server sending a
-    byte a minute never trips the socket's timeout)."""
+    byte a minute never trips the socket's timeout); ConnectionError where the server hangs up before the end its
+    Content-Length announced (``read1`` then returns what came, without a word, and a file cut at a row's end would
+    import as if whole)."""
     data = bytearray()
     while len(data) <= limit and (chunk := response.read1(64 * 1024)):
         if time.monotonic() > deadline:
             raise TimeoutError("it took longer than the import's timeout (IMPORT_TIMEOUT_SECONDS)")
         data += chunk
+    if len(data) <= limit and response.length:  # the bytes still announced
+        raise ConnectionError(f"the server hung up after {len(data)} of the {len(data) + response.length} bytes "
+                              "it announced (Content-Length)")
     return bytes(data)
 
 
