@@ -234,18 +234,26 @@ class Run(BaseModel):
                  "at": decision.decided_at} for decision in decisions]
 
     @classmethod
-    def matching(cls, filters: dict):
-        """Runs matching the API's filters (already validated), with their group's size, newest first.
+    def matching(cls, filters: dict, *selection):
+        """Runs matching the API's filters (already validated), newest first (ties by id: the order of the
+        ``(observed_at DESC, id)`` index, 014_run_list_order, that a page walks without sorting).
 
         ``gpu`` matches the name upstream gave the hardware or its product name.
         """
-        query = cls.select(cls, ComparisonGroup.size).join(ComparisonGroup)
+        query = cls.select(*selection)
         for name in ("kernel", "implementation", "pass_", "metric", "evidence", "source", "external_id"):
             if filters.get(name):
                 query = query.where(getattr(cls, name) == filters[name])
         if filters.get("gpu"):
             query = query.where((cls.gpu == filters["gpu"]) | (cls.gpu_product == filters["gpu"]))
         return query.order_by(cls.observed_at.desc(), cls.id)
+
+    @classmethod
+    def after(cls, query, observed_at: datetime, run_id: str):
+        """``query`` (ordered as :meth:`matching` orders) from the run after (``observed_at``, ``run_id``) on: a range
+        of the order's index, however deep the page."""
+        return query.where((cls.observed_at <= observed_at)
+                           & ((cls.observed_at < observed_at) | (cls.id > run_id)))
 
     def manifest_bundle(self) -> dict:
         """The five canonical documents this run's digests name, by kind (the downloadable manifest)."""
@@ -262,6 +270,11 @@ class Run(BaseModel):
 
     def open_issue_count(self) -> int:
         return IssueReport.unresolved().where(IssueReport.run == self).count()
+
+
+# 014_run_list_order: /api/v1/runs newest first (ties by id), walked in order without a sort; a descending column
+# cannot be written in Meta.indexes
+Run.add_index(Run.index(Run.observed_at.desc(), Run.id, name="run_observed_at_desc_id"))
 
 
 class Rejudgement(BaseModel):

@@ -4,6 +4,8 @@ The run and comparison pages build on :func:`run_detail` and :func:`comparison_d
 so their twins carry the API's fields under the same names.
 """
 
+from datetime import datetime
+
 from flask import current_app, url_for
 
 from .. import comparison
@@ -26,15 +28,45 @@ def run_item(run: Run) -> dict:
 
 
 def run_list(filters: dict, args: dict) -> dict:
-    """One page of the runs matching ``filters`` (loaded by ``run_filter_schema``) and the next page's URL."""
+    """One page of the runs matching ``filters`` (loaded by ``run_filter_schema``) and the next page's URL.
+
+    The page's ids are read first from the order's index, then their rows (with their group's size) by id: the
+    database skips index entries, not whole rows, to reach a ``page``. ``next`` starts after the page's last run
+    (``after``), so a client following it reads every page at the cost of the first."""
     per_page = filters.get("per_page", current_app.config["API_PAGE_SIZE"])
     if per_page > current_app.config["API_MAX_PAGE_SIZE"]:
         raise BadQuery(f"per_page: at most {current_app.config['API_MAX_PAGE_SIZE']}")
-    query = Run.matching(filters)
-    page = Pagination(filters["page"], per_page, query.count())
-    next_url = (url_for("api.run_list", **{**args, "page": page.page + 1}, _external=True)
-                if page.has_next else None)
-    return {"items": [run_item(run) for run in page.of(query)], "total": page.total, "next": next_url}
+    matching = Run.matching(filters, Run.id)
+    page = Pagination(filters["page"], per_page, matching.order_by().count())
+    if filters.get("after"):
+        page_ids = Run.after(matching, *cursor_position(filters["after"])).limit(per_page)
+    else:
+        page_ids = page.of(matching)
+    runs = list(Run.select(Run, ComparisonGroup.size).join(ComparisonGroup).where(Run.id.in_(page_ids))
+                .order_by(Run.observed_at.desc(), Run.id))
+    has_next = len(runs) == per_page and page.has_next
+    next_url = (url_for("api.run_list", **{**args, "page": page.page + 1, "after": cursor(runs[-1])}, _external=True)
+                if has_next else None)
+    return {"items": [run_item(run) for run in runs], "total": page.total, "next": next_url}
+
+
+CURSOR_SEPARATOR = "~"
+
+
+def cursor(run: Run) -> str:
+    """Where a page of the run list ends: its last run's ``observed_at`` and id (``after`` of the next page)."""
+    return f"{run.observed_at.isoformat()}{CURSOR_SEPARATOR}{run.id}"
+
+
+def cursor_position(text: str) -> tuple:
+    """The (observed_at, id) an ``after`` names; BadQuery for one ``next`` never gives."""
+    observed, separator, run_id = text.partition(CURSOR_SEPARATOR)
+    try:
+        if not separator or not run_id:
+            raise ValueError
+        return datetime.fromisoformat(observed), run_id
+    except ValueError:
+        raise BadQuery(f"after: {text[:40]!r} is not a position the run list's next link gives") from None
 
 
 def run_detail(run: Run) -> dict:
