@@ -3,6 +3,7 @@
 import codecs
 import csv
 import io
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
@@ -357,6 +358,38 @@ def test_a_url_whose_server_hangs_up_before_its_content_length_imports_nothing(a
     assert result.exit_code == 1, result.output
     assert (f"the server hung up after {len(body)} of the {len(body) + 1000} bytes it announced"
             in result.output), result.output
+    with app.app_context():
+        assert Run.select().count() == 0 and SourceFile.select().count() == 0
+
+
+def test_a_redirect_to_anything_but_http_is_not_followed(app, runner):
+    """urllib's own redirect handler follows one to ftp:// (and refuses file://): neither is fetched, nor contacted."""
+    ftp = socket.create_server(("127.0.0.1", 0))
+    ftp.settimeout(0.5)
+    targets = {"/ftp.csv": f"ftp://127.0.0.1:{ftp.getsockname()[1]}/liger.csv", "/file.csv": "file:///etc/hostname"}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(302)
+            self.send_header("Location", targets[self.path])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for path, target in targets.items():
+            result = import_liger(runner, f"http://127.0.0.1:{server.server_port}{path}")
+            assert result.exit_code == 1, result.output
+            assert f"Redirection to url '{target}' is not allowed" in result.output, result.output
+        with pytest.raises(TimeoutError):
+            ftp.accept()  # nobody came
+    finally:
+        server.shutdown()
+        ftp.close()
     with app.app_context():
         assert Run.select().count() == 0 and SourceFile.select().count() == 0
 

@@ -4,6 +4,7 @@ import hashlib
 import http.client
 import threading
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +77,17 @@ def read_location(location: str, timeout: float, limit: int | None = None) -> by
     return data
 
 
+class HttpRedirectsOnly(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect to an http(s) URL only: urllib's own handler follows one to ``ftp://`` too, so a server could
+    send an import to a host and protocol it was never given (it refuses ``file://`` and the rest, in these words)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if not is_url(newurl):  # urllib has made it absolute
+            raise urllib.error.HTTPError(newurl, code, f"{msg} - Redirection to url '{newurl}' is not allowed",
+                                         headers, fp)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 def fetch_within(url: str, timeout: float, limit: int) -> bytes:
     """The body at ``url`` (:func:`read_before`), or TimeoutError once ``timeout`` seconds have passed. urllib's timeout
     bounds each socket read only, so a server sending its status line or headers a byte at a time would hold the
@@ -84,7 +96,7 @@ def fetch_within(url: str, timeout: float, limit: int) -> bytes:
 
     def fetch():
         try:
-            with urllib.request.urlopen(url, timeout=timeout) as response:
+            with urllib.request.build_opener(HttpRedirectsOnly).open(url, timeout=timeout) as response:
                 outcome["data"] = read_before(response, deadline, limit)
         except Exception as error:  # raised again by the caller
             outcome["error"] = error
