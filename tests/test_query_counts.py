@@ -14,7 +14,7 @@ import pytest
 
 from app import db
 from app.importers.kernelindex_rerun import record_rerun_results
-from app.models import Run
+from app.models import RerunRequest, RerunRequestResult, Run
 
 from .conftest import import_small
 from .factories import rerun_result
@@ -30,6 +30,7 @@ RUN_LIST = 2  # /api/v1/runs: the count and the page
 COMPARISON_PAGE = 4  # group, members, a family, the workload's other groups
 FAMILY_PAGE = 3  # family, the facets' counts, the table's page
 SEARCH = 2  # the vocabulary's freshness, the page of runs
+RERUNS_LIST = 3  # /reruns: the count, the page of requests, their results
 
 
 @contextmanager
@@ -117,3 +118,18 @@ def test_search_merges_every_matching_combination_in_one_query(small_app, client
     assert len(statements) == SEARCH, statements
     listed = client.get("/search.json?q=nvidia").get_json()["items"]
     assert [item["id"] for item in listed] == [run.id for run in current]  # newest first, as one list
+
+
+def test_the_reruns_list_reads_its_requests_results_in_one_query(small_app, client):
+    """Each request's results were a query of their own (two, with its recorded keys): 103 statements a page of 50."""
+    with small_app.app_context():
+        runs = list(Run.select().limit(3))
+        for number in range(6):
+            request = RerunRequest.create(run=runs[0], family=runs[0].kernel_id, workloads=[], target="cpu",
+                                          queue="reruns-cpu", protocol="smoke", requested_by=f"token t{number}")
+            for run in runs[1:]:
+                RerunRequestResult.create(request=request, key=f"{number}-{run.id}", run=run)
+    for path in ("/reruns", "/reruns.json"):
+        assert_count(small_app, client, path, RERUNS_LIST)
+    listed = client.get("/reruns.json").get_json()["items"]
+    assert len(listed) == 6 and all(item["result_runs"] == [run.id for run in runs[1:]] for item in listed)

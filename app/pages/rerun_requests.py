@@ -7,8 +7,8 @@ from runners.timing import PROTOCOL_PRESETS
 
 from .. import formatting
 from ..inputs import unknown_argument
-from ..models import REQUEST_PENDING, REQUEST_STATUSES, RerunRequest
-from ..rerun_requests import live_cpu_workers, live_gpu_models, recorded_keys
+from ..models import REQUEST_PENDING, REQUEST_STATUSES, RerunRequest, RerunRequestResult
+from ..rerun_requests import live_cpu_workers, live_gpu_models
 from .links import run_url
 from .pagination import Pagination
 
@@ -24,15 +24,30 @@ def request_api_url(request_id: int) -> str:
     return url_for("api.rerun_request_detail", request_id=request_id, _external=True)
 
 
-def request_item(request: RerunRequest) -> dict:
-    """What the API and the pages show of one request."""
-    results = [result.run_id for result in request.results if result.run_id]
-    return {**request.__data__, "run_id": request.run_id, "url": request_api_url(request.id), "result_runs": results,
-            "recorded": recorded_keys(request), "pending": request.is_pending,
+def request_item(request: RerunRequest, results: list | None = None) -> dict:
+    """What the API and the pages show of one request; ``results`` its results in the order recorded, where a list
+    read them for all its requests at once (:func:`request_items`)."""
+    if results is None:
+        results = list(request.results.order_by(RerunRequestResult.id))
+    runs = [result.run_id for result in results if result.run_id]
+    return {**request.__data__, "run_id": request.run_id, "url": request_api_url(request.id), "result_runs": runs,
+            "recorded": [result.key for result in results], "pending": request.is_pending,
             "where": request.gpu or "CPU", "run_url": run_url(request.run_id) if request.run_id else None,
-            "result_links": [{"id": run_id, "url": run_url(run_id)} for run_id in results],
+            "result_links": [{"id": run_id, "url": run_url(run_id)} for run_id in runs],
             "created": formatting.day(request.created_at),
             "cancel_url": url_for("reruns.cancel", request_id=request.id)}
+
+
+def request_items(requests) -> list[dict]:
+    """:func:`request_item` of each request, their results read in one query (one a request was 100 round trips a
+    page on PostgreSQL)."""
+    requests = list(requests)
+    results = {request.id: [] for request in requests}
+    if requests:
+        for result in (RerunRequestResult.select().where(RerunRequestResult.request.in_(list(results)))
+                       .order_by(RerunRequestResult.id)):
+            results[result.request_id].append(result)
+    return [request_item(request, results[request.id]) for request in requests]
 
 
 def rerun_choices() -> list[dict]:
@@ -45,9 +60,8 @@ def rerun_choices() -> list[dict]:
 
 def run_requests_section(run) -> dict:
     """The run page's rerun section: its newest requests, and whether the page keeps polling (while one is pending)."""
-    requests = [request_item(request) for request in
-                run.rerun_requests.order_by(RerunRequest.created_at.desc(), RerunRequest.id.desc())
-                .limit(RUN_PAGE_REQUESTS)]
+    requests = request_items(run.rerun_requests.order_by(RerunRequest.created_at.desc(), RerunRequest.id.desc())
+                             .limit(RUN_PAGE_REQUESTS))
     maintainer = g.get("maintainer") is not None
     return {"requests": requests, "polling": any(request["pending"] for request in requests),
             "maintainer": maintainer, "choices": rerun_choices() if maintainer else [],
@@ -91,7 +105,7 @@ def reruns_page(filters: dict, page_wanted: int, per_page: int) -> dict:
         query = query.where(RerunRequest.run == filters["run"])
     query = query.order_by(RerunRequest.created_at.desc(), RerunRequest.id.desc())
     page = Pagination(page_wanted, per_page, query.count()).within_last()
-    items = [request_item(request) for request in page.of(query)]
+    items = request_items(page.of(query))
     chosen = {name: filters[name] for name in REQUEST_FILTERS if filters.get(name)}  # a link names what narrows it
     return {"title": "Rerun requests", "items": items, "total": page.total, "page": page.page,
             "json_url": url_for("reruns.reruns_page_json", **chosen, page=page.page if page.page > 1 else None),
