@@ -239,6 +239,21 @@ def test_missing_file_and_failing_url(app, runner, tmp_path):
         assert Run.select().count() == 0
 
 
+@pytest.mark.parametrize("location, message", [
+    ("http://user:secret@127.0.0.1:9/liger.csv", "holds a user name or password, which an import neither sends"),
+    ("https://token@127.0.0.1:9/liger.csv", "holds a user name or password"),
+    ("file:///etc/hostname", "is no file, and an import fetches http:// and https:// URLs only"),
+    ("ftp://127.0.0.1:9/liger.csv", "is no file, and an import fetches http:// and https:// URLs only"),
+])
+def test_a_url_an_import_does_not_fetch_is_refused_saying_why(app, runner, location, message):
+    """Read as a path, ``file://`` and ``ftp://`` were 'No such file'; urllib took ``user:secret@127.0.0.1`` for a
+    host name, and the import said it was unknown."""
+    result = import_liger(runner, location)
+    assert result.exit_code == 1 and message in result.output, result.output
+    with app.app_context():
+        assert Run.select().count() == 0 and SourceFile.select().count() == 0
+
+
 def test_import_from_url(app, runner):
     body = (DATA / "liger_small.csv").read_bytes()
 

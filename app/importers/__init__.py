@@ -2,9 +2,11 @@
 
 import hashlib
 import http.client
+import re
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,10 +55,30 @@ def is_url(location: str) -> bool:
     return location.lower().startswith(("http://", "https://"))
 
 
+OTHER_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+"""The start of a URL of another scheme (``file://``, ``ftp://``): read as a path, it named no file, and the import
+said only that."""
+
+
+def has_credentials(url: str) -> bool:
+    """Whether an http(s) URL holds a user name or password (``https://user:secret@host/``): urllib sends neither,
+    it takes ``user:secret@host`` for the host name, and the location is kept in the file's record."""
+    try:
+        return "@" in urllib.parse.urlsplit(url).netloc
+    except ValueError:  # an address urllib cannot split says so when fetched
+        return False
+
+
 def read_location(location: str, timeout: float, limit: int | None = None) -> bytes:
     """The bytes of a regular file or an http(s) URL (fetched within about ``timeout`` seconds in all, not only
     per read), at most ``limit`` of them (:data:`MAX_IMPORT_BYTES` when None), or ImportFailed saying why not."""
     limit = MAX_IMPORT_BYTES if limit is None else limit
+    if is_url(location) and has_credentials(location):
+        raise ImportFailed(f"{location} holds a user name or password, which an import neither sends nor keeps: "
+                           "download the file and import it by its path")
+    if not is_url(location) and OTHER_URL.match(location) and not Path(location).exists():
+        raise ImportFailed(f"{location} is no file, and an import fetches http:// and https:// URLs only: "
+                           "give a local file by its path")
     if is_url(location):
         try:
             data = fetch_within(location, timeout, limit)
