@@ -49,6 +49,10 @@ def only_rejected(tmp_path, bad_row):
     (fna_row("128", timestamp="1999-12-31 23:59:59"), "timestamp 1999-12-31 23:59:59 is before 2000"),
     (fna_row("128").replace(FNA_CONFIG, nested_config(9)), "extra_benchmark_config_str is nested deeper than 8"),
     (fna_row("128").replace(FNA_CONFIG, "[" * 20_000 + "]" * 20_000), "extra_benchmark_config_str is nested deeper"),
+    (fna_row("128").replace('""batch_size"": 2', '""batch_size"": 2, ""batch_size"": 4'),  # json keeps the 4
+     "extra_benchmark_config_str names 'batch_size' twice"),
+    (fna_row("128").replace('""bias"": true', '""bias"": {""a"": 1, ""a"": 1}'),
+     "extra_benchmark_config_str names 'a' twice"),
     (fna_row("128").replace("fused_neighborhood_attention", " fused_neighborhood_attention", 1),
      "kernel_name is 1 to 120 printable characters with no / and no white space at either end"),
     (fna_row("128", provider="liger "), "kernel_provider is 1 to 80 printable characters"),

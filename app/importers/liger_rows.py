@@ -74,10 +74,21 @@ def check_number(where: str, value) -> None:
         raise RowRejected(f"{where} is {problem}")
 
 
+def object_naming_each_key_once(pairs: list) -> dict:
+    """A JSON object's pairs as a dict, or RowRejected where it names a key twice: ``json`` keeps the last value
+    without a word, other readers the first, so the row would be stored as one workload and read as another."""
+    config = dict(pairs)
+    if len(config) < len(pairs):
+        twice = next(key for index, (key, _) in enumerate(pairs) if key in dict(pairs[:index]))
+        raise RowRejected(f"extra_benchmark_config_str names {twice!r} twice")
+    return config
+
+
 def parsed_config(text: str) -> dict:
-    """``extra_benchmark_config_str`` as data: a JSON object, at most ``MAX_CONFIG_DEPTH`` deep, of plain text."""
+    """``extra_benchmark_config_str`` as data: a JSON object, at most ``MAX_CONFIG_DEPTH`` deep, of plain text, each
+    of its objects naming a key once."""
     try:
-        config = json.loads(text)
+        config = json.loads(text, object_pairs_hook=object_naming_each_key_once)
     except json.JSONDecodeError as error:
         raise RowRejected(f"extra_benchmark_config_str is not JSON ({error.msg})") from error
     except RecursionError:
