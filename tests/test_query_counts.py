@@ -133,3 +133,16 @@ def test_the_reruns_list_reads_its_requests_results_in_one_query(small_app, clie
         assert_count(small_app, client, path, RERUNS_LIST)
     listed = client.get("/reruns.json").get_json()["items"]
     assert len(listed) == 6 and all(item["result_runs"] == [run.id for run in runs[1:]] for item in listed)
+
+
+def test_the_plugins_page_reads_each_familys_published_workloads_once(small_app, client):
+    """A family's CPU and CUDA plugins (and a plugin adding to it) each read its published workloads: 76 statements
+    for 38 families."""
+    from app.pages.plugins import scanned_families
+    from runners.discovery import get_registry
+
+    registry = get_registry()
+    definitions = registry.family_definitions()
+    families = {family.name for plugin in registry.plugins for family in scanned_families(plugin, definitions)}
+    assert len(families) < sum(len(scanned_families(plugin, definitions)) for plugin in registry.plugins)
+    assert_count(small_app, client, "/plugins", len(families))

@@ -47,11 +47,16 @@ def plugins_page() -> dict:
     except Exception as error:  # the web must show the listing's failure, not fail with it
         return {"plugins": [], "broken": [], "error": f"{type(error).__name__}: {error}"}
     definitions = get_registry().family_definitions()
+    shapes_of = {}  # family name -> its published shapes: a family's CPU and CUDA plugins (and adders) share them
     for plugin in listing["plugins"]:
         for implementation in plugin.get("implementations") or ():
             implementation["title"] = implementation_title(implementation["name"])
         loaded = modules.get(plugin["name"])  # None only when the listing and the registry disagree
-        shapes = set().union(*(published_shapes(family) for family in scanned_families(loaded, definitions)))
+        families = scanned_families(loaded, definitions)
+        for family in families:
+            if family.name not in shapes_of:
+                shapes_of[family.name] = published_shapes(family)
+        shapes = set().union(*(shapes_of[family.name] for family in families))
         plugin["scan_warnings"] = [warning.as_document() for warning in scan_module(loaded.module, shapes)] \
             if loaded else []
     return {**listing, "error": None}
