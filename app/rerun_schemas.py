@@ -158,8 +158,8 @@ def address_name_of(most: int):
 
 class RerunImplementationSchema(Schema):
     name = fields.String(required=True, validate=address_name_of(IMPLEMENTATION_NAME_LENGTH))
-    project = fields.String(validate=length(100))
-    revision = fields.String(validate=length(64))
+    project = fields.String(validate=name_of(100))  # shown beside the name: no direction override or invisible mark
+    revision = fields.String(validate=name_of(64))
     details = fields.Dict(keys=fields.String())
     mathMode = fields.String(validate=validate.OneOf(MATH_MODES))  # absent from bundles made before math modes
 

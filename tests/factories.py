@@ -5,6 +5,7 @@ import statistics
 from datetime import datetime, timedelta, timezone
 
 from runners.correctness import POLICY, POLICY_TEXT, policy_document
+from runners.timing import percentile
 
 # The columns of Liger-Kernel's benchmark/data/all_benchmark_data.csv, in order.
 HEADER = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name",
@@ -25,10 +26,10 @@ def rerun_result(run, implementation="kernelindex_triton", *, median=80_000.0, h
                  observed_at="2026-11-29T10:00:00Z", spread=0.01, trials=5):
     """A result document as ``runners.rerun`` reports it, for ``run``'s workload."""
     samples = [[median * (1 + spread * ((t + s) % 3 - 1) / 2) for s in range(4)] for t in range(trials)]
-    flat = sorted(v for trial in samples for v in trial)
-    timing = {"unit": "ns", "median": statistics.median(flat), "p20": flat[len(flat) // 5],
-              "p80": flat[(len(flat) * 4) // 5], "samples": samples, "trials": trials, "samplesPerTrial": 4,
-              "cv": statistics.pstdev(flat) / statistics.mean(flat)}
+    flat = [v for trial in samples for v in trial]
+    timing = {"unit": "ns", "median": percentile(flat, 50), "p20": percentile(flat, 20), "p80": percentile(flat, 80),
+              "samples": samples, "trials": trials, "samplesPerTrial": 4,
+              "cv": statistics.stdev(flat) / statistics.mean(flat)}  # as runners.timing.timing_summary
     return {
         "rerunOf": run.id,
         "family": run.kernel_id,
@@ -40,7 +41,7 @@ def rerun_result(run, implementation="kernelindex_triton", *, median=80_000.0, h
         "status": status,
         "error": None if status == "passed" else "relative L2 error 0.5 > tolerance 0.002",
         "timing": timing if status == "passed" else None,
-        "correctness": correctness_record(error=1e-4 if status == "passed" else 0.5),
+        "correctness": correctness_record(error=1e-4 if status == "passed" else 0.5, dtype=run.dtype),
         "environment": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H200", "architecture": "sm_90",
                                      "name": "NVIDIA H200"},
                         "software": {"torch": "2.11.0", "triton": "3.6.0", "cuda": "12.8"},
@@ -52,11 +53,12 @@ def rerun_result(run, implementation="kernelindex_triton", *, median=80_000.0, h
     }
 
 
-def correctness_record(error: float, trials: int = 3) -> dict:
-    """A correctness record judged under the current policy: one output, its error ``error`` in every trial."""
-    reference_norm = 8.0
-    return {"policy": policy_document(trials), "policyText": POLICY_TEXT, "passed": error <= POLICY.tolerances["tf32"],
-            "relL2Error": error, "tolerance": POLICY.tolerances["tf32"], "outputErrors": {"output": error},
+def correctness_record(error: float, trials: int = 3, dtype: str = "fp32") -> dict:
+    """A correctness record judged under the current policy, of an implementation that declares TF32: one output, its
+    error ``error`` in every trial."""
+    reference_norm, tolerance = 8.0, POLICY.tolerance_for(dtype, True)
+    return {"policy": policy_document(trials), "policyText": POLICY_TEXT, "passed": error <= tolerance,
+            "relL2Error": error, "tolerance": tolerance, "outputErrors": {"output": error},
             "trials": trials, "tf32": True,
             "outputFigures": {"output": {"differenceNorms": [error * reference_norm] * trials,
                                          "referenceNorms": [reference_norm] * trials, "shape": [4, 4]}}}
@@ -68,7 +70,7 @@ def memory_result(run, implementation="kernelindex_triton", *, peak=48.0, host="
     needs a CUDA device, so the CPU suite can only check how a measured figure is recorded."""
     result = rerun_result(run, implementation, host=host, observed_at=observed_at)
     return {**result, "metric": "memory", "timing": None,
-            "memory": {"unit": "MB", "median": peak, "p20": peak, "p80": peak + 0.5, "samples": [peak] * 4 + [peak + 1],
+            "memory": {"unit": "MB", "median": peak, "p20": peak, "p80": peak + 0.5, "samples": [peak] * 3 + [peak + 0.5] * 2,
                        "inputs": 12.0, "method": {"probe": "torch.cuda.max_memory_allocated", "calls": 5}}}
 
 

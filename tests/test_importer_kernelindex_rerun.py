@@ -396,7 +396,7 @@ def test_memory_results_rank_in_the_memory_comparison_beside_upstreams_rows(app,
     assert (ours["evidence"], upstream["evidence"]) == ("kernelindex", "source-native")
     document = Manifest.get_by_id(lean.digest).document["spec"]
     assert document["memory"]["peak"] == {"unit": "MB", "median": 50.0}
-    assert document["rerun"]["memory"]["samples"] == [50.0] * 4 + [51.0]
+    assert document["rerun"]["memory"]["samples"] == [50.0] * 3 + [50.5] * 2
     protocol = Manifest.get_by_id(document["protocolDigest"]).document["spec"]["measurement"]
     assert protocol["probe"] == "torch.cuda.max_memory_allocated"
     page = client.get(f"/runs/{lean.id}").get_data(as_text=True)
@@ -523,3 +523,62 @@ def test_a_rerun_spelling_a_stored_gpu_another_way_is_refused(app, reference, gp
     with pytest.raises(RerunRejected, match=re.escape(f"result 1: {refusal}")):
         record_rerun_results([result])
     assert Run.select().where(Run.source == "kernelindex").count() == 1
+
+
+def committed_line(path="benchmarks/results/h200/h200-fair-mta-reference.jsonl"):
+    """The first result of a committed bundle: one the harness wrote on a GPU."""
+    return json.loads((REPOSITORY / path).read_text(encoding="utf-8").splitlines()[0])
+
+
+def spread_summary(result):
+    timing = result["timing"]
+    timing["p20"], timing["median"], timing["p80"] = sorted(sample for trial in timing["samples"] for sample in trial)[:3]
+
+
+@pytest.mark.parametrize("forge, refusal", [
+    (spread_summary, "timing.median is .*, but its samples give"),
+    (lambda result: result["timing"].update(cv=0.0), "timing.cv is 0, but its samples give"),
+    (lambda result: result["correctness"].update(relL2Error=1e-9), "relL2Error is 1e-09, but its figures give"),
+    (lambda result: result["correctness"].update(outputErrors={"output": 1e-9}), "outputErrors .* are not the errors"),
+    (lambda result: result["correctness"].update(tolerance=0.5), "tolerance is 0.5, but policy version 2 holds"),
+    (lambda result: result["correctness"].update(passed=False), "correctness record says the check did not pass"),
+    (lambda result: result["implementation"].update(mathMode="ieee-fp32"), "math mode 'ieee-fp32' is not that of"),
+    (lambda result: result["environment"]["hardware"].update(architecture="sm_80"), "an sm_90 GPU, with the"),
+])
+def test_a_result_whose_summaries_are_not_those_of_its_figures_is_refused(app, runner, tmp_path, forge, refusal):
+    """A committed result with one summary edited (the statistics of its samples, the verdict of its correctness
+    figures, its math mode, its GPU's architecture) was recorded and shown as measured: pages show the summaries."""
+    result = committed_line()
+    forge(result)
+    bundle = tmp_path / "forged.jsonl"
+    bundle.write_text(json.dumps(result) + "\n", encoding="utf-8")
+    outcome = runner.invoke(args=["import", "kernelindex", str(bundle)])
+    assert outcome.exit_code == 1 and re.search(refusal, outcome.output), outcome.output
+    assert not Run.select().where(Run.source == "kernelindex").exists()
+
+
+def test_a_memory_result_whose_peaks_do_not_give_its_median_is_refused(app, reference):
+    result = memory_result(Run.get(Run.metric == "memory"), "liger", peak=50.0)
+    result["memory"]["median"] = 50.4
+    with pytest.raises(RerunRejected, match="memory.median is 50.4, but its samples give 50"):
+        record_rerun_results([result])
+
+
+def test_a_rerun_of_another_pass_is_refused(app, reference):
+    """A backward result said it reproduced a forward run of the same workload: it was linked to it."""
+    result = rerun_result(reference)
+    result["pass"] = "backward" if reference.pass_ != "backward" else "forward"
+    with pytest.raises(RerunRejected, match=f"rerunOf {reference.id} times the {reference.pass_} pass"):
+        record_rerun_results([result])
+    assert not Run.select().where(Run.source == "kernelindex").exists()
+
+
+@pytest.mark.parametrize("field, value", [("project", "K\u0435rnelIndex \u202eevil"), ("revision", "\u202e2.11.0"),
+                                          ("project", "PyTorch\u200b"), ("revision", " 2.11.0")])
+def test_a_project_or_revision_that_reads_as_another_is_refused(app, reference, field, value):
+    """The run page shows an implementation's project and revision beside its name: a direction override or an
+    invisible mark made them read as another's, as the rule of names refuses for the name itself."""
+    result = rerun_result(reference)
+    result["implementation"][field] = value
+    with pytest.raises(RerunRejected, match=f"implementation.*{field}.*printable"):
+        record_rerun_results([result])

@@ -41,6 +41,7 @@ from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadP
 from ..registry import InvalidDocument, chunks, store_runs
 from ..rerun_schemas import gpu_name, json_problem, result_schema
 from ..schema_fields import validation_message
+from .rerun_consistency import consistency_problem
 from .rerun_submission import Submission, declared_implementations, naive_utc, unknown_problem
 from .spellings import Spellings
 
@@ -209,7 +210,7 @@ def loaded_result(result, submission: Submission, skew: timedelta, declared: dic
         except ValidationError as error:
             problem = validation_message(error.messages)
     problem = (problem or submission.problem(result, skew) or unknown_problem(result, declared, definitions)
-               or precision_problem(result) or verdict_problem(result))
+               or precision_problem(result) or verdict_problem(result) or consistency_problem(result))
     if problem:
         raise RerunRejected(problem)
     return submission.vouched(result)
@@ -291,6 +292,9 @@ def record_rerun_results(results: list, families: dict | None = None,
             record = rerun_record(result, families, rerun_of, submission.received_at)
             if rerun_of and (rerun_of.kernel_id, rerun_of.workload_key) != (record.kernel, record.workload.key):
                 raise RerunRejected(f"result {number}: rerunOf {rerun_of.id} is a run of another workload")
+            if rerun_of and rerun_of.pass_ != record.pass_:
+                raise RerunRejected(f"result {number}: rerunOf {rerun_of.id} times the {rerun_of.pass_} pass, "
+                                    f"not the {record.pass_} pass")
             if rerun_of and rerun_of.metric != record.measurement.metric:
                 raise RerunRejected(f"result {number}: rerunOf {rerun_of.id} measures {rerun_of.metric}, "
                                     f"not {record.measurement.metric}")
