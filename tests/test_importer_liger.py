@@ -2,6 +2,7 @@
 
 import codecs
 import csv
+import gzip
 import io
 import socket
 import threading
@@ -373,6 +374,33 @@ def test_a_url_whose_server_hangs_up_before_its_content_length_imports_nothing(a
     assert result.exit_code == 1, result.output
     assert (f"the server hung up after {len(body)} of the {len(body) + 1000} bytes it announced"
             in result.output), result.output
+    with app.app_context():
+        assert Run.select().count() == 0 and SourceFile.select().count() == 0
+
+
+def test_a_url_sent_compressed_though_never_asked_so_is_refused_saying_so(app, runner):
+    """urllib asks for no encoding and decodes none: the gzip bytes were called no UTF-8 text."""
+    body = gzip.compress((DATA / "liger_small.csv").read_bytes())
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result = import_liger(runner, f"http://127.0.0.1:{server.server_port}/liger.csv")
+    finally:
+        server.shutdown()
+    assert result.exit_code == 1, result.output
+    assert "the server sent it encoded (gzip, its Content-Encoding), which an import does not decode" in result.output
     with app.app_context():
         assert Run.select().count() == 0 and SourceFile.select().count() == 0
 

@@ -137,7 +137,12 @@ def read_before(response, deadline: float, limit: int) -> bytes:
     """A response's body, up to one byte past ``limit``; TimeoutError once ``deadline`` has passed (a server sending a
     byte a minute never trips the socket's timeout); ConnectionError where the server hangs up before the end its
     Content-Length announced (``read1`` then returns what came, without a word, and a file cut at a row's end would
-    import as if whole)."""
+    import as if whole); ValueError for a body sent compressed (``Content-Encoding: gzip``, never asked for), which
+    urllib does not decode and the importer would call no UTF-8 text."""
+    encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding != "identity":
+        raise ValueError(f"the server sent it encoded ({encoding}, its Content-Encoding), which an import does not "
+                         "decode: download the file and import it by its path")
     data = bytearray()
     while len(data) <= limit and (chunk := response.read1(64 * 1024)):
         if time.monotonic() > deadline:
