@@ -27,8 +27,11 @@ MAX_STRING = 100_000  # characters in any one string (the policy text has 2,500)
 MAX_SAFE_INTEGER = 2 ** 53 - 1  # canonical JSON holds no larger integer
 DOCUMENT_NAME = 100  # characters in a document's metadata name
 EARLIEST_OBSERVATION = datetime(2000, 1, 1, tzinfo=timezone.utc)  # no result here is from before it
-OBSERVABLE = validate.Range(min=EARLIEST_OBSERVATION,  # converting to UTC cannot overflow
-                            max=datetime(9999, 1, 1, tzinfo=timezone.utc))
+FIRST_RERUN = datetime(2026, 11, 29, tzinfo=timezone.utc)
+"""The day the rerun harness's first version was written: a KernelIndex rerun observed before it is a forged one."""
+OBSERVABLE = validate.Range(min=FIRST_RERUN, max=datetime(9999, 1, 1, tzinfo=timezone.utc),  # UTC cannot overflow
+                            error=f"must be between {FIRST_RERUN:%Y-%m-%d}, when the rerun harness was written, and "
+                                  "the year 9999")
 FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")  # tab, newline and CR are text
 
 

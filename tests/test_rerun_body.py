@@ -70,6 +70,7 @@ SHAPES = {
     "observedAt not a date": set_path("observedAt", "yesterday"),
     "observedAt at the end of the calendar": set_path("observedAt", "9999-12-31T23:59:59-14:00"),
     "observedAt at the start of the calendar": set_path("observedAt", "0001-01-01T00:00:00+14:00"),
+    "observedAt before the rerun harness was written": set_path("observedAt", "2001-06-01T00:00:00Z"),
     "rerunOf not a string": set_path("rerunOf", 7),
     "rerunOf a run of another workload": set_path("workload.parameters.seq", 4096),
     "NaN median": set_path("timing.median", float("nan")),
