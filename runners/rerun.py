@@ -24,8 +24,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from runners import correctness, integrity, isolation, memory, scan, telemetry, timing
 from runners.discovery import PLUGIN_FAULTS, LoadedPlugin, PluginRegistry, PluginSource, get_registry, registry_of
-from runners.types import (PASSES, Implementation, PreparedPass, RerunResult, Workload, WorkloadCost, dtype_name,
-                           torch_dtype)
+from runners.types import (PASSES, FamilyDefinition, Implementation, PreparedPass, RerunResult, Workload,
+                           WorkloadCost, dtype_name, torch_dtype)
 
 METRIC = "speed"
 METRICS = (METRIC, memory.METRIC)
@@ -174,6 +174,42 @@ def now_utc() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def completed_workload(definition: FamilyDefinition, parameters: Mapping[str, Any],
+                       options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A requested workload's parameters and options with the family's defaults filled in: what its plugin builds,
+    times and counts (a result records the workload as requested)."""
+    defaults = dict(definition.defaults)
+    return ({**{k: v for k, v in defaults.items() if k in definition.parameters}, **parameters},
+            {**{k: v for k, v in defaults.items() if k not in definition.parameters}, **options})
+
+
+def hook_description(plugin: LoadedPlugin, hook_name: str) -> str:
+    """How an error names one of a plugin's hooks: ``<plugin>'s build_workload hook (<family> on <target>)``."""
+    record = plugin.record
+    return f"{plugin.name}'s {hook_name} hook ({record.family.name} on {record.target})"
+
+
+def hook_answer(registry: PluginRegistry, plugin: LoadedPlugin, hook_name: str, **kwargs):
+    """A family hook's answer; RerunError naming the hook and the plugin where it fails."""
+    try:
+        return registry.call(plugin, hook_name, **kwargs)
+    except PLUGIN_FAULTS as error:
+        raise RerunError(f"{hook_description(plugin, hook_name)} failed: {type(error).__name__}: {error}") from error
+
+
+def plugin_cost(registry: PluginRegistry, plugin: LoadedPlugin, parameters: Mapping[str, Any], dtype: str,
+                options: Mapping[str, Any], pass_: str) -> WorkloadCost:
+    """What a plugin's ``workload_cost`` hook counts for a completed workload (:func:`completed_workload`): the one
+    count a rerun records and an importer checks a result's against; RerunError where the hook fails or answers no
+    WorkloadCost."""
+    cost = hook_answer(registry, plugin, "workload_cost", parameters=parameters, dtype=dtype, options=options,
+                       pass_=pass_)
+    if not isinstance(cost, WorkloadCost):
+        raise RerunError(f"{hook_description(plugin, 'workload_cost')} returned {type(cost).__name__}, "
+                         "not a WorkloadCost")
+    return cost
+
+
 class _PluginCalls:
     """The family hooks of one plugin, with the workload values completed from the definition, and the workload's
     cost (asked first: a plugin whose ``workload_cost`` fails stops the rerun before anything is measured)."""
@@ -181,9 +217,7 @@ class _PluginCalls:
     def __init__(self, registry: PluginRegistry, plugin: LoadedPlugin, request: RerunRequest, device: str):
         self.registry, self.plugin, self.device = registry, plugin, device
         definition = plugin.record.family
-        defaults = dict(definition.defaults)
-        self.parameters = {**{k: v for k, v in defaults.items() if k in definition.parameters}, **request.parameters}
-        self.options = {**{k: v for k, v in defaults.items() if k not in definition.parameters}, **request.options}
+        self.parameters, self.options = completed_workload(definition, request.parameters, request.options)
         missing = [name for name in definition.parameters if name not in self.parameters]
         if missing:
             raise RerunError(f"{definition.name} needs parameters {', '.join(missing)}")
@@ -200,23 +234,13 @@ class _PluginCalls:
         self.cost = self._workload_cost()
 
     def _hook(self, hook_name: str) -> str:
-        """How an error names one of the plugin's hooks: ``<plugin>'s build_workload hook (<family> on <target>)``."""
-        record = self.plugin.record
-        return f"{self.plugin.name}'s {hook_name} hook ({record.family.name} on {record.target})"
+        return hook_description(self.plugin, hook_name)
 
     def _answer(self, hook_name: str, **kwargs):
-        """The hook's answer; RerunError naming the hook and the plugin where it fails."""
-        try:
-            return self.call(hook_name, **kwargs)
-        except PLUGIN_FAULTS as error:
-            raise RerunError(f"{self._hook(hook_name)} failed: {type(error).__name__}: {error}") from error
+        return hook_answer(self.registry, self.plugin, hook_name, **kwargs)
 
     def _workload_cost(self) -> WorkloadCost:
-        cost = self._answer("workload_cost", parameters=self.parameters, dtype=self.dtype, options=self.options,
-                            pass_=self.pass_)
-        if not isinstance(cost, WorkloadCost):
-            raise RerunError(f"{self._hook('workload_cost')} returned {type(cost).__name__}, not a WorkloadCost")
-        return cost
+        return plugin_cost(self.registry, self.plugin, self.parameters, self.dtype, self.options, self.pass_)
 
     def _tensors_by_name(self, hook_name: str, **kwargs) -> dict[str, Any]:
         """The answer of a hook that answers tensors by name (``build_workload``, ``reference_outputs``), as a dict;

@@ -5,7 +5,9 @@ import statistics
 from datetime import datetime, timedelta, timezone
 
 from runners.correctness import POLICY, POLICY_TEXT, policy_document
-from runners.timing import percentile
+from runners.discovery import get_registry
+from runners.rerun import completed_workload, plugin_cost
+from runners.timing import percentile, protocol_document
 
 # The columns of Liger-Kernel's benchmark/data/all_benchmark_data.csv, in order.
 HEADER = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name",
@@ -22,15 +24,30 @@ def write_liger_csv(path, rows):
     return path
 
 
+def harness_cost(result: dict) -> dict:
+    """The cost the harness records in a result: its family's own ``workload_cost`` count for the result's workload
+    and pass, on its target."""
+    registry, workload = get_registry(), result["workload"]
+    plugin = registry.find(result["family"], result["environment"]["target"])
+    parameters, options = completed_workload(plugin.record.family, workload["parameters"], workload["options"])
+    return plugin_cost(registry, plugin, parameters, workload["dtype"], options, result["pass"]).as_document()
+
+
 def rerun_result(run, implementation="kernelindex_triton", *, median=80_000.0, host="h200-a", status="passed",
-                 observed_at="2026-11-29T10:00:00Z", spread=0.01, trials=5):
-    """A result document as ``runners.rerun`` reports it, for ``run``'s workload."""
-    samples = [[median * (1 + spread * ((t + s) % 3 - 1) / 2) for s in range(4)] for t in range(trials)]
+                 observed_at="2026-11-29T10:00:00Z", spread=0.01, preset="standard", target="cuda", trials=None):
+    """A result document as ``runners.rerun`` reports it on ``target``, for ``run``'s workload, under the published
+    protocol ``preset`` (``trials``: as many trials as that, the protocol saying so, as no published protocol has)."""
+    protocol = protocol_document(preset, target)
+    if trials is not None:
+        protocol["trials"] = trials
+    per_trial = protocol["samplesPerTrial"]
+    samples = [[median * (1 + spread * ((t + s) % 3 - 1) / 2) for s in range(per_trial)]
+               for t in range(protocol["trials"])]
     flat = [v for trial in samples for v in trial]
     timing = {"unit": "ns", "median": percentile(flat, 50), "p20": percentile(flat, 20), "p80": percentile(flat, 80),
-              "samples": samples, "trials": trials, "samplesPerTrial": 4,
+              "samples": samples, "trials": protocol["trials"], "samplesPerTrial": per_trial,
               "cv": statistics.stdev(flat) / statistics.mean(flat)}  # as runners.timing.timing_summary
-    return {
+    result = {
         "rerunOf": run.id,
         "family": run.kernel_id,
         "pass": run.pass_,
@@ -45,12 +62,11 @@ def rerun_result(run, implementation="kernelindex_triton", *, median=80_000.0, h
         "environment": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H200", "architecture": "sm_90",
                                      "name": "NVIDIA H200"},
                         "software": {"torch": "2.11.0", "triton": "3.6.0", "cuda": "12.8"},
-                        "host": host, "target": "cuda"},
-        "protocol": {"name": "standard", "timer": "cuda_events", "warmup": 10, "trials": trials,
-                     "samplesPerTrial": 4, "primaryStatistic": "median", "comparabilityFamily": "kernelindex_rerun"},
+                        "host": host, "target": target},
+        "protocol": protocol,
         "observedAt": observed_at,
-        "cost": {"flops": 4_300_000_000, "bytes": 12_000_000},
     }
+    return {**result, "cost": harness_cost(result)}
 
 
 def correctness_record(error: float, trials: int = 3, dtype: str = "fp32") -> dict:

@@ -16,7 +16,7 @@ import pytest
 from app.models import Attestation, ComparisonGroup, Run, SourceFile
 
 from .conftest import DATA, POSTGRES, TESTS, import_lock_held_elsewhere
-from .factories import rerun_result, stamp
+from .factories import harness_cost, rerun_result, stamp
 from .pages_support import note, reference_run, with_token
 
 needs_postgres = pytest.mark.skipif(not POSTGRES, reason="KERNELINDEX_TEST_POSTGRES is not set")
@@ -58,6 +58,7 @@ def rerun_at(reference, implementation, seq, **figures):
     result = rerun_result(reference, implementation, **{"observed_at": stamp(), **figures})
     result["workload"] = {**result["workload"], "parameters": {**result["workload"]["parameters"], "seq": seq}}
     result["rerunOf"] = None  # a changed workload reproduces no published run
+    result["cost"] = harness_cost(result)
     return result
 
 

@@ -10,7 +10,7 @@ import pytest
 from app.models import Manifest, Run
 from app.importers.kernelindex_rerun import RerunRejected, record_rerun_results
 
-from .factories import correctness_record, memory_result, rerun_result, stamp
+from .factories import correctness_record, harness_cost, memory_result, rerun_result, stamp
 from .pages_support import reference_run
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -42,10 +42,7 @@ def test_rerun_is_linked_and_ranks_among_reruns(app, reference):
 
 def test_smoke_reruns_never_rank_beside_standard_ones(app, reference):
     standard = record_rerun_results([rerun_result(reference, median=80_000.0)]).created[0]
-    smoke_result = rerun_result(reference, "torch", median=70_000.0)
-    smoke_result["protocol"] = {**smoke_result["protocol"], "name": "kernelindex-smoke",
-                                "comparabilityFamily": "kernelindex_rerun_smoke"}
-    smoke = record_rerun_results([smoke_result]).created[0]
+    smoke = record_rerun_results([rerun_result(reference, "torch", median=70_000.0, preset="smoke")]).created[0]
     assert Run.get_by_id(standard).comparison_key_id != Run.get_by_id(smoke).comparison_key_id
     assert Run.get_by_id(standard).rank == Run.get_by_id(smoke).rank == 1
 
@@ -54,9 +51,7 @@ def test_a_later_smoke_rerun_leaves_the_standard_one_ranked(app, reference):
     """One host's smoke rerun is the same measurement under a protocol that ranks apart: it superseded the host's
     standard rerun, which left the standard ranking with nothing there to replace it."""
     standard = record_rerun_results([rerun_result(reference, median=80_000.0)]).created[0]
-    later = rerun_result(reference, median=70_000.0, observed_at="2026-11-30T10:00:00Z")
-    later["protocol"] = {**later["protocol"], "name": "kernelindex-smoke",
-                         "comparabilityFamily": "kernelindex_rerun_smoke"}
+    later = rerun_result(reference, median=70_000.0, observed_at="2026-11-30T10:00:00Z", preset="smoke")
     smoke = record_rerun_results([later]).created[0]
     standard, smoke = Run.get_by_id(standard), Run.get_by_id(smoke)
     assert standard.superseded_by_id is smoke.superseded_by_id is None
@@ -133,9 +128,8 @@ def test_a_smoke_rerun_never_replicates_a_standard_one(app, reference):
     """Replication is of one measurement under one comparability family: two agreeing hosts, one of them under the
     smoke protocol, made both results replicated."""
     record_rerun_results([rerun_result(reference, median=80_000.0, host="h200-a")])
-    smoke = rerun_result(reference, median=80_500.0, host="h200-b", observed_at="2026-11-29T11:00:00Z")
-    smoke["protocol"] = {**smoke["protocol"], "name": "kernelindex-smoke",
-                         "comparabilityFamily": "kernelindex_rerun_smoke"}
+    smoke = rerun_result(reference, median=80_500.0, host="h200-b", observed_at="2026-11-29T11:00:00Z",
+                         preset="smoke")
     assert record_rerun_results([smoke]).replicated == 0
     assert {r.evidence for r in Run.select().where(Run.source == "kernelindex")} == {"kernelindex-rerun"}
 
@@ -243,14 +237,14 @@ def test_api_requires_a_rerun_host_token(app, reference, runner, client):
     token = runner.invoke(args=["tokens", "create", "h200-a"]).output.strip()
     headers = {"Authorization": f"Bearer {token}"}
     assert client.post("/api/v1/reruns", json={"not": "a list"}, headers=headers).status_code == 400
-    many_samples = [rerun_result(reference, trials=2000, observed_at=stamp(-10))]  # over the 64 KB limit on posts from browsers
-    assert len(json.dumps(many_samples)) > app.config["MAX_CONTENT_LENGTH"]
-    response = client.post("/api/v1/reruns", json=many_samples, headers=headers)
-    assert response.status_code == 201 and len(response.get_json()["created"]) == 1
+    large_batch = [rerun_result(reference, observed_at=stamp(-10 - second)) for second in range(10)]
+    assert len(json.dumps(large_batch)) > app.config["MAX_CONTENT_LENGTH"]  # the limit on posts from browsers
+    response = client.post("/api/v1/reruns", json=large_batch, headers=headers)
+    assert response.status_code == 201 and len(response.get_json()["created"]) == len(large_batch)
     runner.invoke(args=["tokens", "revoke", "h200-a"])
     assert client.post("/api/v1/reruns", json=payload, headers=headers).status_code == 401
     with app.app_context():
-        assert Run.select().where(Run.source == "kernelindex").count() == 1
+        assert Run.select().where(Run.source == "kernelindex").count() == len(large_batch)
 
 
 def write_bundle(path, *results):
@@ -568,6 +562,7 @@ def test_a_rerun_of_another_pass_is_refused(app, reference):
     """A backward result said it reproduced a forward run of the same workload: it was linked to it."""
     result = rerun_result(reference)
     result["pass"] = "backward" if reference.pass_ != "backward" else "forward"
+    result["cost"] = harness_cost(result)
     with pytest.raises(RerunRejected, match=f"rerunOf {reference.id} times the {reference.pass_} pass"):
         record_rerun_results([result])
     assert not Run.select().where(Run.source == "kernelindex").exists()
@@ -582,3 +577,61 @@ def test_a_project_or_revision_that_reads_as_another_is_refused(app, reference, 
     result["implementation"][field] = value
     with pytest.raises(RerunRejected, match=f"implementation.*{field}.*printable"):
         record_rerun_results([result])
+
+
+@pytest.mark.parametrize("count", ["flops", "bytes"])
+def test_a_cost_other_than_its_familys_count_is_refused(app, reference, count):
+    """The run page divides a cost by the median for its achieved rate and share of the floor: a result claiming ten
+    times the work its family counts was shown at ten times its throughput."""
+    result = rerun_result(reference)
+    counted = result["cost"][count]
+    result["cost"][count] = counted * 10
+    with pytest.raises(RerunRejected, match=rf"its cost .*'{count}': {counted * 10}.* is not what "
+                                            rf"{reference.kernel_id}'s workload_cost hook counts .*'{count}': {counted}"):
+        record_rerun_results([result])
+    assert not Run.select().where(Run.source == "kernelindex").exists()
+
+
+def test_a_result_without_a_cost_is_refused(app, reference):
+    result = rerun_result(reference)
+    result["cost"] = {}
+    with pytest.raises(RerunRejected, match=r"its cost \{\} is not what"):
+        record_rerun_results([result])
+
+
+@pytest.mark.parametrize("declares_family", [True, False])
+def test_a_one_trial_result_claiming_the_standard_family_is_refused(app, reference, declares_family):
+    """One trial of one sample said kernelindex_rerun (or said no family, which is that one) and ranked beside
+    standard reruns of 5 trials of 20 samples."""
+    result = rerun_result(reference, trials=1)
+    result["timing"] = {**result["timing"], "samples": [result["timing"]["samples"][0][:1]], "samplesPerTrial": 1,
+                        "cv": 0.0}
+    result["timing"].update(median=result["timing"]["samples"][0][0], p20=result["timing"]["samples"][0][0],
+                            p80=result["timing"]["samples"][0][0])
+    result["protocol"]["samplesPerTrial"] = 1
+    if not declares_family:
+        del result["protocol"]["comparabilityFamily"]
+    with pytest.raises(RerunRejected, match="it ranks in kernelindex_rerun, but its protocol states trials 1, "
+                                            "samplesPerTrial 1 where the standard protocol published for cuda has "
+                                            "trials 5, samplesPerTrial 20"):
+        record_rerun_results([result])
+    assert not Run.select().where(Run.source == "kernelindex").exists()
+
+
+@pytest.mark.parametrize("setting, value", [("timer", "perf_counter_ns"), ("warmupReps", 0), ("preset", "grid"),
+                                            ("name", "kernelindex-grid")])
+def test_a_standard_result_with_another_setting_is_refused(app, reference, setting, value):
+    result = rerun_result(reference)
+    result["protocol"][setting] = value
+    with pytest.raises(RerunRejected, match=f"its protocol states {setting} {value!r} where the standard protocol "
+                                            f"published for cuda has {setting} "):
+        record_rerun_results([result])
+
+
+def test_a_result_of_an_unpublished_family_ranks_apart_with_its_own_settings(app, reference):
+    """A grid's results (benchmarks/kernel_grid.py: 3 trials of 10) declare a family of their own."""
+    standard = record_rerun_results([rerun_result(reference)]).created[0]
+    grid = rerun_result(reference, "torch", trials=3)
+    grid["protocol"].update(name="kernelindex-grid", preset="grid", comparabilityFamily="kernelindex_rerun_grid")
+    grid = record_rerun_results([grid]).created[0]
+    assert Run.get_by_id(standard).comparison_key_id != Run.get_by_id(grid).comparison_key_id

@@ -110,12 +110,13 @@ def test_011_gives_a_rerun_charted_along_its_first_parameter_that_parameters_val
     from app.importers.kernelindex_rerun import record_rerun_results
     from app.models import Run
 
-    from .factories import correctness_record, rerun_result
+    from .factories import correctness_record, harness_cost, rerun_result
     from .pages_support import reference_run
 
     result = {**rerun_result(reference_run(small_app), "torch"), "rerunOf": None, "family": "rms_norm",
-              "workload": {"parameters": {"tokens": 512, "hidden": 4096}, "dtype": "bf16", "options": {}},
+              "workload": {"parameters": {"tokens": 512, "hidden": 4096}, "dtype": "bf16", "options": {"eps": 1e-6}},
               "correctness": correctness_record(error=1e-4, dtype="bf16")}
+    result["cost"] = harness_cost(result)
     migration = importlib.import_module("migrations.011_rerun_swept_values")
     with small_app.app_context():
         run = Run.get_by_id(record_rerun_results([result], families={}).created[0])

@@ -4,7 +4,6 @@ and "failed" marked wherever a failed run is listed."""
 from app.models import Run
 from app.importers.kernelindex_rerun import record_rerun_results
 from app.pages.run_sections import execution_lines, telemetry_line
-from runners.timing import protocol_document
 
 from .factories import rerun_result
 from .pages_support import in_order, reference_run, text_of
@@ -12,7 +11,8 @@ from .pages_support import in_order, reference_run, text_of
 AUTOTUNED = {"_attention_fwd_kernel": [{"config": {"BLOCK_M": 16, "num_warps": 4}, "key": ["1024", "torch.float32"]}],
              "_attention_bwd_kernel": []}
 PROTOCOL = {"name": "kernelindex-standard", "preset": "standard", "timer": "cuda_events", "warmupReps": 5,
-            "trials": 5, "samplesPerTrial": 4, "interleaving": "round-robin", "l2FlushBytes": 268435456,
+            "trials": 5, "samplesPerTrial": 20, "inputSets": 4, "correctnessTrials": 3, "interleaving": "round-robin",
+            "l2FlushBytes": 268435456,
             "launchQueue": {"method": "device-side delay", "delayFactor": 2, "minDelayNs": 50000,
                             "maxDelayNs": 10000000},
             "notes": "Timed: one call.", "primaryStatistic": "median", "comparabilityFamily": "kernelindex_rerun"}
@@ -30,7 +30,7 @@ def test_protocol_reads_as_warm_up_trials_flush_and_launch_queue_with_notes_once
     rerun = record(small_app)
     text = text_of(client.get(f"/runs/{rerun.id}").get_data(as_text=True))
     assert in_order(text, "Protocol", "timer", "cuda_events", "preset", "standard (kernelindex-standard)",
-                    "warm-up", "5 calls before timing", "trials", "5 trials × 4 samples, round-robin",
+                    "warm-up", "5 calls before timing", "trials", "5 trials × 20 samples, round-robin",
                     "L2 flush", "256 MiB written before each call",
                     "launch queue", "device-side delay; 2× the call's time, 50 µs – 10 ms")
     assert "parameters." not in text and text.count("Timed: one call.") == 1
@@ -38,7 +38,6 @@ def test_protocol_reads_as_warm_up_trials_flush_and_launch_queue_with_notes_once
 
 def test_a_version_2_rerun_shows_its_telemetry_its_checks_and_its_protocol(small_app, client):
     result = rerun_result(reference_run(small_app))
-    result["protocol"] = {**protocol_document("standard", "cuda"), "samplesPerTrial": 4}
     result["integrity"] = {"inputSeeds": [5, 6, 7, 8], "timedCalls": 40, "auditedCalls": [3, 9, 21, 40, 1, 2, 4, 5],
                            "violations": [], "isolation": "child process"}
     result["telemetry"] = {"available": True, "maxSmClockMHz": 1980, "trialsOutsideProtocol": [2], "samples": [
@@ -66,8 +65,7 @@ def test_a_version_2_rerun_shows_its_telemetry_its_checks_and_its_protocol(small
 
 def test_a_cpu_rerun_page_says_what_its_protocol_did_and_leaves_out_what_only_gpus_do(small_app, client):
     """A CPU protocol states no L2 flush, launch queue or GPU telemetry (its fields are null there)."""
-    result = rerun_result(reference_run(small_app), trials=2)
-    result["protocol"] = {**protocol_document("smoke", "cpu"), "samplesPerTrial": 4}
+    result = rerun_result(reference_run(small_app), preset="smoke", target="cpu")
     with small_app.app_context():
         rerun = Run.get_by_id(record_rerun_results([result], families={}).created[0])
     page = client.get(f"/runs/{rerun.id}")
@@ -100,7 +98,7 @@ def test_raw_samples_are_plotted_per_trial_with_median_and_spread(small_app, cli
     rerun = record(small_app)
     page = client.get(f"/runs/{rerun.id}").get_data(as_text=True)
     assert "Raw samples" in page and page.count("<circle cx=") >= 5 * 4
-    assert 'class="spread-band"' in page and "20 samples in 5 trials, in time order" in page
+    assert 'class="spread-band"' in page and "100 samples in 5 trials, in time order" in page
     assert "Raw samples" not in client.get(f"/runs/{reference_run(small_app).id}").get_data(as_text=True)
 
 

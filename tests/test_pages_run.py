@@ -158,21 +158,22 @@ def test_superseded_run_links_to_the_newer_observation_and_back(small_app, runne
 def test_rerun_page_shows_policy_error_throughput_and_links_both_ways(small_app, client):
     source = reference_run(small_app)
     with small_app.app_context():
-        summary = record_rerun_results([rerun_result(source, median=80_000.0)], families={})
+        result = rerun_result(source, median=80_000.0)
+        summary = record_rerun_results([result], families={})
         rerun = Run.get_by_id(summary.created[0])
-    tflops = f"{4.3e9 / (rerun.median * 1e-9) / 1e12:.1f}"  # the factory's cost over the measured median
+    tflops = f"{result['cost']['flops'] / (rerun.median * 1e-9) / 1e12:.1f}"  # the workload's cost over the median
     text = text_of(client.get(f"/runs/{rerun.id}").get_data(as_text=True))
     assert in_order(text, "Primary measurement", "80", "µs", "KernelIndex rerun comparison",
                     "Correctness", "Passed the KernelIndex correctness policy: relative L2 error 0.0001 against "
                     "tolerance 0.005.", "policy digest", "sha256:", "KernelIndex correctness policy, version 3",
-                    "Measurements", "achieved bandwidth", "150 GB/s", "achieved FLOP rate", f"{tflops} TFLOP/s",
+                    "Measurements", "achieved bandwidth", "157 GB/s", "achieved FLOP rate", f"{tflops} TFLOP/s",
                     "floor", "of floor", "peaks used", "H200 SXM datasheet", "tf32",
                     "Environment", "gpu", "NVIDIA H200 (sm_90)", "torch", "2.11.0",
                     "History of this measurement", f"run {source.id}")
     source_text = text_of(client.get(f"/runs/{source.id}").get_data(as_text=True))
     assert in_order(source_text, "KernelIndex reruns", f"run {rerun.id}", "80 µs")
     twin = client.get(f"/runs/{rerun.id}.json").get_json()
-    assert twin["throughput"]["bandwidth"] == "150 GB/s"
+    assert twin["throughput"]["bandwidth"] == "157 GB/s"  # the workload's 12,591,104 bytes in 80 µs
     assert twin["correctness"]["published"] is True
 
 

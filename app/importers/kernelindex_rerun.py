@@ -41,7 +41,7 @@ from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadP
 from ..registry import InvalidDocument, chunks, store_runs
 from ..rerun_schemas import gpu_name, json_problem, result_schema
 from ..schema_fields import validation_message
-from .rerun_consistency import consistency_problem
+from .rerun_consistency import comparability_family, consistency_problem
 from .rerun_submission import Submission, declared_implementations, naive_utc, unknown_problem
 from .spellings import Spellings
 
@@ -135,10 +135,6 @@ def rerun_documents(result: dict, gpu: str, host: str, point: WorkloadPoint, fam
             math_mode=implementation.get("mathMode")),
         "correctnessPolicy": policy_document(result["correctness"]),
     }
-
-
-def comparability_family(result: dict) -> str:
-    return result["protocol"].get("comparabilityFamily", "kernelindex_rerun")
 
 
 def rerun_sections(result: dict, policy: dict, rerun_of: Run | None, host: str) -> dict:

@@ -9,7 +9,9 @@ be shown as measured. The harness writes both from one computation (``runners.ti
 same computation again and refuses a result where the two disagree.
 
 It also refuses claims the server can check against what it knows: the architecture of a GPU it knows
-(``runners.hardware.KNOWN_GPUS``) and the math mode of a bf16 or fp16 workload (its dtype).
+(``runners.hardware.KNOWN_GPUS``), the math mode of a bf16 or fp16 workload (its dtype), the cost of the workload
+(its family's own ``workload_cost`` hook: the run page's achieved rates and share of the floor divide by it) and
+the settings of a published protocol whose comparability family a result ranks in (``runners.timing``).
 
 Every check here holds for every result the harness has written (the bundles under ``benchmarks/``).
 """
@@ -18,7 +20,9 @@ import math
 
 from runners import timing
 from runners.correctness import POLICY_VERSIONS, UNREADABLE_RECORD, rejudge, worst_output
+from runners.discovery import PluginNotFound, get_registry
 from runners.hardware import KNOWN_GPUS
+from runners.rerun import RerunError, completed_workload, plugin_cost
 
 RELATIVE = 1e-9
 """How far a stated figure may lie from the one computed again (relative): the same arithmetic on the same numbers
@@ -29,6 +33,13 @@ CV_RELATIVE = 1e-6
 ARCHITECTURES = {**{product: architecture for product, _, architecture in KNOWN_GPUS.values()},
                  **{name: architecture for name, (_, _, architecture) in KNOWN_GPUS.items()}}
 """The compute architecture of every GPU the harness names, by its product and by its full name."""
+
+PUBLISHED_PROTOCOLS = {settings["comparabilityFamily"]: preset for preset, settings in timing.PROTOCOL_PRESETS.items()}
+"""The preset each published comparability family is measured under (``kernelindex_rerun``: ``standard``)."""
+PUBLISHED_SETTINGS = ("name", "preset", "trials", "samplesPerTrial", "warmupReps", "inputSets", "correctnessTrials",
+                      "timer")
+"""What a result ranking in a published family must state as ``runners.timing.protocol_document`` publishes it:
+what makes two medians comparable (bundles made before protocol version 3 state no ``auditCalls``)."""
 
 
 def agrees(stated, computed, relative: float = RELATIVE) -> bool:
@@ -123,7 +134,51 @@ def architecture_problem(result: dict) -> str | None:
     return None
 
 
+def comparability_family(result: dict) -> str:
+    """The family of results a result ranks among: its protocol's, ``kernelindex_rerun`` where it names none."""
+    return result["protocol"].get("comparabilityFamily", "kernelindex_rerun")
+
+
+def protocol_problem(result: dict) -> str | None:
+    """Why a result ranking in a published comparability family does not state that family's protocol as
+    ``runners.timing.protocol_document`` publishes it for the result's target, or None: a one-sample result would
+    otherwise rank beside standard reruns. Other families (a grid's) rank only among themselves."""
+    family = comparability_family(result)
+    if family not in PUBLISHED_PROTOCOLS:
+        return None
+    preset, target = PUBLISHED_PROTOCOLS[family], result["environment"].get("target")
+    if target is None:
+        return f"it ranks in {family}, whose protocol times each target its own way, but names no target"
+    published, stated = timing.protocol_document(preset, target), result["protocol"]
+    differing = [setting for setting in PUBLISHED_SETTINGS if stated.get(setting) != published[setting]]
+    if differing:
+        return (f"it ranks in {family}, but its protocol states "
+                f"{', '.join(f'{setting} {stated.get(setting)!r}' for setting in differing)} where the "
+                f"{preset} protocol published for {target} has "
+                f"{', '.join(f'{setting} {published[setting]!r}' for setting in differing)}")
+    return None
+
+
+def cost_problem(result: dict) -> str | None:
+    """Why a result's cost is not what its family's own ``workload_cost`` hook counts for its workload, pass and
+    dtype (on this server's plugin of its target, its workload completed as a rerun completes it), or None."""
+    family, workload, target = result["family"], result["workload"], result["environment"].get("target")
+    if target is None:
+        return f"its cost cannot be checked: it names no target whose {family} plugin counts it"
+    registry = get_registry()
+    try:
+        plugin = registry.find(family, target)
+        parameters, options = completed_workload(plugin.record.family, workload["parameters"], workload["options"])
+        counted = plugin_cost(registry, plugin, parameters, workload["dtype"], options, result["pass_"]).as_document()
+    except (PluginNotFound, RerunError) as error:
+        return f"its cost cannot be checked: {error}"
+    if result["cost"] != counted:
+        return (f"its cost {result['cost']} is not what {family}'s workload_cost hook counts for its workload, "
+                f"{result['pass_']} pass and {workload['dtype']} ({counted})")
+    return None
+
+
 def consistency_problem(result: dict) -> str | None:
     """The first reason a validated result does not hold together, or None."""
     return (figures_problem(result) or correctness_problem(result) or math_mode_problem(result)
-            or architecture_problem(result))
+            or architecture_problem(result) or protocol_problem(result) or cost_problem(result))
