@@ -7,6 +7,7 @@ import io
 import socket
 import threading
 import time
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 
 import pytest
@@ -255,122 +256,107 @@ def test_a_url_an_import_does_not_fetch_is_refused_saying_why(app, runner, locat
         assert Run.select().count() == 0 and SourceFile.select().count() == 0
 
 
-def test_import_from_url(app, runner):
-    body = (DATA / "liger_small.csv").read_bytes()
-
+@contextmanager
+def serving(answer, threaded: bool = False):
+    """A local HTTP server that answers every GET with ``answer(handler)``, its base URL yielded, shut down after
+    (``threaded``: one that answers several requests at once)."""
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
-            if self.path == "/loop.csv":
-                self.send_response(302)
-                self.send_header("Location", "/loop.csv")
-                self.end_headers()
-                return
-            if self.path != "/liger.csv":
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(body)
+            answer(self)
 
         def log_message(self, *args):
             pass
 
-    server = HTTPServer(("127.0.0.1", 0), Handler)
+    server = (ThreadingHTTPServer if threaded else HTTPServer)(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        base = f"http://127.0.0.1:{server.server_port}"
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+
+
+def test_import_from_url(app, runner):
+    body = (DATA / "liger_small.csv").read_bytes()
+
+    def answer(handler):
+        if handler.path == "/loop.csv":
+            handler.send_response(302)
+            handler.send_header("Location", "/loop.csv")
+            handler.end_headers()
+            return
+        if handler.path != "/liger.csv":
+            handler.send_error(404)
+            return
+        handler.send_response(200)
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    with serving(answer) as base:
         assert "created 9" in import_liger(runner, f"{base}/liger.csv").output
         missing = import_liger(runner, f"{base}/missing.csv")
         assert missing.exit_code == 1 and "404" in missing.output
         looping = import_liger(runner, f"{base}/loop.csv")  # urllib says so in three lines
         assert looping.exit_code == 1 and "redirect error that would lead to an infinite loop" in looping.output
         assert len(looping.output.strip().splitlines()) == 1, looping.output
-    finally:
-        server.shutdown()
 
 
 def test_a_url_is_fetched_within_the_timeout_in_all_and_up_to_the_cap(app, runner, monkeypatch):
     """A server sending a byte at a time never trips the socket's timeout, nor one sending without end the cap."""
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.end_headers()
-            try:
-                while True:
-                    self.wfile.write(b"x" * (1 if self.path == "/slow.csv" else 64 * 1024))
-                    self.wfile.flush()
-                    time.sleep(0.05 if self.path == "/slow.csv" else 0)
-            except OSError:  # the importer hung up
-                pass
-
-        def log_message(self, *args):
+    def answer(handler):
+        handler.send_response(200)
+        handler.end_headers()
+        try:
+            while True:
+                handler.wfile.write(b"x" * (1 if handler.path == "/slow.csv" else 64 * 1024))
+                handler.wfile.flush()
+                time.sleep(0.05 if handler.path == "/slow.csv" else 0)
+        except OSError:  # the importer hung up
             pass
 
     app.config["IMPORT_TIMEOUT_SECONDS"] = 1
     monkeypatch.setattr("app.importers.liger_csv.MAX_LIGER_CSV_BYTES", 2 ** 20)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        base = f"http://127.0.0.1:{server.server_port}"
+    with serving(answer, threaded=True) as base:
         slow = import_liger(runner, f"{base}/slow.csv")
         assert slow.exit_code == 1 and "took longer than the import's timeout" in slow.output, slow.output
         endless = import_liger(runner, f"{base}/endless.csv")
         assert endless.exit_code == 1 and "holds more than 1 MiB, the most this import reads" in endless.output
         shouted = import_liger(runner, base.replace("http", "HTTP") + "/endless.csv")  # a scheme in any case
         assert shouted.exit_code == 1 and "holds more than 1 MiB" in shouted.output, shouted.output
-    finally:
-        server.shutdown()
 
 
 def test_a_url_whose_headers_drip_is_refused_within_the_timeout(app, runner):
     """A server sending its headers a byte at a time trips neither the socket's timeout nor the body's deadline."""
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            try:
-                self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Drip: ")
-                for _ in range(200):  # 10 s, a byte each 50 ms
-                    self.wfile.write(b"x")
-                    self.wfile.flush()
-                    time.sleep(0.05)
-                self.wfile.write(b"\r\nContent-Length: 0\r\n\r\n")
-            except OSError:
-                pass
-
-        def log_message(self, *args):
+    def answer(handler):
+        try:
+            handler.wfile.write(b"HTTP/1.1 200 OK\r\nX-Drip: ")
+            for _ in range(200):  # 10 s, a byte each 50 ms
+                handler.wfile.write(b"x")
+                handler.wfile.flush()
+                time.sleep(0.05)
+            handler.wfile.write(b"\r\nContent-Length: 0\r\n\r\n")
+        except OSError:
             pass
 
     app.config["IMPORT_TIMEOUT_SECONDS"] = 1
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serving(answer, threaded=True) as base:
         started = time.monotonic()
-        result = import_liger(runner, f"http://127.0.0.1:{server.server_port}/drip.csv")
+        result = import_liger(runner, f"{base}/drip.csv")
         assert time.monotonic() - started < 5, result.output
         assert result.exit_code == 1 and "took longer than the import's timeout" in result.output, result.output
-    finally:
-        server.shutdown()
 
 
 def test_a_url_whose_server_hangs_up_before_its_content_length_imports_nothing(app, runner):
     """The body ends at a row's end, so every row it holds is whole: only the announced length tells it is cut."""
     body = (DATA / "liger_small.csv").read_bytes()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body) + 1000))
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(len(body) + 1000))
+        handler.end_headers()
+        handler.wfile.write(body)
 
-        def log_message(self, *args):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        result = import_liger(runner, f"http://127.0.0.1:{server.server_port}/liger.csv")
-    finally:
-        server.shutdown()
+    with serving(answer) as base:
+        result = import_liger(runner, f"{base}/liger.csv")
     assert result.exit_code == 1, result.output
     assert (f"the server hung up after {len(body)} of the {len(body) + 1000} bytes it announced"
             in result.output), result.output
@@ -382,23 +368,15 @@ def test_a_url_sent_compressed_though_never_asked_so_is_refused_saying_so(app, r
     """urllib asks for no encoding and decodes none: the gzip bytes were called no UTF-8 text."""
     body = gzip.compress((DATA / "liger_small.csv").read_bytes())
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Encoding", "gzip")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Encoding", "gzip")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
 
-        def log_message(self, *args):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        result = import_liger(runner, f"http://127.0.0.1:{server.server_port}/liger.csv")
-    finally:
-        server.shutdown()
+    with serving(answer) as base:
+        result = import_liger(runner, f"{base}/liger.csv")
     assert result.exit_code == 1, result.output
     assert "the server sent it encoded (gzip, its Content-Encoding), which an import does not decode" in result.output
     with app.app_context():
@@ -411,27 +389,21 @@ def test_a_redirect_to_anything_but_http_is_not_followed(app, runner):
     ftp.settimeout(0.5)
     targets = {"/ftp.csv": f"ftp://127.0.0.1:{ftp.getsockname()[1]}/liger.csv", "/file.csv": "file:///etc/hostname"}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(302)
-            self.send_header("Location", targets[self.path])
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+    def answer(handler):
+        handler.send_response(302)
+        handler.send_header("Location", targets[handler.path])
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
 
-        def log_message(self, *args):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        for path, target in targets.items():
-            result = import_liger(runner, f"http://127.0.0.1:{server.server_port}{path}")
-            assert result.exit_code == 1, result.output
-            assert f"Redirection to url '{target}' is not allowed" in result.output, result.output
-        with pytest.raises(TimeoutError):
-            ftp.accept()  # nobody came
+        with serving(answer) as base:
+            for path, target in targets.items():
+                result = import_liger(runner, f"{base}{path}")
+                assert result.exit_code == 1, result.output
+                assert f"Redirection to url '{target}' is not allowed" in result.output, result.output
+            with pytest.raises(TimeoutError):
+                ftp.accept()  # nobody came
     finally:
-        server.shutdown()
         ftp.close()
     with app.app_context():
         assert Run.select().count() == 0 and SourceFile.select().count() == 0
