@@ -32,10 +32,11 @@ class QueryWholeNumber(fields.Integer):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
-def text_filter(max_length: int, **kwargs) -> fields.String:
+def text_filter(max_length: int, description: str | None = None, **kwargs) -> fields.String:
     """A query filter of at most ``max_length`` characters (a column's: SQLite would compare a longer value,
     PostgreSQL never store it); the document also says it holds no control character (``app.inputs``)."""
-    return fields.String(validate=validate.Length(max=max_length), metadata={"pattern": TEXT_PATTERN}, **kwargs)
+    metadata = {"pattern": TEXT_PATTERN, **({"description": description} if description else {})}
+    return fields.String(validate=validate.Length(max=max_length), metadata=metadata, **kwargs)
 
 
 def validation_message(messages) -> str:

@@ -175,10 +175,10 @@ class RunFilterSchema(Schema):
     external_id = text_filter(MAX_EXTERNAL_ID)
     page = QueryWholeNumber(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
     per_page = QueryWholeNumber(validate=validate.Range(min=1))  # default and maximum: API_PAGE_SIZE, API_MAX_PAGE_SIZE
-    after = fields.String(validate=validate.Length(min=1, max=120), metadata={
-        "description": "the last run of the page before, as ``next`` gives it: the page starts after it (``page`` "
-                       "then only numbers the page). Following ``next`` costs the same on every page; ``page`` "
-                       "alone skips the runs before it, which takes longer the deeper the page"})
+    after = text_filter(120, description=(
+        "the last run of the page before, as ``next`` gives it: the page starts after it (``page`` then only numbers "
+        "the page). Following ``next`` costs the same on every page; ``page`` alone skips the runs before it, which "
+        "takes longer the deeper the page"))
 
 
 class InvalidationSchema(Schema):
