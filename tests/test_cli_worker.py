@@ -170,7 +170,9 @@ def answering_server(status: int, body: bytes):
 
 @contextlib.contextmanager
 def banner_server(banner: bytes):
-    """A server that speaks no HTTP (an SSH port given as --server): it sends ``banner`` to whoever connects."""
+    """A server that speaks no HTTP (an SSH port given as --server): it sends ``banner`` to whoever connects and,
+    as sshd does, keeps the connection until the client hangs up (closing at once could break the client's pipe
+    while it still sent its request, and the client would then fail before it read the banner)."""
     listening = socket.create_server(("127.0.0.1", 0))
 
     def serve():
@@ -178,7 +180,10 @@ def banner_server(banner: bytes):
             while True:
                 connection, _ = listening.accept()
                 with connection:
+                    connection.settimeout(10)
                     connection.sendall(banner)
+                    while connection.recv(65536):
+                        pass
 
     threading.Thread(target=serve, daemon=True).start()
     try:
