@@ -17,6 +17,7 @@ answered as Werkzeug reads it (``?q=%E9`` searched ``%E9``; a raw byte in the qu
 """
 
 import codecs
+from collections import Counter
 from collections.abc import Iterator
 from urllib.parse import unquote_to_bytes
 
@@ -155,6 +156,21 @@ def one_line(message) -> str:
     """``message`` on one line, its lines joined by spaces: a driver's or library's message spread over several
     (PostgreSQL's "Is the server running on that host ...?", urllib's redirect loop) inside a one-line error."""
     return " ".join(line.strip() for line in str(message).splitlines() if line.strip())
+
+
+class RepeatedKey(ValueError):
+    """A JSON object that names one key twice: reading one value would drop the other."""
+
+
+def object_of(pairs: list) -> dict:
+    """A JSON object from its pairs (``json``'s ``object_pairs_hook``); RepeatedKey when one key comes twice. ``json``
+    alone keeps the last value without a word, where other readers keep the first. Linear in the pairs: a posted
+    body and a CSV cell of thousands of keys are read as fast as without the check."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        counts = Counter(name for name, _ in pairs)
+        raise RepeatedKey(next(name for name, count in counts.items() if count > 1))
+    return found
 
 
 def describe(character: str) -> str:

@@ -2,6 +2,7 @@
 or as a file (with its line), the same on SQLite and PostgreSQL, and a folder goes on past a bad file."""
 
 import os
+import time
 
 import pytest
 
@@ -53,6 +54,8 @@ def only_rejected(tmp_path, bad_row):
      "extra_benchmark_config_str names 'batch_size' twice"),
     (fna_row("128").replace('""bias"": true', '""bias"": {""a"": 1, ""a"": 1}'),
      "extra_benchmark_config_str names 'a' twice"),
+    (fna_row("128").replace('""bias"": true', '""' + "k" * 500 + '"": 1, ""' + "k" * 500 + '"": 2'),
+     f"extra_benchmark_config_str names {'k' * 80!r} twice"),  # not the whole key, however long
     (fna_row("128").replace("fused_neighborhood_attention", " fused_neighborhood_attention", 1),
      "kernel_name is 1 to 120 printable characters with no / and no white space at either end"),
     (fna_row("128", provider="liger "), "kernel_provider is 1 to 80 printable characters"),
@@ -108,6 +111,19 @@ def test_a_row_spanning_lines_is_reported_at_its_first_line(tmp_path, app, runne
     assert "read 3, created 1, unchanged 0, superseded 0, rejected 2" in result.output, result.output
     assert "line 2: rejected: y_value_50 is not a number: 'fast'" in result.output, result.output
     assert "line 5: rejected: y_value_50 is not a number: 'slow'" in result.output, result.output
+
+
+def test_a_key_named_twice_among_thousands_is_found_at_once(tmp_path, app, runner):
+    """The check for a repeated key read the pairs before each pair again: a cell within the csv module's field
+    limit, of 12,000 keys and one of them twice at its end, took 3 s, and a 16 MiB file of such rows minutes."""
+    keys = ",".join(f'""{index:x}"":0' for index in range(12_000))
+    crowded = fna_row("128").replace('""bias"": true', f'{keys},""{11_999:x}"":1')
+    path = write(tmp_path, "crowded.csv", ",".join(HEADER), *[crowded] * 4, GOOD)
+    started = time.monotonic()
+    result = import_liger(runner, path)
+    assert time.monotonic() - started < 3, result.output
+    assert "read 5, created 1, unchanged 0, superseded 0, rejected 4" in result.output, result.output
+    assert "line 2: rejected: extra_benchmark_config_str names '2edf' twice" in result.output, result.output
 
 
 def test_a_field_over_the_csv_limit_fails_its_file_with_the_line(tmp_path, app, runner):

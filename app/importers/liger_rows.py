@@ -14,7 +14,7 @@ import sys
 
 from runners.names import address_name_problem, name_problem
 
-from ..inputs import control_character_in, describe
+from ..inputs import RepeatedKey, control_character_in, describe, object_of
 from ..models import Family, Run
 from ..rerun_schemas import string_problem, value_problem
 from . import ImportFailed
@@ -74,21 +74,14 @@ def check_number(where: str, value) -> None:
         raise RowRejected(f"{where} is {problem}")
 
 
-def object_naming_each_key_once(pairs: list) -> dict:
-    """A JSON object's pairs as a dict, or RowRejected where it names a key twice: ``json`` keeps the last value
-    without a word, other readers the first, so the row would be stored as one workload and read as another."""
-    config = dict(pairs)
-    if len(config) < len(pairs):
-        twice = next(key for index, (key, _) in enumerate(pairs) if key in dict(pairs[:index]))
-        raise RowRejected(f"extra_benchmark_config_str names {twice!r} twice")
-    return config
-
-
 def parsed_config(text: str) -> dict:
     """``extra_benchmark_config_str`` as data: a JSON object, at most ``MAX_CONFIG_DEPTH`` deep, of plain text, each
-    of its objects naming a key once."""
+    of its objects naming a key once (``json`` keeps a repeated key's last value, other readers its first: the row
+    would be stored as one workload and read as another)."""
     try:
-        config = json.loads(text, object_pairs_hook=object_naming_each_key_once)
+        config = json.loads(text, object_pairs_hook=object_of)
+    except RepeatedKey as error:
+        raise RowRejected(f"extra_benchmark_config_str names {error.args[0][:80]!r} twice") from None
     except json.JSONDecodeError as error:
         raise RowRejected(f"extra_benchmark_config_str is not JSON ({error.msg})") from error
     except RecursionError:

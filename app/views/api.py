@@ -1,12 +1,11 @@
 """The JSON API, ``/api/v1``: stable, pinned by tests."""
 
 import json
-from collections import Counter
 
 from flask import Blueprint, abort, current_app, jsonify, request
 from marshmallow import ValidationError
 
-from ..inputs import NotUtf8, unknown_argument, utf8_text, whole_body
+from ..inputs import NotUtf8, RepeatedKey, object_of, unknown_argument, utf8_text, whole_body
 from ..pages import api as pages
 from ..pages import rerun_requests as pages_requests
 from ..pages.lookup import group_or_404, rerun_request_or_404, run_or_404
@@ -79,19 +78,6 @@ def authenticated_host():
     if host is None:
         abort(401, description="unknown or revoked rerun-host token")
     return host
-
-
-class RepeatedKey(ValueError):
-    """A JSON object that names one key twice: reading one value would drop the other."""
-
-
-def object_of(pairs: list) -> dict:
-    """A JSON object from its pairs; RepeatedKey when one key comes twice."""
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        counts = Counter(name for name, _ in pairs)
-        raise RepeatedKey(next(name for name, count in counts.items() if count > 1))
-    return found
 
 
 def json_body():
