@@ -781,13 +781,19 @@ def host_inclusive_summary(samples: Sequence[float]) -> dict[str, Any] | None:
             "samples": len(samples)}
 
 
+def coefficient_of_variation(samples: Sequence[float]) -> float:
+    """The sample standard deviation over the mean (0 for one sample): a result's ``cv``, which the importer
+    computes again from the result's samples (``app.importers.rerun_consistency``)."""
+    mean = sum(samples) / len(samples)
+    variance = sum((sample - mean) ** 2 for sample in samples) / (len(samples) - 1) if len(samples) > 1 else 0.0
+    return math.sqrt(variance) / mean if mean else 0.0
+
+
 def timing_summary(samples: list[list[float]], host_exposed: int = 0, host_inclusive: Sequence[float] = (),
                    host_synchronization: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The timing section of a rerun result: statistics over all samples, and the samples by trial; then
     the host-inclusive figure and the host-synchronisation check (None where not measured or checked)."""
     pooled = [sample for trial in samples for sample in trial]
-    mean = sum(pooled) / len(pooled)
-    variance = sum((sample - mean) ** 2 for sample in pooled) / (len(pooled) - 1) if len(pooled) > 1 else 0.0
     return {
         "unit": "ns",
         "median": percentile(pooled, 50),
@@ -796,7 +802,7 @@ def timing_summary(samples: list[list[float]], host_exposed: int = 0, host_inclu
         "samples": [list(trial) for trial in samples],
         "trials": len(samples),
         "samplesPerTrial": len(samples[0]),
-        "cv": math.sqrt(variance) / mean if mean else 0.0,
+        "cv": coefficient_of_variation(pooled),
         "hostExposedSamples": host_exposed,
         "hostInclusive": host_inclusive_summary(host_inclusive),
         "hostSynchronization": None if host_synchronization is None else dict(host_synchronization),

@@ -59,20 +59,13 @@ def statistics_problem(where: str, figures: dict, samples: list) -> str | None:
     return None
 
 
-def coefficient_of_variation(samples: list) -> float:
-    """The cv of ``runners.timing.timing_summary``: sample standard deviation over the mean."""
-    mean = sum(samples) / len(samples)
-    variance = sum((sample - mean) ** 2 for sample in samples) / (len(samples) - 1) if len(samples) > 1 else 0.0
-    return math.sqrt(variance) / mean if mean else 0.0
-
-
 def figures_problem(result: dict) -> str | None:
     """Why a result's timing or memory summary is not that of its own samples, or None."""
     if (timed := result["timing"]) is not None:
         pooled = [sample for trial in timed["samples"] for sample in trial]
         if problem := statistics_problem("timing", timed, pooled):
             return problem
-        cv = coefficient_of_variation(pooled)
+        cv = timing.coefficient_of_variation(pooled)
         if not agrees(timed["cv"], cv, CV_RELATIVE):
             return f"timing.cv is {timed['cv']:.6g}, but its samples give {cv:.6g}"
     if (peaks := result["memory"]) is not None:
