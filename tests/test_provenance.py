@@ -2,9 +2,12 @@
 
 import shutil
 
+import pytest
+
 from app import upstream
 from app.importers import ImportFailed, liger_csv
 from app.models import Run, SourceFile
+from app.upstream import file_name
 
 from .conftest import DATA, import_csv
 from .pages_support import text_of
@@ -70,6 +73,35 @@ def test_the_commit_a_file_was_recorded_at_given_again_in_full_or_abbreviated_is
         assert "commit" not in again.output.split("rejected 0")[-1], again.output
     other = runner.invoke(args=["import", "liger", small, "--commit", "a53675de"])
     assert f"commit a53675de not recorded: the file was recorded at commit {HISTORY_COMMIT[:8]}" in other.output
+
+
+OLDER_COMMIT = "8e2f3a477871b3c72f3f054673edbd656497752d"
+
+
+@pytest.mark.parametrize("older_first", [True, False], ids=["older-first", "newer-first"])
+def test_a_run_names_the_earliest_file_holding_it_in_either_import_order(app, runner, client, tmp_path, older_first):
+    """A history file repeats the rows of the files before it: imported newest first (as a folder sorts
+    ``all_benchmark_data.csv`` before ``history/``), every run was dated by the newest file's commit."""
+    header, *rows = (DATA / "liger_small.csv").read_text().splitlines(keepends=True)
+    older, newer = tmp_path / "2024-10-01_8e2f3a47.csv", tmp_path / "2025-06-05_a53675dd.csv"
+    older.write_text(header + "".join(rows[:4]))
+    newer.write_text(header + "".join(rows))
+    imports = [(older, OLDER_COMMIT), (newer, HISTORY_COMMIT)]
+    outputs = []
+    for path, commit in imports if older_first else imports[::-1]:
+        result = runner.invoke(args=["import", "liger", str(path), "--commit", commit])
+        assert result.exit_code == 0, result.output
+        outputs.append(result.output)
+    assert ("first published here 4" in outputs[-1]) is not older_first, outputs
+    with app.app_context():
+        named = {run.id: file_name(run.source_file) for run in Run.select()}
+        created = {file_name(file): file.runs_created for file in SourceFile.select()}
+    assert sorted(named.values()) == [older.name] * 4 + [newer.name] * 5
+    assert created == ({older.name: 4, newer.name: 5} if older_first else {older.name: 0, newer.name: 9})
+    for run_id, name in named.items():
+        assert client.get(f"/runs/{run_id}.json").get_json()["footer"]["published"] == name[:10]
+    again = runner.invoke(args=["import", "liger", str(newer), "--commit", HISTORY_COMMIT])
+    assert "created 0, unchanged 9, superseded 0, rejected 0\n" in again.output, again.output
 
 
 def test_without_a_known_commit_published_is_the_observed_day(small_app, client):

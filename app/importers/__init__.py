@@ -38,10 +38,12 @@ class ImportSummary:
     superseded: int = 0
     rejected: list[RejectedRow] = field(default_factory=list)
     commit_note: str = ""  # what became of the file's commit where it was not recorded as a new file's is
+    redated: int = 0  # stored runs this file published earlier than the file they named, which now name it
 
     def line(self) -> str:
         return (f"{self.location}: read {self.read}, created {self.created}, unchanged {self.unchanged}, "
                 f"superseded {self.superseded}, rejected {len(self.rejected)}"
+                + (f", first published here {self.redated}" if self.redated else "")
                 + (f"; {self.commit_note}" if self.commit_note else ""))
 
 

@@ -44,6 +44,7 @@ from ..records import (Identity, Measurement, RecordSource, RunRecord, WorkloadP
 from ..registry import StoreSummary, chunks, store_runs, stored_figures
 from ..rerun_schemas import EARLIEST_OBSERVATION, string_problem
 from ..schemas import MAX_EXTERNAL_ID, document_errors
+from ..upstream import REPOSITORY, commit_date
 from . import ImportFailed, ImportSummary, RejectedRow, is_url, read_location, sha256_hex
 from .liger_rows import (QUANTILES, RowRejected, check_cells, check_number, csv_records, figures_of, parse_number,
                          parsed_config)
@@ -52,7 +53,6 @@ from .spellings import Spellings
 
 SOURCE = "liger-kernel-bench"
 LIGER = RecordSource(name=SOURCE, run_name_prefix="liger", evidence=SOURCE_REPORTED)
-REPOSITORY = "https://github.com/linkedin/Liger-Kernel"
 LICENSE = "BSD-2-Clause"
 MAIN_FILE = "benchmark/data/all_benchmark_data.csv"
 COLUMNS = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name",
@@ -388,11 +388,13 @@ def import_file(location: str, *, families: dict, commit: str | None = None, tim
     read, checked, rejected = parse_csv(data, reader, progress)
     summary = ImportSummary(location=location, read=read, rejected=rejected)
     stored = stored_figures([row.identity.identity_key for _, row in checked])
-    prepared = []
+    prepared, repeated = [], []
     for line, row in checked:
         if row.identity.identity_key in stored:
             run_id, *figures = stored[row.identity.identity_key]
-            if not same_figures(figures, row.stored[1:]):
+            if same_figures(figures, row.stored[1:]):
+                repeated.append(run_id)
+            else:
                 rejected.append(RejectedRow(line, f"the observation run {run_id} holds, with other figures (a run "
                                                   "is never overwritten)"))
             continue
@@ -404,38 +406,65 @@ def import_file(location: str, *, families: dict, commit: str | None = None, tim
     rejected.sort(key=lambda r: r.line)
     if len(rejected) == read:
         raise ImportFailed("every row was rejected" if read else "the file has no rows, only a header", rejected)
-    stored, summary.commit_note = store_file(prepared, location, data, read, commit)
+    stored, summary.redated, summary.commit_note = store_file(prepared, repeated, location, data, read, commit)
     summary.created, summary.superseded = len(stored.created), stored.superseded
     summary.unchanged = read - len(rejected) - len(stored.created)
     return summary
 
 
-def store_file(prepared: list, location: str, data: bytes, read: int, commit: str | None) -> tuple[StoreSummary, str]:
+def store_file(prepared: list, repeated: list, location: str, data: bytes, read: int,
+               commit: str | None) -> tuple[StoreSummary, int, str]:
     """Store the prepared runs and the record of the file they came from, in one transaction, with the file's
-    upstream commit (``commit``, else its SOURCE.md's); also what became of that commit where the record did not take
-    it as a new file's would (:func:`record_late_commit`), else ``""``. A file that brings no new run is not recorded,
-    so a commit given for it is not either, and the note says so (one read from SOURCE.md goes unsaid: most history
-    files repeat rows of the files before them)."""
+    upstream commit (``commit``, else its SOURCE.md's); re-point to this file the ``repeated`` runs (ids of stored runs
+    its rows repeat) that it published earlier than the file they name (:func:`published_earlier`). Also returns
+    how many were re-pointed, and what became of the commit where the record did not take it as a new file's would
+    (:func:`record_late_commit`), else ``""``. A file that brings no new run and publishes none earlier is not
+    recorded, so a commit given for it is not either, and the note says so (one read from SOURCE.md goes unsaid:
+    most history files repeat rows of the files before them)."""
     sha256 = sha256_hex(data)
     provenance = upstream_provenance(location, sha256)
     with database.atomic():
         source_file = SourceFile.get_or_none(SourceFile.sha256 == sha256, SourceFile.source == SOURCE)
-        if source_file is None and not prepared:
-            return StoreSummary(), (f"commit {commit[:12]} not recorded: the file brought no new run (its rows are "
-                                    "runs of files imported before, which keep their own)" if commit else "")
-        commit = commit or provenance.get("commit")
         commit_note = ""
         if source_file is None:
-            source_file = SourceFile.create(
+            source_file = SourceFile(
                 source=SOURCE, location=location, repository=REPOSITORY, license=LICENSE, sha256=sha256,
-                bytes=len(data), rows_read=read, commit=commit, upstream_path=provenance.get("upstream_path"))
-        elif commit:
-            commit_note = record_late_commit(source_file, commit, provenance.get("upstream_path"))
+                bytes=len(data), rows_read=read, commit=commit or provenance.get("commit"),
+                upstream_path=provenance.get("upstream_path"))
+            earlier = published_earlier(source_file, repeated)
+            if not prepared and not earlier:
+                return StoreSummary(), 0, (f"commit {commit[:12]} not recorded: the file brought no new run and "
+                                           "published none earlier (its rows are runs of files imported before, "
+                                           "which keep their own)" if commit else "")
+            source_file.save()
+        else:
+            if commit := commit or provenance.get("commit"):
+                commit_note = record_late_commit(source_file, commit, provenance.get("upstream_path"))
+                source_file = SourceFile.get_by_id(source_file.id)
+            earlier = published_earlier(source_file, repeated)
         stored = store_runs(prepared, source_file=source_file) if prepared else StoreSummary()
         if stored.created:
             SourceFile.update(runs_created=SourceFile.runs_created + len(stored.created)).where(
                 SourceFile.id == source_file.id).execute()
-    return stored, commit_note
+        for ids in chunks(earlier, 500):
+            Run.update(source_file=source_file).where(Run.id.in_(ids)).execute()
+    return stored, len(earlier), commit_note
+
+
+def published_earlier(source_file: SourceFile, run_ids: list) -> list:
+    """The runs among ``run_ids`` that ``source_file`` published before the file they name did (an upstream commit
+    of an earlier day, or of a known day where theirs is unknown): a run names the earliest upstream file holding
+    it, and its page dates it by that file's commit (``app.pages.provenance``), whichever order the history was
+    imported in. Of two files of one day, the run keeps the one imported first."""
+    date = commit_date(source_file)
+    if not date or not run_ids:
+        return []
+    named = {}
+    for ids in chunks(run_ids, 500):
+        named.update(Run.select(Run.id, Run.source_file).where(Run.id.in_(ids)).tuples())
+    dates = {file.id: commit_date(file) for file in SourceFile.select().where(SourceFile.id.in_(set(named.values())))}
+    return sorted(run_id for run_id, file_id in named.items()
+                  if file_id in dates and file_id != source_file.id and (dates[file_id] or "9999") > date)
 
 
 def record_late_commit(source_file: SourceFile, commit: str, upstream_path: str | None) -> str:

@@ -1,43 +1,15 @@
 """Where a record came from upstream, as pages name it: source file, upstream commit, publication date.
 
 A record's "Published" date must not change with the deployment that imported it, so it
-is never an import time: for an imported row it is the committer date of the upstream
-commit of the file that brought the row in (a history file's name carries it,
-``2025-06-05_a53675dd.csv``; the pinned newest files carry theirs in ``app.upstream``;
-another file of the same commit can lend its name's date); for a KernelIndex rerun it is
-the day the rerun observed its result.
+is never an import time: for an imported row it is the committer date of the earliest
+upstream file holding the row, whichever order the files were imported in
+(``app.upstream.commit_date``); for a KernelIndex rerun it is the day the rerun observed
+its result.
 """
 
-import re
-from pathlib import PurePosixPath
-
-from .. import formatting, upstream
+from .. import formatting
 from ..models import KERNELINDEX_SOURCE, Run, SourceFile
-
-DATED_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})_([0-9a-f]{7,40})\.csv$")
-
-
-def file_name(source_file: SourceFile) -> str:
-    return PurePosixPath(source_file.location.split("?")[0]).name
-
-
-def dated_name(source_file: SourceFile) -> str | None:
-    """The date in a history file's name, when the name's short commit is the file's commit."""
-    match = DATED_NAME.match(file_name(source_file))
-    if match and source_file.commit and source_file.commit.startswith(match.group(2)):
-        return match.group(1)
-    return None
-
-
-def commit_date(source_file: SourceFile) -> str | None:
-    """The committer date of the upstream commit ``source_file`` was taken at, where it is known."""
-    if not source_file.commit:
-        return None
-    known = dated_name(source_file) or upstream.COMMIT_DATES.get(source_file.commit)
-    if known:
-        return known
-    siblings = SourceFile.select().where((SourceFile.commit == source_file.commit) & (SourceFile.id != source_file.id))
-    return next((date for date in map(dated_name, siblings) if date), None)
+from ..upstream import commit_date, file_name
 
 
 def published(run: Run, source_file: SourceFile | None) -> str:
