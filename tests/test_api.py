@@ -59,6 +59,20 @@ def test_next_starts_after_the_page_and_gives_what_page_numbers_give(imported, c
     assert followed == numbered and sum(map(len, followed)) == 10
 
 
+def test_a_page_after_a_run_links_a_next_page_exactly_when_runs_follow_it(imported, client):
+    """``page`` only numbers a page that starts ``after`` a run: whether a next page has runs is the list's to say,
+    not the page number's. A cursor kept from an earlier walk, or sent with another page number, got no ``next``
+    with runs still to come (truncating the walk), or a ``next`` to an empty page."""
+    every = [item["id"] for item in client.get("/api/v1/runs?per_page=10").get_json()["items"]]
+    second = client.get("/api/v1/runs?per_page=3").get_json()["next"]
+    after = second[second.index("after="):]  # after the 3rd run: 7 follow it
+    deep = client.get(f"/api/v1/runs?per_page=3&page=4&{after}").get_json()
+    assert [item["id"] for item in deep["items"]] == every[3:6] and deep["next"], deep
+    fourth = client.get("/api/v1/runs?per_page=7").get_json()["next"]
+    last = client.get(f"/api/v1/runs?per_page=3&{fourth[fourth.index('after='):]}").get_json()  # after the 7th
+    assert [item["id"] for item in last["items"]] == every[7:] and last["next"] is None, last
+
+
 @pytest.mark.parametrize("after", ["nonsense", "2024-01-01T00:00:00", "2024-13-01T00:00:00~abc", "~abc"])
 def test_an_after_that_next_never_gives_is_a_400(imported, client, after):
     response = client.get(f"/api/v1/runs?after={after}")

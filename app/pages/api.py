@@ -38,16 +38,20 @@ def run_list(filters: dict, args: dict) -> dict:
         raise BadQuery(f"per_page: at most {current_app.config['API_MAX_PAGE_SIZE']}")
     matching = Run.matching(filters, Run.id)
     page = Pagination(filters["page"], per_page, matching.order_by().count())
-    if filters.get("after"):
-        page_ids = Run.after(matching, *cursor_position(filters["after"])).limit(per_page)
+    if filters.get("after"):  # one run more than the page says whether any follow it (``page`` only numbers it)
+        runs = runs_of(Run.after(matching, *cursor_position(filters["after"])).limit(per_page + 1))
+        has_next, runs = len(runs) > per_page, runs[:per_page]
     else:
-        page_ids = page.of(matching)
-    runs = list(Run.select(Run, ComparisonGroup.size).join(ComparisonGroup).where(Run.id.in_(page_ids))
-                .order_by(Run.observed_at.desc(), Run.id))
-    has_next = len(runs) == per_page and page.has_next
+        runs, has_next = runs_of(page.of(matching)), page.has_next
     next_url = (url_for("api.run_list", **{**args, "page": page.page + 1, "after": cursor(runs[-1])}, _external=True)
                 if has_next else None)
     return {"items": [run_item(run) for run in runs], "total": page.total, "next": next_url}
+
+
+def runs_of(ids) -> list:
+    """The runs a query of ids selects, with their group's size, in the list's order."""
+    return list(Run.select(Run, ComparisonGroup.size).join(ComparisonGroup).where(Run.id.in_(ids))
+                .order_by(Run.observed_at.desc(), Run.id))
 
 
 CURSOR_SEPARATOR = "~"
