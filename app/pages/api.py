@@ -63,12 +63,14 @@ def cursor(run: Run) -> str:
 
 
 def cursor_position(text: str) -> tuple:
-    """The (observed_at, id) an ``after`` names; BadQuery for one ``next`` never gives."""
+    """The (observed_at, id) an ``after`` names; BadQuery for one ``next`` never gives, a time with an offset among
+    them: observed_at is naive UTC, which SQLite compares as text and PostgreSQL would shift by its time zone."""
     observed, separator, run_id = text.partition(CURSOR_SEPARATOR)
     try:
-        if not separator or not run_id:
+        position = datetime.fromisoformat(observed)
+        if not separator or not run_id or position.tzinfo is not None:
             raise ValueError
-        return datetime.fromisoformat(observed), run_id
+        return position, run_id
     except ValueError:
         raise BadQuery(f"after: {text[:40]!r} is not a position the run list's next link gives") from None
 
