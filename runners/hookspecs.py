@@ -274,6 +274,14 @@ def workload_cost(parameters: Mapping[str, Any], dtype: str, options: Mapping[st
     a :class:`~runners.types.WorkloadCost`, stops that rerun with its reason before anything is
     measured.
 
+    Fires also on the server, once for each rerun result it imports (``POST /api/v1/reruns``,
+    ``flask import kernelindex``), on the plugin of the result's target: a result whose cost is
+    not this answer is refused (``app.importers.rerun_consistency``). There it runs in the web
+    process, without a GPU, on a workload a rerun host sent (its parameters those the family
+    names, its tensors, as ``derive_tensors`` gives them, no more elements than
+    ``app.importers.rerun_submission.MAX_WORKLOAD_ELEMENTS``), so it must only count, quickly;
+    a hook that fails there refuses the result.
+
     ``firstresult``: the first answer that is not None is the answer.
 
     :param parameters: the workload's parameters.
