@@ -262,8 +262,10 @@ class RerunProtocolSchema(Schema):
 
 
 class RerunCostSchema(Schema):
-    flops = fields.Integer(strict=True, validate=validate.Range(min=0))
-    bytes = fields.Integer(strict=True, validate=validate.Range(min=0))
+    """Both counts, as the family's ``workload_cost`` hook gives them: the importer compares them with its count."""
+
+    flops = fields.Integer(required=True, strict=True, validate=validate.Range(min=0))
+    bytes = fields.Integer(required=True, strict=True, validate=validate.Range(min=0))
 
 
 def positive(**kwargs) -> fields.Float:
@@ -404,7 +406,7 @@ class RerunResultSchema(Schema):
     protocol = Checked(RerunProtocolSchema(), required=True)
     observedAt = fields.AwareDateTime(required=True, validate=OBSERVABLE, error_messages={
         "invalid_awareness": "must carry its timezone (2026-11-29T10:00:00Z)"})
-    cost = Checked(RerunCostSchema(), load_default=dict)
+    cost = Checked(RerunCostSchema(), required=True)
     integrity = Checked(RerunIntegritySchema(), allow_none=True, load_default=None)  # absent before protocol v2
     telemetry = Checked(RerunTelemetrySchema(), allow_none=True, load_default=None)
 
