@@ -213,6 +213,19 @@ def test_bundle_import_is_idempotent(app, reference, runner, tmp_path):
         assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
 
 
+def test_a_bundle_line_naming_a_key_twice_is_refused_as_the_api_refuses_it(app, reference, runner, tmp_path):
+    """json keeps the last of two values without a word: a result saying status "failed", then "passed", was
+    imported as passed."""
+    line = json.dumps(rerun_result(reference, "kernelindex_triton", median=8e4))
+    assert line.endswith("}")
+    bundle = tmp_path / "twice.jsonl"
+    bundle.write_text(line[:-1] + ', "status": "passed"}\n')
+    result = runner.invoke(args=["import", "kernelindex", str(bundle)])
+    assert result.exit_code == 1, result.output
+    assert "line 1 names the key 'status' twice in one object" in result.output
+    assert Run.select().where(Run.source == "kernelindex").count() == 0
+
+
 def test_a_bundle_or_a_posted_body_may_start_with_a_byte_order_mark(app, reference, runner, client, tmp_path):
     """As a Liger CSV may (test_importer_liger): Windows editors write one, and it is no part of the text."""
     bundle = tmp_path / "marked.jsonl"

@@ -31,7 +31,7 @@ from runners.hardware import short_name
 
 from .. import comparison
 from ..db import database
-from ..inputs import NotUtf8, utf8_text
+from ..inputs import NotUtf8, RepeatedKey, object_of, utf8_text
 from ..locks import lock_scopes, retried
 from ..manifests import document_digest, make_document
 from ..manifests.documents import environment_document, implementation_document, protocol_document
@@ -81,7 +81,10 @@ def read_bundle(data: bytes) -> list[dict]:
         if not line.strip():
             continue
         try:
-            results.append(json.loads(line))
+            results.append(json.loads(line, object_pairs_hook=object_of))
+        except RepeatedKey as error:  # as POST /api/v1/reruns refuses it: which value the host meant is unknown
+            raise RerunRejected(f"line {number} names the key {error.args[0][:80]!r} twice in one object; give it "
+                                "once") from error
         except json.JSONDecodeError as error:
             raise RerunRejected(f"line {number} is not JSON: {error.msg}") from error
         except RecursionError as error:
