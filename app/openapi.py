@@ -103,6 +103,7 @@ def build_spec() -> APISpec:
                       "400": _error("A result was rejected, or the body is not a list of results in UTF-8 "
                                     "JSON; nothing was stored."),
                       "401": _error("No valid rerun-host token."),
+                      "403": _error("The token may not post results for a result's GPU model; nothing was stored."),
                       "409": _error(CONFLICT),
                       "413": _error("The body is larger than a rerun batch may be."), "415": _error(NOT_JSON)}}})
 

@@ -94,7 +94,9 @@ def test_a_little_clock_skew_is_allowed(reference, runner, client):
 def test_a_token_limited_to_gpu_kinds(reference, runner, client):
     token = token_for(runner, "a", "--host", "h100-a", "--gpu", "NVIDIA H100")
     refused = post(client, token, rerun_result(reference, observed_at=stamp(-10)))
-    assert refused.status_code == 400 and "NVIDIA H100" in refused.get_json()["error"]
+    assert refused.status_code == 403, refused.get_json()  # the token's rights, as a worker's check-in for it
+    assert refused.get_json()["error"].startswith("result 1: the token for host 'h100-a' posts results for NVIDIA H100 only")
+    assert not reruns()
     allowed = token_for(runner, "b", "--host", "h200-b", "--gpu", "NVIDIA H100", "--gpu", "NVIDIA H200")
     assert post(client, allowed, rerun_result(reference, observed_at=stamp(-10))).status_code == 201
 

@@ -55,6 +55,10 @@ class RerunRejected(Exception):
     """A result (or bundle) that cannot be recorded; nothing from it was stored."""
 
 
+class RerunNotPermitted(RerunRejected):
+    """A result its token may not post (``Submission.scope_problem``); nothing was stored."""
+
+
 class RerunConflict(RerunRejected):
     """A result whose host, measurement and observedAt are stored with other figures: it never overwrites them."""
 
@@ -208,6 +212,8 @@ def loaded_result(result, submission: Submission, skew: timedelta, declared: dic
             result = result_schema.load(result)
         except ValidationError as error:
             problem = validation_message(error.messages)
+    if problem is None and (not_permitted := submission.scope_problem(result)):
+        raise RerunNotPermitted(not_permitted)
     problem = (problem or submission.problem(result, skew) or unknown_problem(result, declared, definitions)
                or precision_problem(result) or verdict_problem(result) or consistency_problem(result))
     if problem:
@@ -268,7 +274,7 @@ def loaded_results(results: list, submission: Submission) -> list[dict]:
         try:
             loaded.append(loaded_result(result, submission, skew, declared, definitions))
         except RerunRejected as error:
-            raise RerunRejected(f"result {number}: {error}") from error
+            raise type(error)(f"result {number}: {error}") from error
     return loaded
 
 

@@ -74,6 +74,11 @@ class Submission:
         if self.issued_at and observed < self.issued_at - skew:
             return (f"observedAt {observed:%Y-%m-%d %H:%M:%S} UTC is before the token for host {self.host!r} "
                     f"was issued ({self.issued_at:%Y-%m-%d %H:%M:%S} UTC)")
+        return None
+
+    def scope_problem(self, result: dict) -> str | None:
+        """Why the token may not post this result at all (a GPU model it does not serve), or None: a refusal of
+        the token's rights (403), not of the result (400)."""
         hardware = result["environment"]["hardware"]
         if self.gpus and not {gpu_name(hardware), hardware["product"]} & set(self.gpus):
             return f"the token for host {self.host!r} posts results for {', '.join(self.gpus)} only, " \

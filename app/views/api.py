@@ -111,7 +111,7 @@ def rerun_results() -> list:
 @api.post("/reruns")
 def record_reruns():
     """Record rerun results from a GPU host (a JSON list of result documents), as the host its token names."""
-    from ..importers.kernelindex_rerun import RerunConflict, RerunRejected, record_rerun_results
+    from ..importers.kernelindex_rerun import RerunConflict, RerunNotPermitted, RerunRejected, record_rerun_results
     from ..importers.rerun_submission import Submission
 
     submission = Submission.from_token(authenticated_host())
@@ -120,6 +120,8 @@ def record_reruns():
         summary = record_rerun_results(rerun_results(), submission=submission)
     except RerunConflict as error:
         abort(409, description=str(error))
+    except RerunNotPermitted as error:
+        abort(403, description=str(error))
     except RerunRejected as error:
         abort(400, description=str(error))
     return jsonify(reruns_recorded_schema.dump(summary)), 201
@@ -217,7 +219,7 @@ def renew_lease(request_id):
 @api.post("/rerun-requests/<row_id:request_id>/results")
 def record_request_results(request_id):
     """Record results of one of the request's workloads, once per implementation, as the token's host."""
-    from ..importers.kernelindex_rerun import RerunConflict, RerunRejected
+    from ..importers.kernelindex_rerun import RerunConflict, RerunNotPermitted, RerunRejected
     from ..importers.rerun_submission import Submission
     from ..rerun_request_schemas import request_results_schema, results_recorded_schema
     from ..rerun_requests import ResultsNotYours, ResultsRefused, record_results
@@ -231,6 +233,8 @@ def record_request_results(request_id):
                                  host=token.host, submission=submission)
     except (RerunConflict, ResultsNotYours) as error:
         abort(409, description=str(error))
+    except RerunNotPermitted as error:
+        abort(403, description=str(error))
     except (RerunRejected, ResultsRefused) as error:
         abort(400, description=str(error))
     return jsonify(results_recorded_schema.dump({"created": created})), 201
