@@ -249,6 +249,21 @@ class Run(BaseModel):
         return query.order_by(cls.observed_at.desc(), cls.id)
 
     @classmethod
+    def matching_count(cls, filters: dict) -> int:
+        """How many runs :meth:`matching` selects, each term read from an index (015_run_list_counts).
+
+        A ``gpu`` filter is counted as two disjoint sets: the runs upstream named ``gpu``, and those found by
+        their product name whose own name is another (for them ``gpu <> gpu_product``, the partial index's
+        condition, says ``gpu`` is not the filter's name).
+        """
+        gpu = filters.get("gpu")
+        if not gpu:
+            return cls.matching(filters).order_by().count()
+        others = cls.matching({**filters, "gpu": None}).order_by()
+        renamed = (cls.gpu_product == gpu) & (cls.gpu != cls.gpu_product)
+        return others.where(cls.gpu == gpu).count() + others.where(renamed).count()
+
+    @classmethod
     def after(cls, query, observed_at: datetime, run_id: str):
         """``query`` (ordered as :meth:`matching` orders) from the run after (``observed_at``, ``run_id``) on: a range
         of the order's index, however deep the page."""
@@ -275,6 +290,11 @@ class Run(BaseModel):
 # 014_run_list_order: /api/v1/runs newest first (ties by id), walked in order without a sort; a descending column
 # cannot be written in Meta.indexes
 Run.add_index(Run.index(Run.observed_at.desc(), Run.id, name="run_observed_at_desc_id"))
+# 015_run_list_counts: the run list's count and order for evidence and source, its count for gpu
+Run.add_index(Run.index(Run.evidence, Run.observed_at.desc(), Run.id, name="run_evidence_observed_at_desc_id"))
+Run.add_index(Run.index(Run.source, Run.observed_at.desc(), Run.id, name="run_source_observed_at_desc_id"))
+Run.add_index(Run.index(Run.gpu, name="run_gpu"))
+Run.add_index(Run.index(Run.gpu_product, Run.gpu, name="run_gpu_product_gpu_renamed", where=Run.gpu != Run.gpu_product))
 
 
 class Rejudgement(BaseModel):

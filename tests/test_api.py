@@ -35,6 +35,28 @@ def test_run_list_shape_and_filters(imported, client):
     assert client.get("/api/v1/runs?evidence=kernelindex-rerun").get_json()["total"] == 0
 
 
+def test_run_list_total_counts_each_matching_run_once(imported, client):
+    """``total`` counts a gpu filter's runs in two parts (by name, then by product name under another name,
+    015_run_list_counts): a run whose name is its product name is one run, and the total is what the pages list."""
+    with imported.app_context():
+        named_as_product = Run.select().where(Run.gpu_product == "NVIDIA H100").first()
+        Run.update(gpu="NVIDIA H100").where(Run.id == named_as_product.id).execute()
+        runs = list(Run.select())
+    for query, selects in (
+            ("gpu=NVIDIA H100", lambda run: "NVIDIA H100" in (run.gpu, run.gpu_product)),
+            ("gpu=NVIDIA H100 PCIe", lambda run: run.gpu == "NVIDIA H100 PCIe"),
+            ("gpu=NVIDIA H100&pass=forward", lambda run: "NVIDIA H100" in (run.gpu, run.gpu_product)
+             and run.pass_ == "forward"),
+            ("evidence=source-reported", lambda run: run.evidence == "source-reported"),
+            ("source=liger-kernel-bench&kernel=fused_neighborhood_attention",
+             lambda run: run.source == "liger-kernel-bench" and run.kernel_id == "fused_neighborhood_attention")):
+        body = client.get(f"/api/v1/runs?{query}&per_page=500").get_json()
+        expected = sorted((run for run in runs if selects(run)), key=lambda run: run.id)
+        expected.sort(key=lambda run: run.observed_at, reverse=True)
+        assert body["total"] == len(expected) > 0, query
+        assert [item["id"] for item in body["items"]] == [run.id for run in expected], query
+
+
 def test_pagination_links(imported, client):
     first = client.get("/api/v1/runs?per_page=4").get_json()
     assert len(first["items"]) == 4 and first["next"].endswith("page=2") or "page=2" in first["next"]

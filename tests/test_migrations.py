@@ -179,3 +179,24 @@ def test_013_drops_the_rejudgements_made_against_a_policy_of_the_wrong_trial_cou
         migration.drop_misjudged_verdicts(db.database)
         assert [(r.run_id, r.policy_version) for r in Rejudgement.select()] == [(older.id, POLICY.version)]
         assert rejudge_run(judged_now) is None and rejudge_run(miscounted) is not None
+
+
+def index_names(database, table):
+    return {index.name for index in database.get_indexes(table)}
+
+
+def roll_back_to_before(router, name):
+    while name in router.done:
+        router.rollback()
+
+
+def test_015_adds_the_run_list_count_indexes_and_rolls_them_back(app):
+    counting = {"run_evidence_observed_at_desc_id", "run_source_observed_at_desc_id", "run_gpu",
+                "run_gpu_product_gpu_renamed"}
+    with app.app_context():
+        database = db.database.obj
+        assert counting <= index_names(database, "run")
+        roll_back_to_before(db.migration_router(), "015_run_list_counts")
+        assert counting.isdisjoint(index_names(database, "run"))
+        db.upgrade()
+        assert counting <= index_names(database, "run")

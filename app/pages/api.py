@@ -37,7 +37,7 @@ def run_list(filters: dict, args: dict) -> dict:
     if per_page > current_app.config["API_MAX_PAGE_SIZE"]:
         raise BadQuery(f"per_page: at most {current_app.config['API_MAX_PAGE_SIZE']}")
     matching = Run.matching(filters, Run.id)
-    page = Pagination(filters["page"], per_page, matching.order_by().count())
+    page = Pagination(filters["page"], per_page, Run.matching_count(filters))
     if filters.get("after"):  # one run more than the page says whether any follow it (``page`` only numbers it)
         runs = runs_of(Run.after(matching, *cursor_position(filters["after"])).limit(per_page + 1))
         has_next, runs = len(runs) > per_page, runs[:per_page]
