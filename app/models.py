@@ -369,6 +369,9 @@ class Attestation(BaseModel):
     hidden = peewee.BooleanField(default=False)
     created_at = peewee.DateTimeField(default=utcnow)
 
+    class Meta:
+        indexes = ((("created_at", "id"), False),)  # 016_attestation_order: moderation's list, newest first
+
     def earlier_repeat(self, since: datetime):
         """The stored attestation this unsaved one repeats, hidden or not (a hidden one posted again would show
         again), or None."""

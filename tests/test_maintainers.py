@@ -1,7 +1,7 @@
 """Moderation (app/views/maintainers.py): sign-in and its throttle, sign-out, issue reports, hiding attestations."""
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from html import escape as html_escape
 
 import pytest
@@ -527,3 +527,22 @@ def test_only_a_signed_in_maintainer_reinstates(small_app, client, run):
     assert response.status_code == 401
     with small_app.app_context():
         assert Run.get_by_id(run.id).invalidated_by == "alice"
+
+
+def test_attestation_list_pages_are_newest_first_ties_by_newest_id(small_app, run):
+    """The list walks the (created_at, id) index backwards (016_attestation_order): pages give every attestation
+    once, newest first, those posted at the same moment by id, newest first."""
+    from app.pages.moderation import attestations_page
+
+    small_app.config["MODERATION_PAGE_SIZE"] = 4
+    with small_app.app_context():
+        for index in range(10):
+            Attestation.create(run=run, kind="note", body=f"note {index}", hidden=index % 3 == 0,
+                               created_at=datetime(2026, 12, 1, index % 4))
+        stored = sorted(Attestation.select(), key=lambda a: (a.created_at, a.id), reverse=True)
+        with small_app.test_request_context():
+            listed = [row["id"] for page in (1, 2, 3) for row in attestations_page(False, page)["rows"]]
+            hidden = [row["id"] for row in attestations_page(True, 1)["rows"]]
+    assert listed == [a.id for a in stored]
+    assert hidden == [a.id for a in stored if a.hidden]
+

@@ -200,3 +200,13 @@ def test_015_adds_the_run_list_count_indexes_and_rolls_them_back(app):
         assert counting.isdisjoint(index_names(database, "run"))
         db.upgrade()
         assert counting <= index_names(database, "run")
+
+
+def test_016_adds_the_attestation_order_index_and_rolls_it_back(app):
+    with app.app_context():
+        database = db.database.obj
+        assert "attestation_created_at_id" in index_names(database, "attestation")
+        roll_back_to_before(db.migration_router(), "016_attestation_order")
+        assert "attestation_created_at_id" not in index_names(database, "attestation")
+        db.upgrade()
+        assert "attestation_created_at_id" in index_names(database, "attestation")
