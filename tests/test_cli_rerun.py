@@ -499,3 +499,20 @@ def test_param_usage_errors(small_app, runner, assignment, message):
     result = runner.invoke(args=["rerun", "--kernel", "multi_token_attention", "--pass", "forward", *SMOKE,
                                  "--param", assignment])
     assert result.exit_code == 2 and message in result.output
+
+
+def test_a_bundle_whose_last_line_has_no_line_break_takes_more_results_on_lines_of_their_own(small_app, runner,
+                                                                                               tmp_path):
+    """A bundle saved without its last line break (an editor, `head -c`, a cut-short copy) had the next result
+    written onto its last line: the two were one line that is no JSON, and `flask import kernelindex` refused the
+    whole file."""
+    bundle = tmp_path / "results.jsonl"
+    arguments = ["rerun", "--external-id", FNA_REFERENCE, *SMOKE, "--implementation", "torch", "--out", str(bundle)]
+    assert runner.invoke(args=arguments).exit_code == 0
+    bundle.write_text(bundle.read_text().rstrip("\n"))
+    result = runner.invoke(args=arguments)
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["implementation"]["name"] for line in bundle.read_text().splitlines()] == ["torch"] * 2
+    loaded = runner.invoke(args=["import", "kernelindex", str(bundle)])
+    assert loaded.exit_code == 0, loaded.output
+    assert len(reruns(small_app)) == 2

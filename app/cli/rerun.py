@@ -194,8 +194,20 @@ def bundle_text(results: list[RerunResult]) -> str:
 
 
 def append_bundle(path: str, results: list[RerunResult]) -> None:
+    """Append ``results`` to the bundle at ``path``, on lines of their own: where the file's last line has no line
+    break (saved so by an editor, cut short), one is written first, or the first result would join that line. A pipe
+    (``--out /dev/stdout``) is written as it is."""
+    text = bundle_text(results)
     with Path(path).open("a", encoding="utf-8") as bundle:
-        bundle.write(bundle_text(results))
+        if Path(path).is_file() and not ends_a_line(path):
+            text = "\n" + text
+        bundle.write(text)
+
+
+def ends_a_line(path: str) -> bool:
+    """Whether the file at ``path`` is empty or ends with a line break."""
+    with Path(path).open("rb") as bundle:
+        return bundle.seek(0, 2) == 0 or (bundle.seek(-1, 2), bundle.read(1))[1] == b"\n"
 
 
 def record_locally(results: list[RerunResult]) -> None:
