@@ -182,7 +182,9 @@ class Run(BaseModel):
             # 002_page_indexes: family pages, search, the home page (see that migration)
             (("kernel", "pass", "metric", "gpu", "superseded_by"), False),
             (("kernel", "implementation", "gpu", "superseded_by", "observed_at"), False),
-            (("superseded_by", "observed_at"), False),
+            # 017_current_runs_newest_first: search's page of ids from the index alone (it replaced 002's
+            # (superseded_by, observed_at))
+            (("superseded_by", "observed_at", "id", "kernel", "implementation", "gpu"), False),
             (("created_at",), False),
             (("source", "created_at"), False),
         )

@@ -210,3 +210,16 @@ def test_016_adds_the_attestation_order_index_and_rolls_it_back(app):
         assert "attestation_created_at_id" not in index_names(database, "attestation")
         db.upgrade()
         assert "attestation_created_at_id" in index_names(database, "attestation")
+
+
+def test_017_widens_the_current_runs_index_and_rolls_back_to_002s(app):
+    widened = ("superseded_by_id", "observed_at", "id", "kernel", "implementation", "gpu")
+    with app.app_context():
+        database = db.database.obj
+        assert widened in index_columns(database, "run")
+        assert ("superseded_by_id", "observed_at") not in index_columns(database, "run")
+        roll_back_to_before(db.migration_router(), "017_current_runs_newest_first")
+        assert ("superseded_by_id", "observed_at") in index_columns(database, "run")
+        assert widened not in index_columns(database, "run")
+        db.upgrade()
+        assert widened in index_columns(database, "run")

@@ -9,6 +9,7 @@ import torch
 from markupsafe import escape
 
 from app.importers.kernelindex_rerun import record_rerun_results
+from app.models import Run
 
 from .factories import rerun_result
 from .conftest import import_small
@@ -129,6 +130,26 @@ def test_search_orders_ties_the_same_whether_few_or_many_combinations_match(smal
         items = client.get("/search.json?q=nvidia").get_json()["items"]
         pages.append([(item["observed_at"], item["id"]) for item in items])
     assert pages[0] == pages[1] == sorted(pages[0], reverse=True)
+
+
+def test_search_pages_past_the_first_list_the_same_runs_whether_few_or_many_combinations_match(small_app, client,
+                                                                                                monkeypatch):
+    """Many combinations take a page's ids from one index walk at an offset, then read those runs
+    (017_current_runs_newest_first): page after page, ties among them, the runs and order of the few path's."""
+    from app import search
+
+    small_app.config["SEARCH_PAGE_SIZE"] = 2
+    with small_app.app_context():
+        current = list(Run.current())
+        Run.update(observed_at=current[0].observed_at).where(Run.id.in_([r.id for r in current[:4]])).execute()
+        expected = sorted(((r.observed_at, r.id) for r in Run.current()), reverse=True)
+    listed = {}
+    for few in (100, 0):
+        monkeypatch.setattr(search, "FEW_COMBINATIONS", few)
+        pages = -(-client.get("/search.json?q=nvidia").get_json()["total"] // 2)
+        listed[few] = [item["id"] for page in range(1, pages + 1)
+                       for item in client.get(f"/search.json?q=nvidia&page={page}").get_json()["items"]]
+    assert listed[100] == listed[0] == [run_id for _, run_id in expected]
 
 
 @pytest.mark.parametrize("query, message", [("q=x&page=0", "page must be 1 or more"),

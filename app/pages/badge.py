@@ -10,7 +10,6 @@ reproductions. A family has no single median: its runs span workloads and GPUs.
 
 import math
 
-import peewee
 from flask import url_for
 
 from .. import formatting
@@ -68,7 +67,9 @@ def family_badge(family: Family) -> dict:
     current = Run.current().where(Run.kernel == family.name)
     levels = {level for (level,) in current.select(Run.evidence).distinct().tuples()}
     best = max(levels, key=EVIDENCE_LEVELS.index) if levels else "source-reported"
-    count = current.select(peewee.fn.COUNT(Run.id)).scalar()
+    # rows, not ids: the family's (kernel, implementation, gpu, superseded_by, ...) index holds no id, and COUNT(id)
+    # walked every current run's entry in 017_current_runs_newest_first's index, which does
+    count = current.count()
     source = Run.alias()
     reruns = (Run.current(Run.median, Run.gpu_product, Run.status, Run.invalidated_at,
                           source.median.alias("source_median"))
