@@ -41,7 +41,7 @@ def text(most: int, **kwargs) -> fields.String:
 
 
 def worker_name() -> fields.String:
-    """A consumer's name (``host/slot``), by the rule ``flask worker`` names it by: no white space at either end."""
+    """A consumer's name (``host/slot/process``), by the rule ``flask worker`` names it by: no white space at either end."""
     return fields.String(required=True, validate=name_of(200))
 
 
@@ -108,7 +108,7 @@ class RerunRequestSchema(Schema):
     workloads = fields.List(fields.Nested(RerunWorkloadSchema), required=True)
     requested_by = fields.String(required=True)
     attempts = fields.Integer(required=True)
-    worker = fields.String(allow_none=True, metadata={"description": "the consumer (host/slot) holding it last"})
+    worker = fields.String(allow_none=True, metadata={"description": "the consumer (host/slot/process) holding it last"})
     worker_host = fields.String(allow_none=True)
     worker_gpu = fields.String(allow_none=True)
     created_at = UtcDateTime(required=True)
@@ -129,7 +129,7 @@ class CreatedRequestSchema(Schema):
 
 
 class WorkerSchema(Schema):
-    """A consumer: its name (host/slot) and what it runs on."""
+    """A consumer: its name (host/slot/process) and what it runs on."""
 
     worker = worker_name()
     target = fields.String(required=True, validate=validate.OneOf(TARGETS))

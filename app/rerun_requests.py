@@ -62,7 +62,7 @@ class QueueUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Worker:
-    """A consumer as the record knows it: ``name`` is host/slot; ``gpu`` is the model it found."""
+    """A consumer as the record knows it: ``name`` is host/slot/process (``flask worker`` tags each consumer process); ``gpu`` is the model it found."""
 
     name: str
     host: str

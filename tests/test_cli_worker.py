@@ -234,3 +234,17 @@ def test_each_database_gets_a_queue_of_its_own_unless_one_is_named(tmp_path):
     assert "secret" not in postgres[0] and postgres[0].startswith("sqlite:///")
     named = "redis://127.0.0.1:6379/0"
     assert queue_of(DATABASE_URL=f"sqlite:///{tmp_path / 'first.sqlite3'}", QUEUE_URL=named) == named
+
+
+def test_two_consumers_of_one_slot_on_one_host_have_names_of_their_own(app, runner, monkeypatch):
+    """Two `flask worker`s on one host (or a worker started again by its service manager) both named their first
+    consumer host/cpu0. Probed: a consumer stopped past its lease (SIGSTOP) lost its request to the other worker's
+    cpu0, which claimed it again; resumed, its renewals still matched the name, so it never learned it had lost the
+    request, and both ran it to the end."""
+    named = []
+    monkeypatch.setattr("app.queue.consume", lambda name, config, job: named.append(job.worker.name))
+    monkeypatch.setenv("KERNELINDEX_WORKER_SLOT", "cpu0")
+    for _ in range(2):
+        result = runner.invoke(args=["worker", "--target", "cpu"])
+        assert result.exit_code == 0, result.output
+    assert len(set(named)) == 2 and all(name.startswith(f"{socket.gethostname()}/cpu0/") for name in named)

@@ -9,6 +9,7 @@ server's API and need no database here; the queue is still ``KERNELINDEX_QUEUE_U
 
 import http.client
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -111,7 +112,11 @@ def serve_one(slot: str, target: str, server: str | None, token: str | None) -> 
     except RerunError as error:
         raise click.ClickException(f"{slot}: {error}") from error
     host = socket.gethostname()
-    worker = Worker(name=f"{host}/{slot}", host=host, target=target, gpu=gpu_name(environment["hardware"]))
+    # host/slot/a tag of this process: a request is held by its consumer's name, and another worker on this host (or
+    # this one started again) has the same slots, so a consumer that lost its lease (stopped, cut off) and found its
+    # request claimed again by one of those would still have it renewed as its own, and both would run it
+    worker = Worker(name=f"{host}/{slot}/{os.getpid()}-{secrets.token_hex(3)}", host=host, target=target,
+                    gpu=gpu_name(environment["hardware"]))
     coordinator = (ServerCoordinator(server, token) if server
                    else LocalCoordinator(current_app._get_current_object()))
     name = queue.queue_name(target, worker.gpu)
