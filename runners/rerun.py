@@ -171,7 +171,10 @@ def capture_environment(target: str, device: str, registry: PluginRegistry | Non
 
 
 def now_utc() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """When a workload's results were observed, to the microsecond: two reruns of one workload on one host may end
+    within one second (two GPUs, two commands at once), and a result's identity is its measurement, host and this
+    time, so a time cut to the second made the later one a conflicting copy of the earlier."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def completed_workload(definition: FamilyDefinition, parameters: Mapping[str, Any],

@@ -516,3 +516,28 @@ def test_a_bundle_whose_last_line_has_no_line_break_takes_more_results_on_lines_
     loaded = runner.invoke(args=["import", "kernelindex", str(bundle)])
     assert loaded.exit_code == 0, loaded.output
     assert len(reruns(small_app)) == 2
+
+
+def test_two_reruns_of_one_workload_ending_in_the_same_second_are_both_recorded(small_app, runner, monkeypatch):
+    """Two `flask rerun`s of one workload started at once on one host (probed against one database) finished within
+    a second: observedAt was cut to the second, so both results had one identity with other figures, the second was
+    refused ("a result never overwrites another") and its rerun stopped there, and its saved bundle was refused
+    again on import."""
+    from datetime import datetime, timedelta, timezone
+
+    from runners import rerun as harness
+
+    second = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(seconds=5)
+    moments = iter([second + timedelta(milliseconds=100), second + timedelta(milliseconds=600)])
+
+    class Clock(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return next(moments)
+
+    monkeypatch.setattr(harness, "datetime", Clock)
+    arguments = ["rerun", "--external-id", FNA_REFERENCE, *SMOKE, "--implementation", "torch"]
+    for _ in range(2):
+        result = runner.invoke(args=arguments)
+        assert result.exit_code == 0, result.output
+    assert len({run.observed_at for run in reruns(small_app)}) == 2

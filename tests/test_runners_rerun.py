@@ -66,7 +66,7 @@ def test_result_describes_the_rerun(fna_result):
     assert fna_result["workload"] == {"parameters": SMALL_FNA.parameters, "dtype": "fp32", "options": {"bias": True}}
     assert fna_result["status"] == "passed" and fna_result["error"] is None
     assert fna_result["implementation"]["project"] == "PyTorch"
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", fna_result["observedAt"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", fna_result["observedAt"])
     assert fna_result["cost"]["flops"] > 0 and fna_result["cost"]["bytes"] > 0
 
 
