@@ -56,7 +56,8 @@ class RerunRequest:
 def sweep_requests(requests: Sequence[RerunRequest], sweep: Mapping[str, Sequence[Any]]) -> list[RerunRequest]:
     """The requests' workloads with parameters replaced by every combination of ``sweep``'s values.
 
-    A changed workload reproduces no published run, so its results carry no ``rerun_of``.
+    A changed workload reproduces no published run, so its results carry no ``rerun_of``; the combination that gives
+    every parameter its published value (spelled the same) is the published workload, and keeps its links.
     """
     if not sweep:
         return list(requests)
@@ -71,8 +72,10 @@ def sweep_requests(requests: Sequence[RerunRequest], sweep: Mapping[str, Sequenc
                     raise RerunError(f"{request.family}'s {name} is {_kind(request.parameters[name])} "
                                      f"({request.parameters[name]!r}), not {value!r}")
         for values in itertools.product(*sweep.values()):
-            changed = dataclasses.replace(request, parameters={**request.parameters, **dict(zip(sweep, values))},
-                                          rerun_of={}, memory_rerun_of={})
+            parameters = {**request.parameters, **dict(zip(sweep, values))}
+            unchanged = json.dumps(parameters, sort_keys=True) == json.dumps(request.parameters, sort_keys=True)
+            changed = request if unchanged else dataclasses.replace(request, parameters=parameters, rerun_of={},
+                                                                    memory_rerun_of={})
             key = json.dumps([changed.family, changed.pass_, changed.parameters, changed.dtype, changed.options],
                              sort_keys=True, default=dict)
             if key not in seen:

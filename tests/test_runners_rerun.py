@@ -292,3 +292,14 @@ def test_a_workload_cost_hook_that_breaks_the_contract_stops_the_rerun_before_an
         rerun_workload(TOY_REQUEST, target="cpu", protocol=protocol_document("smoke", "cpu"), environment=environment)
     assert str(refused.value) == f"{plugin}'s workload_cost hook (toy_linear on cpu) {reason}"
     assert measured == []
+
+
+def test_a_sweep_value_equal_to_the_published_one_keeps_the_link_to_the_run_it_reproduces():
+    """`flask rerun RUN --param seq=1024 --param seq=2048` on a run of seq 1024 (or an ask with params naming it)
+    measured the published workload itself unlinked: its results reproduced no run, so the run's evidence was not
+    raised, and an API ask so was not seen as the same work as the plain ask queued before it."""
+    published = RerunRequest("sparsemax", "forward", {"batch": 4, "seq": 512, "hidden": 1024}, "fp32",
+                             rerun_of={"torch": "ecd910a12250"}, memory_rerun_of={"torch": "1234567890ab"})
+    same, changed = rerun.sweep_requests([published], {"seq": [512, 1024]})
+    assert same == published
+    assert (changed.parameters["seq"], changed.rerun_of, changed.memory_rerun_of) == (1024, {}, {})
