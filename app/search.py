@@ -121,11 +121,12 @@ def _newest_runs(entries, offset: int, limit: int) -> list:
                 .alias("page"))
         return list(_with_group(Run.select()).where(Run.id.in_(peewee.Select([page], [page.c.id])))
                     .order_by(*NEWEST_FIRST))
-    # The page's ids from one index walk (017_current_runs_newest_first), then only its rows read whole.
+    # The page's ids from one index walk (017_current_runs_newest_first), then only its rows read whole. Joined, not
+    # IN (page): peewee writes an IN's subquery twice (once to see whether it is empty), here with every combination.
     combinations = [(e.kernel, e.implementation, e.gpu) for e in entries]
     page = (Run.current(Run.id).where(peewee.Tuple(Run.kernel, Run.implementation, Run.gpu).in_(combinations))
-            .order_by(*NEWEST_FIRST).offset(offset).limit(limit))
-    return list(_with_group(Run.select()).where(Run.id.in_(page)).order_by(*NEWEST_FIRST))
+            .order_by(*NEWEST_FIRST).offset(offset).limit(limit).alias("page"))
+    return list(_with_group(Run.select()).join_from(Run, page, on=(Run.id == page.c.id)).order_by(*NEWEST_FIRST))
 
 
 @dataclass(frozen=True)
