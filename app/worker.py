@@ -76,8 +76,8 @@ class LocalCoordinator:
 
 
 class ServerRefused(RuntimeError):
-    """The server answered a worker's call with an error other than 409 (which means "not yours"); ``answer`` says
-    how (``answered 401: {...}``)."""
+    """The server answered a worker's call with an error (other than a 409 to a claim, renewal, finish or check-in,
+    which means "not yours"); ``answer`` says how (``answered 401: {...}``)."""
 
     def __init__(self, url: str, answer: str):
         super().__init__(f"{url} {answer}")
@@ -90,8 +90,9 @@ class ServerCoordinator:
     def __init__(self, server: str, token: str):
         self.server, self.token = server.rstrip("/"), token
 
-    def _post(self, path: str, body: dict):
-        """The answer's JSON, or None for 409 (the request is not the worker's)."""
+    def _post(self, path: str, body: dict, conflict_is_none: bool = True):
+        """The answer's JSON, or None for 409 (the request is not the worker's) unless ``conflict_is_none`` is
+        False: then a 409 is ServerRefused like any other refusal."""
         call = urllib.request.Request(
             self.server + path, data=json.dumps(body).encode("utf-8"), method="POST",
             headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.token}"})
@@ -99,7 +100,7 @@ class ServerCoordinator:
             with urllib.request.urlopen(call, timeout=120) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as error:
-            if error.code == 409:
+            if error.code == 409 and conflict_is_none:
                 return None
             raise ServerRefused(self.server + path, f"answered {error.code}: "
                                                     f"{error.read().decode('utf-8', 'replace')[:500]}") from error
@@ -113,9 +114,13 @@ class ServerCoordinator:
                           {"worker": worker_name, "log_tail": log_tail}) is not None
 
     def record(self, request_id: int, worker_name: str, workload_index: int, results: list) -> list:
+        """The run ids created; ServerRefused for a 409 too (the request is no longer this worker's, or a result
+        conflicts with one stored), as LocalCoordinator raises it: the job fails there, saying why, and measures
+        nothing more."""
         answer = self._post(f"/api/v1/rerun-requests/{request_id}/results",
-                            {"worker": worker_name, "workload": workload_index, "results": results})
-        return (answer or {}).get("created", [])
+                            {"worker": worker_name, "workload": workload_index, "results": results},
+                            conflict_is_none=False)
+        return answer.get("created", [])
 
     def finish(self, request_id: int, worker_name: str, status: str, error: str | None, log_tail: str) -> bool:
         return self._post(f"/api/v1/rerun-requests/{request_id}/finish",
