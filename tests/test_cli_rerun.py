@@ -541,3 +541,19 @@ def test_two_reruns_of_one_workload_ending_in_the_same_second_are_both_recorded(
         result = runner.invoke(args=arguments)
         assert result.exit_code == 0, result.output
     assert len({run.observed_at for run in reruns(small_app)}) == 2
+
+
+@pytest.mark.parametrize("content", [b"kernel_name,kernel_provider,metric_name\n", b"SQLite format 3\x00"],
+                         ids=["a CSV", "a database"])
+def test_out_naming_an_existing_file_that_is_no_bundle_is_refused_before_anything_is_measured(small_app, runner,
+                                                                                              tmp_path, content):
+    """--out appended its JSON lines to whatever file it named: probed with the SQLite database itself and with a
+    Liger CSV, each of which then held results that `flask import kernelindex` cannot read, and the CSV, refused as
+    a whole by `flask import liger`, no longer imported."""
+    kept = tmp_path / "kept"
+    kept.write_bytes(content)
+    result = runner.invoke(args=["rerun", "--external-id", FNA_REFERENCE, *SMOKE, "--implementation", "torch",
+                                 "--out", str(kept)])
+    assert result.exit_code == 2 and f"--out {kept} holds something other than a bundle" in result.output, \
+        result.output
+    assert kept.read_bytes() == content and "trial" not in result.output

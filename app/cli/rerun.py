@@ -184,8 +184,22 @@ def check_writable(path: str) -> None:
         raise click.UsageError("--out names a bundle file, not an empty argument")
     try:
         Path(path).open("a", encoding="utf-8").close()
+        if not holds_a_bundle(path):
+            raise click.UsageError(f"--out {path} holds something other than a bundle (its first line is no JSON "
+                                   "object); results are appended to a bundle of their own, or a new file")
     except OSError as error:
         raise click.UsageError(f"--out {path}: {error.strerror or error}") from error
+
+
+def holds_a_bundle(path: str) -> bool:
+    """Whether the file at ``path`` is empty (or no regular file: a pipe) or starts as a bundle does, with a JSON
+    object: appended to a database, a CSV or a document, results would be where no importer reads them, and the
+    file could no longer be read as what it is."""
+    if not Path(path).is_file():
+        return True
+    with Path(path).open("rb") as existing:
+        start = existing.read(4096).lstrip()
+    return not start or start.startswith(b"{")
 
 
 def bundle_text(results: list[RerunResult]) -> str:
