@@ -177,6 +177,23 @@ def post_results(server: str, token: str, results: list[RerunResult]) -> str:
         raise click.ClickException(f"could not post to {server}: {unreachable(error)}") from error
 
 
+def check_token(server: str, token: str) -> None:
+    """Stop before anything is measured when the server refuses ``token``: hours of GPU time would otherwise end in
+    a bundle of unsent results that only the server's operator can import. It posts an empty list of results, which
+    the server answers 401 for a token it does not know, else 400 (nothing to record). A server that cannot be
+    reached now is left for the results' own post (they are kept if it still fails then)."""
+    request = urllib.request.Request(server + "/api/v1/reruns", data=b"[]", method="POST",
+                                     headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+    try:
+        urllib.request.urlopen(request, timeout=60).close()
+    except urllib.error.HTTPError as error:
+        if error.code in (401, 403):
+            raise click.ClickException(f"{server} refuses the token: {refusal(error)}; nothing was measured") \
+                from error
+    except (OSError, http.client.HTTPException, ValueError):  # unreachable now: the post says so, keeping results
+        pass
+
+
 def check_writable(path: str) -> None:
     """Open ``path`` for appending now, so that a bundle it cannot take fails before anything is measured; an empty
     ``--out`` (an unset shell variable) is refused, not taken as no ``--out``, which records in this database."""
@@ -356,6 +373,7 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, dtype, im
         raise click.UsageError(f"--budget is at most {MAX_BUDGET_SECONDS} seconds (a week), not {budget:g}")
     if server is not None:  # an empty --server too: it must not mean this database
         server = checked_server(server)
+        check_token(server, token)
     if out is not None:
         check_writable(out)
     target = chosen_target(target)
