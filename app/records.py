@@ -176,8 +176,12 @@ class RunRecord:
 
     @property
     def external_id(self) -> str:
-        """``<kernel>/<pass>/<implementation>/<gpu-slug>/<workload slug>/<timestamp>[-<host>]``, unique per source."""
-        stamp = f"{self.identity.observed_at:%Y-%m-%d-%H-%M-%S}" + (f"-{slug(self.host)}" if self.host else "")
+        """``<kernel>/<pass>/<implementation>/<gpu-slug>/<workload slug>/<timestamp>[-<host>]``, unique per source:
+        the timestamp is to the second, with its microseconds after it where it has any (a rerun's observedAt, which
+        two reruns of one workload on one host may share to the second)."""
+        observed = self.identity.observed_at
+        stamp = (f"{observed:%Y-%m-%d-%H-%M-%S}" + (f"-{observed:%f}" if observed.microsecond else "")
+                 + (f"-{slug(self.host)}" if self.host else ""))
         path = f"{self.kernel}/{self.pass_}/{self.implementation}/{slug(self.gpu)}/{self.workload.slug}/{stamp}"
         prefix = self.source.external_id_prefix
         return f"{prefix}/{path}" if prefix else path

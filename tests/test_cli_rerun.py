@@ -543,7 +543,9 @@ def test_two_reruns_of_one_workload_ending_in_the_same_second_are_both_recorded(
     for _ in range(2):
         result = runner.invoke(args=arguments)
         assert result.exit_code == 0, result.output
-    assert len({run.observed_at for run in reruns(small_app)}) == 2
+    recorded = reruns(small_app)
+    assert len({run.observed_at for run in recorded}) == 2
+    assert len({run.external_id for run in recorded}) == 2, [run.external_id for run in recorded]  # ids stay unique
 
 
 @pytest.mark.parametrize("content", [b"kernel_name,kernel_provider,metric_name\n", b"SQLite format 3\x00"],
