@@ -162,11 +162,15 @@ def parse_sweep(assignments) -> dict[str, list]:
     return sweep
 
 
-def post_results(server: str, token: str, results: list[RerunResult]) -> str:
-    body = json.dumps([result.as_document() for result in results]).encode("utf-8")
-    request = urllib.request.Request(
-        server + "/api/v1/reruns", data=body, method="POST",
+def reruns_post(server: str, token: str, documents: list) -> urllib.request.Request:
+    """``POST /api/v1/reruns`` of these result documents, with the token."""
+    return urllib.request.Request(
+        server + "/api/v1/reruns", data=json.dumps(documents).encode("utf-8"), method="POST",
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+
+
+def post_results(server: str, token: str, results: list[RerunResult]) -> str:
+    request = reruns_post(server, token, [result.as_document() for result in results])
     try:
         with urllib.request.urlopen(request, timeout=120) as response:
             return response.read().decode("utf-8", "replace")
@@ -182,10 +186,8 @@ def check_token(server: str, token: str) -> None:
     a bundle of unsent results that only the server's operator can import. It posts an empty list of results, which
     the server answers 401 for a token it does not know, else 400 (nothing to record). A server that cannot be
     reached now is left for the results' own post (they are kept if it still fails then)."""
-    request = urllib.request.Request(server + "/api/v1/reruns", data=b"[]", method="POST",
-                                     headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
     try:
-        urllib.request.urlopen(request, timeout=60).close()
+        urllib.request.urlopen(reruns_post(server, token, []), timeout=60).close()
     except urllib.error.HTTPError as error:
         if error.code in (401, 403):
             raise click.ClickException(f"{server} refuses the token: {refusal(error)}; nothing was measured") \
