@@ -56,7 +56,7 @@ import types
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 SECRET = random.SystemRandom()
 """The harness's randomness (input seeds, per-call shifts, the audited calls): the OS's, which no plugin can seed."""
@@ -240,11 +240,17 @@ def compiler_service_thread(thread: threading.Thread) -> bool:
 
 def check_harness(threads_before: set[threading.Thread], what: str = "its calls", compiling: bool = False) -> None:
     """Raise IntegrityViolation when ``what`` replaced a guarded function (put back first) or left a thread running
-    (while ``compiling``, one of a compiler's own is allowed; a compiler's service thread always is)."""
+    that was not running before it (while ``compiling``, one of a compiler's own is allowed; a compiler's service
+    thread always is)."""
+    check_harness_for(running_threads() - threads_before, what, compiling)
+
+
+def check_harness_for(new_threads: Iterable[threading.Thread], what: str, compiling: bool = False) -> None:
+    """``check_harness`` given the threads ``what`` started, where they are known as they start."""
     changed = harness_functions().restore_changed()
     if changed:
         raise IntegrityViolation(f"{what} replaced the harness's {', '.join(changed)} (put back)")
-    left = [thread.name for thread in running_threads() - threads_before if thread.is_alive()
+    left = [thread.name for thread in new_threads if thread.is_alive()
             and not (compiling and compiler_thread(thread)) and not compiler_service_thread(thread)]
     if left:
         raise IntegrityViolation(f"{what} left a thread running ({', '.join(left)}): work the timer does not wait for")
@@ -279,7 +285,7 @@ def imported_untampered(load):
         try:
             return load()
         finally:
-            check_harness(running_threads() - set(started), "importing it")
+            check_harness_for(started, "importing it")
 
 
 def check_plain_outputs(outputs: Mapping[str, Any], device: str) -> None:
