@@ -219,4 +219,5 @@ FAMILY = Family(
     float64=multi_token_attention_float64,
     flop_count=flop_count,
     min_bytes=min_bytes,
+    float64_by_batch_element=("scores", "grad_output"),
 )
