@@ -256,6 +256,10 @@ def describe_rerun_requests(spec: APISpec) -> None:
         "The worker closes the request as done, or as failed with its error (a request done has none).",
         rerun_request_schemas.FinishSchema,
         _json(rerun_request_schemas.FinishedSchema, "Closed.")))
+    spec.path("/api/v1/rerun-requests/{request_id}/release", operations=worker_call(
+        "A stopping worker gives the request back (with the tail of its log): it is queued again at once, keeping "
+        "the results recorded so far.", rerun_request_schemas.RenewSchema,
+        _json(rerun_request_schemas.ReleasedSchema, "Queued again.")))
     spec.path("/api/v1/rerun-workers", operations={"post": {
         "summary": "A worker checks in: the web offers its GPU model, and requests whose lease expired are "
                    "queued again.", "security": token, "requestBody": body(rerun_request_schemas.WorkerSchema),

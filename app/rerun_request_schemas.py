@@ -138,6 +138,8 @@ class WorkerSchema(Schema):
 
 
 class RenewSchema(Schema):
+    """The worker that holds a request and the tail of its log: renewing its lease, or giving the request back."""
+
     worker = worker_name()
     log_tail = log_text()
 
@@ -171,6 +173,13 @@ class FinishedSchema(Schema):
                            metadata={"description": "the status the request closed with"})
 
 
+class ReleasedSchema(Schema):
+    """The answer to a stopping worker giving its request back."""
+
+    status = fields.String(required=True, validate=validate.Equal("queued"),
+                           metadata={"description": "always queued: the request waits for the next worker"})
+
+
 class CheckedInSchema(Schema):
     """The answer to a worker's check-in."""
 
@@ -202,4 +211,5 @@ finish_schema = FinishSchema()
 lease_renewed_schema = LeaseRenewedSchema()
 results_recorded_schema = ResultsRecordedSchema()
 finished_schema = FinishedSchema()
+released_schema = ReleasedSchema()
 checked_in_schema = CheckedInSchema()

@@ -279,6 +279,22 @@ def finish(request_id: int, worker_name: str, status: str, error: str | None, lo
     return _change(request_id, holding(worker_name, host), **changes)
 
 
+def release(request_id: int, worker_name: str, log_tail: str | None = None, host: str | None = None) -> bool:
+    """Queue the worker's request again at once (the worker is stopping: its lease need not expire first), keeping
+    what it recorded so far; False when it held it no more. A queue that cannot take it leaves it queued, put on
+    the queue again within ``RERUN_REDELIVER_SECONDS``."""
+    changes = {"status": REQUEST_QUEUED, "worker": None, "lease_expires_at": None, "queued_at": utcnow()}
+    if log_tail is not None:
+        changes["log_tail"] = log_tail
+    if not _change(request_id, holding(worker_name, host), **changes):
+        return False
+    try:
+        _put_on_queue(RerunRequest.get_by_id(request_id), current_app.config)
+    except QueueUnavailable as error:
+        current_app.logger.warning("released request %s: %s", request_id, error)
+    return True
+
+
 def cancel(request_id: int) -> bool:
     """Cancel a queued or running request (a running worker stops at its next renewal); False if already over."""
     return _change(request_id, RerunRequest.status.in_(REQUEST_PENDING), status=REQUEST_CANCELLED,

@@ -3,14 +3,15 @@
 A consumer talks to the record of requests through a coordinator: ``LocalCoordinator`` uses
 the configured database (one machine, or a host that reaches the database), and
 ``ServerCoordinator`` the server's API with a rerun-host token (a GPU host with no database
-at all: the request's document carries every workload it runs). Both answer the same five
+at all: the request's document carries every workload it runs). Both answer the same six
 calls, so the job below is the same either way.
 
 While a job runs, a heartbeat thread renews its lease (every third of ``RERUN_LEASE_SECONDS``)
 and sends the tail of its log. A renewal refused means the request is no longer the worker's
 (a maintainer cancelled it, or its lease expired and it went back to the queue): the job stops
 before its next workload. Results are sent workload by workload with their index, so a job
-taken up again after a lost worker skips the implementations already recorded.
+taken up again after a lost worker skips the implementations already recorded. A consumer
+stopped by a signal gives back the request it holds, queued again at once.
 """
 
 import json
@@ -26,7 +27,7 @@ from runners.timing import protocol_document
 from .db import database
 from .rerun_request_schemas import MAX_LOG_TAIL
 from .rerun_requests import (Worker, check_in, claim, finish, harness_request, idempotency_key, record_results,
-                             recorded_keys, renew)
+                             recorded_keys, release, renew)
 from .rerun_schemas import FORBIDDEN
 
 CHECK_IN_PATH = "/api/v1/rerun-workers"
@@ -71,12 +72,15 @@ class LocalCoordinator:
     def finish(self, request_id: int, worker_name: str, status: str, error: str | None, log_tail: str) -> bool:
         return self._in_database(lambda: finish(request_id, worker_name, status, error, log_tail))
 
+    def release(self, request_id: int, worker_name: str, log_tail: str) -> bool:
+        return self._in_database(lambda: release(request_id, worker_name, log_tail))
+
     def check_in(self, worker: Worker) -> list:
         return self._in_database(lambda: check_in(worker))
 
 
 class ServerRefused(RuntimeError):
-    """The server answered a worker's call with an error (other than a 409 to a claim, renewal, finish or check-in,
+    """The server answered a worker's call with an error (other than a 409 to a claim, renewal, finish, release or check-in,
     which means "not yours"); ``answer`` says how (``answered 401: {...}``)."""
 
     def __init__(self, url: str, answer: str):
@@ -125,6 +129,10 @@ class ServerCoordinator:
     def finish(self, request_id: int, worker_name: str, status: str, error: str | None, log_tail: str) -> bool:
         return self._post(f"/api/v1/rerun-requests/{request_id}/finish",
                           {"worker": worker_name, "status": status, "error": error, "log_tail": log_tail}) is not None
+
+    def release(self, request_id: int, worker_name: str, log_tail: str) -> bool:
+        return self._post(f"/api/v1/rerun-requests/{request_id}/release",
+                          {"worker": worker_name, "log_tail": log_tail}) is not None
 
     def check_in(self, worker: Worker) -> list:
         """The requests requeued; ValueError where the server answers, but not as KernelIndex does."""
@@ -180,6 +188,8 @@ class RerunJob:
     def __init__(self, coordinator, worker: Worker, registry, environment: dict, lease_seconds: float, echo):
         self.coordinator, self.worker, self.registry, self.environment = coordinator, worker, registry, environment
         self.lease_seconds, self.echo = lease_seconds, echo
+        self.held: tuple[int, LogTail] | None = None
+        """The request being run and its log, until it is closed."""
 
     def __call__(self, request_id: int) -> None:
         document = self.coordinator.claim(request_id, self.worker)
@@ -188,6 +198,7 @@ class RerunJob:
             return
         log = LogTail(self.echo)
         log.add(f"request {request_id}: taken by {self.worker.name} on {self.worker.gpu}")
+        self.held = request_id, log
         heartbeat = Heartbeat(self.coordinator, request_id, self.worker.name, self.lease_seconds / 3, log)
         heartbeat.start()
         try:
@@ -198,9 +209,28 @@ class RerunJob:
             heartbeat.stopped.set()
         if status is None:
             log.add(f"request {request_id}: no longer this worker's (cancelled or requeued); stopped")
-            return
-        log.add(f"request {request_id}: {status}" + (f": {error}" if error else ""))
-        self.coordinator.finish(request_id, self.worker.name, status, storable(error), log.text())
+        else:
+            log.add(f"request {request_id}: {status}" + (f": {error}" if error else ""))
+            self.coordinator.finish(request_id, self.worker.name, status, storable(error), log.text())
+        self.held = None
+
+    def release_held(self) -> bool:
+        """Give back the request still being run (the consumer was stopped mid-job), so that another worker takes
+        it now rather than once its lease expires: True if there was one. Its work so far is recorded; the rest is
+        run again."""
+        if self.held is None:
+            return False
+        request_id, log = self.held
+        log.add(f"request {request_id}: worker {self.worker.name} stopped; queued again")
+        try:
+            released = self.coordinator.release(request_id, self.worker.name, log.text())
+        except Exception as error:  # no answer: the lease expires and a check-in queues the request again
+            self.echo(f"request {request_id}: could not be given back ({error}); it is queued again once its "
+                      f"lease of {self.lease_seconds:g} s expires")
+            return True
+        if not released:
+            self.echo(f"request {request_id}: no longer this worker's; nothing to give back")
+        return True
 
     def run(self, document: dict, heartbeat: Heartbeat, log: LogTail) -> tuple[str | None, str | None]:
         """Run every workload not yet recorded: ``(status, error)``, or ``(None, None)`` once the request is lost."""

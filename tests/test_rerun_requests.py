@@ -303,6 +303,36 @@ def test_cancelling_a_running_request_takes_it_from_its_worker(queue_app, client
         "cancelled"
 
 
+def test_a_stopping_worker_gives_its_request_back_queued_at_once(queue_app, client, asker, runner):
+    """Without a release the request stayed running under a stopped worker until its lease expired and a check-in
+    requeued it (a minute or more on a GPU queue, for nothing)."""
+    from app import queue
+
+    original = source_run(queue_app, external_id=FNA_REFERENCE)
+    request_id = ask(client, asker, run=original.id, target="cpu").json["id"]
+    huey, _ = queue.queue_for(queue.CPU_QUEUE, queue_app.config)
+    huey.flush()  # the message was delivered to the worker below
+    host, other_host = token_for(runner, "cpu-a"), token_for(runner, "cpu-b")
+    path = f"/api/v1/rerun-requests/{request_id}"
+    assert client.post(f"{path}/claim", json=worker_body("cpu-a/0", "AMD EPYC", "cpu"),
+                       headers=bearer(host)).status_code == 200
+    for name, token in (("cpu-a/1", host), ("cpu-a/0", other_host)):  # another worker, or the holder's name elsewhere
+        refused = client.post(f"{path}/release", json={"worker": name}, headers=bearer(token))
+        assert refused.status_code == 409 and "no longer holds" in refused.json["error"]
+    assert client.get(path).json["status"] == "running" and huey.pending_count() == 0
+
+    released = client.post(f"{path}/release", json={"worker": "cpu-a/0", "log_tail": "[1/2]\nstopped; queued again"},
+                           headers=bearer(host))
+    assert released.status_code == 200 and released.json == {"status": "queued"}
+    shown = client.get(path).json
+    assert (shown["status"], shown["worker"], shown["log_tail"]) == ("queued", None, "[1/2]\nstopped; queued again")
+    assert huey.pending_count() == 1
+    assert client.post(f"{path}/release", json={"worker": "cpu-a/0"}, headers=bearer(host)).status_code == 409
+    assert client.post(f"{path}/release", json={"worker": "cpu-a/0"}).status_code == 401
+    taken = client.post(f"{path}/claim", json=worker_body("cpu-a/1", "AMD EPYC", "cpu"), headers=bearer(host))
+    assert taken.status_code == 200 and taken.json["attempts"] == 2
+
+
 @pytest.fixture
 def maintainer(queue_app, runner):
     from .pages_support import token_of

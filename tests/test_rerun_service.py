@@ -1,7 +1,8 @@
 """The rerun service end to end (issue 22), on both queue back-ends: a served app, real ``flask worker``
 consumers on the CPU (one recording through the database, one through the server's API), requests made
 through the maintainers' web form and through the API, cancellation, a family no plugin here declares
-(refused when asked for; failed by the worker when queued), and a consumer killed with SIGKILL mid-job.
+(refused when asked for; failed by the worker when queued), a consumer killed with SIGKILL mid-job and one
+stopped with SIGTERM mid-job.
 Every rerun is a small one (the ``smoke`` protocol)."""
 
 import signal
@@ -130,6 +131,28 @@ def test_a_worker_killed_mid_job_leads_to_exactly_one_recorded_result_after_requ
     assert len(done["result_runs"]) == 1 and len(done["recorded"]) == 1
     with create_app({"TESTING": True, "SECRET_KEY": "test", **service.config}).app_context():
         assert [run.id for run in Run.select().where(Run.source == "kernelindex")] == done["result_runs"]
+
+
+def test_a_worker_stopped_mid_job_gives_its_request_back_for_the_next_worker(service):
+    """SIGTERM (the service manager stopping the worker): the request is queued again as the consumer exits, not
+    left running under it until its lease expires (no worker is left to check in and requeue it meanwhile)."""
+    reference = run_id_of(service, FNA_REFERENCE)
+    asker = service.flask("tokens", "create", "scheduler", "--may-request")
+    host = service.flask("tokens", "create", "cpu-host")
+    status, created = service.api("/api/v1/rerun-requests", {"run": reference, "implementations": ["torch"],
+                                                             "target": "cpu", "protocol": "smoke"}, asker)
+    assert status == 201, created
+    stopped = service.consumer("stopped", "--server", service.base, "--token", host)
+    wait_until(lambda: service.request(created["id"])["status"] == "running", 120, "the request was not taken")
+    stopped.send_signal(signal.SIGTERM)
+    assert stopped.wait(timeout=60) == 0, service.logs()
+    given_back = service.request(created["id"])
+    assert (given_back["status"], given_back["worker"]) == ("queued", None), service.logs()
+    assert given_back["log_tail"].endswith("stopped; queued again")
+    service.consumer("next")  # through the database
+    done = service.finished(created["id"])
+    assert done["status"] == "done" and done["attempts"] == 2 and done["worker"].split("/")[1] == "next"
+    assert len(done["result_runs"]) == len(done["recorded"]) == 1
 
 
 @pytest.fixture

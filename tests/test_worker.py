@@ -39,3 +39,20 @@ def test_results_the_server_refuses_with_409_fail_the_job_before_its_next_worklo
     assert len(measured) == 1
     [finish] = [body for path, body in calls if path.endswith("/finish")]
     assert finish["status"] == "failed" and "answered 409" in finish["error"] and "does not hold" in finish["error"]
+
+
+def test_a_stopped_consumer_whose_server_is_gone_says_its_request_waits_for_the_lease(monkeypatch):
+    """With no answer to its release the consumer still exits, saying when the request will be queued again."""
+    def unreachable(call, timeout):
+        raise urllib.error.URLError("connection refused")
+
+    said = []
+    monkeypatch.setattr(worker_module.urllib.request, "urlopen", unreachable)
+    job = worker_module.RerunJob(worker_module.ServerCoordinator("http://index.test", "kih_x"),
+                                 Worker("cpu-a/cpu0/1-abc", "cpu-a", "cpu", "AMD EPYC"), None, {}, lease_seconds=60,
+                                 echo=said.append)
+    assert job.release_held() is False and said == []  # nothing held
+    job.held = 7, worker_module.LogTail(said.append)
+    assert job.release_held() is True
+    assert said[-1] == ("request 7: could not be given back (<urlopen error connection refused>); it is queued again "
+                        "once its lease of 60 s expires")

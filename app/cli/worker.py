@@ -97,7 +97,8 @@ def supervise(children: dict[str, subprocess.Popen], poll_seconds: float = 1.0) 
 
 
 def serve_one(slot: str, target: str, server: str | None, token: str | None) -> None:
-    """Be one consumer: find the hardware, serve its queue until a signal stops it."""
+    """Be one consumer: find the hardware, serve its queue until a signal stops it, then give back the request it
+    was running."""
     from runners.discovery import get_registry
     from runners.rerun import RerunError, capture_environment, device_for
 
@@ -136,6 +137,12 @@ def serve_one(slot: str, target: str, server: str | None, token: str | None) -> 
              + (f" for {server}" if server else " with the local database"))
     job = RerunJob(coordinator, worker, registry, environment, float(config["RERUN_LEASE_SECONDS"]), progress)
     queue.consume(name, config, job)
+    if job.release_held():
+        # the job's thread is still inside a measurement (a kernel, a compiler): the interpreter's shutdown under
+        # it aborts the process ("terminate called without an active exception"), so end it here
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 @click.command("worker")

@@ -255,6 +255,20 @@ def finish_rerun_request(request_id):
     return jsonify(finished_schema.dump({"status": body["status"]}))
 
 
+@api.post("/rerun-requests/<row_id:request_id>/release")
+def release_rerun_request(request_id):
+    """A stopping worker gives the request back, queued again at once: 200, or 409 when it held it no more."""
+    from ..rerun_request_schemas import released_schema, renew_schema
+    from ..rerun_requests import release
+
+    token = authenticated_host()
+    body = loaded_body(renew_schema)
+    rerun_request_or_404(request_id)
+    if not release(request_id, body["worker"], body.get("log_tail"), host=token.host):
+        abort(409, description=f"worker {body['worker']} no longer holds request {request_id}")
+    return jsonify(released_schema.dump({"status": "queued"}))
+
+
 @api.post("/rerun-workers")
 def worker_check_in():
     """A worker checks in: it is recorded as alive, and requests whose lease expired are queued again (503 when the
