@@ -107,6 +107,13 @@ def build_spec() -> APISpec:
                       "409": _error(CONFLICT),
                       "413": _error("The body is larger than a rerun batch may be."), "415": _error(NOT_JSON)}}})
 
+    spec.path("/api/v1/rerun-token", operations={"get": {
+        "summary": "What the rerun-host token sent may do: the host its results are recorded as, the GPU models "
+                   "it may post for, whether it may ask for reruns (`flask rerun --server` asks before it measures).",
+        "security": [{"rerunHostToken": []}],
+        "responses": {"200": _json(schemas.RerunTokenSchema, "The token's rights."),
+                      "401": _error("No valid rerun-host token.")}}})
+
     page = _query("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE})
     family_filters = [*(_query(name, _text()) for name in ("pass", "metric", "gpu", "implementation")),
                       _query("table", {"type": "string", "enum": ["", "runs", "fastest"]}),

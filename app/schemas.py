@@ -323,6 +323,15 @@ class RerunsRecordedSchema(Schema):
         "description": "how many runs this post raised to kernelindex-replicated"})
 
 
+class RerunTokenSchema(Schema):
+    """What a rerun-host token may do (``GET /api/v1/rerun-token``), so that a host checks it before it measures."""
+
+    host = fields.String(required=True, metadata={"description": "the host its results are recorded as"})
+    gpus = fields.List(fields.String(), required=True, allow_none=True, metadata={
+        "description": "the GPU models it may post results for; null: any hardware"})
+    may_request = fields.Boolean(required=True, metadata={"description": "whether it may also ask for reruns"})
+
+
 class ErrorSchema(Schema):
     """Every 4xx and 5xx answer of the API and the twins; ``details`` only on a refused post, ``existing`` only on
     a repeated one."""

@@ -218,6 +218,22 @@ def test_results_posted_to_the_server_need_a_valid_token(small_app, runner, serv
     assert [run.rerun_of_id for run in reruns(small_app)] == [original.id]
 
 
+def test_a_token_for_other_hardware_stops_the_rerun_before_it_measures(small_app, runner, server, tmp_path,
+                                                                       monkeypatch):
+    """A token the server accepts, for GPU models other than this host's: before GET /api/v1/rerun-token the rerun
+    measured every workload and the post was then refused (403), the results left in an unsent bundle."""
+    monkeypatch.chdir(tmp_path)
+    original = source_run(small_app, kernel="multi_token_attention", implementation="torch", pass_="forward")
+    token = runner.invoke(args=["tokens", "create", "h100-host", "--gpu", "NVIDIA H100 80GB HBM3"]).output.strip()
+    refused = runner.invoke(args=["rerun", original.id, "--target", "cpu", "--protocol", "smoke", "--implementation",
+                                  "torch", "--server", server, "--token", token])
+    assert refused.exit_code == 1, refused.output
+    assert ("Error: http://kernelindex.test would refuse the results: the token for host 'h100-host' posts results "
+            "for NVIDIA H100 80GB HBM3 only, not ") in refused.output and "; nothing was measured" in refused.output
+    assert "trial" not in refused.output and not list(tmp_path.glob("kernelindex-unsent-*.jsonl"))
+    assert not reruns(small_app)
+
+
 def test_results_are_kept_when_the_connection_breaks(small_app, runner, server, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     original = source_run(small_app, kernel="multi_token_attention", implementation="torch", pass_="forward")

@@ -101,6 +101,20 @@ def test_a_token_limited_to_gpu_kinds(reference, runner, client):
     assert post(client, allowed, rerun_result(reference, observed_at=stamp(-10))).status_code == 201
 
 
+def test_a_host_reads_what_its_token_may_do_before_it_measures(reference, runner, client):
+    scoped = token_for(runner, "a", "--host", "h100-a", "--gpu", "NVIDIA H100", "--gpu", "NVIDIA H200")
+    asking = token_for(runner, "b", "--may-request")
+    read = client.get("/api/v1/rerun-token", headers={"Authorization": f"Bearer {scoped}"})
+    assert read.status_code == 200
+    assert read.get_json() == {"host": "h100-a", "gpus": ["NVIDIA H100", "NVIDIA H200"], "may_request": False}
+    assert client.get("/api/v1/rerun-token", headers={"Authorization": f"Bearer {asking}"}).get_json() == {
+        "host": "b", "gpus": None, "may_request": True}
+    assert runner.invoke(args=["tokens", "revoke", "a"]).exit_code == 0
+    for headers in ({"Authorization": f"Bearer {scoped}"}, {"Authorization": "Bearer kih_unknown"}, {}):
+        refused = client.get("/api/v1/rerun-token", headers=headers)
+        assert refused.status_code == 401 and "rerun-host token" in refused.get_json()["error"]
+
+
 @pytest.mark.parametrize("change, reason", [
     ({"family": "no_such_family"}, "no plugin on this server declares the family 'no_such_family'"),
     ({"implementation": {"name": "cheater", "project": "x", "revision": "1", "details": {}}},

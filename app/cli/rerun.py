@@ -32,6 +32,7 @@ from runners.rerun import (METRIC, METRICS, RerunError, RerunRequest as HarnessR
 from runners.timing import PROTOCOL_PRESETS, protocol_document
 from runners.types import PASSES, TARGETS, WORKLOAD_DTYPES, RerunResult
 
+from ..importers.rerun_submission import Submission
 from ..models import SOURCE_REPORTED, Run
 from ..rerun_requests import family_runs, harness_request, harness_requests, workloads_problem
 from ..schemas import MAX_EXTERNAL_ID
@@ -162,15 +163,10 @@ def parse_sweep(assignments) -> dict[str, list]:
     return sweep
 
 
-def reruns_post(server: str, token: str, documents: list) -> urllib.request.Request:
-    """``POST /api/v1/reruns`` of these result documents, with the token."""
-    return urllib.request.Request(
-        server + "/api/v1/reruns", data=json.dumps(documents).encode("utf-8"), method="POST",
-        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
-
-
 def post_results(server: str, token: str, results: list[RerunResult]) -> str:
-    request = reruns_post(server, token, [result.as_document() for result in results])
+    request = urllib.request.Request(
+        server + "/api/v1/reruns", data=json.dumps([result.as_document() for result in results]).encode("utf-8"),
+        method="POST", headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
     try:
         with urllib.request.urlopen(request, timeout=120) as response:
             return response.read().decode("utf-8", "replace")
@@ -181,19 +177,23 @@ def post_results(server: str, token: str, results: list[RerunResult]) -> str:
         raise click.ClickException(f"could not post to {server}: {unreachable(error)}") from error
 
 
-def check_token(server: str, token: str) -> None:
-    """Stop before anything is measured when the server refuses ``token``: hours of GPU time would otherwise end in
-    a bundle of unsent results that only the server's operator can import. It posts an empty list of results, which
-    the server answers 401 for a token it does not know, else 400 (nothing to record). A server that cannot be
-    reached now is left for the results' own post (they are kept if it still fails then)."""
+def token_rights(server: str, token: str) -> Submission | None:
+    """What the server lets ``token`` post (``GET /api/v1/rerun-token``), asked before anything is measured: hours
+    of GPU time would otherwise end in a bundle of unsent results that only the server's operator can import. A
+    token the server refuses stops the rerun here. None where the server cannot be reached now or does not answer
+    as KernelIndex does: that is left to the results' own post, which keeps them if it still fails."""
+    call = urllib.request.Request(server + "/api/v1/rerun-token", headers={"Authorization": f"Bearer {token}"})
     try:
-        urllib.request.urlopen(reruns_post(server, token, []), timeout=60).close()
+        with urllib.request.urlopen(call, timeout=60) as response:
+            rights = json.loads(response.read())
+        return Submission(host=rights["host"], gpus=tuple(rights["gpus"] or ()))
     except urllib.error.HTTPError as error:
         if error.code in (401, 403):
             raise click.ClickException(f"{server} refuses the token: {refusal(error)}; nothing was measured") \
                 from error
-    except (OSError, http.client.HTTPException, ValueError):  # unreachable now: the post says so, keeping results
-        pass
+        return None
+    except (OSError, http.client.HTTPException, ValueError, KeyError, TypeError):  # unreachable, or not the API
+        return None
 
 
 def check_writable(path: str) -> None:
@@ -373,9 +373,10 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, dtype, im
         raise click.UsageError(f"--budget is a number of seconds above 0, not {budget}")
     if budget is not None and budget > MAX_BUDGET_SECONDS:
         raise click.UsageError(f"--budget is at most {MAX_BUDGET_SECONDS} seconds (a week), not {budget:g}")
+    rights = None
     if server is not None:  # an empty --server too: it must not mean this database
         server = checked_server(server)
-        check_token(server, token)
+        rights = token_rights(server, token)
     if out is not None:
         check_writable(out)
     target = chosen_target(target)
@@ -401,6 +402,9 @@ def rerun_command(run_ids, external_ids, kernels, passes, assignments, dtype, im
         environment = capture_environment(target, device_for(target, device_index), registry)
     except RerunError as error:
         raise click.ClickException(str(error)) from error
+    problem = rights.hardware_problem(environment["hardware"]) if rights else None
+    if problem:
+        raise click.ClickException(f"{server} would refuse the results: {problem}; nothing was measured")
     requests = harness_requests(runs, (environment.get("hardware") or {}).get("product"))
     if server:
         requests += fetched_requests(server, run_ids)

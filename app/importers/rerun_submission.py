@@ -79,7 +79,10 @@ class Submission:
     def scope_problem(self, result: dict) -> str | None:
         """Why the token may not post this result at all (a GPU model it does not serve), or None: a refusal of
         the token's rights (403), not of the result (400)."""
-        hardware = result["environment"]["hardware"]
+        return self.hardware_problem(result["environment"]["hardware"])
+
+    def hardware_problem(self, hardware: dict) -> str | None:
+        """Why the token may not post results measured on ``hardware`` (a rerun environment's), or None."""
         if self.gpus and not {gpu_name(hardware), hardware["product"]} & set(self.gpus):
             return f"the token for host {self.host!r} posts results for {', '.join(self.gpus)} only, " \
                    f"not {gpu_name(hardware)}"

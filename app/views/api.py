@@ -108,6 +108,15 @@ def rerun_results() -> list:
     return results
 
 
+@api.get("/rerun-token")
+def rerun_token():
+    """What the token in ``Authorization`` may do: its host, GPU models and whether it may ask; 401 for none."""
+    from ..schemas import RerunTokenSchema
+
+    token = authenticated_host()
+    return jsonify(RerunTokenSchema().dump({"host": token.host, "gpus": token.gpus, "may_request": token.may_request}))
+
+
 @api.post("/reruns")
 def record_reruns():
     """Record rerun results from a GPU host (a JSON list of result documents), as the host its token names."""
