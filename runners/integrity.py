@@ -281,11 +281,14 @@ def imported_untampered(load):
     function, or left running a thread that it started. An import that fails is checked too, so what it replaced
     before failing is put back and it is refused for that, not the next plugin imported."""
     harness_functions()
+    threads_before = running_threads()
     with threads_started_here() as started:
         try:
             return load()
-        finally:
-            check_harness_for(started, "importing it")
+        finally:  # and a thread started outside ``threading`` that runs Python code now (no one else starts those)
+            native = {thread for thread in running_threads() - threads_before
+                      if isinstance(thread, threading._DummyThread)}
+            check_harness_for([*started, *native], "importing it")
 
 
 def check_plain_outputs(outputs: Mapping[str, Any], device: str) -> None:

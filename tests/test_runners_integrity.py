@@ -77,6 +77,25 @@ def test_an_import_that_leaves_a_thread_running_is_refused_but_not_for_threads_o
         churner.join()
 
 
+def test_an_import_that_leaves_a_thread_started_outside_threading_running_python_is_refused():
+    started, stop = threading.Event(), threading.Event()
+
+    def native_work():
+        threading.current_thread()  # listed by threading (a _DummyThread) from here on
+        started.set()
+        stop.wait(5)
+
+    def starts_one_natively():
+        _thread.start_new_thread(native_work, ())
+        assert started.wait(5)
+
+    try:
+        with pytest.raises(integrity.IntegrityViolation, match=r"^importing it left a thread running \(Dummy-\d+\)"):
+            integrity.imported_untampered(starts_one_natively)
+    finally:
+        stop.set()
+
+
 def test_what_a_refused_plugin_replaced_is_put_back(registry):
     assert time.perf_counter_ns.__module__ == "time"
     assert torch.cuda.Event.elapsed_time.__module__ == "torch.cuda.streams"
