@@ -211,17 +211,25 @@ def claim_rerun_request(request_id):
     return jsonify(rerun_request_schema.dump(pages_requests.request_item(claimed)))
 
 
+def holders_call(request_id: int, schema, change) -> dict:
+    """The body of a call only the worker holding the request may make (renew, finish, release), once
+    ``change(body, host)`` made it (the token's host): 409 when the worker holds the request no more."""
+    token = authenticated_host()
+    body = loaded_body(schema)
+    rerun_request_or_404(request_id)
+    if not change(body, token.host):
+        abort(409, description=f"worker {body['worker']} no longer holds request {request_id}")
+    return body
+
+
 @api.post("/rerun-requests/<row_id:request_id>/lease")
 def renew_lease(request_id):
     """The worker still works on the request: 200, or 409 when it holds it no more (cancelled, or requeued)."""
     from ..rerun_request_schemas import lease_renewed_schema, renew_schema
     from ..rerun_requests import renew
 
-    token = authenticated_host()
-    body = loaded_body(renew_schema)
-    rerun_request_or_404(request_id)
-    if not renew(request_id, body["worker"], body.get("log_tail"), host=token.host):
-        abort(409, description=f"worker {body['worker']} no longer holds request {request_id}")
+    holders_call(request_id, renew_schema,
+                 lambda body, host: renew(request_id, body["worker"], body.get("log_tail"), host=host))
     return jsonify(lease_renewed_schema.dump({"held": True}))
 
 
@@ -255,12 +263,8 @@ def finish_rerun_request(request_id):
     from ..rerun_request_schemas import finish_schema, finished_schema
     from ..rerun_requests import finish
 
-    token = authenticated_host()
-    body = loaded_body(finish_schema)
-    rerun_request_or_404(request_id)
-    if not finish(request_id, body["worker"], body["status"], body.get("error"), body.get("log_tail"),
-                  host=token.host):
-        abort(409, description=f"worker {body['worker']} no longer holds request {request_id}")
+    body = holders_call(request_id, finish_schema, lambda body, host: finish(
+        request_id, body["worker"], body["status"], body.get("error"), body.get("log_tail"), host=host))
     return jsonify(finished_schema.dump({"status": body["status"]}))
 
 
@@ -270,11 +274,8 @@ def release_rerun_request(request_id):
     from ..rerun_request_schemas import released_schema, renew_schema
     from ..rerun_requests import release
 
-    token = authenticated_host()
-    body = loaded_body(renew_schema)
-    rerun_request_or_404(request_id)
-    if not release(request_id, body["worker"], body.get("log_tail"), host=token.host):
-        abort(409, description=f"worker {body['worker']} no longer holds request {request_id}")
+    holders_call(request_id, renew_schema,
+                 lambda body, host: release(request_id, body["worker"], body.get("log_tail"), host=host))
     return jsonify(released_schema.dump({"status": "queued"}))
 
 
