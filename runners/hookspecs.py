@@ -248,7 +248,10 @@ def reference_outputs(workload: Workload, pass_: str) -> Mapping[str, torch.Tens
     Fires once per correctness trial, just before the implementation under test runs
     on the same tensors. Use the family's one reference formulation, upcast to float64
     (``PreparedPass.on_workload(..., float64=True)`` makes the copies and the upstream gradient,
-    and its ``run_once()`` returns the outputs).
+    and its ``run_once()`` returns the outputs). The answer shares the device with the workload
+    and every implementation's outputs: where float64 copies and their autograd graph would not
+    fit beside them, compute it in slices of independent rows (the built-in multi-token attention
+    runs one batch element at a time, its weight gradients summed).
 
     ``firstresult``: the first answer that is not None is the answer.
 
