@@ -8,6 +8,7 @@ Every rerun is a small one (the ``smoke`` protocol)."""
 import signal
 import socket
 import subprocess
+import time
 import urllib.request
 
 import pytest
@@ -133,9 +134,13 @@ def test_a_worker_killed_mid_job_leads_to_exactly_one_recorded_result_after_requ
         assert [run.id for run in Run.select().where(Run.source == "kernelindex")] == done["result_runs"]
 
 
-def test_a_worker_stopped_mid_job_gives_its_request_back_for_the_next_worker(service):
-    """SIGTERM (the service manager stopping the worker): the request is queued again as the consumer exits, not
-    left running under it until its lease expires (no worker is left to check in and requeue it meanwhile)."""
+@pytest.mark.parametrize("presses", ([[signal.SIGTERM]], [[signal.SIGINT] * 2] * 2), ids=("sigterm", "ctrl-c-twice"))
+def test_a_worker_stopped_mid_job_gives_its_request_back_for_the_next_worker(service, presses):
+    """SIGTERM (the service manager stopping the worker) or a second Ctrl-C (the first lets the job finish): the
+    request is queued again as the consumer exits, not left running under it until its lease expires (no worker is
+    left to check in and requeue it meanwhile). Ctrl-C in a terminal reaches a consumer twice, from the terminal and
+    from its parent (``flask worker``); probed so, a second Ctrl-C once aborted the consumer, its request left
+    running (a KeyboardInterrupt out of the queue's consumer)."""
     reference = run_id_of(service, FNA_REFERENCE)
     asker = service.flask("tokens", "create", "scheduler", "--may-request")
     host = service.flask("tokens", "create", "cpu-host")
@@ -144,7 +149,11 @@ def test_a_worker_stopped_mid_job_gives_its_request_back_for_the_next_worker(ser
     assert status == 201, created
     stopped = service.consumer("stopped", "--server", service.base, "--token", host)
     wait_until(lambda: service.request(created["id"])["status"] == "running", 120, "the request was not taken")
-    stopped.send_signal(signal.SIGTERM)
+    for signals in presses:  # Ctrl-C: the terminal's SIGINT, then the parent's passed on
+        for signum in signals:
+            stopped.send_signal(signum)
+            time.sleep(0.05)
+        time.sleep(2)
     assert stopped.wait(timeout=60) == 0, service.logs()
     given_back = service.request(created["id"])
     assert (given_back["status"], given_back["worker"]) == ("queued", None), service.logs()

@@ -136,7 +136,12 @@ def serve_one(slot: str, target: str, server: str | None, token: str | None) -> 
     progress(f"worker {worker.name}: {worker.gpu} ({target}), serving queue {name}"
              + (f" for {server}" if server else " with the local database"))
     job = RerunJob(coordinator, worker, registry, environment, float(config["RERUN_LEASE_SECONDS"]), progress)
-    queue.consume(name, config, job)
+    try:
+        queue.consume(name, config, job)
+    except KeyboardInterrupt:  # Ctrl-C again while the consumer stopped (a terminal's and the parent's each count)
+        pass
+    for signum in (signal.SIGINT, signal.SIGTERM):  # nothing more interrupts giving the request back
+        signal.signal(signum, signal.SIG_IGN)
     if job.release_held():
         # the job's thread is still inside a measurement (a kernel, a compiler): the interpreter's shutdown under
         # it aborts the process ("terminate called without an active exception"), so end it here
