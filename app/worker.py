@@ -80,8 +80,8 @@ class LocalCoordinator:
 
 
 class ServerRefused(RuntimeError):
-    """The server answered a worker's call with an error (other than a 409 to a claim, renewal, finish, release or check-in,
-    which means "not yours"); ``answer`` says how (``answered 401: {...}``)."""
+    """The server answered a worker's call with an error (other than a 409 to a claim, renewal, finish, release or
+    check-in, which means "not yours"); ``answer`` says how (``answered 401: {...}``)."""
 
     def __init__(self, url: str, answer: str):
         super().__init__(f"{url} {answer}")
