@@ -111,7 +111,7 @@ def build_spec() -> APISpec:
         "summary": "What the rerun-host token sent may do: the host its results are recorded as, the GPU models "
                    "it may post for, whether it may ask for reruns (`flask rerun --server` asks before it measures).",
         "security": [{"rerunHostToken": []}],
-        "responses": {"200": _json(schemas.RerunTokenSchema, "The token's rights."),
+        "responses": {**_answers(_json(schemas.RerunTokenSchema, "The token's rights.")),
                       "401": _error("No valid rerun-host token.")}}})
 
     page = _query("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE})
