@@ -140,14 +140,16 @@ def serve_one(slot: str, target: str, server: str | None, token: str | None) -> 
         queue.consume(name, config, job)
     except KeyboardInterrupt:  # Ctrl-C again while the consumer stopped (a terminal's and the parent's each count)
         pass
-    for signum in (signal.SIGINT, signal.SIGTERM):  # nothing more interrupts giving the request back
-        signal.signal(signum, signal.SIG_IGN)
+    # nothing more interrupts giving the request back
+    interrupting = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)}
     if job.release_held():
         # the job's thread is still inside a measurement (a kernel, a compiler): the interpreter's shutdown under
         # it aborts the process ("terminate called without an active exception"), so end it here
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
+    for signum, handler in interrupting.items():  # none was held: the handlers as they were (processes this one
+        signal.signal(signum, handler)  # starts inherit ignored signals)
 
 
 @click.command("worker")
