@@ -16,7 +16,6 @@ stopped by a signal gives back the request it holds, queued again at once.
 
 import json
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections import deque
@@ -263,24 +262,25 @@ class RerunJob:
         return "done", None
 
 
-def keep_checking_in(coordinator, worker: Worker, interval: float, echo) -> threading.Thread:
+def keep_checking_in(coordinator, worker: Worker, interval: float, echo) -> threading.Event:
     """Check in now, letting a failure through (a consumer that cannot check in must take no message: it could claim
-    none); then every ``interval`` seconds in a thread that reports a failure and tries again. A check-in also
-    requeues requests whose lease expired."""
+    none); then every ``interval`` seconds in a thread that reports a failure and tries again, until the returned
+    event is set (a consumer that stopped serving no longer vouches for its worker). A check-in also requeues
+    requests whose lease expired."""
     def check_in():
         requeued = coordinator.check_in(worker)
         if requeued:
             echo(f"requeued request(s) whose worker was lost: {', '.join(map(str, requeued))}")
 
+    stopped = threading.Event()
+
     def loop():
-        while True:
-            time.sleep(interval)
+        while not stopped.wait(interval):
             try:
                 check_in()
             except Exception as error:
                 echo(f"check-in failed: {error}")
 
     check_in()
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=loop, name=f"check-in {worker.name}", daemon=True).start()
+    return stopped

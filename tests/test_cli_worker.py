@@ -260,3 +260,19 @@ def test_a_consumer_that_held_no_request_leaves_the_signal_handlers_as_they_were
     result = runner.invoke(args=["worker", "--target", "cpu"])
     assert result.exit_code == 0, result.output
     assert {signum: signal.getsignal(signum) for signum in before} == before
+
+
+def test_a_consumer_that_stops_stops_checking_in(app, runner, monkeypatch):
+    """Its check-in thread ran until the process ended: consumers run in one process (these tests) left theirs
+    checking in every interval, for a worker no longer serving, against databases long gone ("check-in failed: no
+    such table: rerun_worker" in later tests' output)."""
+    app.config["WORKER_CHECK_IN_SECONDS"] = 0.01
+    serving = []
+    monkeypatch.setattr("app.queue.consume", lambda name, config, job: serving.extend(
+        thread for thread in threading.enumerate() if thread.name == f"check-in {job.worker.name}"))
+    monkeypatch.setenv("KERNELINDEX_WORKER_SLOT", "cpu0")
+    result = runner.invoke(args=["worker", "--target", "cpu"])
+    assert result.exit_code == 0, result.output
+    assert len(serving) == 1
+    serving[0].join(timeout=5)
+    assert not serving[0].is_alive()

@@ -123,7 +123,7 @@ def serve_one(slot: str, target: str, server: str | None, token: str | None) -> 
     name = queue.queue_name(target, worker.gpu)
     try:  # before the first message: a wrong --token or --server fails every claim, and the queue drops a message
         # after its retries, so that the request waits for RERUN_REDELIVER_SECONDS
-        keep_checking_in(coordinator, worker, float(config["WORKER_CHECK_IN_SECONDS"]), progress)
+        checking_in = keep_checking_in(coordinator, worker, float(config["WORKER_CHECK_IN_SECONDS"]), progress)
     except QueueUnavailable as error:  # this database's check-in could not requeue a lost worker's request
         raise click.ClickException(f"{slot}: not serving: {one_line(error)}") from error
     except (ServerRefused, OSError, ValueError, http.client.HTTPException) as error:  # refused, no answer, an
@@ -140,6 +140,8 @@ def serve_one(slot: str, target: str, server: str | None, token: str | None) -> 
         queue.consume(name, config, job)
     except KeyboardInterrupt:  # Ctrl-C again while the consumer stopped (a terminal's and the parent's each count)
         pass
+    finally:
+        checking_in.set()
     # nothing more interrupts giving the request back
     interrupting = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)}
     if job.release_held():
