@@ -78,7 +78,7 @@ def time_current(contestant: timing.Contestant, timer, samples: int, input_sets)
 
 
 def summary(samples: list[float]) -> tuple[float, float, float]:
-    return tuple(timing.percentile(samples, q) for q in (50, 20, 80))
+    return tuple(timing.summary_figures(samples).values())
 
 
 def measure(request: RerunRequest, target: str, rounds: int, samples: int, without: list[str], registry):

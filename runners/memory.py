@@ -63,8 +63,7 @@ def peak_samples(contestant: timing.Contestant, inputs: Mapping[str, Any], devic
 
 def memory_summary(samples: Sequence[float], inputs_bytes: int) -> dict[str, Any]:
     """The memory section of a rerun result: median, p20 and p80 of the peaks, the peaks, and the method."""
-    return {"unit": UNIT, "median": timing.percentile(samples, 50), "p20": timing.percentile(samples, 20),
-            "p80": timing.percentile(samples, 80), "samples": list(samples),
+    return {"unit": UNIT, **timing.summary_figures(samples), "samples": list(samples),
             "inputs": inputs_bytes / BYTES_PER_UNIT, "method": METHOD}
 
 

@@ -764,7 +764,10 @@ def run_trials(contestants: Sequence[Contestant], protocol: Mapping[str, Any], t
 
 def percentile(values: Sequence[float], q: float) -> float:
     """The ``q``-th percentile with linear interpolation between closest ranks (numpy's default)."""
-    ordered = sorted(values)
+    return _interpolated(sorted(values), q)
+
+
+def _interpolated(ordered: Sequence[float], q: float) -> float:
     if not ordered:
         raise ValueError("no samples")
     position = (len(ordered) - 1) * q / 100
@@ -773,12 +776,18 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+def summary_figures(samples: Sequence[float]) -> dict[str, float]:
+    """``median``, ``p20`` and ``p80`` of the samples, as every summary of samples states them (timing,
+    host-inclusive, memory), sorted once."""
+    ordered = sorted(samples)
+    return {name: _interpolated(ordered, q) for name, q in (("median", 50), ("p20", 20), ("p80", 80))}
+
+
 def host_inclusive_summary(samples: Sequence[float]) -> dict[str, Any] | None:
     """The ``hostInclusive`` figure of a timing section: median, p20, p80 and how many calls (None without)."""
     if not samples:
         return None
-    return {"median": percentile(samples, 50), "p20": percentile(samples, 20), "p80": percentile(samples, 80),
-            "samples": len(samples)}
+    return {**summary_figures(samples), "samples": len(samples)}
 
 
 def coefficient_of_variation(samples: Sequence[float]) -> float:
@@ -796,9 +805,7 @@ def timing_summary(samples: list[list[float]], host_exposed: int = 0, host_inclu
     pooled = [sample for trial in samples for sample in trial]
     return {
         "unit": "ns",
-        "median": percentile(pooled, 50),
-        "p20": percentile(pooled, 20),
-        "p80": percentile(pooled, 80),
+        **summary_figures(pooled),
         "samples": [list(trial) for trial in samples],
         "trials": len(samples),
         "samplesPerTrial": len(samples[0]),

@@ -50,10 +50,9 @@ def agrees(stated, computed, relative: float = RELATIVE) -> bool:
 
 
 def statistics_problem(where: str, figures: dict, samples: list) -> str | None:
-    """Why a section's median, p20 and p80 are not those of its samples (as ``runners.timing.percentile``
-    interpolates), or None."""
-    for name, percent in (("median", 50), ("p20", 20), ("p80", 80)):
-        computed = timing.percentile(samples, percent)
+    """Why a section's median, p20 and p80 are not those of its samples (as ``runners.timing.summary_figures``
+    computes them), or None."""
+    for name, computed in timing.summary_figures(samples).items():
         if not agrees(figures[name], computed):
             return f"{where}.{name} is {figures[name]:.10g}, but its samples give {computed:.10g}"
     return None
