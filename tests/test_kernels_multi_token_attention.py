@@ -130,20 +130,12 @@ def test_triton_records_its_configs():
                                         "_mta_bwd_weight_im2col_kernel"}
 
 
-def test_which_convolution_configs_are_timed_at_each_length():
-    """Unrestricted registers only at lengths with no factor of 16; 32-row tiles only up to L 512."""
-    configs = {(rows, registers, stages): triton.Config({"BLOCK_M": rows}, num_warps=4, num_stages=stages,
-                                                        maxnreg=registers)
-               for rows in (64, 32) for registers in (168, None) for stages in (2, 3)}
-    expected = {256: [(64, 168, 2), (64, 168, 3), (32, 168, 2), (32, 168, 3)],
-                500: list(configs),
-                512: [(64, 168, 2), (64, 168, 3), (32, 168, 2), (32, 168, 3)],
-                513: [(64, 168, 2), (64, 168, 3), (64, None, 2), (64, None, 3)],
-                4096: [(64, 168, 2), (64, 168, 3)]}
-    for seq, timed in expected.items():
-        units, align = triton_kernels._length(seq)
-        kept = triton_kernels._conv_candidates(list(configs.values()), {"L_UNITS": units}, L_ALIGN=align)
-        assert kept == [configs[key] for key in timed], seq
+def test_the_convolution_times_unrestricted_registers_only_at_lengths_with_no_factor_of_16():
+    configs = [triton.Config({"BLOCK_M": 64}, num_warps=4, num_stages=stages, maxnreg=registers)
+               for registers in (168, None) for stages in (2, 3)]
+    for align in (1, 2, 4, 8):
+        assert triton_kernels._conv_candidates(configs, {}, L_ALIGN=align) == configs
+    assert triton_kernels._conv_candidates(configs, {}, L_ALIGN=16) == configs[:2]
     assert triton_kernels._mta_conv_fwd_kernel.early_config_prune is triton_kernels._conv_candidates
 
 

@@ -313,19 +313,14 @@ def _mta_pad_kernel(src_ptr, dst_ptr, w_ptr, band_ptr, zeroed_ptr, L_UNITS, ROWS
 # ----------------------------------------------------------------------------- forward
 
 
-_SHORT_L = 512
-"""Lengths up to which the convolution also tries 32-row tiles (:func:`_conv_candidates`)."""
-
-
 def _conv_configs():
     """2- or 3-stage pipelines at 168 registers, three programs per SM: ptxas gives some builds of the same loop
     176..180 (two per SM), and 4 stages spill at 168 (benchmarks/KERNELS.md, runs 14 and 15); and the same
-    unrestricted, for the lengths :func:`_conv_candidates` gives them to. Each with 64-row tiles, and with 32-row
-    ones for short lengths."""
+    unrestricted, for the lengths :func:`_conv_candidates` gives them to."""
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 16}, num_warps=4)]
-    return [triton.Config({"BLOCK_M": rows}, num_warps=4, num_stages=stages, maxnreg=registers)
-            for rows in (64, 32) for registers in (168, None) for stages in (2, 3)]
+    return [triton.Config({"BLOCK_M": 64}, num_warps=4, num_stages=stages, maxnreg=registers)
+            for registers in (168, None) for stages in (2, 3)]
 
 
 def _conv_candidates(configs, named_args, **kwargs):
@@ -333,13 +328,10 @@ def _conv_candidates(configs, named_args, **kwargs):
     of 16, the 168-register ones elsewhere. Unrestricted, they tied at L 768, 1024 and 256; at L 777, 4 heads, k 3,
     bf16 (H100), they took 9.2 instead of 10.5 us (182 registers against 168 and 24 bytes of stack; at 8 and 16
     heads both builds are the same 168 registers), and before the output's rows were padded (:func:`_padded_row`)
-    12.7 instead of 19.2 (benchmarks/KERNELS.md, "Odd lengths' registers", "Padded rows").
-    32-row tiles only up to :data:`_SHORT_L`: a program's loop over (input head, tap row) pairs is as long at any
-    length, and where there are too few 64-row tiles to fill the SMs (L 256: 80 working programs at 16 heads,
-    batch 2, on 132 SMs) twice as many programs with half the rows each finish sooner."""
-    short = named_args["L_UNITS"] * kwargs["L_ALIGN"] <= _SHORT_L  # L_ALIGN a constexpr: passed by keyword
-    return [config for config in configs
-            if (kwargs["L_ALIGN"] < 16 or config.maxnreg) and (short or config.kwargs["BLOCK_M"] == _MAX_BLOCK_M)]
+    12.7 instead of 19.2 (benchmarks/KERNELS.md, "Odd lengths' registers", "Padded rows")."""
+    if kwargs["L_ALIGN"] < 16:  # a constexpr: always passed by keyword
+        return configs
+    return [config for config in configs if config.maxnreg]
 
 
 @triton.jit
