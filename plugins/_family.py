@@ -100,6 +100,32 @@ class Formulation:
         return dict(self.constants(workload)) if self.constants else {}
 
 
+def reference_by_batch_element(workload: Workload, batched: tuple[str, ...], outputs: tuple[str, ...],
+                               run: Callable[[Workload], Mapping[str, torch.Tensor]]) -> Mapping[str, torch.Tensor]:
+    """``run`` (a float64 reference) on the whole workload, or, where ``batched`` names the tensors whose first
+    dimension is the ``batch`` parameter, on one batch element at a time, so that its float64 copies and autograd
+    graph are one element's. The ``outputs`` and the batched tensors' gradients are put together along the batch,
+    the other gradients (of weights every element shares) summed."""
+    batch = workload.parameters.get("batch", 1)
+    if not batched or batch == 1:
+        return run(workload)
+    results: dict[str, torch.Tensor] = {}
+    for index in range(batch):
+        element = replace(workload, parameters={**workload.parameters, "batch": 1},
+                          tensors={name: tensor[index:index + 1] if name in batched else tensor
+                                   for name, tensor in workload.tensors.items()})
+        for name, value in run(element).items():
+            value = value.detach()
+            along_batch = name in outputs or name.removeprefix("grad_") in batched
+            if name not in results:
+                results[name] = value.new_empty((batch, *value.shape[1:])) if along_batch else torch.zeros_like(value)
+            if along_batch:
+                results[name][index:index + 1] = value
+            else:
+                results[name] += value
+    return results
+
+
 @dataclass(frozen=True)
 class Family:
     """One family's reference, bound for every target.
@@ -129,10 +155,8 @@ class Family:
     min_bytes: Callable[[Mapping[str, Any], str, str], int]
     float64_by_batch_element: tuple[str, ...] = ()
     """The tensors whose first dimension is the ``batch`` parameter (``grad_output`` among them: the output's
-    is too), where the float64 reference runs one batch element at a time, so that its float64 copies and
-    autograd graph are one element's: at 16 heads and L 4096 a whole MTA batch's do not fit an 80 GB card.
-    The elements' outputs and these tensors' gradients are put together along the batch, the other
-    gradients (weights, shared by every element) summed."""
+    is too), where the float64 reference runs one batch element at a time (:func:`reference_by_batch_element`):
+    at 16 heads and L 4096 a whole MTA batch's float64 copies and graph do not fit an 80 GB card."""
 
     @property
     def torch_implementations(self) -> tuple[Implementation, Implementation]:
@@ -201,25 +225,9 @@ class Family:
 
     @hookimpl
     def reference_outputs(self, workload, pass_):
-        batch = workload.parameters.get("batch", 1)
-        if not self.float64_by_batch_element or batch == 1:
-            return self.prepare(self.float64, workload, pass_, float64=True).run_once()
-        outputs: dict[str, torch.Tensor] = {}
-        for index in range(batch):
-            element = replace(workload, parameters={**workload.parameters, "batch": 1},
-                              tensors={name: tensor[index:index + 1] if name in self.float64_by_batch_element
-                                       else tensor for name, tensor in workload.tensors.items()})
-            for name, value in self.prepare(self.float64, element, pass_, float64=True).run_once().items():
-                value = value.detach()
-                along_batch = name == "output" or name.removeprefix("grad_") in self.float64_by_batch_element
-                if name not in outputs:
-                    outputs[name] = (value.new_empty((batch, *value.shape[1:])) if along_batch
-                                     else torch.zeros_like(value))
-                if along_batch:
-                    outputs[name][index:index + 1] = value
-                else:
-                    outputs[name] += value
-        return outputs
+        return reference_by_batch_element(
+            workload, self.float64_by_batch_element, ("output",),
+            lambda part: self.prepare(self.float64, part, pass_, float64=True).run_once())
 
     @hookimpl
     def workload_cost(self, parameters, dtype, options, pass_):

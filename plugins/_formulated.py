@@ -129,7 +129,7 @@ from typing import Any, Callable, Mapping
 
 import torch
 
-from plugins._family import GRAD_OUTPUT_SEED_OFFSET, import_failure, library_revision
+from plugins._family import GRAD_OUTPUT_SEED_OFFSET, import_failure, library_revision, reference_by_batch_element
 from runners import hookimpl
 from runners.types import (TARGETS, FamilyDefinition, Implementation, KernelPlugin, PreparedPass, TensorSpec,
                            Workload, WorkloadCost, torch_dtype)
@@ -422,7 +422,9 @@ class FormulatedFamily:
     or a tuple whose tensors each pass returns under these names (fused add RMSNorm's
     ``output`` and ``residual_output``); ``no_grad_inputs`` are tensors no pass differentiates.
     ``output_shape(values)``, when given, is the one output's shape, for a formulation that meta
-    tensors cannot run (fused MoE's routing selects tokens by value).
+    tensors cannot run (fused MoE's routing selects tokens by value). ``float64_by_batch_element`` names the
+    tensors whose first dimension is the ``batch`` parameter, where the float64 reference runs one batch element
+    at a time (:func:`plugins._family.reference_by_batch_element`).
     """
 
     definition: FamilyDefinition
@@ -435,6 +437,7 @@ class FormulatedFamily:
     outputs: tuple[str, ...] = ("output",)
     no_grad_inputs: tuple[str, ...] = ()
     output_shape: Callable[[Mapping[str, Any]], tuple[int, ...]] | None = None
+    float64_by_batch_element: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "inputs", MappingProxyType(dict(self.inputs)))
@@ -552,7 +555,9 @@ class FormulatedFamily:
 
     @hookimpl
     def reference_outputs(self, workload, pass_):
-        return self.prepare_formulation(self.formulation, workload, pass_, float64=True).run_once()
+        return reference_by_batch_element(
+            workload, self.float64_by_batch_element, self.outputs,
+            lambda part: self.prepare_formulation(self.formulation, part, pass_, float64=True).run_once())
 
     def least_bytes(self, values: Mapping[str, Any], dtype: str, pass_: str) -> int:
         """Every input read once, each output (or its gradient) once, a gradient per differentiated floating

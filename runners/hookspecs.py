@@ -251,7 +251,8 @@ def reference_outputs(workload: Workload, pass_: str) -> Mapping[str, torch.Tens
     and its ``run_once()`` returns the outputs). The answer shares the device with the workload
     and every implementation's outputs: where float64 copies and their autograd graph would not
     fit beside them, compute it in slices of independent rows (the built-in multi-token attention
-    runs one batch element at a time, its weight gradients summed).
+    families run one batch element at a time, their weight gradients summed:
+    ``plugins._family.reference_by_batch_element``).
 
     ``firstresult``: the first answer that is not None is the answer.
 

@@ -6,11 +6,13 @@ of the CSV that holds the family's rows, such as ``all_benchmark_data_cutile.csv
 """
 
 import csv
+import dataclasses
 import json
 from types import MappingProxyType
 from typing import Mapping
 
 import pytest
+import torch
 
 from app.importers.liger_csv import LigerCsvReader, parse_number
 from runners.discovery import family_definitions, get_registry
@@ -87,3 +89,20 @@ def check_every_upstream_row(formulated_family, expected_rows: int, csv_name: st
                 request = RerunRequest(definition.name, row["kernel_operation_mode"], scaled, dtype, options)
                 _PluginCalls(registry, plugin, request, "cpu").tensors(seed=0)  # checks names, shapes, dtypes
                 built.add((key, target))
+
+
+def check_reference_by_batch_element(family, pass_: str, parameters, options) -> None:
+    """A family's float64 reference run one batch element at a time (its ``float64_by_batch_element``) gives the
+    whole batch's outputs and gradients at once: the batched ones put together, the others summed."""
+    assert family.float64_by_batch_element
+    registry = get_registry()
+    name = family.definition.name
+    request = RerunRequest(name, pass_, parameters, "fp32", options)
+    workload = _PluginCalls(registry, registry.find(name, "cpu"), request, "cpu").workload(3)
+    by_element = family.reference_outputs(workload, pass_)
+    whole = dataclasses.replace(family, float64_by_batch_element=()).reference_outputs(workload, pass_)
+    assert sorted(by_element) == sorted(whole)
+    for output, expected in whole.items():
+        assert by_element[output].dtype == torch.float64 and by_element[output].shape == expected.shape, output
+        torch.testing.assert_close(by_element[output], expected.detach(), rtol=1e-12, atol=1e-12)
+

@@ -10,6 +10,8 @@ from runners.rerun import RerunRequest, _PluginCalls, capture_environment, rerun
 from runners.timing import protocol_document
 from runners.types import PreparedPass, torch_dtype
 
+from .family_support import check_reference_by_batch_element
+
 FAMILY = "multi_token_attention"
 UPSTREAM_CONFIG = {"batch": 2, "heads_in": 4, "heads_out": 4, "k": 3, "groups": 1}  # swept over seq
 UPSTREAM_SEQS = (32, 64, 128, 256, 512, 1024)
@@ -158,15 +160,5 @@ def test_torch_formulation_builds_its_constants_once_with_the_same_results(dtype
     ({"seq": 9, "batch": 2, "heads_in": 3, "heads_out": 3, "k": 3, "groups": 1}, True),
 ])
 def test_float64_reference_by_batch_element_is_the_whole_batchs(parameters, bias, pass_):
-    """The reference runs one batch element at a time (its memory is one element's): the outputs and the scores'
-    gradient put together, the weight's and bias's summed over the elements, are those of the whole batch at once."""
-    registry = get_registry()
-    request = RerunRequest(FAMILY, pass_, parameters, "fp32", {"bias": bias})
-    workload = _PluginCalls(registry, registry.find(FAMILY, "cpu"), request, "cpu").workload(3)
-    family = reference.FAMILY
-    by_element = family.reference_outputs(workload, pass_)
-    whole = family.prepare(family.float64, workload, pass_, float64=True).run_once()
-    assert sorted(by_element) == sorted(whole)
-    for name, expected in whole.items():
-        assert by_element[name].dtype == torch.float64 and by_element[name].shape == expected.shape, name
-        torch.testing.assert_close(by_element[name], expected.detach(), rtol=1e-12, atol=1e-12)
+    """The reference runs one batch element at a time (its memory is one element's)."""
+    check_reference_by_batch_element(reference.FAMILY, pass_, parameters, {"bias": bias})

@@ -1,10 +1,12 @@
 """The sparse multi-token attention plugins: every CPU implementation against float64, every upstream row."""
 
+import pytest
 import torch
 
 from plugins.sparse_multi_token_attention.reference import FAMILY, sparse_multi_token_attention
+from runners.types import PASSES
 
-from .family_support import check_every_upstream_row, rerun_every_cpu_implementation
+from .family_support import check_every_upstream_row, check_reference_by_batch_element, rerun_every_cpu_implementation
 
 
 def test_every_cpu_implementation_matches_the_float64_reference():
@@ -28,3 +30,10 @@ def test_an_identity_convolution_leaves_causal_sparsemax_probabilities():
     assert torch.equal(probabilities, probabilities.tril())
     assert torch.allclose(probabilities.sum(-1), torch.ones(1, 2, 6, dtype=torch.float64))
     assert torch.equal(probabilities[0, 0, 5], torch.tensor([0, 0, 0, 0, 0, 1], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("pass_", PASSES)
+def test_float64_reference_by_batch_element_is_the_whole_batchs(pass_):
+    check_reference_by_batch_element(FAMILY, pass_, {"seq": 9, "batch": 3, "heads_in": 4, "heads_out": 2, "k": 3,
+                                                     "groups": 2}, {"bias": True})
+

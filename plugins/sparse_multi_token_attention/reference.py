@@ -73,4 +73,5 @@ FAMILY = FormulatedFamily(
     inputs={"scores": normal(), "weight": convolution_weight, "bias": uniform(-0.1, 0.1)},
     flop_count=flop_count,
     comparators=(LIGER,),
+    float64_by_batch_element=("scores", "grad_output"),
 )
