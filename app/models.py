@@ -297,6 +297,9 @@ Run.add_index(Run.index(Run.evidence, Run.observed_at.desc(), Run.id, name="run_
 Run.add_index(Run.index(Run.source, Run.observed_at.desc(), Run.id, name="run_source_observed_at_desc_id"))
 Run.add_index(Run.index(Run.gpu, name="run_gpu"))
 Run.add_index(Run.index(Run.gpu_product, Run.gpu, name="run_gpu_product_gpu_renamed", where=Run.gpu != Run.gpu_product))
+# 018_run_list_implementation: the run list's count and order for implementation, with the filters asked beside it
+Run.add_index(Run.index(Run.implementation, Run.observed_at.desc(), Run.id, Run.kernel, Run.gpu, Run.gpu_product,
+                        name="run_implementation_observed_at_desc_id_kernel_gpu_gpu_product"))
 
 
 class Rejudgement(BaseModel):

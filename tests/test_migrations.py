@@ -223,3 +223,14 @@ def test_017_widens_the_current_runs_index_and_rolls_back_to_002s(app):
         assert widened not in index_columns(database, "run")
         db.upgrade()
         assert widened in index_columns(database, "run")
+
+
+def test_018_adds_the_run_list_implementation_index_and_rolls_it_back(app):
+    name = "run_implementation_observed_at_desc_id_kernel_gpu_gpu_product"
+    with app.app_context():
+        database = db.database.obj
+        assert name in index_names(database, "run")
+        roll_back_to_before(db.migration_router(), "018_run_list_implementation")
+        assert name not in index_names(database, "run")
+        db.upgrade()
+        assert name in index_names(database, "run")
