@@ -108,6 +108,10 @@ def test_an_after_that_next_never_gives_is_a_400(imported, client, after):
 
 
 def query_plan(app, query) -> str:
+    """SQLite's plan of ``query``, its steps joined; the calling test is skipped on another database (PostgreSQL plans
+    from its statistics)."""
+    if not isinstance(db.database.obj, peewee.SqliteDatabase):
+        pytest.skip("SQLite's plan; PostgreSQL plans from its statistics")
     with app.app_context():
         sql, params = query.sql()
         return " | ".join(row[-1] for row in db.database.execute_sql("EXPLAIN QUERY PLAN " + sql, params))
@@ -118,8 +122,6 @@ def test_a_run_list_page_walks_the_order_index(imported, filters):
     """A page's ids come from the ``(observed_at DESC, id)`` index, in order, never from a sort of every matching
     run: at 300,000 runs the sort took 0.6 s for the first page and 15 s for the last (benchmarks/README.md, "Every
     page at scale"). Run.after's range is a search of that index."""
-    if not isinstance(db.database.obj, peewee.SqliteDatabase):
-        pytest.skip("SQLite's plan; PostgreSQL plans from its statistics")
     paged = query_plan(imported, Run.matching(filters, Run.id).paginate(3, 4))
     assert "run_observed_at_desc_id" in paged and "TEMP B-TREE" not in paged, paged
     after = query_plan(imported, Run.after(Run.matching(filters, Run.id), datetime(2025, 1, 1), "abc").limit(4))
@@ -132,8 +134,6 @@ IMPLEMENTATION_INDEX = "run_implementation_observed_at_desc_id_kernel_gpu_gpu_pr
 def test_an_implementation_filter_is_counted_from_its_index(imported):
     """The count searches 018_run_list_implementation's index and reads it alone: it scanned every run's entry in
     017's (44-46 ms a request at 300,000 runs, benchmarks/README.md "Every page at scale")."""
-    if not isinstance(db.database.obj, peewee.SqliteDatabase):
-        pytest.skip("SQLite's plan; PostgreSQL plans from its statistics")
     counted = query_plan(imported, Run.matching({"implementation": "torch"}, peewee.fn.COUNT(peewee.SQL("1")))
                          .order_by())
     assert counted == f"SEARCH t1 USING COVERING INDEX {IMPLEMENTATION_INDEX} (implementation=?)", counted
@@ -146,8 +146,6 @@ def test_a_page_filtered_by_implementation_walks_its_index(imported, filters):
     """A page walks 018's index in the list's order, without a sort, and reads the filters asked with it (kernel, gpu
     and gpu_product) from the index, not from each run's row: without them a page of a rare kernel's runs of one
     implementation read every run of that implementation (190 ms at 300,000 runs). Run.after's range searches it."""
-    if not isinstance(db.database.obj, peewee.SqliteDatabase):
-        pytest.skip("SQLite's plan; PostgreSQL plans from its statistics")
     paged = query_plan(imported, Run.matching(filters, Run.id).paginate(3, 4))
     assert f"COVERING INDEX {IMPLEMENTATION_INDEX}" in paged and "TEMP B-TREE" not in paged, paged
     after = query_plan(imported, Run.after(Run.matching(filters, Run.id), datetime(2025, 1, 1), "abc").limit(4))
@@ -157,8 +155,6 @@ def test_a_page_filtered_by_implementation_walks_its_index(imported, filters):
 def test_a_runs_history_still_reads_its_own_indexes(imported):
     """The order index leads with observed_at; a run's history ("reruns of this run, newest first") must not scan
     it (benchmarks/README.md, "Pages": the planner once scanned an observed_at index for it)."""
-    if not isinstance(db.database.obj, peewee.SqliteDatabase):
-        pytest.skip("SQLite's plan")
     history = Run.select().where((Run.superseded_by == "x") | (Run.rerun_of == "x")).order_by(
         Run.observed_at.desc(), Run.id)
     plan = query_plan(imported, history)
